@@ -1,0 +1,28 @@
+//! Tracing to a log file, never to the screen.
+
+use std::path::Path;
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::EnvFilter;
+
+/// Start logging to `file` (or the default log file). Keep the guard alive until exit so the
+/// last lines are flushed. Filter with `WARROOM_LOG_LEVEL` (default `info`).
+pub fn init(file: Option<&Path>) -> color_eyre::Result<WorkerGuard> {
+    let path = file.map_or_else(crate::paths::default_log_file, Path::to_path_buf);
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().unwrap_or_else(|| "warroom.log".as_ref());
+    let appender = tracing_appender::rolling::never(dir, name);
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter =
+        EnvFilter::try_from_env("WARROOM_LOG_LEVEL").unwrap_or_else(|_| EnvFilter::new("info"));
+    // A second init (tests) is harmless: the first subscriber stays.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .try_init();
+    Ok(guard)
+}

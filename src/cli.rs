@@ -1,0 +1,275 @@
+//! The command line (clap definitions only; `main.rs` dispatches).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// warroom: a terminal incident-response console for database-bound outages.
+///
+/// Live signals from Prometheus, runbooks with plans, gates and confirmation, a durable incident
+/// timeline, and a postmortem draft afterwards. `warroom demo` rehearses a simulated outage with
+/// nothing to install.
+#[derive(Debug, Parser)]
+#[command(name = "warroom", version, about, long_about, propagate_version = true)]
+pub struct Cli {
+    /// Configuration file (default: $WARROOM_CONFIG, then the XDG config dir's warroom/warroom.toml).
+    #[arg(long, global = true, env = "WARROOM_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where incidents are kept (default: the XDG data dir's warroom/).
+    #[arg(long, global = true, env = "WARROOM_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Log file (default: the XDG state dir's warroom/warroom.log). Logs never go to the screen.
+    #[arg(long, global = true, env = "WARROOM_LOG", value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Rehearse a simulated outage on the embedded metrics store: nothing to install.
+    Demo(DemoArgs),
+    /// Open the console on a live Prometheus.
+    Open(OpenArgs),
+    /// Run a game-day scenario against the simulator and score the team.
+    Gameday(GamedayArgs),
+    /// The outage simulator.
+    #[command(subcommand)]
+    Sim(SimCmd),
+    /// List, check, plan and run runbooks.
+    #[command(subcommand)]
+    Runbook(RunbookCmd),
+    /// Create and feed incidents without the console.
+    #[command(subcommand)]
+    Incident(IncidentCmd),
+    /// Record an incident headlessly: polling, threshold crossings, alerts.
+    Record(RecordArgs),
+    /// Export the postmortem draft of an incident.
+    Export(ExportArgs),
+    /// Publish the postmortem and its action items to GitHub.
+    Publish(PublishArgs),
+    /// Replay an incident's dashboard and timeline.
+    Replay(ReplayArgs),
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DemoArgs {
+    /// Scenario to rehearse (a file under runbooks/gameday/ or a built-in name).
+    #[arg(long, default_value = "planner-peak")]
+    pub scenario: String,
+    /// Simulated seconds per wall-clock second.
+    #[arg(long, default_value_t = 30.0)]
+    pub speed: f64,
+    /// Seed for the simulator's noise.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct OpenArgs {
+    /// Prometheus base URL (overrides the config file), e.g. http://127.0.0.1:9090
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// Continue an existing incident.
+    #[arg(long, value_name = "ID")]
+    pub incident: Option<String>,
+    /// Title of a new incident.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Severity of a new incident (SEV-1 .. SEV-4).
+    #[arg(long)]
+    pub severity: Option<String>,
+    /// Theme name or file (overrides the config file).
+    #[arg(long)]
+    pub theme: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GamedayArgs {
+    /// Scenario name or file.
+    pub scenario: String,
+    /// Run against a real Prometheus scraping `warroom sim serve` instead of the embedded store.
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    #[arg(long, default_value_t = 30.0)]
+    pub speed: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Run without the console and print the score.
+    #[arg(long)]
+    pub headless: bool,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum SimCmd {
+    /// Serve the simulated fleet: /metrics, the control API, /state and /healthz.
+    Serve(SimServeArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SimServeArgs {
+    /// Scenario name (planner-peak, bird-count, crash-loop) or a scenario file.
+    pub scenario: String,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:9187")]
+    pub listen: String,
+    /// Simulated seconds per wall-clock second.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Seed for the simulator's noise.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum RunbookCmd {
+    /// List the runbooks found, with any that failed to load.
+    List(RunbookDirArgs),
+    /// Check runbook files and report every problem with file:line:col.
+    Check {
+        /// Files to check (default: every runbook in the runbook directory).
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        dir: RunbookDirArgs,
+    },
+    /// Show the plan of a runbook: every request and command as it would be sent.
+    Plan {
+        name: String,
+        #[command(flatten)]
+        dir: RunbookDirArgs,
+        /// Set a variable: --var key=value
+        #[arg(long = "var", value_name = "KEY=VALUE")]
+        vars: Vec<String>,
+    },
+    /// Run a runbook.
+    Run {
+        name: String,
+        #[command(flatten)]
+        dir: RunbookDirArgs,
+        #[arg(long = "var", value_name = "KEY=VALUE")]
+        vars: Vec<String>,
+        /// Show the plan and do nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Confirm every step without asking (for rehearsals and automation).
+        #[arg(long)]
+        yes: bool,
+        /// Incident to record the run in.
+        #[arg(long)]
+        incident: Option<String>,
+        /// Prometheus base URL for gates and target queries.
+        #[arg(long, value_name = "URL")]
+        prometheus: Option<String>,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunbookDirArgs {
+    /// Directory of runbooks (default: ./runbooks, then the config's runbook_dir).
+    #[arg(long, value_name = "DIR")]
+    pub runbooks: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum IncidentCmd {
+    /// Start a new incident and print its id.
+    New {
+        #[arg(long)]
+        title: Option<String>,
+        #[arg(long)]
+        severity: Option<String>,
+    },
+    /// List incidents.
+    List,
+    /// Show an incident's summary.
+    Show { id: String },
+    /// Add a note (tags such as #root-cause are kept for the postmortem).
+    Note { id: String, text: Vec<String> },
+    /// Set the status: investigating, identified, monitoring, resolved.
+    Status { id: String, status: String },
+    /// Add an action item.
+    Action {
+        id: String,
+        /// What must be done.
+        text: Vec<String>,
+        #[arg(long)]
+        owner: Option<String>,
+        #[arg(long)]
+        priority: Option<String>,
+        /// Due date, YYYY-MM-DD.
+        #[arg(long)]
+        due: Option<String>,
+    },
+    /// Print the timeline.
+    Timeline {
+        id: String,
+        /// One JSON record a line.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RecordArgs {
+    pub id: String,
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ExportFormat {
+    Markdown,
+    Status,
+    Json,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    pub id: String,
+    #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
+    pub format: ExportFormat,
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// A minijinja template over the same facts.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum PublishAs {
+    Pr,
+    Issue,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct PublishArgs {
+    pub id: String,
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    #[arg(long = "as", value_enum, default_value_t = PublishAs::Pr)]
+    pub publish_as: PublishAs,
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReplayArgs {
+    pub id: String,
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

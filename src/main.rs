@@ -1,0 +1,44 @@
+use clap::Parser;
+use std::process::ExitCode;
+use warroom::cli::{Cli, Command, SimCmd};
+
+fn main() -> color_eyre::Result<ExitCode> {
+    color_eyre::install()?;
+    let cli = Cli::parse();
+    let data_dir = cli
+        .data_dir
+        .clone()
+        .unwrap_or_else(warroom::paths::default_data_dir);
+    let _log_guard = warroom::app::logging::init(cli.log_file.as_deref())?;
+    let rt = tokio::runtime::Runtime::new()?;
+    match cli.command {
+        Command::Open(args) => rt.block_on(warroom::app::open(cli.config.as_deref(), args)),
+        Command::Sim(SimCmd::Serve(args)) => rt
+            .block_on(warroom::sim::serve(args))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Incident(cmd) => {
+            warroom::incident::run_cli(cmd, &data_dir).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(cmd, &data_dir)),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "warroom",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            let name = format!("{other:?}");
+            let name = name
+                .split(['(', ' ', '{'])
+                .next()
+                .unwrap_or("")
+                .to_lowercase();
+            eprintln!("warroom {name}: not available in this build yet; see `warroom --help`.");
+            Ok(ExitCode::from(2))
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Metrics: the [`Source`] interface every panel, gate and recorder queries, the series it
+//! returns, and its implementations (a real Prometheus over HTTP; the embedded store later).
+
+pub mod prometheus;
+pub mod series;
+pub mod source;
+
+pub use series::{Labels, Point, Series};
+pub use source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};

@@ -1,0 +1,1 @@
+//! A thin Prometheus HTTP API client of our own (issue 2).

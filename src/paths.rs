@@ -1,0 +1,26 @@
+//! Where warroom keeps its files when not told otherwise (XDG directories).
+
+use std::path::PathBuf;
+
+const APP: &str = "warroom";
+
+/// The default configuration file: `$XDG_CONFIG_HOME/warroom/warroom.toml`.
+pub fn default_config_file() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join(APP).join("warroom.toml"))
+}
+
+/// The default data directory, where incidents live.
+pub fn default_data_dir() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(APP)
+}
+
+/// The default log file.
+pub fn default_log_file() -> PathBuf {
+    dirs::state_dir()
+        .or_else(dirs::cache_dir)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(APP)
+        .join("warroom.log")
+}

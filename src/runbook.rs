@@ -1,0 +1,10 @@
+//! Runbooks: format, loading with diagnostics, gates, batches, execution (issue 5).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Run a `runbook` subcommand.
+pub async fn run_cli(cmd: crate::cli::RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCode> {
+    let _ = (cmd, data_dir);
+    color_eyre::eyre::bail!("runbooks are not part of this build yet")
+}
