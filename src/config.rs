@@ -1,1 +1,324 @@
-//! config
+//! `warroom.toml`: where metrics come from, how to reach them, what the dashboard shows, and how
+//! it looks and answers keys. Unknown keys and bad values are errors with `file:line:col`.
+//!
+//! Secrets are never written in this file: it names an environment variable or an owner-only
+//! file that holds them.
+
+pub mod panels;
+
+use crate::diagnostic::Diagnostic;
+use serde::Deserialize;
+use serde_spanned::Spanned;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use panels::{BadWhen, PanelConfig, Unit, default_panels};
+
+/// The configuration as warroom uses it, validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where it came from (for messages), or `None` for built-in defaults.
+    pub file: Option<PathBuf>,
+    pub prometheus: PrometheusConfig,
+    pub alertmanager: Option<String>,
+    pub refresh: Duration,
+    /// The dashboard's initial range.
+    pub range: Duration,
+    pub timezone: chrono_tz::Tz,
+    pub theme: String,
+    /// Key overrides: mode → action → keys (checked by `keymap::Keymap::from_config`).
+    pub keys: BTreeMap<String, BTreeMap<String, KeyList>>,
+    pub panels: Vec<PanelConfig>,
+    pub runbook_dir: Option<PathBuf>,
+}
+
+/// How to reach Prometheus.
+#[derive(Debug, Clone, Default)]
+pub struct PrometheusConfig {
+    /// Base URL, path prefix included (`http://host:9090/prometheus`).
+    pub url: Option<String>,
+    pub timeout: Duration,
+    /// Extra headers, such as `X-Scope-OrgID`.
+    pub headers: Vec<(String, String)>,
+    pub auth: AuthConfig,
+}
+
+/// Where credentials come from; never the credential itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum AuthConfig {
+    #[default]
+    None,
+    Basic {
+        username: String,
+        password: SecretRef,
+    },
+    Bearer {
+        token: SecretRef,
+    },
+}
+
+/// A secret named by an environment variable or an owner-only file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SecretRef {
+    Env(String),
+    File(PathBuf),
+}
+
+/// One key or several.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum KeyList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl KeyList {
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            KeyList::One(k) => vec![k.as_str()],
+            KeyList::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            file: None,
+            prometheus: PrometheusConfig {
+                timeout: Duration::from_secs(10),
+                ..Default::default()
+            },
+            alertmanager: None,
+            refresh: Duration::from_secs(5),
+            range: Duration::from_secs(3600),
+            timezone: chrono_tz::UTC,
+            theme: "default".into(),
+            keys: BTreeMap::new(),
+            panels: default_panels(),
+            runbook_dir: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    prometheus: Option<RawPrometheus>,
+    alertmanager: Option<RawAlertmanager>,
+    refresh: Option<Spanned<String>>,
+    range: Option<Spanned<String>>,
+    timezone: Option<Spanned<String>>,
+    theme: Option<String>,
+    runbook_dir: Option<PathBuf>,
+    #[serde(default)]
+    keys: BTreeMap<String, BTreeMap<String, KeyList>>,
+    /// `[[panel]]` entries replace the default dashboard.
+    #[serde(default)]
+    panel: Vec<Spanned<panels::RawPanel>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrometheus {
+    url: Option<Spanned<String>>,
+    timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    auth: Option<Spanned<RawAuth>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAlertmanager {
+    url: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+enum RawAuth {
+    Basic {
+        username: String,
+        password_env: Option<String>,
+        password_file: Option<PathBuf>,
+    },
+    Bearer {
+        token_env: Option<String>,
+        token_file: Option<PathBuf>,
+    },
+}
+
+/// Why the configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file \"{path}\": {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(Diagnostic),
+}
+
+impl Config {
+    /// Load from `path`; `None` means: the default file if it exists, else built-in defaults.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let (path, must_exist) = match path {
+            Some(p) => (p.to_path_buf(), true),
+            None => match crate::paths::default_config_file() {
+                Some(p) => (p, false),
+                None => return Ok(Config::default()),
+            },
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&path.display().to_string(), &text).map(|mut c| {
+                c.file = Some(path);
+                c
+            }),
+            Err(e) if !must_exist && e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(Config::default())
+            }
+            Err(source) => Err(ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Parse and validate configuration text; `file` names it in messages.
+    pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
+        let err = |span: std::ops::Range<usize>, msg: String| {
+            ConfigError::Invalid(Diagnostic::at(file, text, Some(span), msg))
+        };
+        let raw: RawConfig = toml::from_str(text)
+            .map_err(|e| ConfigError::Invalid(Diagnostic::from_toml(file, text, &e)))?;
+        let mut cfg = Config::default();
+        if let Some(p) = raw.prometheus {
+            if let Some(url) = p.url {
+                cfg.prometheus.url = Some(check_url(&url).map_err(|m| err(url.span(), m))?);
+            }
+            if let Some(t) = p.timeout {
+                cfg.prometheus.timeout =
+                    parse_duration(&t, "timeout", 1..=300).map_err(|m| err(t.span(), m))?;
+            }
+            for (name, value) in p.headers {
+                if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+                    || reqwest::header::HeaderValue::from_str(&value).is_err()
+                {
+                    return Err(err(
+                        0..0,
+                        format!("[prometheus.headers]: \"{name}\" is not a valid HTTP header"),
+                    ));
+                }
+                cfg.prometheus.headers.push((name, value));
+            }
+            if let Some(auth) = p.auth {
+                let span = auth.span();
+                cfg.prometheus.auth = auth_config(auth.into_inner()).map_err(|m| err(span, m))?;
+            }
+        }
+        if let Some(am) = raw.alertmanager {
+            cfg.alertmanager = Some(check_url(&am.url).map_err(|m| err(am.url.span(), m))?);
+        }
+        if let Some(r) = raw.refresh {
+            cfg.refresh = parse_duration(&r, "refresh", 1..=3600).map_err(|m| err(r.span(), m))?;
+        }
+        if let Some(r) = raw.range {
+            cfg.range = parse_duration(&r, "range", 300..=86_400).map_err(|m| err(r.span(), m))?;
+        }
+        if let Some(tz) = raw.timezone {
+            cfg.timezone = tz.get_ref().parse().map_err(|_| {
+                err(
+                    tz.span(),
+                    format!(
+                        "unknown timezone \"{}\": expected an IANA name such as \"Europe/London\" or \"UTC\"",
+                        tz.get_ref()
+                    ),
+                )
+            })?;
+        }
+        if let Some(t) = raw.theme {
+            cfg.theme = t;
+        }
+        cfg.runbook_dir = raw.runbook_dir;
+        cfg.keys = raw.keys;
+        if !raw.panel.is_empty() {
+            cfg.panels = raw
+                .panel
+                .into_iter()
+                .map(|p| {
+                    let span = p.span();
+                    p.into_inner().validate().map_err(|m| err(span.clone(), m))
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(cfg)
+    }
+}
+
+fn check_url(url: &Spanned<String>) -> Result<String, String> {
+    match url::Url::parse(url.get_ref()) {
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+            Ok(url.get_ref().trim_end_matches('/').to_string())
+        }
+        _ => Err(format!(
+            "\"{}\" is not an http(s) URL: expected something like \"http://127.0.0.1:9090\"",
+            url.get_ref()
+        )),
+    }
+}
+
+fn parse_duration(
+    s: &Spanned<String>,
+    what: &str,
+    secs: std::ops::RangeInclusive<u64>,
+) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s.get_ref()).map_err(|e| {
+        format!(
+            "{what} \"{}\" is not a duration ({e}): expected e.g. \"5s\", \"1m\", \"1h\"",
+            s.get_ref()
+        )
+    })?;
+    if d < Duration::from_secs(*secs.start()) || d > Duration::from_secs(*secs.end()) {
+        return Err(format!(
+            "{what} \"{}\" is out of range: expected between {} and {}",
+            s.get_ref(),
+            humantime::format_duration(Duration::from_secs(*secs.start())),
+            humantime::format_duration(Duration::from_secs(*secs.end()))
+        ));
+    }
+    Ok(d)
+}
+
+fn secret_ref(env: Option<String>, file: Option<PathBuf>, what: &str) -> Result<SecretRef, String> {
+    match (env, file) {
+        (Some(e), None) => Ok(SecretRef::Env(e)),
+        (None, Some(f)) => Ok(SecretRef::File(f)),
+        _ => Err(format!(
+            "auth needs exactly one of {what}_env (an environment variable) or {what}_file (an owner-only file); secrets are never written in the config"
+        )),
+    }
+}
+
+fn auth_config(raw: RawAuth) -> Result<AuthConfig, String> {
+    Ok(match raw {
+        RawAuth::Basic {
+            username,
+            password_env,
+            password_file,
+        } => AuthConfig::Basic {
+            username,
+            password: secret_ref(password_env, password_file, "password")?,
+        },
+        RawAuth::Bearer {
+            token_env,
+            token_file,
+        } => AuthConfig::Bearer {
+            token: secret_ref(token_env, token_file, "token")?,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,111 @@
+use super::*;
+
+fn invalid(text: &str) -> Diagnostic {
+    match Config::parse("w.toml", text) {
+        Err(ConfigError::Invalid(d)) => d,
+        other => panic!("expected an error for {text:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn empty_file_gives_the_defaults() {
+    let c = Config::parse("w.toml", "").unwrap();
+    assert_eq!(c.panels.len(), 8);
+    assert_eq!(c.refresh, Duration::from_secs(5));
+}
+
+#[test]
+fn a_full_file_parses() {
+    let c = Config::parse(
+        "w.toml",
+        r#"
+refresh = "10s"
+range = "6h"
+timezone = "Europe/London"
+theme = "mono"
+
+[prometheus]
+url = "http://127.0.0.1:9090/prom/"
+timeout = "5s"
+headers = { "X-Scope-OrgID" = "tenant-1" }
+auth = { kind = "bearer", token_env = "PROM_TOKEN" }
+
+[keys.dashboard]
+quit = ["q", "ctrl-c"]
+
+[[panel]]
+title = "Pool"
+query = "up"
+unit = "percent"
+warn = 0.8
+crit = 0.9
+"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.prometheus.url.as_deref(),
+        Some("http://127.0.0.1:9090/prom")
+    );
+    assert_eq!(
+        c.prometheus.headers,
+        vec![("X-Scope-OrgID".into(), "tenant-1".into())]
+    );
+    assert_eq!(
+        c.prometheus.auth,
+        AuthConfig::Bearer {
+            token: SecretRef::Env("PROM_TOKEN".into())
+        }
+    );
+    assert_eq!(c.timezone, chrono_tz::Europe::London);
+    assert_eq!(c.panels.len(), 1);
+    assert_eq!(c.range, Duration::from_secs(6 * 3600));
+}
+
+#[test]
+fn unknown_keys_name_their_place() {
+    let d = invalid("refresh = \"5s\"\nrefersh = \"5s\"\n");
+    assert_eq!((d.file.as_str(), d.line, d.col), ("w.toml", 2, 1));
+    assert!(d.message.contains("refersh"), "{d}");
+}
+
+#[test]
+fn bad_values_name_their_place() {
+    let d = invalid("timezone = \"Mars/Olympus\"\n");
+    assert_eq!((d.line, d.col), (1, 12));
+    assert!(d.message.contains("IANA"), "{d}");
+
+    let d = invalid("\n\nrefresh = \"0s\"\n");
+    assert_eq!(d.line, 3);
+    assert!(d.message.contains("out of range"), "{d}");
+
+    let d = invalid("[prometheus]\nurl = \"ftp://x\"\n");
+    assert_eq!(d.line, 2);
+
+    let d = invalid("[[panel]]\ntitle = \"p\"\nquery = \"up\"\nwarn = 5\ncrit = 1\n");
+    assert!(d.message.contains("wrong order"), "{d}");
+    assert_eq!(d.line, 1);
+
+    let d = invalid("[prometheus]\nauth = { kind = \"bearer\" }\n");
+    assert!(d.message.contains("token_env"), "{d}");
+
+    let d = invalid("[[panel]]\ntitle = \"p\"\nquery = \"up\"\nunit = \"furlongs\"\n");
+    assert_eq!(d.line, 4, "{d}");
+}
+
+#[test]
+fn secrets_cannot_be_written_in_the_config() {
+    let d = invalid("[prometheus]\nauth = { kind = \"bearer\", token = \"s3cr3t\" }\n");
+    assert!(d.message.contains("unknown field `token`"), "{d}");
+    assert!(d.message.contains("token_env"), "{d}");
+}
+
+#[test]
+fn units_format_for_people() {
+    assert_eq!(Unit::Percent.format(0.953), "95.3%");
+    assert_eq!(Unit::Seconds.format(0.042), "42ms");
+    assert_eq!(Unit::Seconds.format(11.2), "11.20s");
+    assert_eq!(Unit::Ratio.format(2.6), "2.60×");
+    assert_eq!(Unit::Count.format(12500.0), "12.5k");
+    assert_eq!(Unit::Count.format(f64::NAN), "NaN");
+    assert_eq!(Unit::Bytes.format(2048.0), "2.0KiB");
+}
