@@ -27,8 +27,8 @@ pub struct Config {
     pub range: Duration,
     pub timezone: chrono_tz::Tz,
     pub theme: String,
-    /// Key overrides: mode → action → keys (checked by `keymap::Keymap::from_config`).
-    pub keys: BTreeMap<String, BTreeMap<String, KeyList>>,
+    /// Key bindings: the defaults with `[keys.MODE]` overrides, checked for duplicates.
+    pub keymap: crate::keymap::Keymap,
     pub panels: Vec<PanelConfig>,
     pub runbook_dir: Option<PathBuf>,
 }
@@ -95,7 +95,7 @@ impl Default for Config {
             range: Duration::from_secs(3600),
             timezone: chrono_tz::UTC,
             theme: "default".into(),
-            keys: BTreeMap::new(),
+            keymap: crate::keymap::Keymap::default(),
             panels: default_panels(),
             runbook_dir: None,
         }
@@ -112,8 +112,7 @@ struct RawConfig {
     timezone: Option<Spanned<String>>,
     theme: Option<String>,
     runbook_dir: Option<PathBuf>,
-    #[serde(default)]
-    keys: BTreeMap<String, BTreeMap<String, KeyList>>,
+    keys: Option<Spanned<BTreeMap<String, BTreeMap<String, KeyList>>>>,
     /// `[[panel]]` entries replace the default dashboard.
     #[serde(default)]
     panel: Vec<Spanned<panels::RawPanel>>,
@@ -242,7 +241,21 @@ impl Config {
             cfg.theme = t;
         }
         cfg.runbook_dir = raw.runbook_dir;
-        cfg.keys = raw.keys;
+        if let Some(keys) = raw.keys {
+            let span = keys.span();
+            let plain = keys
+                .into_inner()
+                .into_iter()
+                .map(|(mode, actions)| {
+                    let actions = actions
+                        .into_iter()
+                        .map(|(a, k)| (a, k.keys().into_iter().map(String::from).collect()))
+                        .collect();
+                    (mode, actions)
+                })
+                .collect();
+            cfg.keymap = crate::keymap::Keymap::with_overrides(&plain).map_err(|m| err(span, m))?;
+        }
         if !raw.panel.is_empty() {
             cfg.panels = raw
                 .panel

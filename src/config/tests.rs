@@ -109,3 +109,16 @@ fn units_format_for_people() {
     assert_eq!(Unit::Count.format(f64::NAN), "NaN");
     assert_eq!(Unit::Bytes.format(2048.0), "2.0KiB");
 }
+
+#[test]
+fn key_bindings_are_checked_where_they_are_written() {
+    let d = invalid("refresh = \"5s\"\n[keys.dashboard]\nquit = \"z\"\n");
+    assert!(d.message.contains("bound to both"), "{d}");
+    assert_eq!(d.line, 2, "{d}");
+    let c = Config::parse("w.toml", "[keys.dashboard]\nquit = [\"x\", \"ctrl-c\"]\n").unwrap();
+    assert_eq!(
+        c.keymap
+            .hint(crate::keymap::Mode::Dashboard, crate::keymap::Action::Quit),
+        "x"
+    );
+}
