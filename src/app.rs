@@ -1,6 +1,21 @@
-//! The console: model, messages, update, effects and the runtime loop.
+//! The console: one [`Model`], messages in, effects out, and the runtime loop that owns the
+//! terminal. `update` does no I/O; the runtime turns each [`Effect`] into a task whose answer
+//! comes back as a [`Msg`].
 
+pub mod effect;
 pub mod logging;
+pub mod model;
+pub mod msg;
+pub mod panel;
+pub mod runtime;
+pub mod source;
+pub mod update;
+
+pub use effect::Effect;
+pub use model::Model;
+pub use msg::Msg;
+pub use panel::{Panel, PanelState};
+pub use update::update;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -10,6 +25,5 @@ pub async fn open(
     config: Option<&Path>,
     args: crate::cli::OpenArgs,
 ) -> color_eyre::Result<ExitCode> {
-    let _ = (config, args);
-    color_eyre::eyre::bail!("the console is not built yet")
+    runtime::open(config, args).await
 }

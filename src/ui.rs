@@ -1,1 +1,59 @@
-//! ui
+//! Drawing. `view` reads the model and draws into a ratatui frame; it changes nothing.
+//!
+//! ```text
+//! ┌ Pool saturation ─ ● live ┐┌ Pool wait p99 ── ● live ┐
+//! │ 97.0%  ▲ CRIT            ││ 1.20s  ▲ CRIT           │
+//! │ ⣀⣀⣠⠴⠒⠉⠉⠉⠉⠉ (chart)       ││ ...                      │
+//! └──────────────────────────┘└──────────────────────────┘
+//!   … one panel per signal, in a grid; `enter` zooms one …
+//!  ● prometheus up │ range 1h │ 14:03:12 UTC │ ? help  q quit      (status bar)
+//! ```
+
+pub mod dashboard;
+pub mod help;
+pub mod layout;
+pub mod panel;
+pub mod statusbar;
+
+use crate::app::Model;
+use crate::keymap::Mode;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+
+/// Draw the whole console.
+pub fn view(frame: &mut Frame, model: &Model) {
+    let area = frame.area();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    if area.width < layout::MIN_WIDTH || area.height < layout::MIN_HEIGHT {
+        too_small(frame, area, model);
+        return;
+    }
+    let (main, status) = layout::split_status(area);
+    dashboard::draw(frame, main, model);
+    statusbar::draw(frame, status, model);
+    if model.mode == Mode::Help {
+        help::draw(frame, main, model);
+    }
+}
+
+fn too_small(frame: &mut Frame, area: Rect, model: &Model) {
+    let text = vec![
+        Line::styled("Terminal too small", model.theme.warn),
+        Line::styled(
+            format!(
+                "need {}×{}, have {}×{}",
+                layout::MIN_WIDTH,
+                layout::MIN_HEIGHT,
+                area.width,
+                area.height
+            ),
+            model.theme.text,
+        ),
+        Line::styled("still recording; enlarge the window", model.theme.muted),
+    ];
+    frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+}

@@ -1,0 +1,163 @@
+//! All state of the console, in one place.
+
+use super::panel::{Panel, PanelState};
+use crate::backoff::Backoff;
+use crate::config::Config;
+use crate::keymap::{Keymap, Mode};
+use crate::theme::Theme;
+use chrono::{DateTime, Utc};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use std::time::Duration;
+
+/// The ranges a panel can show, shortest first.
+pub const RANGES: [Duration; 7] = [
+    Duration::from_secs(300),
+    Duration::from_secs(900),
+    Duration::from_secs(3600),
+    Duration::from_secs(3 * 3600),
+    Duration::from_secs(6 * 3600),
+    Duration::from_secs(12 * 3600),
+    Duration::from_secs(24 * 3600),
+];
+
+/// Most requests in flight to the metrics source at once.
+pub const MAX_IN_FLIGHT: usize = 4;
+
+/// How the metrics source is doing, as the status bar shows it.
+#[derive(Debug, Clone, Default)]
+pub struct SourceStatus {
+    pub name: String,
+    pub consecutive_failures: u32,
+    /// No request before this (backoff after failures, or the server's Retry-After).
+    pub next_allowed: Option<DateTime<Utc>>,
+    pub last_error: Option<(DateTime<Utc>, String)>,
+    pub last_ok: Option<DateTime<Utc>>,
+    /// Requests sent since start (shown in the benchmark, counted by tests).
+    pub requests_sent: u64,
+}
+
+impl SourceStatus {
+    pub fn is_failing(&self) -> bool {
+        self.consecutive_failures > 0
+    }
+}
+
+/// A line for the status bar that stays until it expires.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub text: String,
+    pub warning: bool,
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// Why the console is closing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Quit {
+    User,
+    Signal(&'static str),
+}
+
+/// The console's state.
+#[derive(Debug)]
+pub struct Model {
+    pub panels: Vec<Panel>,
+    pub selected: usize,
+    pub zoomed: bool,
+    pub mode: Mode,
+    pub range_idx: usize,
+    pub paused: bool,
+    pub now: DateTime<Utc>,
+    pub width: u16,
+    pub height: u16,
+    pub refresh: Duration,
+    pub tz: chrono_tz::Tz,
+    pub theme: Theme,
+    pub keymap: Keymap,
+    pub source: SourceStatus,
+    pub notice: Option<Notice>,
+    /// Something changed since the last frame.
+    pub dirty: bool,
+    pub quit: Option<Quit>,
+    pub backoff: Backoff,
+    /// Jitter comes from here so `update` stays deterministic under test.
+    pub rng: StdRng,
+}
+
+impl Model {
+    /// A model for `config`, showing `source_name`, starting at `now`.
+    pub fn new(config: &Config, theme: Theme, source_name: String, now: DateTime<Utc>) -> Model {
+        let range_idx = RANGES
+            .iter()
+            .position(|r| *r >= config.range)
+            .unwrap_or(RANGES.len() - 1);
+        Model {
+            panels: config.panels.iter().cloned().map(Panel::new).collect(),
+            selected: 0,
+            zoomed: false,
+            mode: Mode::Dashboard,
+            range_idx,
+            paused: false,
+            now,
+            width: 80,
+            height: 24,
+            refresh: config.refresh,
+            tz: config.timezone,
+            theme,
+            keymap: config.keymap.clone(),
+            source: SourceStatus {
+                name: source_name,
+                ..Default::default()
+            },
+            notice: None,
+            dirty: true,
+            quit: None,
+            backoff: Backoff {
+                base: Duration::from_secs(1),
+                cap: Duration::from_secs(60),
+                max_attempts: u32::MAX,
+            },
+            rng: StdRng::seed_from_u64(now.timestamp_millis() as u64),
+        }
+    }
+
+    /// The range shown, in seconds.
+    pub fn range_secs(&self) -> f64 {
+        RANGES[self.range_idx].as_secs_f64()
+    }
+
+    /// Requests in flight across all panels.
+    pub fn in_flight(&self) -> usize {
+        self.panels.iter().filter(|p| p.in_flight.is_some()).count()
+    }
+
+    /// What panel `i` honestly shows: its own state, or the source's failure when the source
+    /// failed after the panel's last good answer (a panel waiting out the backoff is not fresh).
+    pub fn panel_state(&self, i: usize) -> PanelState {
+        let Some(p) = self.panels.get(i) else {
+            return PanelState::Loading;
+        };
+        let own = p.state(self.now, self.refresh.as_secs() as i64);
+        match (&own, &self.source.last_error) {
+            (PanelState::Failing { .. }, _) => own,
+            (_, Some((at, reason)))
+                if self.source.is_failing() && p.last_ok.is_none_or(|ok| ok < *at) =>
+            {
+                PanelState::Failing {
+                    reason: reason.clone(),
+                }
+            }
+            _ => own,
+        }
+    }
+
+    /// Set a status-bar notice.
+    pub fn notify(&mut self, text: impl Into<String>, warning: bool, for_secs: Option<i64>) {
+        self.notice = Some(Notice {
+            text: crate::sanitize::line(&text.into()).into_owned(),
+            warning,
+            until: for_secs.map(|s| self.now + chrono::Duration::seconds(s)),
+        });
+        self.dirty = true;
+    }
+}

@@ -1,0 +1,25 @@
+//! Everything that can happen to the console, as messages to `update`.
+
+use crate::metrics::{QueryAnswer, RangeQuery, SourceError};
+use chrono::{DateTime, Utc};
+use crossterm::event::KeyEvent;
+
+#[derive(Debug, Clone)]
+pub enum Msg {
+    /// A key from the terminal.
+    Key(KeyEvent),
+    /// The terminal changed size.
+    Resize { width: u16, height: u16 },
+    /// The slow tick: clocks, staleness ages, refresh scheduling.
+    Tick(DateTime<Utc>),
+    /// A panel's query came back (or failed). Answers of an older generation are dropped.
+    Answer {
+        panel: usize,
+        generation: u64,
+        query: RangeQuery,
+        result: Result<QueryAnswer, SourceError>,
+        at: DateTime<Utc>,
+    },
+    /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
+    Interrupted(&'static str),
+}

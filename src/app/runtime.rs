@@ -1,0 +1,240 @@
+//! The runtime: owns the terminal and the one event loop. It feeds input, worker answers, a
+//! slow tick and signals to `update`, spawns the effects as tasks, and draws only when the
+//! model changed, at most once per frame interval. A hung source never delays a keypress:
+//! queries run in tasks and their answers arrive as messages.
+
+use super::effect::Effect;
+use super::model::{Model, Quit};
+use super::msg::Msg;
+use super::update::update;
+use crate::clock::{Clock, WallClock};
+use crate::config::Config;
+use crate::metrics::Source;
+use crate::theme::Theme;
+use color_eyre::eyre::{WrapErr, eyre};
+use crossterm::event::{Event, EventStream};
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, MissedTickBehavior};
+
+/// Shortest time between two frames (the render cap).
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// The slow tick: clocks, staleness ages, refresh scheduling.
+pub const TICK: Duration = Duration::from_millis(250);
+/// No query task outlives this, whatever the source's own timeout says.
+pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
+
+/// `warroom open`: load the config, connect the source, run the console.
+pub async fn open(
+    config_path: Option<&Path>,
+    args: crate::cli::OpenArgs,
+) -> color_eyre::Result<ExitCode> {
+    let mut config = Config::load(config_path)?;
+    if let Some(url) = args.prometheus {
+        config.prometheus.url = Some(url.trim_end_matches('/').to_string());
+    }
+    let source = super::source::from_config(&config)?;
+    let requested = args.theme.as_deref().unwrap_or(&config.theme).to_string();
+    let (theme, warning) = Theme::resolve(&requested, std::env::var_os("NO_COLOR").is_some());
+    let clock: Arc<dyn Clock> = Arc::new(WallClock);
+    let mut model = Model::new(&config, theme, source.describe(), clock.now());
+    if let Some(w) = warning {
+        model.notify(w, true, None);
+    }
+    run_terminal(model, source, clock).await
+}
+
+/// Run the console in the real terminal: raw mode, alternate screen, a panic hook that
+/// restores the terminal (installed by `ratatui::init`), and restore on every exit path.
+pub async fn run_terminal(
+    model: Model,
+    source: Arc<dyn Source>,
+    clock: Arc<dyn Clock>,
+) -> color_eyre::Result<ExitCode> {
+    let mut terminal = ratatui::init();
+    let size = terminal.size().unwrap_or_default();
+    let mut model = model;
+    model.width = size.width;
+    model.height = size.height;
+    let result = event_loop(
+        &mut terminal,
+        model,
+        source,
+        clock,
+        EventStream::new(),
+        sync_update,
+    )
+    .await;
+    ratatui::restore();
+    let model = result?;
+    Ok(match model.quit {
+        Some(Quit::Signal("SIGTERM")) => ExitCode::from(143),
+        Some(Quit::Signal(_)) => ExitCode::from(130),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// Wrap a frame in a synchronized update so terminals over ssh show it whole, not torn.
+fn sync_update(begin: bool) {
+    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    let mut out = std::io::stdout();
+    let _ = if begin {
+        crossterm::execute!(out, BeginSynchronizedUpdate)
+    } else {
+        crossterm::execute!(out, EndSynchronizedUpdate)
+    };
+}
+
+/// The event loop, generic over the backend and the input stream so tests can drive it.
+/// Returns the final model.
+pub async fn event_loop<B, S>(
+    terminal: &mut Terminal<B>,
+    mut model: Model,
+    source: Arc<dyn Source>,
+    clock: Arc<dyn Clock>,
+    mut input: S,
+    sync: fn(bool),
+) -> color_eyre::Result<Model>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut signals = Signals::new();
+    let mut last_draw: Option<Instant> = None;
+    let mut input_open = true;
+    // The first tick schedules the first fetches.
+    let first = update(&mut model, Msg::Tick(clock.now()));
+    spawn_all(first, &source, &tx, &clock);
+    loop {
+        if model.dirty {
+            let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
+            if Instant::now() >= due {
+                sync(true);
+                terminal
+                    .draw(|f| crate::ui::view(f, &model))
+                    .map_err(|e| eyre!("drawing failed: {e}"))?;
+                sync(false);
+                model.dirty = false;
+                last_draw = Some(Instant::now());
+            }
+        }
+        if model.quit.is_some() {
+            return Ok(model);
+        }
+        let render_at = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
+        let msg = tokio::select! {
+            ev = input.next(), if input_open => match ev {
+                Some(Ok(Event::Key(k))) => Some(Msg::Key(k)),
+                Some(Ok(Event::Resize(width, height))) => Some(Msg::Resize { width, height }),
+                Some(Ok(_)) => None,
+                Some(Err(e)) => return Err(e).wrap_err("reading terminal input failed"),
+                None => { input_open = false; None }
+            },
+            Some(m) = rx.recv() => Some(m),
+            _ = tick.tick() => Some(Msg::Tick(clock.now())),
+            name = signals.next() => Some(Msg::Interrupted(name)),
+            _ = tokio::time::sleep_until(render_at), if model.dirty => None,
+        };
+        if let Some(msg) = msg {
+            let effects = update(&mut model, msg);
+            spawn_all(effects, &source, &tx, &clock);
+        }
+    }
+}
+
+fn spawn_all(
+    effects: Vec<Effect>,
+    source: &Arc<dyn Source>,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    for effect in effects {
+        match effect {
+            Effect::Fetch {
+                panel,
+                generation,
+                query,
+            } => {
+                let fut = source.query_range(query.clone());
+                let tx = tx.clone();
+                let clock = clock.clone();
+                tokio::spawn(async move {
+                    let result = match tokio::time::timeout(HARD_DEADLINE, fut).await {
+                        Ok(r) => r,
+                        Err(_) => Err(crate::metrics::SourceError::Timeout(HARD_DEADLINE)),
+                    };
+                    // The loop may have ended; nothing to do then.
+                    let _ = tx.send(Msg::Answer {
+                        panel,
+                        generation,
+                        query,
+                        result,
+                        at: clock.now(),
+                    });
+                });
+            }
+        }
+    }
+}
+
+/// SIGINT and SIGTERM as a stream of names (raw mode turns Ctrl-C into a key; these come from
+/// `kill`).
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Signals {
+                term: signal(SignalKind::terminate()).ok(),
+                int: signal(SignalKind::interrupt()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            let term = async {
+                match self.term.as_mut() {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let int = async {
+                match self.int.as_mut() {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = term => "SIGTERM",
+                _ = int => "SIGINT",
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending().await
+    }
+}

@@ -1,0 +1,224 @@
+use super::*;
+use crate::app::PanelState;
+use crate::config::Config;
+use crate::metrics::{Point, QueryAnswer, Series, SourceError};
+use crate::theme::Theme;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-07-17T07:30:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn model() -> Model {
+    let mut m = Model::new(&Config::default(), Theme::fallback(), "test".into(), t0());
+    m.width = 120;
+    m.height = 40;
+    m
+}
+
+fn key(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn code(c: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn ok_answer() -> QueryAnswer {
+    QueryAnswer {
+        series: vec![Series {
+            labels: Default::default(),
+            points: vec![Point { t: 1.0, v: 0.5 }],
+        }],
+        warnings: vec![],
+        bytes: 100,
+    }
+}
+
+fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
+    let mut next = Vec::new();
+    for e in effects {
+        let Effect::Fetch {
+            panel,
+            generation,
+            query,
+        } = e;
+        let result = if ok {
+            Ok(ok_answer())
+        } else {
+            Err(SourceError::Unreachable("connection refused".into()))
+        };
+        next.extend(update(
+            m,
+            Msg::Answer {
+                panel,
+                generation,
+                query,
+                result,
+                at: m.now,
+            },
+        ));
+    }
+    next
+}
+
+#[test]
+fn the_first_tick_fetches_within_the_in_flight_limit() {
+    let mut m = model();
+    let effects = update(&mut m, Msg::Tick(t0()));
+    assert_eq!(effects.len(), crate::app::model::MAX_IN_FLIGHT);
+    let more = answer_all(&mut m, effects, true);
+    assert_eq!(more.len(), 4, "the other four panels follow");
+    let done = answer_all(&mut m, more, true);
+    assert!(done.is_empty(), "nothing is due until the next refresh");
+    for i in 0..m.panels.len() {
+        assert_eq!(m.panel_state(i), PanelState::Fresh);
+    }
+}
+
+#[test]
+fn a_panel_never_has_two_queries_in_flight() {
+    let mut m = model();
+    let first = update(&mut m, Msg::Tick(t0()));
+    // Time passes beyond the refresh while the answers hang.
+    let later = update(&mut m, Msg::Tick(t0() + chrono::Duration::seconds(30)));
+    for e in &later {
+        let Effect::Fetch { panel, .. } = e;
+        assert!(
+            !first
+                .iter()
+                .any(|f| matches!(f, Effect::Fetch { panel: p, .. } if p == panel)),
+            "panel {panel} asked twice"
+        );
+    }
+    // And the hung panels are honestly stale, not fresh.
+    assert!(matches!(m.panel_state(0), PanelState::Loading));
+}
+
+#[test]
+fn keys_drive_the_model() {
+    let mut m = model();
+    update(&mut m, key('?'));
+    assert_eq!(m.mode, crate::keymap::Mode::Help);
+    update(&mut m, code(KeyCode::Esc));
+    assert_eq!(m.mode, crate::keymap::Mode::Dashboard);
+    update(&mut m, code(KeyCode::Enter));
+    assert!(m.zoomed);
+    update(&mut m, code(KeyCode::Esc));
+    assert!(!m.zoomed);
+    update(&mut m, code(KeyCode::Tab));
+    assert_eq!(m.selected, 1);
+    update(&mut m, code(KeyCode::BackTab));
+    update(&mut m, code(KeyCode::BackTab));
+    assert_eq!(m.selected, 7, "wraps around");
+    update(&mut m, key('k'));
+    assert_eq!(m.selected, 5, "up one row of two");
+    update(&mut m, key('q'));
+    assert_eq!(m.quit, Some(Quit::User));
+}
+
+#[test]
+fn changing_the_range_refetches_everything_and_drops_old_answers() {
+    let mut m = model();
+    let first = update(&mut m, Msg::Tick(t0()));
+    let range_before = m.range_secs();
+    let effects = update(&mut m, key('-'));
+    assert!(m.range_secs() < range_before);
+    // Four panels still have their old query in flight: only the other four go now.
+    assert_eq!(
+        effects.len(),
+        0,
+        "the in-flight limit is still taken by the old queries"
+    );
+    let next = answer_all(&mut m, first, true);
+    assert!(
+        m.panels.iter().all(|p| p.series.is_empty()),
+        "old-range answers dropped"
+    );
+    assert_eq!(next.len(), 4);
+    for e in &next {
+        let Effect::Fetch { query, .. } = e;
+        assert!((query.end - query.start - m.range_secs()).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn pause_stops_refreshing_and_resume_refreshes_at_once() {
+    let mut m = model();
+    let e = update(&mut m, Msg::Tick(t0()));
+    let more = answer_all(&mut m, e, true);
+    answer_all(&mut m, more, true);
+    update(&mut m, key('p'));
+    assert!(m.paused);
+    let later = t0() + chrono::Duration::seconds(60);
+    assert!(update(&mut m, Msg::Tick(later)).is_empty());
+    assert!(matches!(m.panel_state(0), PanelState::Stale { .. }));
+    assert!(!update(&mut m, key('p')).is_empty());
+}
+
+/// With the source down, requests follow the backoff schedule instead of the refresh rate.
+#[test]
+fn a_failing_source_is_not_hammered() {
+    let mut m = model();
+    let mut sent = 0usize;
+    let mut last_allowed = None;
+    let mut effects = update(&mut m, Msg::Tick(t0()));
+    for step in 1..=(4 * 120) {
+        sent += effects.len();
+        if !effects.is_empty()
+            && let Some(t) = last_allowed
+        {
+            assert!(m.now >= t, "sent before the backoff allowed");
+        }
+        effects = answer_all(&mut m, effects, false);
+        last_allowed = m.source.next_allowed;
+        if !effects.is_empty() {
+            continue;
+        }
+        effects = update(
+            &mut m,
+            Msg::Tick(t0() + chrono::Duration::milliseconds(250 * step)),
+        );
+    }
+    // Two minutes at a 5 s refresh would be 8 × 24 = 192 requests without backoff.
+    assert!(
+        sent <= 20,
+        "{sent} requests in two minutes against a dead source"
+    );
+    assert!(sent >= 4, "it keeps probing: {sent}");
+    for i in 0..m.panels.len() {
+        assert!(
+            matches!(m.panel_state(i), PanelState::Failing { .. }),
+            "panel {i}: {:?}",
+            m.panel_state(i)
+        );
+    }
+}
+
+#[test]
+fn a_refused_query_does_not_slow_the_other_panels() {
+    let mut m = model();
+    let effects = update(&mut m, Msg::Tick(t0()));
+    let Effect::Fetch {
+        panel,
+        generation,
+        query,
+    } = effects[0].clone();
+    update(
+        &mut m,
+        Msg::Answer {
+            panel,
+            generation,
+            query,
+            result: Err(SourceError::Api {
+                error_type: "bad_data".into(),
+                message: "parse error".into(),
+            }),
+            at: t0(),
+        },
+    );
+    assert!(!m.source.is_failing());
+    assert!(matches!(m.panel_state(panel), PanelState::Failing { .. }));
+}

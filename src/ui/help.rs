@@ -1,0 +1,45 @@
+//! The help overlay, generated from the key map so it always matches the bindings.
+
+use super::layout;
+use crate::app::Model;
+use crate::keymap::Mode;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+/// Draw the help overlay over `area`.
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
+    let t = &model.theme;
+    let mut lines = Vec::new();
+    for mode in [Mode::Dashboard, Mode::Help] {
+        lines.push(Line::styled(format!("{} keys", mode.name()), t.accent));
+        for (keys, what) in model.keymap.help(mode) {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {keys:<18}"), t.title),
+                Span::styled(what, t.text),
+            ]));
+        }
+        lines.push(Line::raw(""));
+    }
+    lines.push(Line::styled(
+        "Panel states: ● live  ◌ loading  ◷ stale  ◐ partial  ✖ failing",
+        t.muted,
+    ));
+    lines.push(Line::styled(
+        "Levels: ✓ ok  △ WARN  ▲ CRIT   Keys are set in [keys.MODE] of warroom.toml.",
+        t.muted,
+    ));
+    let h = (lines.len() as u16).saturating_add(2);
+    let rect = layout::centered(area, 72, h);
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered()
+        .border_style(t.border_focus)
+        .title(Line::styled(" Help ", t.title));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        rect,
+    );
+}

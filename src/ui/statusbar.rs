@@ -1,0 +1,68 @@
+//! The status bar: the source and its health, the range, pause, the clock with its zone, a
+//! notice if any, and key hints.
+
+use crate::app::Model;
+use crate::keymap::{Action, Mode};
+use chrono::Utc;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// Draw the status bar into its one line.
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
+    let t = &model.theme;
+    let s = &model.source;
+    let (health, hstyle) = if s.is_failing() {
+        let wait = s
+            .next_allowed
+            .map(|n| (n - model.now).num_seconds().max(0))
+            .unwrap_or(0);
+        (format!("✖ down, retry in {wait}s"), t.failing)
+    } else if s.last_ok.is_some() {
+        ("● up".to_string(), t.ok)
+    } else {
+        ("◌ connecting".to_string(), t.loading)
+    };
+    let local = model.now.with_timezone(&model.tz);
+    let range = humantime::format_duration(super::super::app::model::RANGES[model.range_idx]);
+    let sep = || Span::styled(" │ ", t.muted);
+    let mut spans = vec![
+        Span::raw(" "),
+        Span::styled(s.name.clone(), t.text),
+        Span::raw(" "),
+        Span::styled(health, hstyle),
+        sep(),
+        Span::styled(format!("range {range}"), t.text),
+    ];
+    if model.paused {
+        spans.push(sep());
+        spans.push(Span::styled("⏸ paused", t.warn));
+    }
+    spans.push(sep());
+    spans.push(Span::styled(
+        local.format("%Y-%m-%d %H:%M:%S %Z").to_string(),
+        t.text,
+    ));
+    if let Some(n) = &model.notice {
+        spans.push(sep());
+        spans.push(Span::styled(
+            n.text.clone(),
+            if n.warning { t.warn } else { t.accent },
+        ));
+    }
+    let k = &model.keymap;
+    let d = Mode::Dashboard;
+    spans.push(sep());
+    spans.push(Span::styled(
+        format!(
+            "{} help  {} zoom  {} quit",
+            k.hint(d, Action::Help),
+            k.hint(d, Action::Zoom),
+            k.hint(d, Action::Quit)
+        ),
+        t.muted,
+    ));
+    let _ = Utc::now;
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
+}
