@@ -27,7 +27,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         t.muted,
     ));
     lines.push(Line::styled(
-        "Levels: ✓ ok  △ WARN  ▲ CRIT   Keys are set in [keys.MODE] of warroom.toml.",
+        "Levels: ✓ ok  △ WARN  ▲ CRIT    Rebind: [keys.MODE] in warroom.toml",
         t.muted,
     ));
     let h = (lines.len() as u16).saturating_add(2);

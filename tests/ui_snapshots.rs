@@ -1,0 +1,285 @@
+//! Snapshots of every screen at 80×24, 120×40 and 200×60 with a fixed clock, colour checks, and
+//! a sweep of every size from 0×0 to 200×60 that must not panic.
+
+use chrono::{DateTime, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use warroom::app::{Model, Msg, update};
+use warroom::config::Config;
+use warroom::metrics::{Labels, Point, QueryAnswer, RangeQuery, Series, SourceError};
+use warroom::theme::Theme;
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
+
+fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-07-17T08:30:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn series(labels: &[(&str, &str)], f: impl Fn(f64) -> f64) -> Series {
+    let end = t0().timestamp() as f64;
+    Series {
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Labels>(),
+        points: (0..=120)
+            .map(|i| {
+                let t = end - 3600.0 + f64::from(i) * 30.0;
+                Point {
+                    t,
+                    v: f(f64::from(i) / 120.0),
+                }
+            })
+            .collect(),
+    }
+}
+
+fn deliver(
+    m: &mut Model,
+    panel: usize,
+    result: Result<QueryAnswer, SourceError>,
+    at: DateTime<Utc>,
+) {
+    let end = at.timestamp() as f64;
+    let query = RangeQuery {
+        query: String::new(),
+        start: end - 3600.0,
+        end,
+        step: 30.0,
+    };
+    m.panels[panel].in_flight = Some(m.panels[panel].generation);
+    let generation = m.panels[panel].generation;
+    update(
+        m,
+        Msg::Answer {
+            panel,
+            generation,
+            query,
+            result,
+            at,
+        },
+    );
+}
+
+fn answer(series: Vec<Series>) -> Result<QueryAnswer, SourceError> {
+    Ok(QueryAnswer {
+        series,
+        warnings: vec![],
+        bytes: 0,
+    })
+}
+
+/// A dashboard with every panel state: fresh at crit, fresh ok, partial, stale, failing with
+/// old data, loading, fresh below a "low is bad" threshold, fresh with no series.
+fn model(width: u16, height: u16) -> Model {
+    let mut m = Model::new(
+        &Config::default(),
+        Theme::builtin("default").unwrap(),
+        "prometheus http://127.0.0.1:9090".into(),
+        t0(),
+    );
+    m.width = width;
+    m.height = height;
+    m.source.last_ok = Some(t0());
+    let pods = ["api-0", "api-1", "api-2"];
+    let sat = pods
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            series(&[("pod", p)], move |x| {
+                (0.3 + x * 0.9 - k as f64 * 0.05).min(1.0)
+            })
+        })
+        .collect();
+    deliver(&mut m, 0, answer(sat), t0());
+    deliver(
+        &mut m,
+        1,
+        answer(vec![series(&[], |x| 0.02 + 0.01 * x)]),
+        t0(),
+    );
+    let lat = vec![
+        series(&[("quantile", "p50")], |x| 0.042 + 5.0 * x * x),
+        series(&[("quantile", "p99")], |x| 0.2 + 11.0 * x * x),
+    ];
+    let mut partial = QueryAnswer {
+        series: lat,
+        warnings: vec!["1 of 3 shards did not answer".into()],
+        bytes: 0,
+    };
+    partial.warnings.truncate(1);
+    deliver(&mut m, 2, Ok(partial), t0());
+    deliver(
+        &mut m,
+        3,
+        answer(vec![series(&[], |x| 1.0 + 1.6 * x)]),
+        t0() - chrono::Duration::seconds(95),
+    );
+    deliver(
+        &mut m,
+        4,
+        answer(vec![series(&[], |x| 0.9 * x)]),
+        t0() - chrono::Duration::seconds(40),
+    );
+    deliver(
+        &mut m,
+        4,
+        Err(SourceError::Api {
+            error_type: "execution".into(),
+            message: "query processing would load too many samples".into(),
+        }),
+        t0(),
+    );
+    // Panel 5 stays loading.
+    deliver(
+        &mut m,
+        6,
+        answer(vec![series(&[], |x| 1.0 - 0.25 * x)]),
+        t0(),
+    );
+    deliver(&mut m, 7, answer(vec![]), t0());
+    m
+}
+
+fn render(m: &Model) -> TestBackend {
+    let mut term = Terminal::new(TestBackend::new(m.width, m.height)).unwrap();
+    term.draw(|f| warroom::ui::view(f, m)).unwrap();
+    term.backend().clone()
+}
+
+fn press(m: &mut Model, code: KeyCode) {
+    update(m, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+#[test]
+fn dashboard_with_every_panel_state() {
+    for (w, h) in SIZES {
+        let m = model(w, h);
+        insta::assert_snapshot!(format!("dashboard_{w}x{h}"), render(&m));
+    }
+}
+
+#[test]
+fn zoomed_panels() {
+    for (w, h) in SIZES {
+        let mut m = model(w, h);
+        press(&mut m, KeyCode::Enter);
+        insta::assert_snapshot!(format!("zoom_saturation_{w}x{h}"), render(&m));
+    }
+    // The failing panel, zoomed: its reason and its old data both show.
+    let mut m = model(120, 40);
+    for _ in 0..4 {
+        press(&mut m, KeyCode::Tab);
+    }
+    press(&mut m, KeyCode::Enter);
+    let screen = render(&m).to_string();
+    assert!(screen.contains("✖ failing"), "{screen}");
+    assert!(screen.contains("too many samples"), "{screen}");
+    insta::assert_snapshot!("zoom_failing_120x40", screen);
+}
+
+#[test]
+fn help_overlay_lists_the_bindings() {
+    for (w, h) in SIZES {
+        let mut m = model(w, h);
+        press(&mut m, KeyCode::Char('?'));
+        let screen = render(&m);
+        insta::assert_snapshot!(format!("help_{w}x{h}"), screen);
+    }
+    let mut m = model(200, 60);
+    press(&mut m, KeyCode::Char('?'));
+    let screen = render(&m).to_string();
+    for (keys, what) in m.keymap.help(warroom::keymap::Mode::Dashboard) {
+        assert!(screen.contains(what), "help lacks {what:?}");
+        assert!(screen.contains(&keys), "help lacks keys {keys:?}");
+    }
+}
+
+#[test]
+fn too_small_screen_says_so() {
+    for (w, h) in [(39, 24), (80, 9), (20, 5)] {
+        let m = model(w, h);
+        insta::assert_snapshot!(format!("too_small_{w}x{h}"), render(&m));
+    }
+}
+
+#[test]
+fn states_and_levels_are_coloured_by_role_and_never_by_colour_alone() {
+    let m = model(200, 60);
+    let buf = render(&m);
+    let buf = buf.buffer();
+    let find = |needle: &str| -> Option<(u16, u16)> {
+        for y in 0..buf.area.height {
+            let line: String = (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect();
+            if let Some(byte) = line.find(needle) {
+                let x = line[..byte].chars().count() as u16;
+                return Some((x, y));
+            }
+        }
+        None
+    };
+    let (x, y) = find("▲ CRIT").expect("a CRIT level is shown with its symbol");
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+    let (x, y) = find("✖ failing").expect("failing is shown in words");
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+    let (x, y) = find("◷ stale").expect("stale is shown in words");
+    assert_eq!(buf[(x, y)].fg, Color::Yellow);
+    assert!(find("◐ partial").is_some());
+    assert!(find("◌ loading").is_some());
+    assert!(find("● live").is_some());
+
+    // Monochrome loses nothing: the same words are there with no colour at all.
+    let mut mono = model(200, 60);
+    mono.theme = Theme::builtin("mono").unwrap();
+    let text = render(&mono).to_string();
+    for word in [
+        "▲ CRIT",
+        "✖ failing",
+        "◷ stale",
+        "◐ partial",
+        "◌ loading",
+        "● live",
+    ] {
+        assert!(text.contains(word), "mono lacks {word}");
+    }
+}
+
+#[test]
+fn every_size_renders_without_panic() {
+    let mut screens = Vec::new();
+    let base = model(80, 24);
+    screens.push(base);
+    let mut zoom = model(80, 24);
+    press(&mut zoom, KeyCode::Enter);
+    screens.push(zoom);
+    let mut help = model(80, 24);
+    press(&mut help, KeyCode::Char('?'));
+    screens.push(help);
+    let mut term = Terminal::new(TestBackend::new(1, 1)).unwrap();
+    let mut rendered = 0;
+    for m in &mut screens {
+        for w in 0..=200u16 {
+            for h in 0..=60u16 {
+                // Every size for the grid; every 3rd height for the others keeps this quick.
+                if m.mode != warroom::keymap::Mode::Dashboard || m.zoomed {
+                    if h % 3 != 0 && h > 12 {
+                        continue;
+                    }
+                }
+                term.backend_mut().resize(w, h);
+                term.resize(ratatui::layout::Rect::new(0, 0, w, h)).unwrap();
+                m.width = w;
+                m.height = h;
+                term.draw(|f| warroom::ui::view(f, m)).unwrap();
+                rendered += 1;
+            }
+        }
+    }
+    assert!(rendered > 201 * 61);
+}
