@@ -1,0 +1,164 @@
+//! The real event loop, driven with a test backend and scripted keys: it keeps answering keys
+//! while the metrics source hangs, and it does not hammer a source that fails.
+
+use chrono::Utc;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use futures::future::BoxFuture;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use warroom::app::model::Quit;
+use warroom::app::{Model, PanelState};
+use warroom::clock::WallClock;
+use warroom::config::Config;
+use warroom::keymap::Mode;
+use warroom::metrics::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
+use warroom::theme::Theme;
+
+/// A source that either never answers or always fails at once, counting what it is asked.
+struct FakeSource {
+    hang: bool,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Source for FakeSource {
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+    fn query_range(&self, _q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if self.hang {
+            Box::pin(futures::future::pending())
+        } else {
+            Box::pin(async { Err(SourceError::Unreachable("connection refused".into())) })
+        }
+    }
+    fn query(&self, _q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        self.query_range(RangeQuery {
+            query: String::new(),
+            start: 0.0,
+            end: 0.0,
+            step: 1.0,
+        })
+    }
+    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+fn key(c: KeyCode) -> std::io::Result<Event> {
+    Ok(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+fn model() -> Model {
+    let mut m = Model::new(
+        &Config::default(),
+        Theme::fallback(),
+        "fake".into(),
+        Utc::now(),
+    );
+    m.width = 100;
+    m.height = 30;
+    m
+}
+
+#[tokio::test]
+async fn keys_are_answered_while_the_source_hangs() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let source = Arc::new(FakeSource {
+        hang: true,
+        calls: calls.clone(),
+    });
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    let driver = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        tx.unbounded_send(key(KeyCode::Char('?'))).unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tx.unbounded_send(key(KeyCode::Char('q'))).unwrap(); // closes help
+        tx.unbounded_send(key(KeyCode::Char('?'))).unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tx.unbounded_send(Ok(Event::Key(KeyEvent::new(
+            KeyCode::Char('c'),
+            KeyModifiers::CONTROL,
+        ))))
+        .unwrap();
+        tx
+    });
+    let started = std::time::Instant::now();
+    let m = tokio::time::timeout(
+        Duration::from_secs(10),
+        warroom::app::runtime::event_loop(
+            &mut term,
+            model(),
+            source,
+            Arc::new(WallClock),
+            rx,
+            |_| {},
+        ),
+    )
+    .await
+    .expect("the loop answered the quit key")
+    .unwrap();
+    let _tx = driver.await.unwrap();
+    assert_eq!(m.quit, Some(Quit::User));
+    assert_eq!(m.mode, Mode::Help);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Hung queries hold their slots: never more than the in-flight limit was asked.
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        warroom::app::model::MAX_IN_FLIGHT
+    );
+    let screen = term.backend().to_string();
+    assert!(screen.contains("Help"), "{screen}");
+    assert!(matches!(m.panel_state(0), PanelState::Loading));
+}
+
+#[tokio::test]
+async fn a_failing_source_is_probed_on_the_backoff_schedule() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let source = Arc::new(FakeSource {
+        hang: false,
+        calls: calls.clone(),
+    });
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    let driver = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        tx.unbounded_send(key(KeyCode::Char('q'))).unwrap();
+        tx
+    });
+    let m = tokio::time::timeout(
+        Duration::from_secs(15),
+        warroom::app::runtime::event_loop(
+            &mut term,
+            model(),
+            source,
+            Arc::new(WallClock),
+            rx,
+            |_| {},
+        ),
+    )
+    .await
+    .expect("loop ends")
+    .unwrap();
+    let _tx = driver.await.unwrap();
+    let n = calls.load(Ordering::SeqCst);
+    // Four seconds of a 5 s refresh over 8 panels would be 8 without backoff at the very least;
+    // with a 1 s base backoff and one probe at a time it is a handful.
+    assert!(
+        (1..=6).contains(&n),
+        "{n} requests in 4 s against a dead source"
+    );
+    for i in 0..m.panels.len() {
+        assert!(
+            matches!(m.panel_state(i), PanelState::Failing { .. }),
+            "panel {i}"
+        );
+    }
+    let screen = term.backend().to_string();
+    assert!(screen.contains("✖ failing"), "{screen}");
+    assert!(screen.contains("connection refused"), "{screen}");
+}
