@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use warroom::cli::{Cli, Command, SimCmd};
 
 fn main() -> color_eyre::Result<ExitCode> {
+    let _ = warroom::app::runtime::STARTED.set(std::time::Instant::now());
     color_eyre::install()?;
     let cli = Cli::parse();
     let data_dir = cli

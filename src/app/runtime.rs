@@ -23,6 +23,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 
+/// When the process started, for the start-to-first-frame figure (set by `main`).
+pub static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 /// Shortest time between two frames (the render cap).
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// The slow tick: clocks, staleness ages, refresh scheduling.
@@ -125,6 +128,14 @@ where
                     .map_err(|e| eyre!("drawing failed: {e}"))?;
                 sync(false);
                 model.dirty = false;
+                if last_draw.is_none()
+                    && let Some(started) = STARTED.get()
+                {
+                    tracing::info!(
+                        micros = started.elapsed().as_micros() as u64,
+                        "first frame drawn"
+                    );
+                }
                 last_draw = Some(Instant::now());
             }
         }
