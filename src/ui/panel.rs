@@ -150,16 +150,19 @@ fn legend(panel: &Panel, i: usize) -> String {
 fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
     let theme = v.theme;
     let cfg = &v.panel.config;
+    // Braille gives two dots a column: more points than that only cost time.
+    let buckets = usize::from(area.width) * 2;
     let data: Vec<Vec<(f64, f64)>> = v
         .panel
         .series
         .iter()
         .map(|s| {
-            s.points
+            let visible = s
+                .points
                 .iter()
                 .filter(|p| p.v.is_finite() && p.t >= v.start && p.t <= v.end)
-                .map(|p| (p.t, p.v))
-                .collect()
+                .map(|p| (p.t, p.v));
+            decimate(visible, v.start, v.end, buckets)
         })
         .collect();
     let mut lo = f64::INFINITY;
@@ -263,4 +266,64 @@ fn fmt_axis(unit: Unit, fallback: Unit, v: f64) -> String {
         return format!("{v:.1}");
     }
     unit.format(v)
+}
+
+/// Keep at most the lowest and highest point of each of `buckets` time slices, in time order,
+/// so spikes survive and drawing costs what the screen can show.
+pub fn decimate(
+    points: impl Iterator<Item = (f64, f64)>,
+    start: f64,
+    end: f64,
+    buckets: usize,
+) -> Vec<(f64, f64)> {
+    let width = (end - start).max(f64::MIN_POSITIVE);
+    let buckets = buckets.max(1);
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    let mut current: Option<(usize, (f64, f64), (f64, f64))> = None;
+    let flush = |out: &mut Vec<(f64, f64)>, lo: (f64, f64), hi: (f64, f64)| {
+        if lo == hi {
+            out.push(lo);
+        } else if lo.0 <= hi.0 {
+            out.extend([lo, hi]);
+        } else {
+            out.extend([hi, lo]);
+        }
+    };
+    for p in points {
+        let b =
+            (((p.0 - start) / width) * buckets as f64).clamp(0.0, (buckets - 1) as f64) as usize;
+        current = match current {
+            Some((cb, lo, hi)) if cb == b => Some((
+                cb,
+                if p.1 < lo.1 { p } else { lo },
+                if p.1 > hi.1 { p } else { hi },
+            )),
+            Some((_, lo, hi)) => {
+                flush(&mut out, lo, hi);
+                Some((b, p, p))
+            }
+            None => Some((b, p, p)),
+        };
+    }
+    if let Some((_, lo, hi)) = current {
+        flush(&mut out, lo, hi);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimate;
+
+    #[test]
+    fn decimation_keeps_spikes_and_bounds_the_count() {
+        let points: Vec<(f64, f64)> = (0..10_000)
+            .map(|i| (f64::from(i), if i == 5_123 { 99.0 } else { 1.0 }))
+            .collect();
+        let out = decimate(points.iter().copied(), 0.0, 10_000.0, 100);
+        assert!(out.len() <= 200, "{}", out.len());
+        assert!(out.contains(&(5_123.0, 99.0)), "the spike survived");
+        assert!(out.windows(2).all(|w| w[0].0 <= w[1].0), "time order kept");
+        assert_eq!(decimate(std::iter::empty(), 0.0, 1.0, 10), vec![]);
+    }
 }
