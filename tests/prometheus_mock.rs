@@ -336,3 +336,59 @@ async fn at_most_four_requests_are_in_flight() {
         "{most} requests were in flight at once"
     );
 }
+
+/// With the server down, 8 panels refreshing every second for a simulated minute send their
+/// requests through `Health`: after the first wave only one probe at a time goes, never before
+/// the backoff allows it.
+#[tokio::test]
+async fn a_down_server_is_asked_only_on_the_backoff_schedule() {
+    use chrono::TimeZone;
+    use rand::SeedableRng;
+    use warroom::metrics::health::{Health, HealthState};
+
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let c = client(&format!("http://127.0.0.1:{port}"));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let mut health = Health::default();
+    let t0 = chrono::Utc
+        .with_ymd_and_hms(2026, 11, 29, 12, 0, 0)
+        .unwrap();
+    let (panels, ticks) = (8u32, 60i64);
+    let mut sent_at = Vec::new();
+    for tick in 0..ticks {
+        let now = t0 + chrono::Duration::seconds(tick);
+        let allowed_from = health.retry_at();
+        // Every panel asks; those admitted send together, as the runtime would.
+        let passes: Vec<_> = (0..panels).filter_map(|_| health.admit(now)).collect();
+        if let Some(at) = allowed_from {
+            assert!(passes.is_empty() || now >= at, "sent at {now} before {at}");
+        }
+        if tick > 0 {
+            assert!(
+                passes.len() <= 1,
+                "{} requests at tick {tick}",
+                passes.len()
+            );
+        }
+        let answers = futures::future::join_all(passes.iter().map(|_| instant(&c))).await;
+        for (pass, a) in passes.into_iter().zip(answers) {
+            let e = a.expect_err("the server is down");
+            health.report(pass, Err(&e), now, &mut rng);
+            sent_at.push(tick);
+        }
+    }
+    let HealthState::Down { failures, .. } = health.state().clone() else {
+        panic!("{:?}", health.state())
+    };
+    let unguarded = u64::from(panels) * ticks as u64;
+    let sent = sent_at.len() as u64;
+    eprintln!("{sent} requests in a simulated minute (unguarded: {unguarded}) at {sent_at:?}");
+    assert_eq!(failures as u64, sent - u64::from(panels) + 1);
+    assert!(sent * 20 <= unguarded, "{sent} requests");
+    // The backoff grows: the second half of the minute has fewer probes than the first.
+    let late = sent_at.iter().filter(|&&t| t >= 30).count();
+    assert!(late * 2 < sent_at.len(), "{sent_at:?}");
+}

@@ -61,7 +61,12 @@ pub fn summarize_error_body(content_type: Option<&str>, body: &[u8]) -> String {
     }
     let is_html = content_type.is_some_and(|c| c.to_ascii_lowercase().contains("html"))
         || trimmed.starts_with('<') && {
-            let head = trimmed[..trimmed.len().min(512)].to_ascii_lowercase();
+            // By characters: a byte offset could fall inside one (the fuzzer found that).
+            let head = trimmed
+                .chars()
+                .take(512)
+                .collect::<String>()
+                .to_ascii_lowercase();
             head.contains("<html") || head.contains("<!doctype") || head.contains("<head")
         };
     if is_html {
