@@ -37,8 +37,8 @@ pub enum Auth {
     Bearer(Secret),
 }
 
-/// Where the server is and how to talk to it.
-#[derive(Debug, Clone)]
+/// Where the server is and how to talk to it. `Debug` shows header names, never their values.
+#[derive(Clone)]
 pub struct ClientOptions {
     /// `http(s)://host:port` with an optional path prefix (`http://host/prom`).
     pub base_url: String,
@@ -50,6 +50,19 @@ pub struct ClientOptions {
     /// Send queries as POST forms (long PromQL fits); false sends GET with a query string, for
     /// proxies that refuse POST.
     pub post: bool,
+}
+
+impl fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("ClientOptions")
+            .field("base_url", &self.base_url)
+            .field("auth", &self.auth)
+            .field("headers", &names)
+            .field("timeout", &self.timeout)
+            .field("post", &self.post)
+            .finish()
+    }
 }
 
 impl ClientOptions {
@@ -496,6 +509,8 @@ mod tests {
             assert!(!text.contains("pw-canary"), "{text}");
         }
         assert!(!format!("{c:?}").contains("key-canary-2"));
+        assert!(!format!("{o:?}").contains("key-canary-2"));
+        assert!(format!("{o:?}").contains("X-Api-Key"));
         let b = PrometheusClient::new(ClientOptions {
             auth: Auth::Bearer(Secret::new("tok-canary-3")),
             ..ClientOptions::new("http://127.0.0.1:9")
