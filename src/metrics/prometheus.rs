@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod errors;
+pub mod options;
 pub mod parse;
 
 pub use client::{Auth, BuildInfo, ClientError, ClientOptions, PrometheusClient};
