@@ -208,6 +208,63 @@ impl Flight {
     }
 }
 
+/// A panel's whole querying state: the grid it holds, the query in flight and the plan it was
+/// sent for. The console keeps one per panel and its series beside it.
+#[derive(Debug, Clone, Default)]
+pub struct PanelFetch {
+    flight: Flight,
+    held: Option<Held>,
+    sent: Option<(Ticket, FetchPlan)>,
+}
+
+impl PanelFetch {
+    /// A refresh is due at `now`: the query to send and its ticket, or `None` when the panel
+    /// holds the newest point already or a query is in flight (then [`PanelFetch::land`] says
+    /// `send_next` when it returns).
+    pub fn due(&mut self, query: &str, w: &Window, now: f64) -> Option<(Ticket, RangeQuery)> {
+        if self.flight.busy() {
+            self.flight.request();
+            return None;
+        }
+        let plan = plan(query, w, self.held.as_ref(), now)?;
+        let ticket = self.flight.request()?;
+        let q = plan.query.clone();
+        self.sent = Some((ticket, plan));
+        Some((ticket, q))
+    }
+
+    /// The query, range or width changed: forget the grid (the next fetch is full) and make
+    /// whatever is in flight stale.
+    pub fn reset(&mut self) {
+        self.flight.invalidate();
+        self.held = None;
+    }
+
+    /// The answer for `ticket` came back (`None` for an error): a current answer is merged into
+    /// `series`, a stale one dropped.
+    pub fn land(
+        &mut self,
+        ticket: Ticket,
+        answer: Option<Vec<Series>>,
+        series: &mut Vec<Series>,
+    ) -> Landing {
+        let landing = self.flight.finish(ticket);
+        if landing.accept
+            && let Some(a) = answer
+            && let Some((t, plan)) = self.sent.take()
+            && t == ticket
+        {
+            self.held = Some(apply(series, &plan, a));
+        }
+        landing
+    }
+
+    /// The grid held, if any.
+    pub fn held(&self) -> Option<&Held> {
+        self.held.as_ref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +327,37 @@ mod tests {
             let p = plan("up", &win, Some(&held), now).unwrap();
             assert_eq!(p.extent, Extent::Full, "{held:?} {now}");
         }
+    }
+
+    #[test]
+    fn a_panel_drops_stale_answers_and_then_fetches_tails() {
+        let win = w(3600, 60, 15);
+        let mut p = PanelFetch::default();
+        let mut series = Vec::new();
+        let (t0, q0) = p.due("up", &win, 1_000_000.0).unwrap();
+        assert!(p.due("up", &win, 1_000_005.0).is_none(), "one in flight");
+        p.reset();
+        let pts = |q: &RangeQuery| {
+            let mut s = Series::default();
+            let mut t = q.start;
+            while t <= q.end {
+                s.points.push(crate::metrics::Point { t, v: 1.0 });
+                t += q.step;
+            }
+            vec![s]
+        };
+        let l = p.land(t0, Some(pts(&q0)), &mut series);
+        assert!(!l.accept && l.send_next);
+        assert!(series.is_empty() && p.held().is_none());
+        let (t1, q1) = p.due("up", &win, 1_000_000.0).unwrap();
+        assert_eq!(q1.end - q1.start, 3600.0);
+        assert!(p.land(t1, Some(pts(&q1)), &mut series).accept);
+        assert_eq!(series[0].points.len(), 121);
+        let (t2, q2) = p.due("up", &win, 1_000_065.0).unwrap();
+        assert_eq!(points_in(&q2), 5);
+        p.land(t2, Some(pts(&q2)), &mut series);
+        assert_eq!(series[0].points.len(), 121);
+        assert_eq!(series[0].points.last().unwrap().t, q2.end);
     }
 
     #[test]
