@@ -27,18 +27,7 @@ impl Secret {
 
     /// Read a secret from the environment variable `var`; a missing or empty variable is an error.
     pub fn from_env(var: &str) -> Result<Secret, SecretError> {
-        match std::env::var(var) {
-            Ok(v) if !v.trim().is_empty() => Ok(Secret(v.trim().to_string())),
-            Ok(_) => Err(SecretError::EnvEmpty {
-                var: var.to_string(),
-            }),
-            Err(std::env::VarError::NotPresent) => Err(SecretError::EnvMissing {
-                var: var.to_string(),
-            }),
-            Err(std::env::VarError::NotUnicode(_)) => Err(SecretError::EnvNotUnicode {
-                var: var.to_string(),
-            }),
-        }
+        from_var(var, std::env::var(var))
     }
 
     /// Read a secret from a file that only its owner may read or write (mode 0600 or 0400).
@@ -63,6 +52,22 @@ impl Secret {
             });
         }
         Ok(Secret(value.to_string()))
+    }
+}
+
+/// The checks of [`Secret::from_env`] on a value already read (tests need no `set_var`).
+fn from_var(var: &str, value: Result<String, std::env::VarError>) -> Result<Secret, SecretError> {
+    match value {
+        Ok(v) if !v.trim().is_empty() => Ok(Secret(v.trim().to_string())),
+        Ok(_) => Err(SecretError::EnvEmpty {
+            var: var.to_string(),
+        }),
+        Err(std::env::VarError::NotPresent) => Err(SecretError::EnvMissing {
+            var: var.to_string(),
+        }),
+        Err(std::env::VarError::NotUnicode(_)) => Err(SecretError::EnvNotUnicode {
+            var: var.to_string(),
+        }),
     }
 }
 
@@ -179,20 +184,17 @@ mod tests {
 
     #[test]
     fn environment_variables() {
-        // A name no other test uses; set and read in this one test only.
-        let var = "WARROOM_TEST_SECRET_ENV_7F3A";
+        let var = "WARROOM_TEST_SECRET_THAT_IS_NEVER_SET";
         assert!(matches!(
             Secret::from_env(var),
             Err(SecretError::EnvMissing { .. })
         ));
-        // SAFETY: this variable is private to this test; no other thread reads or writes it.
-        unsafe { std::env::set_var(var, "  s3cret \n") };
-        assert_eq!(Secret::from_env(var).unwrap().expose(), "s3cret");
-        unsafe { std::env::set_var(var, "") };
-        assert!(matches!(
-            Secret::from_env(var),
-            Err(SecretError::EnvEmpty { .. })
-        ));
-        unsafe { std::env::remove_var(var) };
+        assert_eq!(
+            from_var(var, Ok("  s3cret \n".into())).unwrap().expose(),
+            "s3cret"
+        );
+        let empty = from_var(var, Ok(" ".into())).unwrap_err();
+        assert!(matches!(empty, SecretError::EnvEmpty { .. }));
+        assert!(empty.to_string().contains(var), "{empty}");
     }
 }
