@@ -8,6 +8,10 @@
 //!
 //! Errors that are the query's fault (`bad_data`, `execution`, a 4xx error type) prove the
 //! server is answering: they do not count against it.
+//!
+//! Per panel refresh: `health.admit(now)` (none: wait, the source is backing off), then
+//! `PanelFetch::due` (none: `health.unused(pass)`), send, and when the answer lands
+//! `health.report(pass, outcome, now, rng)`.
 
 use super::source::SourceError;
 use crate::backoff::Backoff;
@@ -94,6 +98,14 @@ impl Health {
                 self.probe_sent = Some(now);
                 Some(Pass { probe: true })
             }
+        }
+    }
+
+    /// Hand back a pass that was not used (the panel had nothing to fetch), so a probe slot is
+    /// not held until [`PROBE_EXPIRY`].
+    pub fn unused(&mut self, pass: Pass) {
+        if pass.probe {
+            self.probe_sent = None;
         }
     }
 
@@ -243,6 +255,8 @@ mod tests {
             h.admit(retry_at - chrono::Duration::milliseconds(1))
                 .is_none()
         );
+        let unused = h.admit(retry_at).unwrap();
+        h.unused(unused);
         let probe = h.admit(retry_at).unwrap();
         assert!(h.admit(retry_at).is_none(), "only one probe at a time");
         h.report(probe, Ok(()), retry_at, &mut rng);
