@@ -77,6 +77,9 @@ pub fn points_in(q: &RangeQuery) -> u64 {
 /// the newest point already. A held grid with another step, or one that no longer overlaps the
 /// window, is refetched in full.
 pub fn plan(query: &str, w: &Window, held: Option<&Held>, now: f64) -> Option<FetchPlan> {
+    if !now.is_finite() {
+        return None;
+    }
     let step = step_for(w);
     let stepf = step as f64;
     let end = (now / stepf).floor() * stepf;

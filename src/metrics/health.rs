@@ -13,6 +13,7 @@
 //! `PanelFetch::due` (none: `health.unused(pass)`), send, and when the answer lands
 //! `health.report(pass, outcome, now, rng)`.
 
+use super::prometheus::errors::MAX_RETRY_AFTER;
 use super::source::SourceError;
 use crate::backoff::Backoff;
 use chrono::{DateTime, Utc};
@@ -194,8 +195,13 @@ impl Health {
         } else {
             self.policy.delay(failures.saturating_sub(1), rng)
         };
-        let delay = jitter.max(e.retry_after().unwrap_or(Duration::ZERO));
-        now + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX)
+        // A Retry-After is honoured up to an hour (whoever built the error).
+        let asked = e
+            .retry_after()
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_RETRY_AFTER);
+        let delay = chrono::Duration::from_std(jitter.max(asked)).unwrap_or(chrono::Duration::MAX);
+        now.checked_add_signed(delay).unwrap_or(now)
     }
 
     fn set_retry_at(&mut self, at: DateTime<Utc>) {
@@ -274,6 +280,13 @@ mod tests {
         };
         h.report(pass, Err(&e), t0(), &mut rng);
         assert_eq!(h.retry_at(), Some(t0() + chrono::Duration::seconds(120)));
+        // An absurd wait from elsewhere is cut to an hour, without overflow.
+        let probe = h.admit(t0() + chrono::Duration::seconds(120)).unwrap();
+        let e = SourceError::RateLimited {
+            retry_after: Some(Duration::MAX),
+        };
+        h.report(probe, Err(&e), t0(), &mut rng);
+        assert_eq!(h.retry_at(), Some(t0() + chrono::Duration::hours(1)));
     }
 
     #[test]
