@@ -74,8 +74,9 @@ pub fn points_in(q: &RangeQuery) -> u64 {
 }
 
 /// The fetch a panel needs at `now` (Unix seconds), given what it holds; `None` when it holds
-/// the newest point already (or `now` is not finite). A held grid with another step, or one that no longer overlaps the
-/// window, is refetched in full.
+/// the newest point already (or `now` is not finite). A held grid with another step, or one
+/// that no longer overlaps the window, is refetched in full. A new query must start from
+/// `held = None`.
 pub fn plan(query: &str, w: &Window, held: Option<&Held>, now: f64) -> Option<FetchPlan> {
     if !now.is_finite() {
         return None;
