@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::Instant;
-use warroom::app::{Model, Msg, update};
+use warroom::app::Model;
 use warroom::config::Config;
-use warroom::metrics::{Point, QueryAnswer, RangeQuery, Series};
+use warroom::metrics::{Point, Series};
 use warroom::theme::Theme;
 
 fn model(now: DateTime<Utc>, w: u16, h: u16) -> Model {
@@ -37,27 +37,9 @@ fn model(now: DateTime<Utc>, w: u16, h: u16) -> Model {
                     .collect(),
             })
             .collect();
-        let query = RangeQuery {
-            query: String::new(),
-            start: end - 3600.0,
-            end,
-            step: 9.0,
-        };
-        m.panels[panel].in_flight = Some(0);
-        update(
-            &mut m,
-            Msg::Answer {
-                panel,
-                generation: 0,
-                query,
-                result: Ok(QueryAnswer {
-                    series,
-                    warnings: vec![],
-                    bytes: 0,
-                }),
-                at: now,
-            },
-        );
+        let p = &mut m.panels[panel];
+        p.series = series;
+        p.last_ok = Some(now);
     }
     m
 }

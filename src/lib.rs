@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod paths;
 pub mod runbook;
 pub mod sanitize;
+pub mod secret;
 pub mod sim;
 pub mod theme;
 pub mod ui;

@@ -1,6 +1,8 @@
 //! Metrics: the [`Source`] interface every panel, gate and recorder queries, the series it
 //! returns, and its implementations (a real Prometheus over HTTP; the embedded store later).
 
+pub mod fetch;
+pub mod health;
 pub mod prometheus;
 pub mod series;
 pub mod source;

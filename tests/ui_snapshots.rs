@@ -8,7 +8,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use warroom::app::{Model, Msg, update};
 use warroom::config::Config;
-use warroom::metrics::{Labels, Point, QueryAnswer, RangeQuery, Series, SourceError};
+use warroom::metrics::{Labels, Point, QueryAnswer, Series, SourceError};
 use warroom::theme::Theme;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
@@ -38,31 +38,23 @@ fn series(labels: &[(&str, &str)], f: impl Fn(f64) -> f64) -> Series {
     }
 }
 
+/// Put an answer on a panel as a landed query would (the landing itself is tested in `update`).
 fn deliver(
     m: &mut Model,
     panel: usize,
     result: Result<QueryAnswer, SourceError>,
     at: DateTime<Utc>,
 ) {
-    let end = at.timestamp() as f64;
-    let query = RangeQuery {
-        query: String::new(),
-        start: end - 3600.0,
-        end,
-        step: 30.0,
-    };
-    m.panels[panel].in_flight = Some(m.panels[panel].generation);
-    let generation = m.panels[panel].generation;
-    update(
-        m,
-        Msg::Answer {
-            panel,
-            generation,
-            query,
-            result,
-            at,
-        },
-    );
+    let p = &mut m.panels[panel];
+    match result {
+        Ok(a) => {
+            p.series = a.series;
+            p.warnings = a.warnings;
+            p.last_ok = Some(at);
+            p.last_error = None;
+        }
+        Err(e) => p.last_error = Some((at, e.to_string())),
+    }
 }
 
 fn answer(series: Vec<Series>) -> Result<QueryAnswer, SourceError> {
@@ -70,6 +62,7 @@ fn answer(series: Vec<Series>) -> Result<QueryAnswer, SourceError> {
         series,
         warnings: vec![],
         bytes: 0,
+        infos: vec![],
     })
 }
 
@@ -84,7 +77,8 @@ fn model(width: u16, height: u16) -> Model {
     );
     m.width = width;
     m.height = height;
-    m.source.last_ok = Some(t0());
+    let pass = m.source.health.admit(t0()).unwrap();
+    m.source.health.report(pass, Ok(()), t0(), &mut rand::rng());
     let pods = ["api-0", "api-1", "api-2"];
     let sat = pods
         .iter()
@@ -110,6 +104,7 @@ fn model(width: u16, height: u16) -> Model {
         series: lat,
         warnings: vec!["1 of 3 shards did not answer".into()],
         bytes: 0,
+        infos: vec![],
     };
     partial.warnings.truncate(1);
     deliver(&mut m, 2, Ok(partial), t0());
@@ -267,10 +262,9 @@ fn every_size_renders_without_panic() {
         for w in 0..=200u16 {
             for h in 0..=60u16 {
                 // Every size for the grid; every 3rd height for the others keeps this quick.
-                if m.mode != warroom::keymap::Mode::Dashboard || m.zoomed {
-                    if h % 3 != 0 && h > 12 {
-                        continue;
-                    }
+                if (m.mode != warroom::keymap::Mode::Dashboard || m.zoomed) && h % 3 != 0 && h > 12
+                {
+                    continue;
                 }
                 term.backend_mut().resize(w, h);
                 term.resize(ratatui::layout::Rect::new(0, 0, w, h)).unwrap();

@@ -1,14 +1,25 @@
 //! What `update` asks the runtime to do. The runtime turns each effect into a task.
 
-use crate::metrics::RangeQuery;
+use crate::metrics::fetch::Ticket;
+use crate::metrics::health::Pass;
+use crate::metrics::{InstantQuery, RangeQuery};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Query the metrics source for a panel; the answer returns as `Msg::Answer` with the same
-    /// generation.
+    /// ticket and pass.
     Fetch {
         panel: usize,
-        generation: u64,
+        ticket: Ticket,
+        pass: Pass,
         query: RangeQuery,
+    },
+    /// Ask for a panel's value now: sent instead of a range query when the panel already holds
+    /// the newest point of its step grid, so the headline value is never a step old. Answers
+    /// as `Msg::Latest`.
+    FetchLatest {
+        panel: usize,
+        pass: Pass,
+        query: InstantQuery,
     },
 }

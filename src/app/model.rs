@@ -1,9 +1,10 @@
 //! All state of the console, in one place.
 
 use super::panel::{Panel, PanelState};
-use crate::backoff::Backoff;
 use crate::config::Config;
 use crate::keymap::{Keymap, Mode};
+use crate::metrics::fetch::Window;
+use crate::metrics::health::{Health, HealthState};
 use crate::theme::Theme;
 use chrono::{DateTime, Utc};
 use rand::SeedableRng;
@@ -24,23 +25,14 @@ pub const RANGES: [Duration; 7] = [
 /// Most requests in flight to the metrics source at once.
 pub const MAX_IN_FLIGHT: usize = 4;
 
-/// How the metrics source is doing, as the status bar shows it.
+/// The metrics source as the status bar shows it.
 #[derive(Debug, Clone, Default)]
 pub struct SourceStatus {
     pub name: String,
-    pub consecutive_failures: u32,
-    /// No request before this (backoff after failures, or the server's Retry-After).
-    pub next_allowed: Option<DateTime<Utc>>,
-    pub last_error: Option<(DateTime<Utc>, String)>,
-    pub last_ok: Option<DateTime<Utc>>,
-    /// Requests sent since start (shown in the benchmark, counted by tests).
+    /// Up, down (with backoff and one probe at a time) or not yet known.
+    pub health: Health,
+    /// Requests sent since start (counted by tests and the benchmark).
     pub requests_sent: u64,
-}
-
-impl SourceStatus {
-    pub fn is_failing(&self) -> bool {
-        self.consecutive_failures > 0
-    }
 }
 
 /// A line for the status bar that stays until it expires.
@@ -79,7 +71,6 @@ pub struct Model {
     /// Something changed since the last frame.
     pub dirty: bool,
     pub quit: Option<Quit>,
-    pub backoff: Backoff,
     /// Jitter comes from here so `update` stays deterministic under test.
     pub rng: StdRng,
 }
@@ -112,11 +103,6 @@ impl Model {
             notice: None,
             dirty: true,
             quit: None,
-            backoff: Backoff {
-                base: Duration::from_secs(1),
-                cap: Duration::from_secs(60),
-                max_attempts: u32::MAX,
-            },
             rng: StdRng::seed_from_u64(now.timestamp_millis() as u64),
         }
     }
@@ -128,7 +114,16 @@ impl Model {
 
     /// Requests in flight across all panels.
     pub fn in_flight(&self) -> usize {
-        self.panels.iter().filter(|p| p.in_flight.is_some()).count()
+        self.panels.iter().filter(|p| p.busy()).count()
+    }
+
+    /// What a panel shows: the range, its plot width and the finest step worth asking for.
+    pub fn window(&self) -> Window {
+        Window {
+            range: RANGES[self.range_idx],
+            columns: crate::ui::layout::plot_columns(self.width, self.panels.len(), self.zoomed),
+            resolution: self.refresh,
+        }
     }
 
     /// What panel `i` honestly shows: its own state, or the source's failure when the source
@@ -138,13 +133,13 @@ impl Model {
             return PanelState::Loading;
         };
         let own = p.state(self.now, self.refresh.as_secs() as i64);
-        match (&own, &self.source.last_error) {
+        match (&own, self.source.health.state()) {
             (PanelState::Failing { .. }, _) => own,
-            (_, Some((at, reason)))
-                if self.source.is_failing() && p.last_ok.is_none_or(|ok| ok < *at) =>
+            (_, HealthState::Down { since, reason, .. })
+                if p.last_ok.is_none_or(|ok| ok < *since) =>
             {
                 PanelState::Failing {
-                    reason: reason.clone(),
+                    reason: reason.to_string(),
                 }
             }
             _ => own,

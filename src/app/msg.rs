@@ -1,5 +1,7 @@
 //! Everything that can happen to the console, as messages to `update`.
 
+use crate::metrics::fetch::Ticket;
+use crate::metrics::health::Pass;
 use crate::metrics::{QueryAnswer, RangeQuery, SourceError};
 use chrono::{DateTime, Utc};
 use crossterm::event::KeyEvent;
@@ -12,11 +14,19 @@ pub enum Msg {
     Resize { width: u16, height: u16 },
     /// The slow tick: clocks, staleness ages, refresh scheduling.
     Tick(DateTime<Utc>),
-    /// A panel's query came back (or failed). Answers of an older generation are dropped.
+    /// A panel's query came back (or failed). Answers for an older range or width are dropped.
     Answer {
         panel: usize,
-        generation: u64,
+        ticket: Ticket,
+        pass: Pass,
         query: RangeQuery,
+        result: Result<QueryAnswer, SourceError>,
+        at: DateTime<Utc>,
+    },
+    /// A panel's instant query came back (or failed).
+    Latest {
+        panel: usize,
+        pass: Pass,
         result: Result<QueryAnswer, SourceError>,
         at: DateTime<Utc>,
     },

@@ -1,18 +1,11 @@
-//! One dashboard panel: its configuration, the series it holds, what is in flight, and the
-//! honest state it shows (loading, fresh, stale, partial, failing).
+//! One dashboard panel: its configuration, the series it holds, its querying state
+//! ([`PanelFetch`]: the grid held, the one query in flight) and the honest state it shows
+//! (loading, fresh, stale, partial, failing).
 
 use crate::config::{BadWhen, PanelConfig};
-use crate::metrics::{QueryAnswer, RangeQuery, Series, SourceError, series::merge_tail};
+use crate::metrics::fetch::{PanelFetch, Ticket};
+use crate::metrics::{QueryAnswer, Series, SourceError};
 use chrono::{DateTime, Utc};
-
-/// Prometheus refuses range queries of more than 11,000 points per series.
-pub const MAX_POINTS: f64 = 11_000.0;
-
-/// Steps a range query may use, in seconds; the smallest that keeps ≤ 2 points per column wins.
-const NICE_STEPS: [f64; 16] = [
-    1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
-    21600.0, 86400.0,
-];
 
 /// What the panel shows about its data. Never a colour alone: the view adds a symbol and a word.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,28 +22,20 @@ pub enum PanelState {
     Failing { reason: String },
 }
 
-/// The time window the panel's series cover.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Window {
-    pub start: f64,
-    pub end: f64,
-    pub step: f64,
-}
-
 /// A panel and its data.
 #[derive(Debug, Clone)]
 pub struct Panel {
     pub config: PanelConfig,
     pub series: Vec<Series>,
     pub warnings: Vec<String>,
-    pub held: Option<Window>,
+    pub fetch: PanelFetch,
+    /// The value of each series now (from an instant query), newer than the step grid.
+    pub latest: Vec<Series>,
+    /// An instant query of this panel is in flight (it counts as the panel's one query).
+    pub latest_in_flight: bool,
     pub last_ok: Option<DateTime<Utc>>,
     pub last_error: Option<(DateTime<Utc>, String)>,
-    /// Generation of the data the panel wants; answers of other generations are dropped.
-    pub generation: u64,
-    /// Generation of the request in flight, if any (never more than one).
-    pub in_flight: Option<u64>,
-    /// When the next refresh is due.
+    /// When the next refresh is due (`None`: now).
     pub next_due: Option<DateTime<Utc>>,
     /// Bytes received, for the fetch-size benchmark.
     pub bytes_received: u64,
@@ -62,11 +47,11 @@ impl Panel {
             config,
             series: Vec::new(),
             warnings: Vec::new(),
-            held: None,
+            fetch: PanelFetch::default(),
+            latest: Vec::new(),
+            latest_in_flight: false,
             last_ok: None,
             last_error: None,
-            generation: 0,
-            in_flight: None,
             next_due: None,
             bytes_received: 0,
         }
@@ -77,7 +62,6 @@ impl Panel {
         if let Some((at, reason)) = &self.last_error
             && self.last_ok.is_none_or(|ok| *at >= ok)
         {
-            let _ = at;
             return PanelState::Failing {
                 reason: reason.clone(),
             };
@@ -95,93 +79,112 @@ impl Panel {
         }
     }
 
-    /// The query to send now: the new tail when the held data lines up, else the whole range.
-    /// `cols` is the plot's width in terminal columns (at most about 2 points a column).
-    pub fn plan(&self, now: f64, range: f64, cols: u16, min_step: f64) -> RangeQuery {
-        let step = choose_step(range, cols, min_step);
-        let end = (now / step).floor() * step;
-        let start = end - range;
-        let from = match self.held {
-            // Refetch the last held point too: it may have been incomplete.
-            Some(h) if h.step == step && h.end >= start && h.end <= end => h.end - step,
-            _ => start,
-        };
-        RangeQuery {
-            query: self.config.query.clone(),
-            start: from.max(start),
-            end,
-            step,
-        }
-    }
-
-    /// Take an answer for `query`. Returns false when it was stale and dropped.
-    pub fn accept(
+    /// Take the answer for `ticket`. Returns whether another refresh waited meanwhile and
+    /// should go now. Stale answers (an older range or width) are dropped.
+    pub fn land(
         &mut self,
-        generation: u64,
-        query: &RangeQuery,
+        ticket: Ticket,
         result: Result<QueryAnswer, SourceError>,
         at: DateTime<Utc>,
-        range: f64,
     ) -> bool {
-        if self.in_flight == Some(generation) {
-            self.in_flight = None;
-        }
-        if generation != self.generation {
-            return false;
-        }
-        match result {
-            Ok(answer) => {
-                self.bytes_received += answer.bytes as u64;
-                let keep_from = query.end - range;
-                let is_tail = self
-                    .held
-                    .is_some_and(|h| h.step == query.step && query.start > h.start);
-                if is_tail {
-                    merge_tail(&mut self.series, answer.series, query.start, keep_from);
-                } else {
-                    self.series = answer.series;
+        let (series, outcome) = match result {
+            Ok(a) => {
+                self.bytes_received += a.bytes as u64;
+                (Some(a.series), Ok(a.warnings))
+            }
+            Err(e) => (None, Err(e)),
+        };
+        let landing = self.fetch.land(ticket, series, &mut self.series);
+        if landing.accept {
+            match outcome {
+                Ok(warnings) => {
+                    self.warnings = warnings;
+                    self.last_ok = Some(at);
+                    self.last_error = None;
                 }
-                self.held = Some(Window {
-                    start: keep_from,
-                    end: query.end,
-                    step: query.step,
-                });
-                self.warnings = answer.warnings;
+                Err(e) => self.last_error = Some((at, e.to_string())),
+            }
+        }
+        landing.send_next
+    }
+
+    /// Whether the panel has a query in flight (range or instant).
+    pub fn busy(&self) -> bool {
+        self.fetch.busy() || self.latest_in_flight
+    }
+
+    /// Take the answer of an instant query.
+    pub fn land_latest(&mut self, result: Result<QueryAnswer, SourceError>, at: DateTime<Utc>) {
+        self.latest_in_flight = false;
+        match result {
+            Ok(a) => {
+                self.bytes_received += a.bytes as u64;
+                self.latest = a.series;
+                self.warnings = a.warnings;
                 self.last_ok = Some(at);
                 self.last_error = None;
             }
-            Err(e) => {
-                self.last_error = Some((at, e.to_string()));
-            }
+            Err(e) => self.last_error = Some((at, e.to_string())),
         }
-        true
     }
 
-    /// Forget held data so the next fetch takes the whole range (range changed).
-    pub fn invalidate(&mut self) {
-        self.generation += 1;
-        self.held = None;
+    /// Each series' newest point: the instant value when it is newer than the grid's last.
+    pub fn newest(&self, s: &Series) -> Option<crate::metrics::Point> {
+        let grid = s.last();
+        let now = self
+            .latest
+            .iter()
+            .find(|l| l.labels == s.labels)
+            .and_then(Series::last);
+        match (grid, now) {
+            (Some(g), Some(n)) if n.t > g.t => Some(n),
+            (g, None) => g,
+            (None, n) => n,
+            (g, _) => g,
+        }
+    }
+
+    /// The series to draw: those on the step grid, then any known only from the instant query.
+    pub fn shown(&self) -> Vec<&Series> {
+        let mut out: Vec<&Series> = self.series.iter().collect();
+        out.extend(
+            self.latest
+                .iter()
+                .filter(|l| !self.series.iter().any(|s| s.labels == l.labels)),
+        );
+        out
+    }
+
+    /// Forget held data so the next fetch takes the whole range (the range changed).
+    pub fn reset(&mut self) {
+        self.fetch.reset();
         self.series.clear();
+        self.latest.clear();
         self.warnings.clear();
         self.last_ok = None;
         self.last_error = None;
+        self.next_due = None;
     }
 
     /// The newest value of the worst series (highest, or lowest when low is bad).
     pub fn current(&self) -> Option<f64> {
+        // Series known only from the instant query count too (a new pod, or no grid point yet).
+        let unseen = self
+            .latest
+            .iter()
+            .filter(|l| !self.series.iter().any(|s| s.labels == l.labels));
         let values = self
             .series
             .iter()
-            .filter_map(|s| s.last().map(|p| p.v))
+            .filter_map(|s| self.newest(s))
+            .chain(unseen.filter_map(Series::last))
+            .map(|p| p.v)
             .filter(|v| !v.is_nan());
-        match self.config.bad_when {
-            BadWhen::Above => {
-                values.fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
-            }
-            BadWhen::Below => {
-                values.fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))))
-            }
-        }
+        let pick = |a: f64, b: f64| match self.config.bad_when {
+            BadWhen::Above => a.max(b),
+            BadWhen::Below => a.min(b),
+        };
+        values.reduce(pick)
     }
 
     /// The threshold level a value reaches.
@@ -210,21 +213,12 @@ pub enum Level {
     Crit,
 }
 
-/// The smallest nice step that keeps at most ~2 points per column and under Prometheus's limit.
-pub fn choose_step(range: f64, cols: u16, min_step: f64) -> f64 {
-    let points = (f64::from(cols.max(1)) * 2.0).min(MAX_POINTS - 1.0);
-    let want = (range / points).max(min_step).max(1.0);
-    NICE_STEPS
-        .iter()
-        .copied()
-        .find(|s| *s >= want)
-        .unwrap_or_else(|| (want / 86400.0).ceil() * 86400.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::metrics::Point;
+    use crate::metrics::fetch::Window;
+    use std::time::Duration;
 
     fn answer(points: &[(f64, f64)]) -> QueryAnswer {
         QueryAnswer {
@@ -232,8 +226,7 @@ mod tests {
                 labels: Default::default(),
                 points: points.iter().map(|&(t, v)| Point { t, v }).collect(),
             }],
-            warnings: vec![],
-            bytes: 10,
+            ..Default::default()
         }
     }
 
@@ -241,49 +234,23 @@ mod tests {
         Panel::new(crate::config::default_panels().remove(0))
     }
 
-    #[test]
-    fn steps_keep_two_points_a_column_and_the_point_limit() {
-        for range in [300.0, 900.0, 3600.0, 86400.0] {
-            for cols in [1u16, 10, 38, 80, 200, 400, u16::MAX] {
-                let step = choose_step(range, cols, 1.0);
-                let points = range / step + 1.0;
-                assert!(points <= MAX_POINTS, "{range} {cols}: {points}");
-                assert!(
-                    points <= f64::from(cols) * 2.0 + 2.0,
-                    "{range} {cols}: {points}"
-                );
-            }
+    fn window() -> Window {
+        Window {
+            range: Duration::from_secs(300),
+            columns: 50,
+            resolution: Duration::from_secs(5),
         }
     }
 
     #[test]
-    fn after_the_first_fetch_only_the_tail_is_asked() {
+    fn stale_answers_are_dropped_after_a_reset() {
         let mut p = panel();
-        let now = Utc::now();
-        let q = p.plan(10_000.0, 3600.0, 100, 1.0);
-        assert_eq!(q.end - q.start, 3600.0);
-        p.in_flight = Some(0);
-        assert!(p.accept(
-            0,
-            &q,
-            Ok(answer(&[(q.end - 60.0, 1.0), (q.end, 2.0)])),
-            now,
-            3600.0
-        ));
-        let tail = p.plan(10_000.0 + 120.0, 3600.0, 100, 1.0);
-        assert_eq!(tail.start, q.end - q.step);
-        assert!(tail.end > q.end);
-    }
-
-    #[test]
-    fn stale_generations_are_dropped_but_free_the_slot() {
-        let mut p = panel();
-        let q = p.plan(10_000.0, 300.0, 50, 1.0);
-        p.in_flight = Some(0);
-        p.invalidate();
-        assert!(!p.accept(0, &q, Ok(answer(&[(1.0, 1.0)])), Utc::now(), 300.0));
-        assert_eq!(p.in_flight, None);
+        let (ticket, _) = p.fetch.due("up", &window(), 10_000.0).unwrap();
+        p.reset();
+        let send_next = p.land(ticket, Ok(answer(&[(1.0, 1.0)])), Utc::now());
+        assert!(send_next, "the refresh that waited goes now");
         assert!(p.series.is_empty());
+        assert!(!p.fetch.busy());
     }
 
     #[test]
@@ -291,24 +258,20 @@ mod tests {
         let mut p = panel();
         let t0 = Utc::now();
         assert_eq!(p.state(t0, 5), PanelState::Loading);
-        let q = p.plan(10_000.0, 300.0, 50, 1.0);
-        p.accept(0, &q, Ok(answer(&[(1.0, 1.0)])), t0, 300.0);
+        let (ticket, _) = p.fetch.due("up", &window(), 10_000.0).unwrap();
+        p.land(ticket, Ok(answer(&[(9_990.0, 1.0)])), t0);
         assert_eq!(p.state(t0, 5), PanelState::Fresh);
         assert_eq!(
             p.state(t0 + chrono::Duration::seconds(60), 5),
             PanelState::Stale { age_secs: 60 }
         );
-        let mut partial = answer(&[(1.0, 1.0)]);
+        let (ticket, _) = p.fetch.due("up", &window(), 10_100.0).unwrap();
+        let mut partial = answer(&[(9_990.0, 1.0)]);
         partial.warnings.push("some shards down".into());
-        p.accept(0, &q, Ok(partial), t0, 300.0);
+        p.land(ticket, Ok(partial), t0);
         assert!(matches!(p.state(t0, 5), PanelState::Partial { .. }));
-        p.accept(
-            0,
-            &q,
-            Err(SourceError::Unreachable("refused".into())),
-            t0,
-            300.0,
-        );
+        let (ticket, _) = p.fetch.due("up", &window(), 10_200.0).unwrap();
+        p.land(ticket, Err(SourceError::Unreachable("refused".into())), t0);
         assert!(matches!(p.state(t0, 5), PanelState::Failing { .. }));
         // Old data stays to be drawn while failing.
         assert_eq!(p.series.len(), 1);

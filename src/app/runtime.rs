@@ -173,7 +173,8 @@ fn spawn_all(
         match effect {
             Effect::Fetch {
                 panel,
-                generation,
+                ticket,
+                pass,
                 query,
             } => {
                 let fut = source.query_range(query.clone());
@@ -187,8 +188,26 @@ fn spawn_all(
                     // The loop may have ended; nothing to do then.
                     let _ = tx.send(Msg::Answer {
                         panel,
-                        generation,
+                        ticket,
+                        pass,
                         query,
+                        result,
+                        at: clock.now(),
+                    });
+                });
+            }
+            Effect::FetchLatest { panel, pass, query } => {
+                let fut = source.query(query);
+                let tx = tx.clone();
+                let clock = clock.clone();
+                tokio::spawn(async move {
+                    let result = match tokio::time::timeout(HARD_DEADLINE, fut).await {
+                        Ok(r) => r,
+                        Err(_) => Err(crate::metrics::SourceError::Timeout(HARD_DEADLINE)),
+                    };
+                    let _ = tx.send(Msg::Latest {
+                        panel,
+                        pass,
                         result,
                         at: clock.now(),
                     });

@@ -5,7 +5,6 @@ use super::model::{Model, Quit, RANGES};
 use super::msg::Msg;
 use crate::keymap::{Action, Mode};
 use crate::ui::layout;
-use chrono::{DateTime, Utc};
 
 /// Apply one message; return the work to start.
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
@@ -38,19 +37,35 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Answer {
             panel,
-            generation,
-            query,
+            ticket,
+            pass,
+            query: _,
             result,
             at,
         } => {
-            let range = model.range_secs();
-            let failure = result.as_ref().err().cloned();
-            let Some(p) = model.panels.get_mut(panel) else {
-                return Vec::new();
-            };
-            let current = p.accept(generation, &query, result, at, range);
-            if current {
-                note_source_outcome(model, failure, at);
+            model
+                .source
+                .health
+                .report(pass, result.as_ref().map(|_| ()), at, &mut model.rng);
+            if let Some(p) = model.panels.get_mut(panel)
+                && p.land(ticket, result, at)
+            {
+                p.next_due = None;
+            }
+            model.dirty = true;
+        }
+        Msg::Latest {
+            panel,
+            pass,
+            result,
+            at,
+        } => {
+            model
+                .source
+                .health
+                .report(pass, result.as_ref().map(|_| ()), at, &mut model.rng);
+            if let Some(p) = model.panels.get_mut(panel) {
+                p.land_latest(result, at);
             }
             model.dirty = true;
         }
@@ -59,32 +74,6 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
     }
     schedule(model)
-}
-
-fn note_source_outcome(
-    model: &mut Model,
-    failure: Option<crate::metrics::SourceError>,
-    at: DateTime<Utc>,
-) {
-    let s = &mut model.source;
-    match failure {
-        None => {
-            s.consecutive_failures = 0;
-            s.next_allowed = None;
-            s.last_ok = Some(at);
-        }
-        // A query the server refused (bad PromQL, too many points) says nothing about its
-        // health: only transient failures slow every panel down.
-        Some(e) if !e.is_transient() => {}
-        Some(e) => {
-            let delay = model.backoff.delay(s.consecutive_failures, &mut model.rng);
-            let wait = e.retry_after().map_or(delay, |r| r.max(delay));
-            s.consecutive_failures = s.consecutive_failures.saturating_add(1);
-            s.next_allowed =
-                Some(at + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::zero()));
-            s.last_error = Some((at, e.to_string()));
-        }
-    }
 }
 
 fn act(model: &mut Model, action: Action) {
@@ -126,8 +115,7 @@ fn act(model: &mut Model, action: Action) {
             if idx != model.range_idx {
                 model.range_idx = idx;
                 for p in &mut model.panels {
-                    p.invalidate();
-                    p.next_due = None;
+                    p.reset();
                 }
             }
         }
@@ -147,49 +135,59 @@ fn act(model: &mut Model, action: Action) {
     }
 }
 
-/// Start the fetches that are due, within the in-flight limits and the source's backoff.
+/// Start the fetches that are due, within the in-flight limit and the source's backoff (while
+/// the source is down, `Health` admits one probe at a time after a jittered delay).
 fn schedule(model: &mut Model) -> Vec<Effect> {
     let mut effects = Vec::new();
     if model.paused || model.quit.is_some() {
         return effects;
     }
     let now = model.now;
-    if model.source.next_allowed.is_some_and(|t| now < t) {
-        return effects;
-    }
-    // While the source fails, one probe at a time: no burst when the backoff ends.
-    let limit = if model.source.is_failing() {
-        1
-    } else {
-        super::model::MAX_IN_FLIGHT
-    };
-    let mut in_flight = model.in_flight();
-    let cols = layout::plot_columns(model.width, model.panels.len(), model.zoomed);
+    let window = model.window();
     let now_s = now.timestamp_millis() as f64 / 1000.0;
-    let range = model.range_secs();
     let refresh = chrono::Duration::from_std(model.refresh).unwrap_or(chrono::Duration::seconds(5));
-    let min_step = model.refresh.as_secs_f64().max(1.0);
+    let mut in_flight = model.in_flight();
     let n = model.panels.len();
     // The selected panel first: it is the one being looked at.
     for k in 0..n {
-        if in_flight >= limit {
+        if in_flight >= super::model::MAX_IN_FLIGHT {
             break;
         }
         let i = (model.selected + k) % n;
         let p = &mut model.panels[i];
-        if p.in_flight.is_some() || p.next_due.is_some_and(|due| now < due) {
+        if p.busy() || p.next_due.is_some_and(|due| now < due) {
             continue;
         }
-        let query = p.plan(now_s, range, cols, min_step);
-        p.in_flight = Some(p.generation);
+        let Some(pass) = model.source.health.admit(now) else {
+            break;
+        };
         p.next_due = Some(now + refresh);
-        in_flight += 1;
-        model.source.requests_sent += 1;
-        effects.push(Effect::Fetch {
-            panel: i,
-            generation: p.generation,
-            query,
-        });
+        match p.fetch.due(&p.config.query, &window, now_s) {
+            Some((ticket, query)) => {
+                in_flight += 1;
+                model.source.requests_sent += 1;
+                effects.push(Effect::Fetch {
+                    panel: i,
+                    ticket,
+                    pass,
+                    query,
+                });
+            }
+            // The newest grid point is held: ask for the value now instead.
+            None => {
+                p.latest_in_flight = true;
+                in_flight += 1;
+                model.source.requests_sent += 1;
+                effects.push(Effect::FetchLatest {
+                    panel: i,
+                    pass,
+                    query: crate::metrics::InstantQuery {
+                        query: p.config.query.clone(),
+                        time: Some(now_s),
+                    },
+                });
+            }
+        }
     }
     effects
 }

@@ -26,6 +26,8 @@ pub struct QueryAnswer {
     pub series: Vec<Series>,
     /// Warnings from the server (sanitized): the answer may be partial.
     pub warnings: Vec<String>,
+    /// Informational notes from the server (sanitized), e.g. PromQL hints; not partial data.
+    pub infos: Vec<String>,
     /// Bytes of the response body, for the fetch-size benchmark.
     pub bytes: usize,
 }

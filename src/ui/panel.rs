@@ -12,6 +12,7 @@
 
 use crate::app::panel::{Level, Panel, PanelState};
 use crate::config::Unit;
+use crate::metrics::Series;
 use crate::theme::Theme;
 use chrono::TimeZone;
 use ratatui::Frame;
@@ -125,8 +126,7 @@ fn headline(v: &PanelView) -> Line<'static> {
 }
 
 /// The legend of series `i`: the panel's template, else the labels that differ.
-fn legend(panel: &Panel, i: usize) -> String {
-    let s = &panel.series[i];
+fn legend(panel: &Panel, s: &Series, all: &[&Series]) -> String {
     if let Some(t) = &panel.config.legend {
         let mut out = t.clone();
         for (k, val) in &s.labels {
@@ -137,7 +137,7 @@ fn legend(panel: &Panel, i: usize) -> String {
     let differing: Vec<String> = s
         .labels
         .iter()
-        .filter(|(k, val)| panel.series.iter().any(|o| o.labels.get(*k) != Some(*val)))
+        .filter(|(k, val)| all.iter().any(|o| o.labels.get(*k) != Some(*val)))
         .map(|(k, val)| format!("{k}={val}"))
         .collect();
     if differing.is_empty() {
@@ -152,9 +152,8 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
     let cfg = &v.panel.config;
     // Braille gives two dots a column: more points than that only cost time.
     let buckets = usize::from(area.width) * 2;
-    let data: Vec<Vec<(f64, f64)>> = v
-        .panel
-        .series
+    let shown = v.panel.shown();
+    let data: Vec<Vec<(f64, f64)>> = shown
         .iter()
         .map(|s| {
             let visible = s
@@ -162,7 +161,15 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
                 .iter()
                 .filter(|p| p.v.is_finite() && p.t >= v.start && p.t <= v.end)
                 .map(|p| (p.t, p.v));
-            decimate(visible, v.start, v.end, buckets)
+            let mut points = decimate(visible, v.start, v.end, buckets);
+            // The instant value, when newer than the step grid, extends the line to now.
+            if let Some(n) = v.panel.newest(s)
+                && n.v.is_finite()
+                && points.last().is_none_or(|l| n.t > l.0)
+            {
+                points.push((n.t, n.v));
+            }
+            points
         })
         .collect();
     let mut lo = f64::INFINITY;
@@ -209,7 +216,7 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
                 .style(theme.series(i))
                 .data(points);
             if named {
-                ds.name(legend(v.panel, i))
+                ds.name(legend(v.panel, shown[i], &shown))
             } else {
                 ds
             }
@@ -268,6 +275,9 @@ fn fmt_axis(unit: Unit, fallback: Unit, v: f64) -> String {
     unit.format(v)
 }
 
+/// A time slice's index with its lowest and highest point.
+type Bucket = (usize, (f64, f64), (f64, f64));
+
 /// Keep at most the lowest and highest point of each of `buckets` time slices, in time order,
 /// so spikes survive and drawing costs what the screen can show.
 pub fn decimate(
@@ -279,7 +289,8 @@ pub fn decimate(
     let width = (end - start).max(f64::MIN_POSITIVE);
     let buckets = buckets.max(1);
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let mut current: Option<(usize, (f64, f64), (f64, f64))> = None;
+    // The bucket being filled, with its lowest and highest point.
+    let mut current: Option<Bucket> = None;
     let flush = |out: &mut Vec<(f64, f64)>, lo: (f64, f64), hi: (f64, f64)| {
         if lo == hi {
             out.push(lo);

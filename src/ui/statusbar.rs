@@ -3,7 +3,7 @@
 
 use crate::app::Model;
 use crate::keymap::{Action, Mode};
-use chrono::Utc;
+use crate::metrics::health::HealthState;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -13,16 +13,13 @@ use ratatui::widgets::Paragraph;
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let t = &model.theme;
     let s = &model.source;
-    let (health, hstyle) = if s.is_failing() {
-        let wait = s
-            .next_allowed
-            .map(|n| (n - model.now).num_seconds().max(0))
-            .unwrap_or(0);
-        (format!("✖ down, retry in {wait}s"), t.failing)
-    } else if s.last_ok.is_some() {
-        ("● up".to_string(), t.ok)
-    } else {
-        ("◌ connecting".to_string(), t.loading)
+    let (health, hstyle) = match s.health.state() {
+        HealthState::Down { retry_at, .. } => {
+            let wait = (*retry_at - model.now).num_seconds().max(0);
+            (format!("✖ down, retry in {wait}s"), t.failing)
+        }
+        HealthState::Up { .. } => ("● up".to_string(), t.ok),
+        HealthState::Unknown => ("◌ connecting".to_string(), t.loading),
     };
     let local = model.now.with_timezone(&model.tz);
     let range = humantime::format_duration(super::super::app::model::RANGES[model.range_idx]);
@@ -63,6 +60,5 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         ),
         t.muted,
     ));
-    let _ = Utc::now;
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
 }

@@ -1,8 +1,10 @@
 use super::*;
 use crate::app::PanelState;
 use crate::config::Config;
+use crate::metrics::health::HealthState;
 use crate::metrics::{Point, QueryAnswer, Series, SourceError};
 use crate::theme::Theme;
+use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 fn t0() -> DateTime<Utc> {
@@ -34,34 +36,48 @@ fn ok_answer() -> QueryAnswer {
         }],
         warnings: vec![],
         bytes: 100,
+        infos: vec![],
     }
 }
 
 fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
     let mut next = Vec::new();
     for e in effects {
-        let Effect::Fetch {
-            panel,
-            generation,
-            query,
-        } = e;
         let result = if ok {
             Ok(ok_answer())
         } else {
             Err(SourceError::Unreachable("connection refused".into()))
         };
-        next.extend(update(
-            m,
-            Msg::Answer {
+        let msg = match e {
+            Effect::Fetch {
                 panel,
-                generation,
+                ticket,
+                pass,
+                query,
+            } => Msg::Answer {
+                panel,
+                ticket,
+                pass,
                 query,
                 result,
                 at: m.now,
             },
-        ));
+            Effect::FetchLatest { panel, pass, .. } => Msg::Latest {
+                panel,
+                pass,
+                result,
+                at: m.now,
+            },
+        };
+        next.extend(update(m, msg));
     }
     next
+}
+
+fn panel_of(e: &Effect) -> usize {
+    match e {
+        Effect::Fetch { panel, .. } | Effect::FetchLatest { panel, .. } => *panel,
+    }
 }
 
 #[test]
@@ -85,11 +101,9 @@ fn a_panel_never_has_two_queries_in_flight() {
     // Time passes beyond the refresh while the answers hang.
     let later = update(&mut m, Msg::Tick(t0() + chrono::Duration::seconds(30)));
     for e in &later {
-        let Effect::Fetch { panel, .. } = e;
+        let panel = panel_of(e);
         assert!(
-            !first
-                .iter()
-                .any(|f| matches!(f, Effect::Fetch { panel: p, .. } if p == panel)),
+            !first.iter().any(|f| panel_of(f) == panel),
             "panel {panel} asked twice"
         );
     }
@@ -139,7 +153,9 @@ fn changing_the_range_refetches_everything_and_drops_old_answers() {
     );
     assert_eq!(next.len(), 4);
     for e in &next {
-        let Effect::Fetch { query, .. } = e;
+        let Effect::Fetch { query, .. } = e else {
+            panic!("a full range fetch was expected, got {e:?}");
+        };
         assert!((query.end - query.start - m.range_secs()).abs() < 1e-9);
     }
 }
@@ -173,7 +189,7 @@ fn a_failing_source_is_not_hammered() {
             assert!(m.now >= t, "sent before the backoff allowed");
         }
         effects = answer_all(&mut m, effects, false);
-        last_allowed = m.source.next_allowed;
+        last_allowed = m.source.health.retry_at();
         if !effects.is_empty() {
             continue;
         }
@@ -203,14 +219,19 @@ fn a_refused_query_does_not_slow_the_other_panels() {
     let effects = update(&mut m, Msg::Tick(t0()));
     let Effect::Fetch {
         panel,
-        generation,
+        ticket,
+        pass,
         query,
-    } = effects[0].clone();
+    } = effects[0].clone()
+    else {
+        panic!("a range fetch comes first");
+    };
     update(
         &mut m,
         Msg::Answer {
             panel,
-            generation,
+            ticket,
+            pass,
             query,
             result: Err(SourceError::Api {
                 error_type: "bad_data".into(),
@@ -219,6 +240,41 @@ fn a_refused_query_does_not_slow_the_other_panels() {
             at: t0(),
         },
     );
-    assert!(!m.source.is_failing());
+    assert!(!matches!(m.source.health.state(), HealthState::Down { .. }));
     assert!(matches!(m.panel_state(panel), PanelState::Failing { .. }));
+}
+
+#[test]
+fn between_grid_points_the_value_now_is_asked_and_shown() {
+    let mut m = model();
+    let e = update(&mut m, Msg::Tick(t0()));
+    let more = answer_all(&mut m, e, true);
+    answer_all(&mut m, more, true);
+    // One refresh later the 1 h grid (a step of a minute or more) has no new point yet.
+    let later = t0() + chrono::Duration::seconds(6);
+    let effects = update(&mut m, Msg::Tick(later));
+    assert!(!effects.is_empty());
+    assert!(
+        effects
+            .iter()
+            .all(|e| matches!(e, Effect::FetchLatest { .. })),
+        "{effects:?}"
+    );
+    let Effect::FetchLatest { panel, pass, .. } = effects[0].clone() else {
+        unreachable!()
+    };
+    let mut now = ok_answer();
+    now.series[0].points = vec![Point { t: 2.0, v: 0.97 }];
+    update(
+        &mut m,
+        Msg::Latest {
+            panel,
+            pass,
+            result: Ok(now),
+            at: later,
+        },
+    );
+    assert_eq!(m.panels[panel].current(), Some(0.97));
+    assert_eq!(m.panel_state(panel), PanelState::Fresh);
+    assert!(!m.panels[panel].busy());
 }

@@ -1,0 +1,413 @@
+//! [`PrometheusClient`]: the [`Source`] for a real Prometheus (or a compatible server: Thanos,
+//! Mimir, VictoriaMetrics) over its HTTP API.
+//!
+//! Every request has one deadline covering the wait for a slot, the connection, the answer and
+//! the body. At most [`MAX_IN_FLIGHT`] requests per client are in flight. Nothing is retried
+//! here: retrying is the caller's decision, through `metrics::health` and its backoff.
+
+use super::errors::error_from_reply;
+use super::parse::{self, Envelope, MAX_BODY, clean_message, malformed_2xx, parse_answer};
+use crate::metrics::source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
+use crate::sanitize;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use url::Url;
+
+/// Requests one client keeps in flight at most; more wait for a slot (within their deadline).
+pub const MAX_IN_FLIGHT: usize = 4;
+
+use super::options::base_url;
+pub use super::options::{Auth, ClientError, ClientOptions, DEFAULT_TIMEOUT};
+
+/// What `/api/v1/status/buildinfo` says (sanitized).
+#[derive(Debug, Clone, PartialEq, Default, serde::Deserialize)]
+pub struct BuildInfo {
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub revision: String,
+    #[serde(default)]
+    pub branch: String,
+}
+
+/// A Prometheus HTTP API client. Cheap to clone (the clones share the slots and connections).
+#[derive(Clone)]
+pub struct PrometheusClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    base: Url,
+    auth: Auth,
+    header_names: Vec<String>,
+    timeout: Duration,
+    post: bool,
+    slots: Semaphore,
+}
+
+impl fmt::Debug for PrometheusClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let auth = match &self.inner.auth {
+            Auth::None => "none".to_string(),
+            Auth::Basic { user, .. } => format!("basic user={user:?} password=***"),
+            Auth::Bearer(_) => "bearer ***".to_string(),
+        };
+        f.debug_struct("PrometheusClient")
+            .field("base_url", &self.inner.base.as_str())
+            .field("auth", &auth)
+            .field("headers", &self.inner.header_names)
+            .field("timeout", &self.inner.timeout)
+            .finish()
+    }
+}
+
+/// One reply, before it is parsed.
+struct Reply {
+    status: u16,
+    content_type: Option<String>,
+    retry_after: Option<String>,
+    body: Vec<u8>,
+}
+
+enum Body {
+    None,
+    Params(Vec<(&'static str, String)>),
+}
+
+impl PrometheusClient {
+    /// Build a client; checks the URL and headers (nothing is sent yet).
+    pub fn new(opts: ClientOptions) -> Result<Self, ClientError> {
+        let base = base_url(&opts.base_url)?;
+        if opts.timeout.is_zero() {
+            return Err(ClientError::ZeroTimeout);
+        }
+        let mut headers = HeaderMap::new();
+        let mut header_names = Vec::new();
+        for (name, value) in &opts.headers {
+            let bad = |reason: String| ClientError::BadHeader {
+                name: sanitize::line(name).into_owned(),
+                reason,
+            };
+            let n =
+                HeaderName::from_bytes(name.trim().as_bytes()).map_err(|e| bad(e.to_string()))?;
+            let mut v = HeaderValue::from_str(value.trim()).map_err(|e| bad(e.to_string()))?;
+            // Extra headers may carry API keys; keep them out of any Debug output.
+            v.set_sensitive(true);
+            header_names.push(n.as_str().to_string());
+            headers.append(n, v);
+        }
+        let http = reqwest::Client::builder()
+            .use_rustls_tls()
+            .default_headers(headers)
+            .user_agent(concat!("warroom/", env!("CARGO_PKG_VERSION")))
+            .timeout(opts.timeout)
+            .connect_timeout(opts.timeout.min(Duration::from_secs(5)))
+            // A redirect is usually a login proxy; show it rather than follow it with our
+            // credentials.
+            .redirect(reqwest::redirect::Policy::none())
+            .retry(reqwest::retry::never())
+            .pool_max_idle_per_host(MAX_IN_FLIGHT)
+            .build()
+            .map_err(|e| ClientError::Build(e.to_string()))?;
+        Ok(PrometheusClient {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                auth: opts.auth,
+                header_names,
+                timeout: opts.timeout,
+                post: opts.post,
+                slots: Semaphore::new(MAX_IN_FLIGHT),
+            }),
+        })
+    }
+
+    /// The base URL requests go to (with its path prefix, ending in `/`).
+    pub fn base_url(&self) -> &str {
+        self.inner.base.as_str()
+    }
+
+    /// `/api/v1/status/buildinfo`: the server's version.
+    pub fn buildinfo(&self) -> BoxFuture<'static, Result<BuildInfo, SourceError>> {
+        let inner = self.inner.clone();
+        async move {
+            let r = inner
+                .send("api/v1/status/buildinfo", reqwest::Method::GET, Body::None)
+                .await?;
+            parse_buildinfo(&r)
+        }
+        .boxed()
+    }
+
+    /// The `timeout` parameter sent to the server: a little under our own deadline, so the
+    /// server gives up first and says so (`errorType: timeout`) instead of us guessing.
+    fn server_timeout(&self) -> String {
+        let t = self.inner.timeout;
+        let margin = (t / 10).min(Duration::from_secs(1));
+        format!("{}ms", (t - margin).as_millis().max(1))
+    }
+
+    fn query_method(&self) -> reqwest::Method {
+        if self.inner.post {
+            reqwest::Method::POST
+        } else {
+            reqwest::Method::GET
+        }
+    }
+}
+
+fn parse_buildinfo(r: &Reply) -> Result<BuildInfo, SourceError> {
+    if !(200..300).contains(&r.status) {
+        return Err(error_from_reply(
+            r.status,
+            r.content_type.as_deref(),
+            r.retry_after
+                .as_deref()
+                .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+            &r.body,
+        ));
+    }
+    let env: Envelope<BuildInfo> = serde_json::from_slice(&r.body)
+        .map_err(|e| malformed_2xx(r.content_type.as_deref(), &r.body, &e))?;
+    if env.status.as_deref() != Some("success") {
+        return Err(parse::api_error(env.error_type, env.error, env.status));
+    }
+    let b = env.data.unwrap_or_default();
+    Ok(BuildInfo {
+        version: clean_message(&b.version),
+        revision: clean_message(&b.revision),
+        branch: clean_message(&b.branch),
+    })
+}
+
+impl Inner {
+    /// Send one request and read its body, all within the deadline and a slot.
+    async fn send(
+        &self,
+        endpoint: &str,
+        method: reqwest::Method,
+        body: Body,
+    ) -> Result<Reply, SourceError> {
+        let url = self
+            .base
+            .join(endpoint)
+            .map_err(|e| SourceError::Unreachable(format!("bad endpoint URL: {e}")))?;
+        let deadline = self.timeout;
+        match tokio::time::timeout(deadline, self.send_within(url, method, body)).await {
+            Ok(r) => r,
+            Err(_) => Err(SourceError::Timeout(deadline)),
+        }
+    }
+
+    async fn send_within(
+        &self,
+        url: Url,
+        method: reqwest::Method,
+        body: Body,
+    ) -> Result<Reply, SourceError> {
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| SourceError::Unreachable("the client is shutting down".into()))?;
+        let is_get = method == reqwest::Method::GET;
+        let mut req = self.http.request(method, url);
+        if let Body::Params(params) = &body {
+            req = if is_get {
+                req.query(params)
+            } else {
+                req.form(params)
+            };
+        }
+        req = match &self.auth {
+            Auth::None => req,
+            Auth::Basic { user, password } => req.basic_auth(user, Some(password.expose())),
+            Auth::Bearer(token) => req.bearer_auth(token.expose()),
+        };
+        let mut resp = req.send().await.map_err(|e| self.transport_error(e))?;
+        let status = resp.status().as_u16();
+        let header = |name: reqwest::header::HeaderName| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let content_type = header(reqwest::header::CONTENT_TYPE);
+        let retry_after = header(reqwest::header::RETRY_AFTER);
+        if (300..400).contains(&status) {
+            let to = header(reqwest::header::LOCATION)
+                .map(|l| format!("redirected to \"{}\"", clean_message(&l)))
+                .unwrap_or_else(|| "redirected".into());
+            return Err(SourceError::Http {
+                status,
+                summary: format!("{to} (a login proxy? point warroom at the API itself)"),
+            });
+        }
+        if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+            return Err(SourceError::TooLarge(MAX_BODY));
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport_error(e))? {
+            if bytes.len() + chunk.len() > MAX_BODY {
+                return Err(SourceError::TooLarge(MAX_BODY));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(Reply {
+            status,
+            content_type,
+            retry_after,
+            body: bytes,
+        })
+    }
+
+    fn transport_error(&self, e: reqwest::Error) -> SourceError {
+        if e.is_timeout() {
+            return SourceError::Timeout(self.timeout);
+        }
+        // The URL is ours and already shown elsewhere; keep the message to the cause.
+        let e = e.without_url();
+        let mut parts: Vec<String> = vec![e.to_string()];
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !parts.iter().any(|p| p.contains(&text)) {
+                parts.push(text);
+            }
+            source = s.source();
+        }
+        let msg = clean_message(&parts.join(": "));
+        if e.is_body() || e.is_decode() {
+            SourceError::Unreachable(format!("connection lost while reading the answer: {msg}"))
+        } else {
+            SourceError::Unreachable(msg)
+        }
+    }
+}
+
+fn fmt_time(t: f64) -> String {
+    format!("{t:.3}")
+}
+
+impl Source for PrometheusClient {
+    fn describe(&self) -> String {
+        format!("prometheus {}", sanitize::line(self.inner.base.as_str()))
+    }
+
+    fn query_range(&self, q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        let params = vec![
+            ("query", q.query),
+            ("start", fmt_time(q.start)),
+            ("end", fmt_time(q.end)),
+            ("step", fmt_time(q.step)),
+            ("timeout", self.server_timeout()),
+        ];
+        let (inner, method) = (self.inner.clone(), self.query_method());
+        async move {
+            let r = inner
+                .send("api/v1/query_range", method, Body::Params(params))
+                .await?;
+            parse_answer(
+                r.status,
+                r.content_type.as_deref(),
+                r.retry_after.as_deref(),
+                &r.body,
+            )
+        }
+        .boxed()
+    }
+
+    fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        let mut params = vec![("query", q.query), ("timeout", self.server_timeout())];
+        if let Some(t) = q.time {
+            params.push(("time", fmt_time(t)));
+        }
+        let (inner, method) = (self.inner.clone(), self.query_method());
+        async move {
+            let r = inner
+                .send("api/v1/query", method, Body::Params(params))
+                .await?;
+            parse_answer(
+                r.status,
+                r.content_type.as_deref(),
+                r.retry_after.as_deref(),
+                &r.body,
+            )
+        }
+        .boxed()
+    }
+
+    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
+        let inner = self.inner.clone();
+        async move {
+            let r = inner
+                .send("-/ready", reqwest::Method::GET, Body::None)
+                .await?;
+            if (200..300).contains(&r.status) {
+                Ok(())
+            } else {
+                Err(error_from_reply(
+                    r.status,
+                    r.content_type.as_deref(),
+                    r.retry_after
+                        .as_deref()
+                        .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+                    &r.body,
+                ))
+            }
+        }
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secret::Secret;
+
+    #[test]
+    fn debug_never_shows_secrets() {
+        let mut o = ClientOptions::new("http://127.0.0.1:9");
+        o.auth = Auth::Basic {
+            user: "ops".into(),
+            password: Secret::new("pw-canary-1"),
+        };
+        o.headers = vec![("X-Api-Key".into(), "key-canary-2".into())];
+        let c = PrometheusClient::new(o.clone()).unwrap();
+        for text in [format!("{c:?}"), format!("{o:?}"), format!("{:#?}", o.auth)] {
+            assert!(!text.contains("canary-1"), "{text}");
+            assert!(!text.contains("pw-canary"), "{text}");
+        }
+        assert!(!format!("{c:?}").contains("key-canary-2"));
+        assert!(!format!("{o:?}").contains("key-canary-2"));
+        assert!(format!("{o:?}").contains("X-Api-Key"));
+        let b = PrometheusClient::new(ClientOptions {
+            auth: Auth::Bearer(Secret::new("tok-canary-3")),
+            ..ClientOptions::new("http://127.0.0.1:9")
+        })
+        .unwrap();
+        assert!(!format!("{b:?}").contains("tok-canary-3"));
+    }
+
+    #[test]
+    fn bad_headers_and_zero_timeouts_are_refused() {
+        let mut o = ClientOptions::new("http://127.0.0.1:9");
+        o.headers = vec![("Bad Name".into(), "v".into())];
+        assert!(matches!(
+            PrometheusClient::new(o),
+            Err(ClientError::BadHeader { .. })
+        ));
+        let mut o = ClientOptions::new("http://127.0.0.1:9");
+        o.timeout = Duration::ZERO;
+        assert!(matches!(
+            PrometheusClient::new(o),
+            Err(ClientError::ZeroTimeout)
+        ));
+    }
+}
