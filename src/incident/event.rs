@@ -477,7 +477,11 @@ impl Event {
         match &mut self {
             Event::IncidentOpened { title, .. } | Event::TitleChanged { title } => one(title),
             Event::ServicesChanged { services } => services.iter_mut().for_each(one),
-            Event::Note { text, .. } => many_lines(text),
+            Event::Note { text, tags } => {
+                many_lines(text);
+                // Tags are whatever the stored text says, so they never disagree with it.
+                *tags = Tag::parse_all(text);
+            }
             Event::ActionItem {
                 id, action, owner, ..
             } => {

@@ -231,33 +231,7 @@ impl Store {
 
     /// Takes the incident's lock for `role`, or says who holds it.
     pub fn lock(&self, id: &IncidentId, role: &str) -> Result<IncidentLock, StoreError> {
-        let path = self.dir(id).join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_at(&path))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let holder = read_holder(&mut file);
-                let hint = match holder.role.as_str() {
-                    "console" | "recorder" => {
-                        "add notes in its console, or close it (or let the console take over) \
-                         and try again"
-                    }
-                    _ => "wait for it to finish and try again",
-                };
-                return Err(StoreError::Held {
-                    id: id.to_string(),
-                    holder,
-                    hint,
-                });
-            }
-            Err(TryLockError::Error(e)) => return Err(io_at(&path)(e)),
-        }
+        let mut file = self.try_take(id)?;
         let holder = Holder {
             pid: std::process::id(),
             since: Utc::now(),
@@ -276,12 +250,46 @@ impl Store {
         })
     }
 
-    /// Who holds the incident's lock right now, if anyone (takes and drops it to find out).
+    /// Who holds the incident's lock right now, if anyone (takes and drops it to find out,
+    /// without writing anything).
     pub fn holder(&self, id: &IncidentId) -> Result<Option<Holder>, StoreError> {
-        match self.lock(id, "probe") {
-            Ok(_lock) => Ok(None),
+        match self.try_take(id) {
+            Ok(_file) => Ok(None),
             Err(StoreError::Held { holder, .. }) => Ok(Some(holder)),
             Err(e) => Err(e),
+        }
+    }
+
+    /// Opens the lock file and takes the (advisory, `flock`) lock. The kernel drops it when the
+    /// holder exits in any way, `kill -9` included, so a lock is never stale; only the text in
+    /// the file can be, and it is rewritten by each new holder.
+    fn try_take(&self, id: &IncidentId) -> Result<File, StoreError> {
+        let path = self.dir(id).join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_at(&path))?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(TryLockError::WouldBlock) => {
+                let holder = read_holder(&mut file);
+                let hint = match holder.role.as_str() {
+                    "console" | "recorder" => {
+                        "add notes in its console, or close it (or let the console take over) \
+                         and try again"
+                    }
+                    _ => "wait for it to finish and try again",
+                };
+                Err(StoreError::Held {
+                    id: id.to_string(),
+                    holder,
+                    hint,
+                })
+            }
+            Err(TryLockError::Error(e)) => Err(io_at(&path)(e)),
         }
     }
 

@@ -1,0 +1,144 @@
+//! RELIABILITY.md, "The journal": two writers on one incident. Exactly one writes; the other is
+//! told who holds the incident and since when.
+
+use std::process::Command;
+use warroom::incident::{Event, Source, Store, StoreError};
+
+fn warroom(data: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_warroom"));
+    cmd.arg("--data-dir")
+        .arg(data)
+        .arg("--log-file")
+        .arg(data.join("warroom.log"))
+        .env("NO_COLOR", "1")
+        .env("RUST_BACKTRACE", "0");
+    cmd
+}
+
+#[test]
+fn a_second_writer_in_this_process_is_refused_and_told_who_holds_it() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+
+    let (mut first, _) = store.open_incident(&id, "console").unwrap();
+    let second = store.open_incident(&id, "recorder");
+    let Err(StoreError::Held { holder, .. }) = &second else {
+        panic!("the second writer was not refused: {second:?}");
+    };
+    assert_eq!(holder.pid, std::process::id());
+    assert_eq!(holder.role, "console");
+    let message = second.unwrap_err().to_string();
+    assert!(
+        message.contains(&format!("pid {}", std::process::id())),
+        "{message}"
+    );
+    assert!(
+        message.contains("console") && message.contains("since"),
+        "{message}"
+    );
+    assert_eq!(
+        store.holder(&id).unwrap().map(|h| h.role),
+        Some("console".into())
+    );
+
+    first
+        .journal
+        .append(
+            Source::Operator,
+            "ana",
+            Event::note("only the holder writes"),
+        )
+        .unwrap();
+    drop(first);
+    // A child that another test in this process is spawning may hold a copy of the lock's file
+    // descriptor between its fork and its exec (the descriptor is close-on-exec): allow it a
+    // moment.
+    let freed = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        store.holder(&id).unwrap().is_none()
+    });
+    assert!(
+        freed,
+        "the lock was not released when its holder was dropped"
+    );
+    let (_second, recovery) = store.open_incident(&id, "recorder").unwrap();
+    assert_eq!(recovery.records.len(), 1);
+}
+
+#[test]
+fn the_cli_refuses_to_write_an_incident_a_console_holds() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let journal = store.journal_path(&id);
+
+    let held = store.open_incident(&id, "console").unwrap();
+    let before = std::fs::read(&journal).unwrap();
+    let out = warroom(data.path())
+        .args(["incident", "note", &id.to_string(), "from a chat bot"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!("warroom console (pid {})", std::process::id())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("since") && stderr.contains("UTC"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        before,
+        "nothing was written"
+    );
+
+    drop(held);
+    let out = warroom(data.path())
+        .args(["incident", "note", &id.to_string(), "from a chat bot"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(store.read(&id).unwrap().records.len(), 1);
+}
+
+#[test]
+fn concurrent_cli_writers_take_turns_and_none_is_lost() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let writers = 6;
+    let children: Vec<_> = (0..writers)
+        .map(|i| {
+            warroom(data.path())
+                .args(["incident", "note", &id.to_string(), &format!("writer {i}")])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let ok = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .filter(|o| o.status.success())
+        .count();
+    // Short commands wait for each other (with backoff), so every note lands exactly once.
+    let records = store.read(&id).unwrap().records;
+    assert_eq!(ok, writers);
+    assert_eq!(records.len(), writers);
+    for i in 0..writers {
+        let text = format!("writer {i}");
+        let n = records
+            .iter()
+            .filter(|r| matches!(&r.kind, Event::Note { text: t, .. } if *t == text))
+            .count();
+        assert_eq!(n, 1, "{text}");
+    }
+}
