@@ -54,6 +54,7 @@ fn event(i: u64) -> Event {
             direction: Direction::Up,
             value: 0.97,
             threshold: 0.95,
+            at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
         }
     } else {
         Event::note(format!("record {i}: retries at three layers #factor"))

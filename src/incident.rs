@@ -8,6 +8,7 @@
 //! into words.
 
 pub mod cli;
+pub mod crossing;
 pub mod event;
 pub mod journal;
 pub mod record;

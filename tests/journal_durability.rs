@@ -149,6 +149,7 @@ fn a_value_json_cannot_carry_is_refused_before_it_is_written() {
                 direction: warroom::incident::event::Direction::Up,
                 value: f64::NAN,
                 threshold: 0.5,
+                at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
             },
         )
         .unwrap_err();

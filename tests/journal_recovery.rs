@@ -33,6 +33,7 @@ fn write_journal(path: &Path, n: usize) -> Vec<Record> {
                 direction: Direction::Up,
                 value: 0.97 + i as f64 / 1000.0,
                 threshold: 0.95,
+                at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
             },
             2 => Event::StatusChanged {
                 status: Status::Identified,

@@ -361,12 +361,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         replacement: Option<Box<Event>>,
     },
+    /// A panel's value went past a threshold (`direction` is the way the value moved) or came
+    /// back; `at` is the reading where it happened (the record's time is when it was known).
     ThresholdCrossed {
         panel: String,
         level: Level,
         direction: Direction,
         value: f64,
         threshold: f64,
+        at: DateTime<Utc>,
     },
     AlertFiring {
         name: String,

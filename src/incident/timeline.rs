@@ -78,19 +78,17 @@ pub fn describe(event: &Event) -> String {
             direction,
             value,
             threshold,
+            ..
         } => {
             let level = match level {
                 Level::Warn => "warn",
                 Level::Crit => "crit",
             };
-            match direction {
-                Direction::Up => {
-                    format!("{panel} crossed {level} {threshold} (at {value})")
-                }
-                Direction::Down => {
-                    format!("{panel} back under {level} {threshold} (at {value})")
-                }
-            }
+            let verb = match direction {
+                Direction::Up => "rose above",
+                Direction::Down => "fell below",
+            };
+            format!("{panel} {verb} {level} {threshold} (at {value})")
         }
         Event::AlertFiring {
             name, labels: l, ..
