@@ -16,6 +16,7 @@ pub mod storage;
 pub mod store;
 pub mod summary;
 pub mod timeline;
+pub mod vocabulary;
 
 pub use event::{Event, Source};
 pub use journal::{Durability, Journal, JournalError, Recovery};
