@@ -17,11 +17,13 @@ pub mod store;
 pub mod summary;
 pub mod timeline;
 pub mod vocabulary;
+pub mod writer;
 
 pub use event::{Event, Source};
 pub use journal::{Durability, Journal, JournalError, Recovery};
 pub use record::Record;
 pub use store::{IncidentId, OpenIncident, Store, StoreError};
+pub use writer::{JournalWriter, WriteError};
 
 use std::path::Path;
 

@@ -22,6 +22,7 @@ fn two_writers_on_one_incident() {
     a_second_writer_in_this_process_is_refused_and_told_who_holds_it();
     the_cli_refuses_to_write_an_incident_a_console_holds();
     concurrent_cli_writers_take_turns_and_none_is_lost();
+    a_holder_named_by_a_dead_process_is_reported_as_unknown();
 }
 
 fn a_second_writer_in_this_process_is_refused_and_told_who_holds_it() {
@@ -141,4 +142,27 @@ fn concurrent_cli_writers_take_turns_and_none_is_lost() {
             .count();
         assert_eq!(n, 1, "{text}");
     }
+}
+
+fn a_holder_named_by_a_dead_process_is_reported_as_unknown() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead_pid = child.id();
+    child.wait().unwrap();
+
+    let _held = store.lock(&id, "console").unwrap();
+    // The lock file still names an earlier holder that has exited.
+    let stale = format!(r#"{{"pid":{dead_pid},"since":"2026-11-29T08:00:00Z","role":"console"}}"#);
+    std::fs::write(store.dir(&id).join("lock"), stale).unwrap();
+    let err = store.lock(&id, "cli").unwrap_err();
+    let Some(holder) = (match &err {
+        StoreError::Held { holder, .. } => Some(holder.clone()),
+        _ => None,
+    }) else {
+        panic!("expected Held, got {err}");
+    };
+    assert_eq!(holder.pid, 0, "a dead pid is not named as the holder");
+    assert!(err.to_string().contains("another process"), "{err}");
 }

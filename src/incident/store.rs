@@ -318,14 +318,35 @@ impl Store {
     }
 }
 
+/// Reads who holds the lock. The text can be stale (the holder has the lock but has not written
+/// yet, or a probe holds it for a moment): a holder whose process is gone is reported as unknown.
 fn read_holder(file: &mut File) -> Holder {
-    let mut text = String::new();
-    let _ = file.rewind().and_then(|()| file.read_to_string(&mut text));
-    serde_json::from_str(&text).unwrap_or(Holder {
+    let unknown = Holder {
         pid: 0,
         since: DateTime::<Utc>::UNIX_EPOCH,
         role: String::new(),
-    })
+    };
+    let mut text = String::new();
+    let _ = file.rewind().and_then(|()| file.read_to_string(&mut text));
+    match serde_json::from_str::<Holder>(&text) {
+        Ok(h) if process_exists(h.pid) => h,
+        _ => unknown,
+    }
+}
+
+fn process_exists(pid: u32) -> bool {
+    use nix::errno::Errno;
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    if raw <= 0 {
+        return false;
+    }
+    // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None) {
+        Ok(()) | Err(Errno::EPERM) => true,
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
