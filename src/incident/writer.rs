@@ -12,11 +12,16 @@ use super::store::OpenIncident;
 use std::sync::{Arc, Mutex, mpsc};
 use tokio::sync::oneshot;
 
-struct Request {
-    source: Source,
-    actor: String,
-    event: Event,
-    reply: oneshot::Sender<Result<Record, JournalError>>,
+enum Request {
+    Append {
+        source: Source,
+        actor: String,
+        event: Event,
+        reply: oneshot::Sender<Result<Record, JournalError>>,
+    },
+    Restore {
+        reply: oneshot::Sender<Result<(), JournalError>>,
+    },
 }
 
 /// Why an append through the writer did not happen.
@@ -49,12 +54,24 @@ impl JournalWriter {
                 // it names, and the lock would be dropped here, at spawn.
                 let mut incident = incident;
                 for req in rx {
-                    let result = incident.journal.append(req.source, &req.actor, req.event);
-                    if let Ok(mut d) = shared.lock() {
-                        *d = incident.journal.durability().clone();
+                    // The caller may have stopped waiting; what was done stands either way.
+                    match req {
+                        Request::Append {
+                            source,
+                            actor,
+                            event,
+                            reply,
+                        } => {
+                            let result = incident.journal.append(source, &actor, event);
+                            publish(&shared, &incident);
+                            let _ = reply.send(result);
+                        }
+                        Request::Restore { reply } => {
+                            let result = incident.journal.restore();
+                            publish(&shared, &incident);
+                            let _ = reply.send(result);
+                        }
                     }
-                    // The caller may have stopped waiting; the record stands either way.
-                    let _ = req.reply.send(result);
                 }
             })?;
         Ok(JournalWriter { tx, durability })
@@ -69,7 +86,7 @@ impl JournalWriter {
     ) -> Result<Record, WriteError> {
         let (reply, answer) = oneshot::channel();
         self.tx
-            .send(Request {
+            .send(Request::Append {
                 source,
                 actor: actor.to_string(),
                 event,
@@ -88,7 +105,7 @@ impl JournalWriter {
     ) -> Result<Record, WriteError> {
         let (reply, answer) = oneshot::channel();
         self.tx
-            .send(Request {
+            .send(Request::Append {
                 source,
                 actor: actor.to_string(),
                 event,
@@ -96,6 +113,16 @@ impl JournalWriter {
             })
             .map_err(|_| WriteError::Stopped)?;
         Ok(answer.blocking_recv().map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Tries to make a not-durable journal durable again without appending (the console retries
+    /// this with backoff while it shows "not durable").
+    pub async fn restore(&self) -> Result<(), WriteError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Request::Restore { reply })
+            .map_err(|_| WriteError::Stopped)?;
+        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 
     /// Durability after the last append finished: the console shows "not durable" and refuses
@@ -112,6 +139,12 @@ impl JournalWriter {
 
     pub fn is_durable(&self) -> bool {
         self.durability() == Durability::Durable
+    }
+}
+
+fn publish(shared: &Mutex<Durability>, incident: &OpenIncident) {
+    if let Ok(mut d) = shared.lock() {
+        *d = incident.journal.durability().clone();
     }
 }
 
@@ -155,5 +188,50 @@ mod tests {
             "the lock is released when the last handle is dropped"
         );
         assert_eq!(store.read(&id).unwrap().records.len(), 20);
+    }
+
+    #[tokio::test]
+    async fn a_failed_sync_shows_as_not_durable_until_restored() {
+        use crate::incident::journal::Journal;
+        use crate::incident::storage::{Faults, FaultyStorage};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let id = store.create(chrono::Utc::now()).unwrap();
+        let lock = store.lock(&id, "console").unwrap();
+        let faults = Faults::default();
+        let f = faults.clone();
+        let (journal, _) = Journal::open_with(
+            &store.journal_path(&id),
+            std::sync::Arc::new(crate::clock::WallClock),
+            move |file| Box::new(FaultyStorage::new(file, f)),
+        )
+        .unwrap();
+        let writer = JournalWriter::spawn(OpenIncident {
+            id: id.clone(),
+            dir: store.dir(&id),
+            journal,
+            lock,
+        })
+        .unwrap();
+        faults.fail_syncs(1);
+        let err = writer
+            .append(Source::Runbook, "run-1", Event::note("intent"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, WriteError::Journal(JournalError::NotDurable { .. })),
+            "{err}"
+        );
+        assert!(!writer.is_durable());
+        writer.restore().await.unwrap();
+        assert!(writer.is_durable());
+        let r = writer
+            .append(Source::Runbook, "run-1", Event::note("intent"))
+            .await
+            .unwrap();
+        assert_eq!(
+            r.seq, 1,
+            "the failed record's number is reused: it was never acknowledged"
+        );
     }
 }
