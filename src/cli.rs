@@ -211,6 +211,14 @@ pub enum IncidentCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Append COUNT records as fast as the journal allows, printing each sequence number only
+    /// once it is synced (the writer of the kill -9 test).
+    #[command(hide = true)]
+    Stress {
+        id: String,
+        #[arg(long, default_value_t = 1000)]
+        count: u64,
+    },
 }
 
 #[derive(Debug, Args, Clone)]

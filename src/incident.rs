@@ -1,9 +1,33 @@
 //! Incidents and their durable journal (issue 6).
+//!
+//! An incident is a directory under the data dir ([`store`]) holding its journal
+//! ([`journal`]): one checksummed JSON [`record::Record`] a line, each carrying an
+//! [`event::Event`]. The journal is the incident's single source of truth; the console, the
+//! headless recorder, runbook runs, the postmortem and replay all read or append through it.
+//! [`summary`] folds the records into the incident's current state and [`timeline`] puts them
+//! into words.
+
+pub mod cli;
+pub mod crossing;
+pub mod event;
+pub mod journal;
+pub mod record;
+pub mod storage;
+pub mod store;
+pub mod summary;
+pub mod timeline;
+pub mod vocabulary;
+pub mod writer;
+
+pub use event::{Event, Source};
+pub use journal::{Durability, Journal, JournalError, Recovery};
+pub use record::Record;
+pub use store::{IncidentId, OpenIncident, Store, StoreError};
+pub use writer::{JournalWriter, WriteError};
 
 use std::path::Path;
 
 /// Run an `incident` subcommand.
 pub fn run_cli(cmd: crate::cli::IncidentCmd, data_dir: &Path) -> color_eyre::Result<()> {
-    let _ = (cmd, data_dir);
-    color_eyre::eyre::bail!("incidents are not part of this build yet")
+    cli::run(cmd, data_dir)
 }

@@ -1,0 +1,324 @@
+//! `warroom incident …`: create and feed incidents without the console, so scripts and chat bots
+//! can write to the timeline. Each writing command takes the incident's lock briefly, appends
+//! one record (synced), and releases the lock.
+
+use super::event::{Event, Priority, Severity, Source, Status};
+use super::record::Record;
+use super::store::{IncidentId, OpenIncident, Store, StoreError};
+use super::summary::summarize;
+use super::timeline::{format_time, render_table};
+use crate::backoff::Backoff;
+use crate::cli::IncidentCmd;
+use crate::sanitize;
+use chrono::{NaiveDate, Utc};
+use chrono_tz::Tz;
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The timezone timelines are shown in until the config's timezone reaches this path.
+const TIMEZONE: Tz = Tz::UTC;
+
+/// The lock role of these commands: they hold it for milliseconds.
+const ROLE: &str = "cli";
+
+/// Runs one `incident` subcommand.
+pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
+    let store = Store::new(data_dir);
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        IncidentCmd::New { title, severity } => {
+            let severity = match severity {
+                Some(s) => s.parse::<Severity>()?,
+                None => Severity::Sev3,
+            };
+            let title = title.unwrap_or_else(|| "Untitled incident".into());
+            let id = store.create(Utc::now())?;
+            let (mut incident, _) = open(&store, &id)?;
+            append(&mut incident, Event::IncidentOpened { title, severity })?;
+            writeln!(out, "{id}")?;
+        }
+        IncidentCmd::List => list(&store, &mut out)?,
+        IncidentCmd::Show { id } => show(&store, &id, &mut out)?,
+        IncidentCmd::Note { id, text } => {
+            let text = text.join(" ");
+            if text.trim().is_empty() {
+                bail!(
+                    "the note is empty; write it after the incident id, e.g. `warroom incident note {id} \"pool at 100% #impact\"`"
+                );
+            }
+            let record = write_one(&store, &id, Event::note(text))?;
+            acknowledge(&mut out, &record)?;
+        }
+        IncidentCmd::Status { id, status } => {
+            let status = status.parse::<Status>()?;
+            let record = write_one(&store, &id, Event::StatusChanged { status })?;
+            acknowledge(&mut out, &record)?;
+        }
+        IncidentCmd::Action {
+            id,
+            text,
+            owner,
+            priority,
+            due,
+        } => {
+            let action = text.join(" ");
+            if action.trim().is_empty() {
+                bail!("the action item is empty; say what must be done after the incident id");
+            }
+            let priority = priority.map(|p| p.parse::<Priority>()).transpose()?;
+            let due = due
+                .map(|d| {
+                    NaiveDate::parse_from_str(d.trim(), "%Y-%m-%d").map_err(|_| {
+                        eyre!(
+                            "due date \"{}\" is not a date; write it as YYYY-MM-DD",
+                            sanitize::line(&d)
+                        )
+                    })
+                })
+                .transpose()?;
+            let found = store.find(&id)?;
+            let (mut incident, recovery) = open(&store, &found)?;
+            let action_id = summarize(&recovery.records).next_action_id();
+            let record = append(
+                &mut incident,
+                Event::ActionItem {
+                    id: action_id,
+                    action,
+                    owner,
+                    priority,
+                    due,
+                },
+            )?;
+            acknowledge(&mut out, &record)?;
+        }
+        IncidentCmd::Timeline { id, json } => {
+            let found = store.find(&id)?;
+            let recovery = store.read(&found)?;
+            if json {
+                for r in &recovery.records {
+                    out.write_all(&r.encode()?)?;
+                }
+            } else {
+                out.write_all(render_table(&recovery.records, TIMEZONE).as_bytes())?;
+            }
+            if let Some(torn) = recovery.torn {
+                eprintln!(
+                    "warning: the journal's last line ({} bytes at line {}) is torn ({}); it is \
+                     not shown and will be set aside when the incident is next written.",
+                    torn.len, torn.line, torn.reason
+                );
+            }
+        }
+        IncidentCmd::Stress { id, count } => stress(&store, &id, count, &mut out)?,
+    }
+    Ok(())
+}
+
+/// Who the operator is, for the `actor` of what they write.
+fn actor() -> String {
+    std::env::var("WARROOM_ACTOR")
+        .or_else(|_| std::env::var("USER"))
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| sanitize::line(&s).into_owned())
+        .unwrap_or_else(|| "operator".into())
+}
+
+/// Locks and opens an incident. Another short `incident` command holding the lock is waited for
+/// (a few seconds at most, with backoff); a console or recorder is not.
+fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery)> {
+    let backoff = Backoff {
+        base: Duration::from_millis(10),
+        cap: Duration::from_millis(250),
+        max_attempts: 30,
+    };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut rng = rand::rng();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match store.open_incident(id, ROLE) {
+            Ok((incident, recovery)) => {
+                if let Some(torn) = &recovery.torn {
+                    eprintln!(
+                        "warning: the journal's last line ({} bytes at line {}) was torn ({}); it \
+                         was cut off and kept in \"{}\"; every record before it is intact.",
+                        torn.len,
+                        torn.line,
+                        torn.reason,
+                        torn.kept_at
+                            .as_deref()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default()
+                    );
+                }
+                return Ok((incident, recovery));
+            }
+            Err(StoreError::Held { holder, .. })
+                if (holder.role == ROLE || holder.pid == 0)
+                    && backoff.may_retry(attempts)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(backoff.delay(attempts - 1, &mut rng));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
+    incident
+        .journal
+        .append(Source::Operator, &actor(), event)
+        .wrap_err_with(|| format!("incident \"{}\": nothing was recorded", incident.id))
+}
+
+fn write_one(store: &Store, id: &str, event: Event) -> Result<Record> {
+    let found = store.find(id)?;
+    let (mut incident, _) = open(store, &found)?;
+    append(&mut incident, event)
+}
+
+fn acknowledge(out: &mut impl Write, record: &Record) -> Result<()> {
+    writeln!(
+        out,
+        "recorded #{} at {}",
+        record.seq,
+        format_time(record.time, TIMEZONE, true)
+    )?;
+    Ok(())
+}
+
+fn list(store: &Store, out: &mut impl Write) -> Result<()> {
+    let ids = store.list()?;
+    if ids.is_empty() {
+        writeln!(
+            out,
+            "No incidents yet; `warroom incident new --title \"…\"` starts one."
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<14}  {:<23}  {:<5}  {:<13}  TITLE",
+        "ID", "OPENED", "SEV", "STATUS"
+    )?;
+    for id in ids {
+        match store.read(&id) {
+            Ok(recovery) => {
+                let s = summarize(&recovery.records);
+                writeln!(
+                    out,
+                    "{:<14}  {:<23}  {:<5}  {:<13}  {}",
+                    id.to_string(),
+                    s.opened_at
+                        .map(|t| format_time(t, TIMEZONE, true))
+                        .unwrap_or_else(|| "-".into()),
+                    s.severity
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    s.status
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    s.title
+                )?;
+            }
+            Err(e) => writeln!(out, "{:<14}  (unreadable: {e})", id.to_string())?,
+        }
+    }
+    Ok(())
+}
+
+fn show(store: &Store, id: &str, out: &mut impl Write) -> Result<()> {
+    let found = store.find(id)?;
+    let recovery = store.read(&found)?;
+    let s = summarize(&recovery.records);
+    let time = |t: Option<chrono::DateTime<Utc>>| {
+        t.map(|t| format_time(t, TIMEZONE, true))
+            .unwrap_or_else(|| "-".into())
+    };
+    writeln!(out, "Incident {found}: {}", s.title)?;
+    writeln!(
+        out,
+        "Severity:  {}",
+        s.severity
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "-".into())
+    )?;
+    writeln!(
+        out,
+        "Status:    {}",
+        s.status
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "-".into())
+    )?;
+    if !s.services.is_empty() {
+        writeln!(out, "Services:  {}", s.services.join(", "))?;
+    }
+    writeln!(out, "Opened:    {}", time(s.opened_at))?;
+    if s.resolved_at.is_some() {
+        writeln!(out, "Resolved:  {}", time(s.resolved_at))?;
+    }
+    if s.impact_start.is_some() || s.impact_end.is_some() {
+        writeln!(
+            out,
+            "Impact:    {} to {}",
+            time(s.impact_start),
+            time(s.impact_end)
+        )?;
+    }
+    writeln!(
+        out,
+        "Records:   {} (last {}), {} note(s)",
+        s.records,
+        time(s.last_time),
+        s.notes.len()
+    )?;
+    match store.holder(&found)? {
+        Some(h) => writeln!(out, "Writer:    {h}")?,
+        None => writeln!(out, "Writer:    none")?,
+    }
+    if !s.actions.is_empty() {
+        writeln!(out, "Action items:")?;
+        for a in &s.actions {
+            let mut line = format!("  {}  {}", a.id, a.action);
+            if let Some(o) = &a.owner {
+                line.push_str(&format!("  owner {o}"));
+            }
+            if let Some(p) = a.priority {
+                line.push_str(&format!("  {p}"));
+            }
+            if let Some(d) = a.due {
+                line.push_str(&format!("  due {d}"));
+            }
+            writeln!(out, "{}", sanitize::line(&line))?;
+        }
+    }
+    if let Some(torn) = recovery.torn {
+        writeln!(
+            out,
+            "Warning:   the journal's last line (line {}) is torn",
+            torn.line
+        )?;
+    }
+    Ok(())
+}
+
+/// The crash test's writer: appends `count` notes, printing each sequence number only after its
+/// record is synced. Whatever it printed must survive a `kill -9` at any moment.
+fn stress(store: &Store, id: &str, count: u64, out: &mut impl Write) -> Result<()> {
+    let found = store.find(id)?;
+    let (mut incident, _) = store.open_incident(&found, "stress")?;
+    for i in 0..count {
+        let record = incident.journal.append(
+            Source::Sim,
+            "stress",
+            Event::note(format!("stress record {i} of pid {}", std::process::id())),
+        )?;
+        writeln!(out, "{}", record.seq)?;
+        out.flush()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,356 @@
+//! What the timeline records: every kind of event, in the incident's own words.
+//!
+//! An [`Event`] is the `kind` of a journal record. It is serialized as a JSON object tagged by
+//! `"type"` (`{"type":"note","text":"…","tags":["root-cause"]}`). All free text is sanitized
+//! once, when the event enters the journal ([`Event::sanitized`]), so nothing that reads the
+//! journal later has to think about terminal escapes.
+
+pub use super::vocabulary::{
+    AlertSource, Direction, Level, Priority, Severity, Source, Status, StepState, Tag, UnknownWord,
+};
+use crate::sanitize;
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A runbook run as the journal names it: the run id and the exact runbook version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRef {
+    pub run_id: String,
+    pub runbook: String,
+    /// Hash of the runbook file as run, so the postmortem cites the exact version.
+    pub hash: String,
+}
+
+/// One thing that happened during an incident.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    IncidentOpened {
+        title: String,
+        severity: Severity,
+    },
+    SeverityChanged {
+        severity: Severity,
+    },
+    StatusChanged {
+        status: Status,
+    },
+    TitleChanged {
+        title: String,
+    },
+    ServicesChanged {
+        services: Vec<String>,
+    },
+    /// A note typed by a person; `tags` are parsed from its text by [`Event::note`].
+    Note {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tags: Vec<Tag>,
+    },
+    ActionItem {
+        /// `AI-1`, `AI-2`, … in order of creation within the incident.
+        id: String,
+        action: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        priority: Option<Priority>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        due: Option<NaiveDate>,
+    },
+    /// The impact began at `at` (when it differs from the first crossing).
+    ImpactStart {
+        at: DateTime<Utc>,
+    },
+    /// The impact ended at `at` (when it differs from the recovery).
+    ImpactEnd {
+        at: DateTime<Utc>,
+    },
+    /// Supersedes record `supersedes`: `replacement` takes its place, or none to retract it.
+    /// The superseded record stays in the journal; nothing is rewritten.
+    Correction {
+        supersedes: u64,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replacement: Option<Box<Event>>,
+    },
+    /// A panel's value went past a threshold (`direction` is the way the value moved) or came
+    /// back; `at` is the reading where it happened (the record's time is when it was known).
+    ThresholdCrossed {
+        panel: String,
+        level: Level,
+        direction: Direction,
+        value: f64,
+        threshold: f64,
+        at: DateTime<Utc>,
+    },
+    AlertFiring {
+        name: String,
+        labels: BTreeMap<String, String>,
+        source: AlertSource,
+    },
+    AlertResolved {
+        name: String,
+        labels: BTreeMap<String, String>,
+        source: AlertSource,
+    },
+    /// A whole run started or ended.
+    RunbookRun {
+        run: RunRef,
+        state: StepState,
+    },
+    RunbookStep {
+        run: RunRef,
+        step: String,
+        state: StepState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    /// Written (and synced) before a mutating request is sent, so a crash between send and
+    /// answer leaves evidence: on restart the step is in doubt, not forgotten.
+    RunbookIntent {
+        run_id: String,
+        step: String,
+        idempotency_key: String,
+        /// What is about to be sent, as the plan shows it (no secrets).
+        request: String,
+    },
+    /// The answer to an intent.
+    RunbookAck {
+        run_id: String,
+        step: String,
+        idempotency_key: String,
+        outcome: String,
+    },
+    /// A change from GitHub: a deploy, a merged pull request.
+    Change {
+        repo: String,
+        reference: String,
+        title: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
+    /// A simulated fault started (`active`) or was cleared, in a rehearsal.
+    SimFault {
+        fault: String,
+        detail: String,
+        active: bool,
+    },
+    /// warroom was interrupted (SIGINT, SIGTERM) while recording.
+    Interrupted {
+        signal: String,
+    },
+    /// Something about the journal itself the operator must know (a torn tail cut off, …).
+    JournalNotice {
+        message: String,
+    },
+}
+
+/// An event that cannot be recorded as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidEvent(pub String);
+
+fn one(s: &mut String) {
+    if let std::borrow::Cow::Owned(clean) = sanitize::line(s) {
+        *s = clean;
+    }
+}
+
+fn many_lines(s: &mut String) {
+    if let std::borrow::Cow::Owned(clean) = sanitize::multiline(s) {
+        *s = clean;
+    }
+}
+
+fn run(r: &mut RunRef) {
+    one(&mut r.run_id);
+    one(&mut r.runbook);
+    one(&mut r.hash);
+}
+
+fn labels(map: &mut BTreeMap<String, String>) {
+    let taken = std::mem::take(map);
+    for (k, v) in taken {
+        map.insert(
+            sanitize::line(&k).into_owned(),
+            sanitize::line(&v).into_owned(),
+        );
+    }
+}
+
+impl Event {
+    /// A note with its tags parsed from the text.
+    pub fn note(text: impl Into<String>) -> Event {
+        let text = text.into();
+        let tags = Tag::parse_all(&text);
+        Event::Note { text, tags }
+    }
+
+    /// The event with every free-text field sanitized (notes keep newlines and tabs; every other
+    /// field is one line).
+    pub fn sanitized(mut self) -> Event {
+        match &mut self {
+            Event::IncidentOpened { title, .. } | Event::TitleChanged { title } => one(title),
+            Event::ServicesChanged { services } => services.iter_mut().for_each(one),
+            Event::Note { text, tags } => {
+                many_lines(text);
+                // Tags are whatever the stored text says, so they never disagree with it.
+                *tags = Tag::parse_all(text);
+            }
+            Event::ActionItem {
+                id, action, owner, ..
+            } => {
+                one(id);
+                one(action);
+                owner.iter_mut().for_each(one);
+            }
+            Event::Correction {
+                reason,
+                replacement,
+                ..
+            } => {
+                many_lines(reason);
+                if let Some(r) = replacement.take() {
+                    *replacement = Some(Box::new(r.sanitized()));
+                }
+            }
+            Event::ThresholdCrossed { panel, .. } => one(panel),
+            Event::AlertFiring {
+                name, labels: l, ..
+            }
+            | Event::AlertResolved {
+                name, labels: l, ..
+            } => {
+                one(name);
+                labels(l);
+            }
+            Event::RunbookRun { run: r, .. } => run(r),
+            Event::RunbookStep {
+                run: r,
+                step,
+                detail,
+                ..
+            } => {
+                run(r);
+                one(step);
+                detail.iter_mut().for_each(many_lines);
+            }
+            Event::RunbookIntent {
+                run_id,
+                step,
+                idempotency_key,
+                request: text,
+            }
+            | Event::RunbookAck {
+                run_id,
+                step,
+                idempotency_key,
+                outcome: text,
+            } => {
+                one(run_id);
+                one(step);
+                one(idempotency_key);
+                many_lines(text);
+            }
+            Event::Change {
+                repo,
+                reference,
+                title,
+                url,
+            } => {
+                one(repo);
+                one(reference);
+                one(title);
+                url.iter_mut().for_each(one);
+            }
+            Event::SimFault { fault, detail, .. } => {
+                one(fault);
+                many_lines(detail);
+            }
+            Event::Interrupted { signal } => one(signal),
+            Event::JournalNotice { message } => many_lines(message),
+            Event::SeverityChanged { .. }
+            | Event::StatusChanged { .. }
+            | Event::ImpactStart { .. }
+            | Event::ImpactEnd { .. } => {}
+        }
+        self
+    }
+
+    /// Checks what JSON cannot carry faithfully: a NaN or infinite value would be written as
+    /// `null` and could never be read back, so it is refused before it reaches the journal.
+    pub fn check(&self) -> Result<(), InvalidEvent> {
+        match self {
+            Event::ThresholdCrossed {
+                panel,
+                value,
+                threshold,
+                ..
+            } if !value.is_finite() || !threshold.is_finite() => Err(InvalidEvent(format!(
+                "threshold crossing on panel \"{panel}\" has a value that is not a finite number \
+                 (value {value}, threshold {threshold}); it was not recorded"
+            ))),
+            Event::Correction {
+                replacement: Some(r),
+                ..
+            } => r.check(),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_text_is_sanitized_on_entry_and_tags_follow_the_stored_text() {
+        let e = Event::Note {
+            text: "pool\u{1b}[2J full\n#impact #lesson\u{2028}x".into(),
+            tags: vec![Tag::Summary],
+        }
+        .sanitized();
+        let Event::Note { text, tags } = &e else {
+            panic!("{e:?}")
+        };
+        assert!(sanitize::is_clean(text, true), "{text}");
+        assert!(text.contains('\n'), "notes keep their lines");
+        assert_eq!(*tags, vec![Tag::Impact]);
+
+        let mut labels = BTreeMap::new();
+        labels.insert("pod\u{7}".to_string(), "api-1\u{1b}]0;x\u{7}".to_string());
+        let e = Event::AlertFiring {
+            name: "DBPool\nSaturated".into(),
+            labels,
+            source: AlertSource::Prometheus,
+        }
+        .sanitized();
+        let json = serde_json::to_string(&e).unwrap();
+        assert!(
+            !json.contains("\\u001b") && !json.contains("\\u0007"),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn values_json_cannot_carry_are_refused_even_inside_a_correction() {
+        let bad = Event::ThresholdCrossed {
+            panel: "p".into(),
+            level: Level::Warn,
+            direction: Direction::Up,
+            value: f64::INFINITY,
+            threshold: 1.0,
+            at: DateTime::<Utc>::UNIX_EPOCH,
+        };
+        assert!(bad.check().is_err());
+        let wrapped = Event::Correction {
+            supersedes: 1,
+            reason: "r".into(),
+            replacement: Some(Box::new(bad)),
+        };
+        assert!(wrapped.check().is_err());
+        assert!(Event::note("fine").check().is_ok());
+    }
+}

@@ -1,0 +1,269 @@
+//! The timeline in words: one line per record, for `warroom incident timeline`, the console's
+//! timeline pane and the postmortem.
+
+use super::event::{Direction, Event, Level, StepState};
+use super::record::Record;
+use super::summary::summarize;
+use crate::sanitize;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+fn labels(map: &BTreeMap<String, String>) -> String {
+    if map.is_empty() {
+        return String::new();
+    }
+    let inner: Vec<String> = map.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+    format!(" {{{}}}", inner.join(", "))
+}
+
+fn step_state(s: StepState) -> &'static str {
+    match s {
+        StepState::Started => "started",
+        StepState::Succeeded => "succeeded",
+        StepState::Failed => "FAILED",
+        StepState::TimedOut => "TIMED OUT",
+        StepState::Cancelled => "cancelled",
+        StepState::InDoubt => "IN DOUBT",
+    }
+}
+
+/// One line describing `event`, free of control characters (newlines in notes are shown as
+/// `\n`).
+pub fn describe(event: &Event) -> String {
+    let text = match event {
+        Event::IncidentOpened { title, severity } => {
+            format!("Incident opened: {title} ({severity})")
+        }
+        Event::SeverityChanged { severity } => format!("Severity set to {severity}"),
+        Event::StatusChanged { status } => format!("Status: {status}"),
+        Event::TitleChanged { title } => format!("Title: {title}"),
+        Event::ServicesChanged { services } => {
+            format!("Affected services: {}", services.join(", "))
+        }
+        Event::Note { text, .. } => text.clone(),
+        Event::ActionItem {
+            id,
+            action,
+            owner,
+            priority,
+            due,
+        } => {
+            let mut s = format!("Action item {id}: {action}");
+            if let Some(o) = owner {
+                let _ = write!(s, " (owner {o})");
+            }
+            if let Some(p) = priority {
+                let _ = write!(s, " [{p}]");
+            }
+            if let Some(d) = due {
+                let _ = write!(s, " due {d}");
+            }
+            s
+        }
+        Event::ImpactStart { at } => format!("Impact start set to {}", at.to_rfc3339()),
+        Event::ImpactEnd { at } => format!("Impact end set to {}", at.to_rfc3339()),
+        Event::Correction {
+            supersedes,
+            reason,
+            replacement,
+        } => match replacement {
+            Some(r) => format!("Corrects #{supersedes} ({reason}): {}", describe(r)),
+            None => format!("Retracts #{supersedes} ({reason})"),
+        },
+        Event::ThresholdCrossed {
+            panel,
+            level,
+            direction,
+            value,
+            threshold,
+            ..
+        } => {
+            let level = match level {
+                Level::Warn => "warn",
+                Level::Crit => "crit",
+            };
+            let verb = match direction {
+                Direction::Up => "rose above",
+                Direction::Down => "fell below",
+            };
+            format!("{panel} {verb} {level} {threshold} (at {value})")
+        }
+        Event::AlertFiring {
+            name, labels: l, ..
+        } => {
+            format!("Alert firing: {name}{}", labels(l))
+        }
+        Event::AlertResolved {
+            name, labels: l, ..
+        } => {
+            format!("Alert resolved: {name}{}", labels(l))
+        }
+        Event::RunbookRun { run, state } => format!(
+            "Runbook {} run {} {}",
+            run.runbook,
+            run.run_id,
+            step_state(*state)
+        ),
+        Event::RunbookStep {
+            run,
+            step,
+            state,
+            detail,
+        } => {
+            let mut s = format!("{} step {step} {}", run.runbook, step_state(*state));
+            if let Some(d) = detail {
+                let _ = write!(s, ": {d}");
+            }
+            s
+        }
+        Event::RunbookIntent {
+            step,
+            idempotency_key,
+            request,
+            ..
+        } => format!("Step {step} about to send {request} (key {idempotency_key})"),
+        Event::RunbookAck {
+            step,
+            idempotency_key,
+            outcome,
+            ..
+        } => format!("Step {step} answered: {outcome} (key {idempotency_key})"),
+        Event::Change {
+            repo,
+            reference,
+            title,
+            ..
+        } => format!("Change in {repo} {reference}: {title}"),
+        Event::SimFault {
+            fault,
+            detail,
+            active,
+        } => {
+            let verb = if *active { "started" } else { "cleared" };
+            format!("Simulated fault {fault} {verb}: {detail}")
+        }
+        Event::Interrupted { signal } => format!("warroom interrupted by {signal}"),
+        Event::JournalNotice { message } => format!("Journal: {message}"),
+    };
+    sanitize::line(&text).into_owned()
+}
+
+/// `at` in `tz`, with the zone's abbreviation; the date too when `with_date`.
+pub fn format_time(at: DateTime<Utc>, tz: Tz, with_date: bool) -> String {
+    let local = at.with_timezone(&tz);
+    if with_date {
+        local.format("%Y-%m-%d %H:%M:%S %Z").to_string()
+    } else {
+        local.format("%H:%M:%S %Z").to_string()
+    }
+}
+
+/// The timeline as a plain-text table in `tz`. Dates are shown on every row only when the
+/// incident spans more than one day there; otherwise once, above the table. Records that a
+/// correction superseded are marked.
+pub fn render_table(records: &[Record], tz: Tz) -> String {
+    let corrected = summarize(records).corrected;
+    let day = |r: &Record| r.time.with_timezone(&tz).date_naive();
+    let multi_day = records.first().map(day) != records.last().map(day);
+    let mut out = String::new();
+    match records.first() {
+        None => {
+            out.push_str("(no records)\n");
+            return out;
+        }
+        Some(first) if !multi_day => {
+            let _ = writeln!(
+                out,
+                "{}",
+                first.time.with_timezone(&tz).format("%A %Y-%m-%d")
+            );
+        }
+        Some(_) => {}
+    }
+    let rows: Vec<[String; 5]> = records
+        .iter()
+        .map(|r| {
+            let mut what = describe(&r.kind);
+            if let Some(by) = corrected.get(&r.seq) {
+                let _ = write!(what, "  [corrected by #{by}]");
+            }
+            [
+                format!("#{}", r.seq),
+                format_time(r.time, tz, multi_day),
+                r.source.to_string(),
+                sanitize::line(&r.actor).into_owned(),
+                what,
+            ]
+        })
+        .collect();
+    let header = ["SEQ", "TIME", "SOURCE", "ACTOR", "EVENT"];
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut line = |cells: [&str; 5]| {
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i == 4 {
+                out.push_str(cell);
+            } else {
+                let _ = write!(out, "{cell:<w$}  ");
+            }
+        }
+        out.push('\n');
+    };
+    line(header);
+    for row in &rows {
+        line([&row[0], &row[1], &row[2], &row[3], &row[4]]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incident::event::{Severity, Source};
+
+    fn rec(seq: u64, secs: i64, kind: Event) -> Record {
+        Record {
+            seq,
+            time: DateTime::from_timestamp(secs, 0).unwrap(),
+            source: Source::Operator,
+            actor: "ana".into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn one_day_shows_the_date_once_and_multi_day_on_every_row() {
+        let t0 = 1_795_000_000; // 2026-11-18 ~ 08:26 UTC
+        let opened = Event::IncidentOpened {
+            title: "pool".into(),
+            severity: Severity::Sev1,
+        };
+        let one_day = render_table(
+            &[
+                rec(1, t0, opened.clone()),
+                rec(2, t0 + 60, Event::note("a\nb")),
+            ],
+            Tz::UTC,
+        );
+        assert_eq!(one_day.lines().count(), 4, "{one_day}");
+        assert!(
+            one_day.contains("UTC") && one_day.contains("a\\nb"),
+            "{one_day}"
+        );
+        let days = render_table(
+            &[rec(1, t0, opened), rec(2, t0 + 86_400, Event::note("x"))],
+            Tz::America__New_York,
+        );
+        assert_eq!(days.lines().count(), 3, "{days}");
+        assert!(
+            days.contains("2026-11-19") && days.contains("EST"),
+            "{days}"
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! The journal off the event loop: one thread owns the open incident (its lock and journal) and
+//! does every write and sync; the console, the recorder and the runbook executor send it events
+//! and await the record. Appends are done one at a time, in the order they were sent.
+//!
+//! A record is recorded when its future resolves to `Ok`: only then may the console show it as
+//! recorded, and only then may the runbook executor send the request whose intent it holds.
+
+use super::event::{Event, Source};
+use super::journal::{Durability, JournalError};
+use super::record::Record;
+use super::store::OpenIncident;
+use std::sync::{Arc, Mutex, mpsc};
+use tokio::sync::oneshot;
+
+enum Request {
+    Append {
+        source: Source,
+        actor: String,
+        event: Event,
+        reply: oneshot::Sender<Result<Record, JournalError>>,
+    },
+    Restore {
+        reply: oneshot::Sender<Result<(), JournalError>>,
+    },
+}
+
+/// Why an append through the writer did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("the journal writer has stopped; nothing more can be recorded for this incident")]
+    Stopped,
+}
+
+/// A handle to the incident's journal thread. Cloning it shares the same writer.
+#[derive(Debug, Clone)]
+pub struct JournalWriter {
+    tx: mpsc::Sender<Request>,
+    durability: Arc<Mutex<Durability>>,
+}
+
+impl JournalWriter {
+    /// Starts the writer thread, which holds `incident` (and so its lock) until every handle
+    /// is dropped.
+    pub fn spawn(incident: OpenIncident) -> std::io::Result<JournalWriter> {
+        let (tx, rx) = mpsc::channel::<Request>();
+        let durability = Arc::new(Mutex::new(incident.journal.durability().clone()));
+        let shared = durability.clone();
+        std::thread::Builder::new()
+            .name(format!("journal {}", incident.id))
+            .spawn(move || {
+                // Move the whole incident in: a closure would otherwise capture only the fields
+                // it names, and the lock would be dropped here, at spawn.
+                let mut incident = incident;
+                for req in rx {
+                    // The caller may have stopped waiting; what was done stands either way.
+                    match req {
+                        Request::Append {
+                            source,
+                            actor,
+                            event,
+                            reply,
+                        } => {
+                            let result = incident.journal.append(source, &actor, event);
+                            publish(&shared, &incident);
+                            let _ = reply.send(result);
+                        }
+                        Request::Restore { reply } => {
+                            let result = incident.journal.restore();
+                            publish(&shared, &incident);
+                            let _ = reply.send(result);
+                        }
+                    }
+                }
+            })?;
+        Ok(JournalWriter { tx, durability })
+    }
+
+    /// Appends `event`; resolves once it is written and synced (or has failed).
+    pub async fn append(
+        &self,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, WriteError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Request::Append {
+                source,
+                actor: actor.to_string(),
+                event,
+                reply,
+            })
+            .map_err(|_| WriteError::Stopped)?;
+        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Appends from a thread that is not async (blocks until synced).
+    pub fn append_blocking(
+        &self,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, WriteError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Request::Append {
+                source,
+                actor: actor.to_string(),
+                event,
+                reply,
+            })
+            .map_err(|_| WriteError::Stopped)?;
+        Ok(answer.blocking_recv().map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Tries to make a not-durable journal durable again without appending (the console retries
+    /// this with backoff while it shows "not durable").
+    pub async fn restore(&self) -> Result<(), WriteError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(Request::Restore { reply })
+            .map_err(|_| WriteError::Stopped)?;
+        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Durability after the last append finished: the console shows "not durable" and refuses
+    /// destructive steps while this is not [`Durability::Durable`].
+    pub fn durability(&self) -> Durability {
+        self.durability
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_else(|_| Durability::NotDurable {
+                since: chrono::Utc::now(),
+                cause: "the journal writer panicked".into(),
+            })
+    }
+
+    pub fn is_durable(&self) -> bool {
+        self.durability() == Durability::Durable
+    }
+}
+
+fn publish(shared: &Mutex<Durability>, incident: &OpenIncident) {
+    if let Ok(mut d) = shared.lock() {
+        *d = incident.journal.durability().clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incident::store::Store;
+
+    #[tokio::test]
+    async fn appends_from_many_tasks_are_recorded_once_each_in_sequence() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let id = store.create(chrono::Utc::now()).unwrap();
+        let (incident, _) = store.open_incident(&id, "console").unwrap();
+        let writer = JournalWriter::spawn(incident).unwrap();
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let w = writer.clone();
+                tokio::spawn(async move {
+                    w.append(Source::Operator, "ana", Event::note(format!("n{i}")))
+                        .await
+                })
+            })
+            .collect();
+        let mut seqs = Vec::new();
+        for t in tasks {
+            seqs.push(t.await.unwrap().unwrap().seq);
+        }
+        seqs.sort();
+        assert_eq!(seqs, (1..=20).collect::<Vec<u64>>());
+        assert!(writer.is_durable());
+        // The writer holds the lock while any handle lives.
+        assert!(store.holder(&id).unwrap().is_some());
+        drop(writer);
+        let freed = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            store.holder(&id).unwrap().is_none()
+        });
+        assert!(
+            freed,
+            "the lock is released when the last handle is dropped"
+        );
+        assert_eq!(store.read(&id).unwrap().records.len(), 20);
+    }
+
+    #[tokio::test]
+    async fn a_failed_sync_shows_as_not_durable_until_restored() {
+        use crate::incident::journal::Journal;
+        use crate::incident::storage::{Faults, FaultyStorage};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let id = store.create(chrono::Utc::now()).unwrap();
+        let lock = store.lock(&id, "console").unwrap();
+        let faults = Faults::default();
+        let f = faults.clone();
+        let (journal, _) = Journal::open_with(
+            &store.journal_path(&id),
+            std::sync::Arc::new(crate::clock::WallClock),
+            move |file| Box::new(FaultyStorage::new(file, f)),
+        )
+        .unwrap();
+        let writer = JournalWriter::spawn(OpenIncident {
+            id: id.clone(),
+            dir: store.dir(&id),
+            journal,
+            lock,
+        })
+        .unwrap();
+        faults.fail_syncs(1);
+        let err = writer
+            .append(Source::Runbook, "run-1", Event::note("intent"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, WriteError::Journal(JournalError::NotDurable { .. })),
+            "{err}"
+        );
+        assert!(!writer.is_durable());
+        writer.restore().await.unwrap();
+        assert!(writer.is_durable());
+        let r = writer
+            .append(Source::Runbook, "run-1", Event::note("intent"))
+            .await
+            .unwrap();
+        assert_eq!(
+            r.seq, 1,
+            "the failed record's number is reused: it was never acknowledged"
+        );
+    }
+}
