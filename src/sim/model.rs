@@ -151,6 +151,11 @@ impl Sim {
         self.step as f64 * STEP_S
     }
 
+    /// Steps taken since the start.
+    pub fn step_index(&self) -> u64 {
+        self.step
+    }
+
     pub fn scenario(&self) -> &Scenario {
         &self.sc
     }
