@@ -236,3 +236,18 @@ fn a_different_seed_changes_noise_not_signature() {
     assert!((wa.logical / wb.logical - 1.0).abs() < 0.01);
     assert!((wa.query_p50 - wb.query_p50).abs() < 0.005);
 }
+
+#[test]
+fn the_same_seed_gives_byte_identical_metrics() {
+    use warroom::sim::exposition::render;
+    let run = |seed| {
+        let mut s = sim("planner-peak", seed);
+        s.run_until(1500.0);
+        act(&mut s, "rollback", "{}");
+        s.run_until(1600.0);
+        render(&s)
+    };
+    let (a, b, c) = (run(5), run(5), run(6));
+    assert_eq!(a, b);
+    assert_ne!(a, c, "another seed changes the noise");
+}
