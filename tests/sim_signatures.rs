@@ -251,3 +251,31 @@ fn the_same_seed_gives_byte_identical_metrics() {
     assert_eq!(a, b);
     assert_ne!(a, c, "another seed changes the noise");
 }
+
+#[test]
+fn planner_peak_load_shedding_keeps_simple_requests_alive() {
+    // Share of next-departure requests (the simple kind) answered in time during the fault.
+    let simple_ok = |shed: bool| {
+        let mut s = sim("planner-peak", 4);
+        let t = fault_at(&s) + 600.0;
+        s.run_until(t);
+        if shed {
+            act(&mut s, "load-shedding", r#"{"enabled":true}"#);
+        }
+        s.run_until(t + 900.0);
+        let w = s.window(t + 300.0, t + 900.0);
+        let share = s.scenario().requests[1].share;
+        (
+            w.ok_by_kind[1] / (w.logical * share),
+            w.ok_by_kind[0] / w.logical,
+        )
+    };
+    let (without, _) = simple_ok(false);
+    let (with, journeys) = simple_ok(true);
+    assert!(without < 0.1, "without shedding {without}");
+    assert!(with > 0.9, "with shedding {with}");
+    assert!(
+        journeys < 0.5,
+        "the expensive journeys still fail: {journeys}"
+    );
+}

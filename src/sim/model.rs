@@ -21,6 +21,8 @@ use std::collections::VecDeque;
 
 /// Simulated seconds per step.
 pub const STEP_S: f64 = 0.5;
+/// With load shedding on, expensive requests may fill the pool only up to this share.
+const SHED_AT: f64 = 0.75;
 /// Steps of history kept for windows and the score (four simulated hours).
 const HISTORY: usize = 4 * 3600 * 2;
 
@@ -251,26 +253,37 @@ impl Sim {
             let jitter = (0.04 * self.normal()).exp();
             let inst = &mut self.instances[i];
             let mut mass = issued.attempts.map(|m| m * share);
-            let saturated = inst.in_use() >= 0.9 * inst.pool || inst.queued > 0.5;
-            if self.settings.load_shedding && saturated {
-                for (k, r) in self.sc.requests.iter().enumerate() {
-                    if !r.simple && mass[k] > 0.0 {
-                        inst.codes[UNAVAILABLE] += mass[k];
-                        stats.answered += mass[k];
-                        stats.errors += mass[k];
-                        self.ledger.fail_fast(self.step, k, mass[k]);
-                        mass[k] = 0.0;
-                    }
-                }
-            }
-            inst.enqueue(self.step, mass);
-
             let v = inst.version;
             let mut hold_k = [1.0; MAX_KINDS];
             let kinds = self.sc.requests.len();
             for (h, &q) in hold_k.iter_mut().zip(&self.kind_query).take(kinds) {
                 *h = (self.work[v][q] * s + self.hold[v][q] + extra_hold) * jitter;
             }
+            if self.settings.load_shedding {
+                // Expensive requests get only the connections below SHED_AT of the pool, and
+                // none while requests wait: the rest of the pool stays free for simple ones.
+                let mut room = if inst.queued > 0.5 {
+                    0.0
+                } else {
+                    (SHED_AT * inst.pool - inst.in_use()).max(0.0)
+                };
+                for (k, r) in self.sc.requests.iter().enumerate() {
+                    if r.simple || mass[k] <= 0.0 {
+                        continue;
+                    }
+                    let per_connection = dt.max(hold_k[k]) / hold_k[k];
+                    let keep = mass[k].min(room * per_connection);
+                    room -= keep / per_connection;
+                    let shed = mass[k] - keep;
+                    inst.codes[UNAVAILABLE] += shed;
+                    stats.answered += shed;
+                    stats.errors += shed;
+                    self.ledger.fail_fast(self.step, k, shed);
+                    mass[k] = keep;
+                }
+            }
+            inst.enqueue(self.step, mass);
+
             for w in inst.expire(self.step, max_wait_steps, dt) {
                 for (k, &m) in w.mass.iter().enumerate() {
                     self.ledger.fail_fast(w.step, k, m);
@@ -281,6 +294,7 @@ impl Sim {
             for (from, k, x, age) in inst.admit(self.step, &hold_k, dt) {
                 let ok = inst.answer(x, age, hold_k[k], spread, timeout);
                 self.ledger.succeed(from, k, ok);
+                stats.ok_by_kind[k] += ok;
                 stats.answered += x;
                 stats.errors += x - ok;
                 let q = self.kind_query[k];

@@ -3,6 +3,7 @@
 
 use super::fleet::Instance;
 use super::model::{STEP_S, Sim};
+use super::scenario::MAX_KINDS;
 
 /// One step's measurements.
 #[derive(Debug, Clone, Default)]
@@ -25,6 +26,8 @@ pub struct StepStats {
     pub restarts: f64,
     /// (median query time, queries started) per instance and kind.
     pub queries: Vec<(f64, f64)>,
+    /// Attempts answered in time, per request kind.
+    pub ok_by_kind: [f64; MAX_KINDS],
 }
 
 impl StepStats {
@@ -74,6 +77,8 @@ pub struct Window {
     /// Highest logical arrival rate of any step, per second.
     pub peak_rps: f64,
     pub min_up: usize,
+    /// Attempts answered in time, per request kind (in the scenario's `[[request]]` order).
+    pub ok_by_kind: [f64; MAX_KINDS],
 }
 
 impl Sim {
@@ -103,6 +108,9 @@ impl Sim {
             w.peak_rps = w.peak_rps.max(s.logical / STEP_S);
             w.min_up = w.min_up.min(s.up);
             queries.extend_from_slice(&s.queries);
+            for (a, b) in w.ok_by_kind.iter_mut().zip(s.ok_by_kind) {
+                *a += b;
+            }
         }
         if let (Some(first), Some(last)) = (steps.first(), steps.last()) {
             w.restarts = last.restarts - first.restarts;
