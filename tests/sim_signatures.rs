@@ -279,3 +279,22 @@ fn planner_peak_load_shedding_keeps_simple_requests_alive() {
         "the expensive journeys still fail: {journeys}"
     );
 }
+
+#[test]
+fn error_ratios_are_ratios_in_every_minute() {
+    for name in ["planner-peak", "bird-count", "crash-loop"] {
+        let mut s = sim(name, 9);
+        s.run_until(2400.0);
+        for m in 0..40 {
+            let w = s.window(60.0 * m as f64, 60.0 * (m + 1) as f64);
+            assert!(
+                (0.0..=1.0 + 1e-9).contains(&w.error_ratio),
+                "{name} minute {m}: {w:?}"
+            );
+            assert!(
+                w.answered <= w.attempts * 1.5 + 1.0,
+                "{name} minute {m}: {w:?}"
+            );
+        }
+    }
+}

@@ -385,6 +385,7 @@ impl Sim {
             );
             inst.up = false;
             inst.ready_at = now + self.sc.fleet.restart_s;
+            inst.factor = self.new_instance_factor();
             self.instances.push(inst);
         }
         self.instances.sort_by_key(|i| i.index);

@@ -32,6 +32,9 @@ pub struct Instance {
     /// A deploy reaches this instance at the given time.
     pub pending_version: Option<(usize, f64)>,
     pub pool: f64,
+    /// How much slower than nominal this instance's queries run (its host, its network path):
+    /// instances differ a little, so the weakest one fails first and a cascade has an order.
+    pub factor: f64,
     /// Queries in flight at the end of the last step, per request kind.
     pub busy: [f64; MAX_KINDS],
     /// Connections in use on average during the last step, per request kind.
@@ -58,6 +61,7 @@ impl Instance {
             version,
             pending_version: None,
             pool,
+            factor: 1.0,
             busy: [0.0; MAX_KINDS],
             occupancy: [0.0; MAX_KINDS],
             queue: VecDeque::new(),

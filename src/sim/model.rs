@@ -109,8 +109,14 @@ impl Sim {
         let work = per_version(|v| &v.work_ms, |q| q.work_ms);
         let hold = per_version(|v| &v.hold_ms, |q| q.hold_ms);
         let version = sc.version_index(sc.fleet.version.get_ref()).unwrap_or(0);
+        let mut rng = StdRng::seed_from_u64(seed);
         let instances = (0..sc.fleet.instances as usize)
-            .map(|i| Instance::new(i, version, sc.fleet.pool as f64, sc.fleet.memory_base_mb))
+            .map(|i| {
+                let mut inst =
+                    Instance::new(i, version, sc.fleet.pool as f64, sc.fleet.memory_base_mb);
+                inst.factor = instance_factor(&mut rng);
+                inst
+            })
             .collect();
         let settings = Settings {
             pool: sc.fleet.pool,
@@ -128,7 +134,7 @@ impl Sim {
             backlog: Backlog::new(&sc.queue, job_query),
             query_hist: vec![FluidHistogram::default(); sc.queries.len()],
             score: ScoreKeeper::new(sc.fault_at(), sc.objective_error_ratio),
-            rng: StdRng::seed_from_u64(seed),
+            rng,
             seed,
             step: 0,
             instances,
@@ -179,10 +185,12 @@ impl Sim {
     }
 
     fn normal(&mut self) -> f64 {
-        // Box–Muller: rand 0.9 has no normal distribution without rand_distr.
-        let u1: f64 = self.rng.random::<f64>().max(1e-12);
-        let u2: f64 = self.rng.random();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        normal(&mut self.rng)
+    }
+
+    /// A new instance's speed factor, from the model's noise.
+    pub(crate) fn new_instance_factor(&mut self) -> f64 {
+        instance_factor(&mut self.rng)
     }
 
     /// One step of `STEP_S` seconds.
@@ -242,6 +250,7 @@ impl Sim {
             for (k, &m) in issued.attempts.iter().enumerate() {
                 self.ledger.fail_fast(self.step, k, m);
                 self.totals.no_instance += m;
+                stats.answered += m;
                 stats.errors += m;
             }
         }
@@ -250,7 +259,7 @@ impl Sim {
         let spread = self.sc.fleet.spread;
         let max_wait_steps = (self.sc.fleet.acquire_timeout_s / dt).ceil() as u64;
         for &i in &up {
-            let jitter = (0.04 * self.normal()).exp();
+            let jitter = (0.04 * self.normal()).exp() * self.instances[i].factor;
             let inst = &mut self.instances[i];
             let mut mass = issued.attempts.map(|m| m * share);
             let v = inst.version;
@@ -480,4 +489,17 @@ impl Sim {
         let v = self.deployed.last().copied().unwrap_or(0);
         self.sc.versions.get(v).map_or("", |v| v.name.as_str())
     }
+}
+
+/// A standard normal sample (Box–Muller: rand 0.9 has no normal distribution without
+/// rand_distr).
+fn normal(rng: &mut StdRng) -> f64 {
+    let u1: f64 = rng.random::<f64>().max(1e-12);
+    let u2: f64 = rng.random();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// Instances differ by a few percent, never by much.
+fn instance_factor(rng: &mut StdRng) -> f64 {
+    (0.05 * normal(rng)).exp().clamp(0.85, 1.15)
 }
