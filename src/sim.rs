@@ -12,6 +12,7 @@ pub mod control;
 pub mod exposition;
 pub mod fleet;
 pub mod histogram;
+pub mod lifecycle;
 pub mod model;
 pub mod retry;
 pub mod scenario;

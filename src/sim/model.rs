@@ -12,7 +12,7 @@ use super::backlog::Backlog;
 use super::fleet::{CRASHED, Instance, UNAVAILABLE};
 use super::histogram::FluidHistogram;
 use super::retry::{Layer, RetryLedger};
-use super::scenario::{FaultKind, MAX_KINDS, Scenario};
+use super::scenario::{MAX_KINDS, Scenario};
 use super::score::ScoreKeeper;
 use super::stats::StepStats;
 use rand::rngs::StdRng;
@@ -75,9 +75,11 @@ pub struct Sim {
     work: Vec<Vec<f64>>,
     hold: Vec<Vec<f64>>,
     pub(crate) slowdown: f64,
-    next_fault: usize,
-    surge: (f64, f64),
-    extra_hold: (f64, f64),
+    pub(crate) next_fault: usize,
+    /// Traffic multiplier and until when.
+    pub(crate) surge: (f64, f64),
+    /// Extra connection hold time (seconds) and until when.
+    pub(crate) extra_hold: (f64, f64),
     /// Versions deployed, oldest first; rollback returns to the one before the last.
     pub(crate) deployed: Vec<usize>,
     pub(crate) history: VecDeque<StepStats>,
@@ -394,63 +396,6 @@ impl Sim {
         let q = self.backlog.query;
         let w = self.work[v][q] * s;
         active + self.backlog.busy * w / (w + self.hold[v][q] + extra_hold)
-    }
-
-    fn fire_faults(&mut self, now: f64) {
-        while let Some(f) = self.sc.faults.get(self.next_fault).cloned() {
-            if f.at_s > now {
-                break;
-            }
-            self.next_fault += 1;
-            let until = f.until_s.unwrap_or(f64::INFINITY);
-            match f.kind {
-                FaultKind::Deploy => {
-                    if let Some(v) = f
-                        .version
-                        .as_ref()
-                        .and_then(|v| self.sc.version_index(v.get_ref()))
-                    {
-                        self.deploy_index(v);
-                    }
-                }
-                FaultKind::Surge => self.surge = (f.factor.unwrap_or(1.0), until),
-                FaultKind::Latency => self.extra_hold = (f.hold_ms.unwrap_or(0.0) / 1000.0, until),
-            }
-            self.events.push(Event {
-                at_s: now,
-                what: format!("fault: {}", f.note),
-                mitigation: false,
-            });
-        }
-    }
-
-    /// Roll a version out over the instances, one after another within `rollout_s`.
-    pub(crate) fn deploy_index(&mut self, v: usize) {
-        let now = self.now();
-        if self.deployed.last() != Some(&v) {
-            self.deployed.push(v);
-        }
-        let n = self.instances.len().max(1) as f64;
-        let rollout = self.sc.fleet.rollout_s;
-        for (i, inst) in self.instances.iter_mut().enumerate() {
-            inst.pending_version = Some((v, now + rollout * (i as f64 + 1.0) / n));
-        }
-    }
-
-    /// Stop an instance for a restart; its waiting requests fail.
-    pub(crate) fn restart_instance(&mut self, i: usize) {
-        let now = self.now();
-        let restart_s = self.sc.fleet.restart_s;
-        let Some(inst) = self.instances.get_mut(i) else {
-            return;
-        };
-        let lost = inst.stop(now, restart_s);
-        for w in lost {
-            for (k, &m) in w.mass.iter().enumerate() {
-                inst.codes[CRASHED] += m;
-                self.ledger.fail_fast(w.step, k, m);
-            }
-        }
     }
 
     /// Whether a layer's retries are on.
