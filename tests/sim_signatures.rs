@@ -102,6 +102,21 @@ fn planner_peak_rollback_retries_off_and_batch_restarts_recover() {
         "error ratio 20 minutes later: {}",
         w.error_ratio
     );
+
+    // The game-day score of this run.
+    let score = s.score();
+    assert_eq!(score.time_to_first_mitigation_s, Some(1200.0));
+    let recovery = score.time_to_recovery_s.expect("recovered");
+    assert!(
+        (1200.0..1800.0).contains(&recovery),
+        "recovery after {recovery} s"
+    );
+    assert!(
+        (20..=30).contains(&score.minutes_over_objective),
+        "{score:?}"
+    );
+    let w = s.window(0.0, deadline);
+    assert!((score.failed_logical_requests - w.logical_failed).abs() < 1.0);
 }
 
 #[test]
