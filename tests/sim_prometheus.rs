@@ -84,7 +84,7 @@ fn prometheus_sees_the_storm_and_the_recovery() {
         return;
     };
     let logs = tempfile::tempdir().expect("temp dir");
-    // 60 simulated seconds (two at 30x) before the bad deploy at 07:00.
+    // 120 simulated seconds (four at 30x) before the bad deploy at 07:00.
     let sim = Sim(Command::new(env!("CARGO_BIN_EXE_warroom"))
         .args([
             "sim",
@@ -93,7 +93,7 @@ fn prometheus_sees_the_storm_and_the_recovery() {
             "--speed",
             "30",
             "--start-at",
-            "1140",
+            "1080",
         ])
         .arg("--listen")
         .arg(format!("127.0.0.1:{sim_port}"))
@@ -116,6 +116,10 @@ fn prometheus_sees_the_storm_and_the_recovery() {
         "storm: saturation {:.2}, amplification {:.2}",
         storm.0, storm.1
     );
+    // It rose: the same series were low before the fault.
+    let before = query(prom.port, &format!("min_over_time(({SATURATION})[60s:1s])"))
+        .expect("saturation history");
+    assert!(before < 0.5, "saturation before the fault: {before}");
 
     control(sim_port, "rollback", "{}");
     control(sim_port, "retries", r#"{"layer":"all","enabled":false}"#);
