@@ -9,6 +9,7 @@
 
 use super::scenario::{MAX_KINDS, Retries};
 use std::collections::VecDeque;
+use std::time::Duration;
 
 /// The three layers that retry, outermost first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -337,7 +338,15 @@ impl RetryLedger {
         if mass <= 0.0 {
             return;
         }
-        let ceiling = (p.base_s * 2f64.powi(n as i32)).min(p.cap_s);
+        // The same capped exponential ceiling as warroom's own retries; full jitter is the
+        // uniform spread below it.
+        let ceiling = crate::backoff::Backoff {
+            base: Duration::from_secs_f64(p.base_s),
+            cap: Duration::from_secs_f64(p.cap_s),
+            max_attempts: p.attempts as u32,
+        }
+        .ceiling(n as u32)
+        .as_secs_f64();
         let steps = (ceiling / self.dt).round() as usize + 1;
         while self.due.len() < steps {
             self.due.push_back(Box::new([[0.0; CLASSES]; MAX_KINDS]));
