@@ -338,6 +338,16 @@ impl Scenario {
                     layer.attempts
                 ));
             }
+            let backoff_ok = |ms: f64| ms.is_finite() && (0.0..=3_600_000.0).contains(&ms);
+            if !backoff_ok(layer.backoff_base_ms) || !backoff_ok(layer.backoff_cap_ms) {
+                return whole("retry backoff must be 0 to 3600000 ms".to_string());
+            }
+            if !(0.0..=1.0).contains(&layer.retryable) {
+                return whole(format!(
+                    "retryable is a fraction from 0 to 1, found \"{}\"",
+                    layer.retryable
+                ));
+            }
         }
         let positive = [
             ("fleet.request_timeout_s", self.fleet.request_timeout_s),
@@ -398,5 +408,13 @@ mod tests {
         let d = Scenario::parse("x.toml", &broken).unwrap_err();
         assert!(d.message.contains("\"nope\""), "{d}");
         assert!(d.source_line.unwrap().contains("nope"));
+    }
+
+    #[test]
+    fn infinite_backoff_is_refused() {
+        let (_, text) = BUILTIN[0];
+        let broken = text.replacen("backoff_cap_ms = 4000.0", "backoff_cap_ms = inf", 1);
+        let d = Scenario::parse("x.toml", &broken).unwrap_err();
+        assert!(d.message.contains("backoff"), "{d}");
     }
 }
