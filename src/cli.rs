@@ -123,6 +123,9 @@ pub struct SimServeArgs {
     /// Seed for the simulator's noise.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Begin this many simulated seconds into the scenario (simulated at once at startup).
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
+    pub start_at: f64,
 }
 
 #[derive(Debug, Subcommand, Clone)]
