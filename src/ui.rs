@@ -9,6 +9,7 @@
 //!  ● prometheus up │ range 1h │ 14:03:12 UTC │ ? help  q quit      (status bar)
 //! ```
 
+pub mod briefing;
 pub mod dashboard;
 pub mod help;
 pub mod layout;
@@ -37,6 +38,8 @@ pub fn view(frame: &mut Frame, model: &Model) {
     statusbar::draw(frame, status, model);
     if model.mode == Mode::Help {
         help::draw(frame, main, model);
+    } else if let Some(text) = &model.briefing {
+        briefing::draw(frame, main, model, text);
     }
 }
 

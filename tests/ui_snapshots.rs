@@ -194,6 +194,28 @@ fn help_overlay_lists_the_bindings() {
     }
 }
 
+const BRIEFING: &str = "It is a weekday morning and commuter traffic is ramping towards its 07:40 peak.\nA routine release goes out at 07:00; the canary looked healthy.\n\nRecover the service and keep it recovered.";
+
+#[test]
+fn briefing_overlay_shows_until_dismissed() {
+    for (w, h) in SIZES {
+        let mut m = model(w, h);
+        m.briefing = Some(BRIEFING.into());
+        insta::assert_snapshot!(format!("briefing_{w}x{h}"), render(&m));
+    }
+    let mut m = model(120, 40);
+    m.briefing = Some(BRIEFING.into());
+    press(&mut m, KeyCode::Tab);
+    assert_eq!(
+        m.selected, 0,
+        "keys other than close do nothing under the briefing"
+    );
+    assert!(render(&m).to_string().contains("Briefing"));
+    press(&mut m, KeyCode::Esc);
+    assert!(m.briefing.is_none());
+    assert!(!render(&m).to_string().contains("Briefing"));
+}
+
 #[test]
 fn too_small_screen_says_so() {
     for (w, h) in [(39, 24), (80, 9), (20, 5)] {
@@ -256,6 +278,9 @@ fn every_size_renders_without_panic() {
     let mut help = model(80, 24);
     press(&mut help, KeyCode::Char('?'));
     screens.push(help);
+    let mut briefing = model(80, 24);
+    briefing.briefing = Some(BRIEFING.into());
+    screens.push(briefing);
     let mut term = Terminal::new(TestBackend::new(1, 1)).unwrap();
     let mut rendered = 0;
     for m in &mut screens {

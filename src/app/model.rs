@@ -68,6 +68,8 @@ pub struct Model {
     pub keymap: Keymap,
     pub source: SourceStatus,
     pub notice: Option<Notice>,
+    /// A rehearsal's briefing, shown over the dashboard until dismissed.
+    pub briefing: Option<String>,
     /// Something changed since the last frame.
     pub dirty: bool,
     pub quit: Option<Quit>,
@@ -101,6 +103,7 @@ impl Model {
                 ..Default::default()
             },
             notice: None,
+            briefing: None,
             dirty: true,
             quit: None,
             rng: StdRng::seed_from_u64(now.timestamp_millis() as u64),

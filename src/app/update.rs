@@ -11,7 +11,14 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key(ev) => {
             if let Some(action) = model.keymap.action(model.mode, &ev) {
-                act(model, action);
+                match action {
+                    // The briefing is read first: dismissing it is all other keys do.
+                    Action::Close | Action::Zoom if model.briefing.is_some() => {
+                        model.briefing = None;
+                    }
+                    a if model.briefing.is_some() && a != Action::Quit => {}
+                    a => act(model, a),
+                }
                 model.dirty = true;
             }
         }
