@@ -58,7 +58,7 @@ async fn main() {
         warroom::app::runtime::event_loop(
             &mut term,
             model,
-            Arc::new(Hanging),
+            warroom::app::runtime::Services::metrics_only(Arc::new(Hanging)),
             Arc::new(WallClock),
             rx,
             frame_done,

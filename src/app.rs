@@ -23,7 +23,8 @@ use std::process::ExitCode;
 /// Open the console on a live Prometheus.
 pub async fn open(
     config: Option<&Path>,
+    data_dir: &Path,
     args: crate::cli::OpenArgs,
 ) -> color_eyre::Result<ExitCode> {
-    runtime::open(config, args).await
+    runtime::open(config, data_dir, args).await
 }

@@ -15,16 +15,19 @@ pub enum Mode {
     Dashboard,
     /// The help overlay.
     Help,
+    /// Typing a note for the timeline: keys that are not bound here are text.
+    Note,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 2] = [Mode::Dashboard, Mode::Help];
+    pub const ALL: [Mode; 3] = [Mode::Dashboard, Mode::Help, Mode::Note];
 
     /// The name used in `[keys.NAME]`.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Dashboard => "dashboard",
             Mode::Help => "help",
+            Mode::Note => "note",
         }
     }
 }
@@ -44,10 +47,13 @@ pub enum Action {
     RangeLonger,
     Pause,
     Refresh,
+    Timeline,
+    Note,
+    Submit,
 }
 
 impl Action {
-    pub const ALL: [Action; 12] = [
+    pub const ALL: [Action; 15] = [
         Action::Quit,
         Action::Help,
         Action::Close,
@@ -60,6 +66,9 @@ impl Action {
         Action::RangeLonger,
         Action::Pause,
         Action::Refresh,
+        Action::Timeline,
+        Action::Note,
+        Action::Submit,
     ];
 
     /// The name used in the config file.
@@ -77,6 +86,9 @@ impl Action {
             Action::RangeLonger => "range_longer",
             Action::Pause => "pause",
             Action::Refresh => "refresh",
+            Action::Timeline => "timeline",
+            Action::Note => "note",
+            Action::Submit => "submit",
         }
     }
 
@@ -95,6 +107,9 @@ impl Action {
             Action::RangeLonger => "show a longer time range",
             Action::Pause => "pause or resume refreshing",
             Action::Refresh => "refresh every panel now",
+            Action::Timeline => "show or hide the incident timeline",
+            Action::Note => "add a note to the timeline (#tags kept)",
+            Action::Submit => "record what was typed",
         }
     }
 
@@ -252,10 +267,16 @@ fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
             (Action::RangeLonger, &["+", "="]),
             (Action::Pause, &["p", "space"]),
             (Action::Refresh, &["r"]),
+            (Action::Timeline, &["t"]),
+            (Action::Note, &["n"]),
         ],
         Mode::Help => vec![
             (Action::Close, &["esc", "?", "q", "f1"]),
             (Action::Quit, &["ctrl-c"]),
+        ],
+        Mode::Note => vec![
+            (Action::Submit, &["enter"]),
+            (Action::Close, &["esc", "ctrl-c"]),
         ],
     }
 }

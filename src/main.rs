@@ -13,7 +13,9 @@ fn main() -> color_eyre::Result<ExitCode> {
     let _log_guard = warroom::app::logging::init(cli.log_file.as_deref())?;
     let rt = tokio::runtime::Runtime::new()?;
     match cli.command {
-        Command::Open(args) => rt.block_on(warroom::app::open(cli.config.as_deref(), args)),
+        Command::Open(args) => {
+            rt.block_on(warroom::app::open(cli.config.as_deref(), &data_dir, args))
+        }
         Command::Sim(SimCmd::Serve(args)) => rt
             .block_on(warroom::sim::serve(args))
             .map(|()| ExitCode::SUCCESS),

@@ -13,8 +13,10 @@ pub mod briefing;
 pub mod dashboard;
 pub mod help;
 pub mod layout;
+pub mod note;
 pub mod panel;
 pub mod statusbar;
+pub mod timeline;
 
 use crate::app::Model;
 use crate::keymap::Mode;
@@ -34,7 +36,16 @@ pub fn view(frame: &mut Frame, model: &Model) {
         return;
     }
     let (main, status) = layout::split_status(area);
-    dashboard::draw(frame, main, model);
+    let (panels, timeline) = layout::split_timeline(main, model.show_timeline);
+    if let Some(area) = panels {
+        dashboard::draw(frame, area, model);
+    }
+    if let Some(area) = timeline {
+        timeline::draw(frame, area, model);
+    }
+    if model.mode == Mode::Note {
+        note::draw(frame, main, model);
+    }
     statusbar::draw(frame, status, model);
     if model.mode == Mode::Help {
         help::draw(frame, main, model);

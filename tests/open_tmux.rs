@@ -106,10 +106,30 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
         "an OSC title from a label reached the terminal"
     );
     term.send(&["Escape"]);
+    term.wait_for(Duration::from_secs(5), |s| {
+        !s.contains("◐ partial") && s.contains("Error ratio")
+    })
+    .expect("zoom closed");
 
     term.send(&["?"]);
     term.expect("dashboard keys", Duration::from_secs(5));
     term.send(&["Escape"]);
+    // A key sent right after Escape would read as Alt+key: wait for the overlay to close.
+    term.wait_for(Duration::from_secs(5), |s| !s.contains("dashboard keys"))
+        .expect("help closed");
+
+    // The timeline pane: the incident was opened, and the pool's crossing recorded itself.
+    term.send(&["t"]);
+    term.expect("Timeline ·", Duration::from_secs(5));
+    term.expect("Pool saturation", Duration::from_secs(5));
+    term.expect("rose", Duration::from_secs(10));
+    // A note typed in the console reaches the timeline once it is durable.
+    term.send(&["n"]);
+    term.expect("Note for the timeline", Duration::from_secs(5));
+    term.type_text("pool full on api-0 #root-cause");
+    term.send(&["Enter"]);
+    term.expect("pool full on api-0", Duration::from_secs(5));
+    term.expect("✓ durable", Duration::from_secs(5));
     term.send(&["q"]);
     let screen = term.expect("[exited 0]", Duration::from_secs(10));
     assert_eq!(
@@ -121,6 +141,33 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
         !screen.contains("Pool saturation"),
         "the dashboard was left on screen:\n{screen}"
     );
+    // The journal outlives the console: the CLI reads what the console recorded.
+    let data = dir.path().join("data");
+    let list = std::process::Command::new(env!("CARGO_BIN_EXE_warroom"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["incident", "list"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&list.stdout).to_string();
+    // A header line, then one line per incident.
+    let rows: Vec<&str> = listing.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{listing}");
+    let id = rows[0]
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let timeline = std::process::Command::new(env!("CARGO_BIN_EXE_warroom"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["incident", "timeline", &id, "--json"])
+        .output()
+        .unwrap();
+    let timeline = String::from_utf8_lossy(&timeline.stdout).to_string();
+    assert!(timeline.contains("pool full on api-0"), "{timeline}");
+    assert!(timeline.contains("root-cause"), "{timeline}");
+    assert!(timeline.contains("threshold_crossed"), "{timeline}");
     let log = std::fs::read_to_string(dir.path().join("warroom.log")).unwrap_or_default();
     assert!(log.contains("first frame drawn"), "log: {log}");
     assert!(!log.contains('\u{1b}'), "raw escape in the log");

@@ -100,7 +100,7 @@ async fn keys_are_answered_while_the_source_hangs() {
         warroom::app::runtime::event_loop(
             &mut term,
             model(),
-            source,
+            warroom::app::runtime::Services::metrics_only(source),
             Arc::new(WallClock),
             rx,
             |_| {},
@@ -142,7 +142,7 @@ async fn a_failing_source_is_probed_on_the_backoff_schedule() {
         warroom::app::runtime::event_loop(
             &mut term,
             seeded(),
-            source,
+            warroom::app::runtime::Services::metrics_only(source),
             Arc::new(WallClock),
             rx,
             |_| {},

@@ -192,6 +192,17 @@ fn help_overlay_lists_the_bindings() {
         assert!(screen.contains(what), "help lacks {what:?}");
         assert!(screen.contains(&keys), "help lacks keys {keys:?}");
     }
+    // Everything fits at 80×24 too: the last line of the overlay is on screen.
+    let mut small = model(80, 24);
+    press(&mut small, KeyCode::Char('?'));
+    let screen = render(&small).to_string();
+    for (_, what) in small.keymap.help(warroom::keymap::Mode::Dashboard) {
+        assert!(
+            screen.contains(what),
+            "80x24 help lacks {what:?}:\n{screen}"
+        );
+    }
+    assert!(screen.contains("Levels:"), "{screen}");
 }
 
 const BRIEFING: &str = "It is a weekday morning and commuter traffic is ramping towards its 07:40 peak.\nA routine release goes out at 07:00; the canary looked healthy.\n\nRecover the service and keep it recovered.";
@@ -301,4 +312,97 @@ fn every_size_renders_without_panic() {
         }
     }
     assert!(rendered > 201 * 61);
+}
+
+fn record(
+    seq: u64,
+    at: DateTime<Utc>,
+    source: warroom::incident::Source,
+    kind: warroom::incident::Event,
+) -> warroom::incident::Record {
+    warroom::incident::Record {
+        seq,
+        time: at,
+        source,
+        actor: "oncall".into(),
+        kind,
+    }
+}
+
+/// The timeline pane beside the panels, with a crossing, an alert, notes (one hostile) and a
+/// status change; then the same incident spanning two days shows dates.
+#[test]
+fn timeline_pane() {
+    use warroom::incident::event::{Direction, Level};
+    use warroom::incident::{Event, Source};
+    let timeline = |m: &mut Model, start: DateTime<Utc>| {
+        m.incident = Some(warroom::app::model::IncidentView {
+            id: "2026-07-17-1".into(),
+            title: "Journey planner".into(),
+        });
+        m.show_timeline = true;
+        let min = |n: i64| start + chrono::Duration::minutes(n);
+        m.timeline = vec![
+            record(
+                1,
+                min(0),
+                Source::Operator,
+                Event::IncidentOpened {
+                    title: "Journey planner".into(),
+                    severity: "SEV-2".parse().unwrap(),
+                },
+            ),
+            record(
+                2,
+                min(3),
+                Source::Metric,
+                Event::ThresholdCrossed {
+                    panel: "Pool saturation".into(),
+                    level: Level::Crit,
+                    direction: Direction::Up,
+                    value: 0.99,
+                    threshold: 0.95,
+                    at: min(3),
+                },
+            ),
+            record(
+                3,
+                min(9),
+                Source::Operator,
+                Event::note(
+                    warroom::sanitize::line("retries \u{1b}]0;pwned\u{7} look high #factor")
+                        .into_owned(),
+                ),
+            ),
+            record(
+                4,
+                min(40),
+                Source::Operator,
+                Event::StatusChanged {
+                    status: "identified".parse().unwrap(),
+                },
+            ),
+        ];
+    };
+    for (w, h) in [(120, 40), (200, 60)] {
+        let mut m = model(w, h);
+        timeline(&mut m, t0() - chrono::Duration::minutes(50));
+        let screen = render(&m);
+        assert!(warroom::sanitize::is_clean(&screen.to_string(), true));
+        insta::assert_snapshot!(format!("timeline_{w}x{h}"), screen);
+    }
+    let mut m = model(120, 40);
+    timeline(&mut m, t0() - chrono::Duration::hours(30));
+    let screen = render(&m).to_string();
+    assert!(
+        screen.contains("07-16"),
+        "a multi-day incident shows dates: {screen}"
+    );
+    insta::assert_snapshot!("timeline_multiday_120x40", screen);
+    // Narrow terminals show the timeline instead of the panels.
+    let mut m = model(80, 24);
+    timeline(&mut m, t0() - chrono::Duration::minutes(50));
+    let screen = render(&m).to_string();
+    assert!(!screen.contains("Pool wait p99"), "{screen}");
+    insta::assert_snapshot!("timeline_80x24", screen);
 }

@@ -1,5 +1,7 @@
 //! What `update` asks the runtime to do. The runtime turns each effect into a task.
 
+use crate::incident::Source as RecordSource;
+use crate::incident::event::Event;
 use crate::metrics::fetch::Ticket;
 use crate::metrics::health::Pass;
 use crate::metrics::{InstantQuery, RangeQuery};
@@ -21,5 +23,12 @@ pub enum Effect {
         panel: usize,
         pass: Pass,
         query: InstantQuery,
+    },
+    /// Append to the incident's journal (off the loop); acknowledged by `Msg::Recorded` only
+    /// once it is synced.
+    Record {
+        source: RecordSource,
+        actor: String,
+        event: Event,
     },
 }

@@ -35,6 +35,13 @@ pub struct SourceStatus {
     pub requests_sent: u64,
 }
 
+/// The incident the console records into.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncidentView {
+    pub id: String,
+    pub title: String,
+}
+
 /// A line for the status bar that stays until it expires.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notice {
@@ -70,11 +77,41 @@ pub struct Model {
     pub notice: Option<Notice>,
     /// A rehearsal's briefing, shown over the dashboard until dismissed.
     pub briefing: Option<String>,
+    /// The incident being recorded, if any.
+    pub incident: Option<IncidentView>,
+    /// Records acknowledged as durable, oldest first.
+    pub timeline: Vec<crate::incident::Record>,
+    /// Records sent to the journal and not yet acknowledged.
+    pub recording: usize,
+    /// The last append failed: the journal is not durable (shown, and destructive steps refused).
+    pub journal_error: Option<String>,
+    /// The timeline pane is shown beside the panels.
+    pub show_timeline: bool,
+    /// The note being typed (in `Mode::Note`).
+    pub note: String,
+    /// Threshold detectors, one per panel.
+    pub detectors: Vec<crate::incident::crossing::Detector>,
     /// Something changed since the last frame.
     pub dirty: bool,
     pub quit: Option<Quit>,
     /// Jitter comes from here so `update` stays deterministic under test.
     pub rng: StdRng,
+}
+
+/// The crossing rule of a panel: its thresholds, hysteresis of 5 %, and a minute to settle so
+/// a flapping value does not flood the timeline.
+fn detector(p: &crate::config::PanelConfig) -> crate::incident::crossing::Detector {
+    use crate::incident::crossing::{Detector, Rule, Worse};
+    Detector::new(Rule {
+        warn: p.warn,
+        crit: p.crit,
+        worse: match p.bad_when {
+            crate::config::BadWhen::Above => Worse::Above,
+            crate::config::BadWhen::Below => Worse::Below,
+        },
+        hysteresis: None,
+        min_duration: Duration::from_secs(60),
+    })
 }
 
 impl Model {
@@ -104,6 +141,13 @@ impl Model {
             },
             notice: None,
             briefing: None,
+            incident: None,
+            timeline: Vec::new(),
+            recording: 0,
+            journal_error: None,
+            show_timeline: false,
+            note: String::new(),
+            detectors: config.panels.iter().map(detector).collect(),
             dirty: true,
             quit: None,
             rng: StdRng::seed_from_u64(now.timestamp_millis() as u64),
@@ -158,4 +202,12 @@ impl Model {
         });
         self.dirty = true;
     }
+}
+
+/// Who is at the keyboard, for records: `$WARROOM_ACTOR`, then `$USER`, then `operator`.
+pub fn operator_name() -> String {
+    std::env::var("WARROOM_ACTOR")
+        .or_else(|_| std::env::var("USER"))
+        .map(|s| crate::sanitize::line(&s).into_owned())
+        .unwrap_or_else(|_| "operator".into())
 }

@@ -30,6 +30,8 @@ pub enum Msg {
         result: Result<QueryAnswer, SourceError>,
         at: DateTime<Utc>,
     },
+    /// A journal append finished: the synced record, or why it is not durable.
+    Recorded(Result<crate::incident::Record, String>),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
 }

@@ -33,9 +33,11 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// No query task outlives this, whatever the source's own timeout says.
 pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
 
-/// `warroom open`: load the config, connect the source, run the console.
+/// `warroom open`: load the config, connect the source, open or continue the incident, run
+/// the console.
 pub async fn open(
     config_path: Option<&Path>,
+    data_dir: &Path,
     args: crate::cli::OpenArgs,
 ) -> color_eyre::Result<ExitCode> {
     let mut config = Config::load(config_path)?;
@@ -50,14 +52,81 @@ pub async fn open(
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
-    run_terminal(model, source, clock).await
+    let journal = open_incident(
+        &mut model,
+        data_dir,
+        args.incident.as_deref(),
+        args.title,
+        args.severity.as_deref(),
+    )
+    .await?;
+    let services = Services {
+        source,
+        journal: Some(journal),
+    };
+    run_terminal(model, services, clock).await
+}
+
+/// Start a new incident (or continue `id`), hold its lock through a journal writer, and put
+/// what it has recorded so far on the model's timeline.
+pub async fn open_incident(
+    model: &mut Model,
+    data_dir: &Path,
+    id: Option<&str>,
+    title: Option<String>,
+    severity: Option<&str>,
+) -> color_eyre::Result<crate::incident::JournalWriter> {
+    use crate::incident::vocabulary::Severity;
+    use crate::incident::{Event, JournalWriter, Source as RecordSource, Store};
+    let store = Store::new(data_dir);
+    let severity = severity.map(str::parse::<Severity>).transpose()?;
+    let (id, new) = match id {
+        Some(id) => (store.find(id)?, false),
+        None => (store.create(model.now)?, true),
+    };
+    let (incident, recovery) = store.open_incident(&id, "console")?;
+    if let Some(torn) = &recovery.torn {
+        model.notify(
+            format!("the journal's last record was torn and set aside ({torn:?})"),
+            true,
+            None,
+        );
+    }
+    let writer =
+        JournalWriter::spawn(incident).wrap_err("cannot start the journal writer thread")?;
+    let mut records = recovery.records;
+    let actor = super::model::operator_name();
+    if new {
+        let title = title.clone().unwrap_or_else(|| "Untitled incident".into());
+        let event = Event::IncidentOpened {
+            title,
+            severity: severity.unwrap_or(Severity::Sev3),
+        };
+        records.push(writer.append(RecordSource::Operator, &actor, event).await?);
+    } else {
+        if let Some(t) = title {
+            let event = Event::TitleChanged { title: t };
+            records.push(writer.append(RecordSource::Operator, &actor, event).await?);
+        }
+        if let Some(severity) = severity {
+            let event = Event::SeverityChanged { severity };
+            records.push(writer.append(RecordSource::Operator, &actor, event).await?);
+        }
+    }
+    let summary = crate::incident::summary::summarize(&records);
+    model.incident = Some(super::model::IncidentView {
+        id: id.to_string(),
+        title: summary.title,
+    });
+    model.timeline = records;
+    Ok(writer)
 }
 
 /// Run the console in the real terminal: raw mode, alternate screen, a panic hook that
 /// restores the terminal (installed by `ratatui::init`), and restore on every exit path.
 pub async fn run_terminal(
     model: Model,
-    source: Arc<dyn Source>,
+    services: Services,
     clock: Arc<dyn Clock>,
 ) -> color_eyre::Result<ExitCode> {
     let mut terminal = ratatui::init();
@@ -65,22 +134,53 @@ pub async fn run_terminal(
     let mut model = model;
     model.width = size.width;
     model.height = size.height;
+    let journal = services.journal.clone();
     let result = event_loop(
         &mut terminal,
         model,
-        source,
-        clock,
+        services,
+        clock.clone(),
         EventStream::new(),
         sync_update,
     )
     .await;
     ratatui::restore();
     let model = result?;
+    if let (Some(journal), Some(Quit::Signal(signal))) = (&journal, &model.quit) {
+        // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
+        let _ = journal
+            .append(
+                crate::incident::Source::System,
+                "warroom",
+                crate::incident::Event::Interrupted {
+                    signal: (*signal).to_string(),
+                },
+            )
+            .await;
+    }
     Ok(match model.quit {
         Some(Quit::Signal("SIGTERM")) => ExitCode::from(143),
         Some(Quit::Signal(_)) => ExitCode::from(130),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// What the loop's tasks talk to.
+#[derive(Clone)]
+pub struct Services {
+    pub source: Arc<dyn Source>,
+    /// The incident's journal, when the console records one.
+    pub journal: Option<crate::incident::JournalWriter>,
+}
+
+impl Services {
+    /// Only a metrics source: nothing is recorded.
+    pub fn metrics_only(source: Arc<dyn Source>) -> Self {
+        Services {
+            source,
+            journal: None,
+        }
+    }
 }
 
 /// Wrap a frame in a synchronized update so terminals over ssh show it whole, not torn.
@@ -99,7 +199,7 @@ fn sync_update(begin: bool) {
 pub async fn event_loop<B, S>(
     terminal: &mut Terminal<B>,
     mut model: Model,
-    source: Arc<dyn Source>,
+    services: Services,
     clock: Arc<dyn Clock>,
     mut input: S,
     sync: fn(bool),
@@ -117,7 +217,7 @@ where
     let mut input_open = true;
     // The first tick schedules the first fetches.
     let first = update(&mut model, Msg::Tick(clock.now()));
-    spawn_all(first, &source, &tx, &clock);
+    spawn_all(first, &services, &tx, &clock);
     loop {
         if model.dirty {
             let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
@@ -158,14 +258,14 @@ where
         };
         if let Some(msg) = msg {
             let effects = update(&mut model, msg);
-            spawn_all(effects, &source, &tx, &clock);
+            spawn_all(effects, &services, &tx, &clock);
         }
     }
 }
 
 fn spawn_all(
     effects: Vec<Effect>,
-    source: &Arc<dyn Source>,
+    services: &Services,
     tx: &mpsc::UnboundedSender<Msg>,
     clock: &Arc<dyn Clock>,
 ) {
@@ -177,7 +277,7 @@ fn spawn_all(
                 pass,
                 query,
             } => {
-                let fut = source.query_range(query.clone());
+                let fut = services.source.query_range(query.clone());
                 let tx = tx.clone();
                 let clock = clock.clone();
                 tokio::spawn(async move {
@@ -197,7 +297,7 @@ fn spawn_all(
                 });
             }
             Effect::FetchLatest { panel, pass, query } => {
-                let fut = source.query(query);
+                let fut = services.source.query(query);
                 let tx = tx.clone();
                 let clock = clock.clone();
                 tokio::spawn(async move {
@@ -211,6 +311,24 @@ fn spawn_all(
                         result,
                         at: clock.now(),
                     });
+                });
+            }
+            Effect::Record {
+                source,
+                actor,
+                event,
+            } => {
+                let Some(journal) = services.journal.clone() else {
+                    let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+                    continue;
+                };
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let result = journal
+                        .append(source, &actor, event)
+                        .await
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(Msg::Recorded(result));
                 });
             }
         }

@@ -3,6 +3,7 @@
 use super::effect::Effect;
 use super::model::{Model, Quit, RANGES};
 use super::msg::Msg;
+use crate::incident::{Event, Source};
 use crate::keymap::{Action, Mode};
 use crate::ui::layout;
 
@@ -10,6 +11,10 @@ use crate::ui::layout;
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key(ev) => {
+            if model.mode == Mode::Note && model.keymap.action(Mode::Note, &ev).is_none() {
+                edit_note(model, &ev);
+                return Vec::new();
+            }
             if let Some(action) = model.keymap.action(model.mode, &ev) {
                 match action {
                     // The briefing is read first: dismissing it is all other keys do.
@@ -17,6 +22,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                         model.briefing = None;
                     }
                     a if model.briefing.is_some() && a != Action::Quit => {}
+                    Action::Submit => return submit_note(model),
                     a => act(model, a),
                 }
                 model.dirty = true;
@@ -60,6 +66,9 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 p.next_due = None;
             }
             model.dirty = true;
+            let mut effects = crossings(model, panel, at);
+            effects.extend(schedule(model));
+            return effects;
         }
         Msg::Latest {
             panel,
@@ -75,12 +84,96 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 p.land_latest(result, at);
             }
             model.dirty = true;
+            let mut effects = crossings(model, panel, at);
+            effects.extend(schedule(model));
+            return effects;
+        }
+        Msg::Recorded(result) => {
+            model.recording = model.recording.saturating_sub(1);
+            match result {
+                Ok(record) => {
+                    model.timeline.push(record);
+                    model.journal_error = None;
+                }
+                Err(e) => {
+                    model.journal_error = Some(crate::sanitize::line(&e).into_owned());
+                }
+            }
+            model.dirty = true;
         }
         Msg::Interrupted(signal) => {
             model.quit = Some(Quit::Signal(signal));
         }
     }
     schedule(model)
+}
+
+/// Feed a panel's newest value to its threshold detector; each crossing becomes a record.
+fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
+    if model.incident.is_none() {
+        return Vec::new();
+    }
+    let (Some(p), Some(d)) = (model.panels.get(panel), model.detectors.get_mut(panel)) else {
+        return Vec::new();
+    };
+    let Some(value) = p.current() else {
+        return Vec::new();
+    };
+    let title = p.config.title.clone();
+    let found = d.feed(at, value);
+    found
+        .into_iter()
+        .map(|c| record(model, Source::Metric, title.clone(), c.event(&title)))
+        .collect()
+}
+
+/// An effect that appends `event`, counted as recording until acknowledged.
+fn record(model: &mut Model, source: Source, actor: String, event: Event) -> Effect {
+    model.recording += 1;
+    model.dirty = true;
+    Effect::Record {
+        source,
+        actor,
+        event,
+    }
+}
+
+fn edit_note(model: &mut Model, ev: &crossterm::event::KeyEvent) {
+    use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
+    if ev.kind == KeyEventKind::Release {
+        return;
+    }
+    match ev.code {
+        KeyCode::Char(c)
+            if !ev
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            if model.note.chars().count() < NOTE_MAX {
+                model.note.push(c);
+            }
+        }
+        KeyCode::Backspace => {
+            model.note.pop();
+        }
+        _ => return,
+    }
+    model.dirty = true;
+}
+
+/// Longest note typed in the console, in characters.
+pub const NOTE_MAX: usize = 2000;
+
+fn submit_note(model: &mut Model) -> Vec<Effect> {
+    model.mode = Mode::Dashboard;
+    model.dirty = true;
+    let text = std::mem::take(&mut model.note);
+    let text = text.trim();
+    if text.is_empty() || model.incident.is_none() {
+        return Vec::new();
+    }
+    let actor = super::model::operator_name();
+    vec![record(model, Source::Operator, actor, Event::note(text))]
 }
 
 fn act(model: &mut Model, action: Action) {
@@ -95,8 +188,9 @@ fn act(model: &mut Model, action: Action) {
             }
         }
         Action::Close => {
-            if model.mode == Mode::Help {
+            if model.mode != Mode::Dashboard {
                 model.mode = Mode::Dashboard;
+                model.note.clear();
             } else {
                 model.zoomed = false;
             }
@@ -139,6 +233,16 @@ fn act(model: &mut Model, action: Action) {
                 p.next_due = None;
             }
         }
+        Action::Timeline => model.show_timeline = !model.show_timeline,
+        Action::Note => {
+            if model.incident.is_some() {
+                model.mode = Mode::Note;
+                model.note.clear();
+            } else {
+                model.notify("no incident is being recorded: open one with --incident or start warroom open without --no-incident", true, Some(5));
+            }
+        }
+        Action::Submit => {}
     }
 }
 

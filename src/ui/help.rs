@@ -12,7 +12,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let t = &model.theme;
     let mut lines = Vec::new();
-    for mode in [Mode::Dashboard, Mode::Help] {
+    // The help mode's own keys go in the title, so the rest fits 80×24.
+    for mode in [Mode::Dashboard, Mode::Note] {
         lines.push(Line::styled(format!("{} keys", mode.name()), t.accent));
         for (keys, what) in model.keymap.help(mode) {
             lines.push(Line::from(vec![
@@ -20,7 +21,6 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 Span::styled(what, t.text),
             ]));
         }
-        lines.push(Line::raw(""));
     }
     lines.push(Line::styled(
         "Panel states: ● live  ◌ loading  ◷ stale  ◐ partial  ✖ failing",
@@ -33,9 +33,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let h = (lines.len() as u16).saturating_add(2);
     let rect = layout::centered(area, 72, h);
     frame.render_widget(Clear, rect);
+    let close: Vec<String> = model
+        .keymap
+        .keys(Mode::Help, crate::keymap::Action::Close)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let block = Block::bordered()
         .border_style(t.border_focus)
-        .title(Line::styled(" Help ", t.title));
+        .title(Line::styled(" Help ", t.title))
+        .title(Line::styled(format!(" {} closes ", close.join(" ")), t.muted).right_aligned());
     frame.render_widget(
         Paragraph::new(lines)
             .block(block)

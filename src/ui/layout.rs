@@ -27,6 +27,21 @@ pub fn split_status(area: Rect) -> (Rect, Rect) {
     (main, status)
 }
 
+/// Split the main area between the panels and the timeline pane: beside them when there is
+/// room, instead of them on a narrow terminal.
+pub fn split_timeline(main: Rect, show: bool) -> (Option<Rect>, Option<Rect>) {
+    if !show {
+        return (Some(main), None);
+    }
+    if main.width < 100 {
+        return (None, Some(main));
+    }
+    let side = (main.width / 3).clamp(40, 70);
+    let [panels, timeline] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(side)]).areas(main);
+    (Some(panels), Some(timeline))
+}
+
 /// The plot width of one panel in terminal columns, for choosing query steps.
 pub fn plot_columns(width: u16, panels: usize, zoomed: bool) -> u16 {
     let cols = if zoomed {

@@ -32,6 +32,13 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         sep(),
         Span::styled(format!("range {range}"), t.text),
     ];
+    if let Some(i) = &model.incident {
+        let (state, style) = super::timeline::journal_state(model);
+        spans.push(sep());
+        spans.push(Span::styled(format!("incident {}", i.id), t.text));
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(state, style));
+    }
     if model.paused {
         spans.push(sep());
         spans.push(Span::styled("⏸ paused", t.warn));

@@ -1,6 +1,7 @@
 use super::*;
 use crate::app::PanelState;
 use crate::config::Config;
+use crate::incident::{Event, Source};
 use crate::metrics::health::HealthState;
 use crate::metrics::{Point, QueryAnswer, Series, SourceError};
 use crate::theme::Theme;
@@ -68,6 +69,7 @@ fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
                 result,
                 at: m.now,
             },
+            Effect::Record { .. } => continue,
         };
         next.extend(update(m, msg));
     }
@@ -77,6 +79,7 @@ fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
 fn panel_of(e: &Effect) -> usize {
     match e {
         Effect::Fetch { panel, .. } | Effect::FetchLatest { panel, .. } => *panel,
+        Effect::Record { .. } => usize::MAX,
     }
 }
 
@@ -277,4 +280,108 @@ fn between_grid_points_the_value_now_is_asked_and_shown() {
     assert_eq!(m.panels[panel].current(), Some(0.97));
     assert_eq!(m.panel_state(panel), PanelState::Fresh);
     assert!(!m.panels[panel].busy());
+}
+
+fn with_incident() -> Model {
+    let mut m = model();
+    m.incident = Some(crate::app::model::IncidentView {
+        id: "2026-07-17-1".into(),
+        title: "Journey planner".into(),
+    });
+    m
+}
+
+#[test]
+fn a_typed_note_is_recorded_and_shown_only_once_durable() {
+    let mut m = with_incident();
+    update(&mut m, key('n'));
+    assert_eq!(m.mode, crate::keymap::Mode::Note);
+    for c in "pool at 100% #root-cause q".chars() {
+        assert!(update(&mut m, key(c)).is_empty());
+    }
+    assert_eq!(m.quit, None, "q is text while typing");
+    update(&mut m, code(KeyCode::Backspace));
+    update(&mut m, code(KeyCode::Backspace));
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert_eq!(m.mode, crate::keymap::Mode::Dashboard);
+    let [Effect::Record { event, source, .. }] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(*source, Source::Operator);
+    assert_eq!(*event, Event::note("pool at 100% #root-cause"));
+    assert_eq!(m.recording, 1);
+    assert!(m.timeline.is_empty(), "not shown before it is durable");
+    update(&mut m, Msg::Recorded(Err("sync failed: EIO".into())));
+    assert!(m.journal_error.is_some());
+    assert_eq!(m.recording, 0);
+    assert!(m.timeline.is_empty());
+}
+
+#[test]
+fn escape_abandons_a_note_and_an_empty_note_records_nothing() {
+    let mut m = with_incident();
+    update(&mut m, key('n'));
+    update(&mut m, key('x'));
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    assert_eq!(m.mode, crate::keymap::Mode::Dashboard);
+    update(&mut m, key('n'));
+    assert!(m.note.is_empty());
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+}
+
+#[test]
+fn crossing_a_threshold_records_one_event_each_way() {
+    let mut m = with_incident();
+    let mut recorded = Vec::new();
+    // The pool panel: a value past crit, then well back for over a minute.
+    for (i, v) in [0.5, 0.97, 0.98, 0.97, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3]
+        .iter()
+        .enumerate()
+    {
+        let at = t0() + chrono::Duration::seconds(20 * i as i64);
+        m.now = at;
+        let mut a = ok_answer();
+        a.series[0].points = vec![Point { t: i as f64, v: *v }];
+        m.panels[0].latest_in_flight = true;
+        let pass = m.source.health.admit(at).unwrap();
+        let effects = update(
+            &mut m,
+            Msg::Latest {
+                panel: 0,
+                pass,
+                result: Ok(a),
+                at,
+            },
+        );
+        recorded.extend(effects.into_iter().filter_map(|e| match e {
+            Effect::Record { event, .. } => Some(event),
+            _ => None,
+        }));
+    }
+    let ups = recorded
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ThresholdCrossed {
+                    direction: crate::incident::event::Direction::Up,
+                    ..
+                }
+            )
+        })
+        .count();
+    let downs = recorded
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ThresholdCrossed {
+                    direction: crate::incident::event::Direction::Down,
+                    ..
+                }
+            )
+        })
+        .count();
+    // Warn and crit each go up once and come back once.
+    assert_eq!((ups, downs), (2, 2), "{recorded:?}");
 }

@@ -1,0 +1,101 @@
+//! The incident timeline pane: what the journal has acknowledged as durable, newest first,
+//! each line with its time in the configured zone, its source and what happened.
+//!
+//! ```text
+//! ┌ Timeline · 2026-11-29-1 ─────── ✓ durable ┐
+//! │07:18:04 metric   Pool saturation ▲ crit … │
+//! │07:16:40 operator note: retries look high  │
+//! └───────────────────────────────────────────┘
+//! ```
+
+use crate::app::Model;
+use crate::incident::Event;
+use crate::incident::event::Direction;
+use crate::incident::timeline::describe;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+/// Draw the timeline pane into `area`.
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
+    let t = &model.theme;
+    let (state, style) = journal_state(model);
+    let title = match &model.incident {
+        Some(i) => format!(
+            " Timeline · {} · {} ",
+            i.id,
+            model.now.with_timezone(&model.tz).format("%Z")
+        ),
+        None => " Timeline ".to_string(),
+    };
+    let block = Block::bordered()
+        .border_style(t.border)
+        .title(Line::styled(title, t.title))
+        .title(Line::styled(format!(" {state} "), style).right_aligned());
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if model.incident.is_none() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("no incident is being recorded", t.muted)),
+            inner,
+        );
+        return;
+    }
+    let spans_days = match (model.timeline.first(), model.timeline.last()) {
+        (Some(a), Some(b)) => {
+            a.time.with_timezone(&model.tz).date_naive()
+                != b.time.with_timezone(&model.tz).date_naive()
+                || a.time.with_timezone(&model.tz).date_naive()
+                    != model.now.with_timezone(&model.tz).date_naive()
+        }
+        _ => false,
+    };
+    let lines: Vec<Line> = model
+        .timeline
+        .iter()
+        .rev()
+        .take(usize::from(inner.height))
+        .map(|r| {
+            let what_style = match &r.kind {
+                Event::ThresholdCrossed {
+                    direction: Direction::Up,
+                    ..
+                } => t.warn,
+                Event::ThresholdCrossed { .. } => t.ok,
+                Event::AlertFiring { .. } => t.crit,
+                _ => t.text,
+            };
+            Line::from(vec![
+                Span::styled(short_time(r.time, model.tz, spans_days), t.muted),
+                Span::raw(" "),
+                Span::styled(format!("{:<8}", r.source.to_string()), t.accent),
+                Span::raw(" "),
+                Span::styled(describe(&r.kind), what_style),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// `07:18:04`, or `07-17 07:18` when the incident spans days (the zone is in the title).
+fn short_time(at: chrono::DateTime<chrono::Utc>, tz: chrono_tz::Tz, with_date: bool) -> String {
+    let local = at.with_timezone(&tz);
+    if with_date {
+        local.format("%m-%d %H:%M").to_string()
+    } else {
+        local.format("%H:%M:%S").to_string()
+    }
+}
+
+/// The journal's state in words: durable, recording, or not durable.
+pub fn journal_state(model: &Model) -> (String, ratatui::style::Style) {
+    let t = &model.theme;
+    if model.journal_error.is_some() {
+        ("✖ NOT DURABLE".into(), t.failing)
+    } else if model.recording > 0 {
+        (format!("… recording {}", model.recording), t.loading)
+    } else {
+        ("✓ durable".into(), t.ok)
+    }
+}
