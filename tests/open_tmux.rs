@@ -130,6 +130,22 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     term.send(&["Enter"]);
     term.expect("pool full on api-0", Duration::from_secs(5));
     term.expect("✓ durable", Duration::from_secs(5));
+    // Prometheus stops: within two seconds of the next refresh (1 s here) every panel says so,
+    // the status bar shows the backoff, and keys are still answered.
+    drop(prom);
+    let stopped = std::time::Instant::now();
+    let screen = term.expect("✖ down, retry in", Duration::from_secs(10));
+    assert!(
+        stopped.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        stopped.elapsed()
+    );
+    assert!(screen.contains("✖ failing"), "{screen}");
+    term.send(&["?"]);
+    term.expect("dashboard keys", Duration::from_secs(2));
+    term.send(&["Escape"]);
+    term.wait_for(Duration::from_secs(5), |s| !s.contains("dashboard keys"))
+        .expect("help closed");
     term.send(&["q"]);
     let screen = term.expect("[exited 0]", Duration::from_secs(10));
     assert_eq!(
