@@ -135,8 +135,13 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     drop(prom);
     let stopped = std::time::Instant::now();
     let screen = term.expect("✖ down, retry in", Duration::from_secs(10));
+    // The figure is 1 s refresh + 2 s; the bound leaves room for a loaded CI machine.
+    eprintln!(
+        "panels reported Prometheus down after {:?}",
+        stopped.elapsed()
+    );
     assert!(
-        stopped.elapsed() < Duration::from_secs(3),
+        stopped.elapsed() < Duration::from_secs(6),
         "took {:?}",
         stopped.elapsed()
     );
