@@ -1,7 +1,7 @@
 //! Frame time of the default dashboard: 8 panels × 10 series × 400 points, at 120×40, 200×60
 //! and 400×110. Prints the median and p99 of many frames (target: p99 under 3 ms at 200×60).
 //!
-//! Run: `cargo bench --bench render`
+//! Run: `cargo bench --bench render` (`SERIES=N` changes the series per panel, default 10)
 
 use chrono::{DateTime, Utc};
 use ratatui::Terminal;
@@ -23,7 +23,11 @@ fn model(now: DateTime<Utc>, w: u16, h: u16) -> Model {
     m.height = h;
     let end = now.timestamp() as f64;
     for panel in 0..m.panels.len() {
-        let series = (0..10)
+        let n: u32 = std::env::var("SERIES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10);
+        let series = (0..n)
             .map(|s| Series {
                 labels: [("pod".to_string(), format!("api-{s}"))].into(),
                 points: (0..400)
