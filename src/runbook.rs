@@ -1,5 +1,12 @@
 //! Runbooks: format, loading with diagnostics, gates, batches, execution (issue 5).
 
+pub mod gate;
+pub mod load;
+pub mod model;
+pub mod template;
+
+mod format;
+
 use std::path::Path;
 use std::process::ExitCode;
 
