@@ -1,5 +1,6 @@
 //! Runbooks: format, loading with diagnostics, gates, batches, execution (issue 5).
 
+pub mod batch;
 pub mod gate;
 pub mod load;
 pub mod model;
