@@ -2,8 +2,11 @@
 
 pub mod batch;
 pub mod gate;
+pub mod http;
 pub mod load;
+pub mod mask;
 pub mod model;
+pub mod record;
 pub mod template;
 
 mod format;

@@ -30,7 +30,7 @@ pub struct RolloutConfig {
 }
 
 /// What the operator decides at a pause.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     Continue,
