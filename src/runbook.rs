@@ -1,6 +1,7 @@
 //! Runbooks: format, loading with diagnostics, gates, batches, execution (issue 5).
 
 pub mod batch;
+pub mod exec;
 pub mod gate;
 pub mod http;
 pub mod load;
