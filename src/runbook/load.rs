@@ -190,7 +190,18 @@ impl Checker<'_> {
         let id = s.id.get_ref().clone();
         let title = s.title.clone().unwrap_or_else(|| id.clone());
         let kind = match kind {
-            RawKind::Check => StepKind::Check(self.gate_required(&s.gate, &span, known, false)?),
+            RawKind::Check => {
+                let mut g = self.gate_required(&s.gate, &span, known, false)?;
+                // A check is about now: one good reading is enough unless the runbook says more.
+                let raw = s.gate.as_ref().map(|g| g.get_ref());
+                if raw.is_some_and(|r| r.consecutive.is_none()) {
+                    g.consecutive = 1;
+                }
+                if raw.is_some_and(|r| r.min_samples.is_none()) {
+                    g.min_samples = g.consecutive;
+                }
+                StepKind::Check(g)
+            }
             RawKind::Wait => StepKind::Wait {
                 gate: self.gate_required(&s.gate, &span, known, false)?,
                 timeout: self.duration(&s.timeout, DEFAULT_WAIT_TIMEOUT),
