@@ -134,7 +134,6 @@ impl Sender {
             b.on_first_attempt();
         }
         let mut attempt = 0u32;
-        let mut rng = rand::rng();
         loop {
             attempt += 1;
             let now = Instant::now();
@@ -181,7 +180,7 @@ impl Sender {
                     if !self.backoff.may_retry(attempt) {
                         return stop(format!("{} after {attempt} attempts", failure()));
                     }
-                    let jitter = self.backoff.delay(attempt - 1, &mut rng);
+                    let jitter = self.backoff.delay(attempt - 1, &mut rand::rng());
                     let wait = jitter.max(retry_after.unwrap_or(Duration::ZERO));
                     if Instant::now() + wait >= deadline {
                         return stop(format!(
