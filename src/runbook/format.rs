@@ -24,6 +24,8 @@ pub(crate) struct RawVariable {
     #[serde(default)]
     pub secret: bool,
     pub env: Option<Spanned<String>>,
+    #[serde(rename = "type")]
+    pub kind: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]

@@ -63,6 +63,7 @@ pub fn parse(file: &str, path: &Path, source: &str) -> Result<Runbook, Diagnosti
         file,
         source,
         diags: Vec::new(),
+        typed: BTreeMap::new(),
     };
     let rb = c.runbook(raw, path);
     if c.diags.is_empty() {
@@ -76,6 +77,16 @@ struct Checker<'a> {
     file: &'a str,
     source: &'a str,
     diags: Vec<Diagnostic>,
+    typed: BTreeMap<String, VarKind>,
+}
+
+/// Whether `value` is acceptable for a variable of `kind`.
+pub fn kind_accepts(kind: VarKind, value: &str) -> bool {
+    match kind {
+        VarKind::String => true,
+        VarKind::Number => value.trim().parse::<f64>().is_ok_and(f64::is_finite),
+        VarKind::Bool => matches!(value.trim(), "true" | "false"),
+    }
 }
 
 impl Checker<'_> {
@@ -115,11 +126,37 @@ impl Checker<'_> {
             }
             if v.secret && v.env.is_none() {
                 self.err(
-                    v_span,
+                    v_span.clone(),
                     format!("secret variable \"{name}\" needs env = \"VAR_NAME\" to read it from"),
                 );
             }
+            let kind = match v.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span())) {
+                None | Some(("string", _)) => VarKind::String,
+                Some(("number", _)) => VarKind::Number,
+                Some(("bool", _)) => VarKind::Bool,
+                Some((other, span)) => {
+                    self.err(
+                        span,
+                        format!("type = \"{other}\"; expected \"string\", \"number\" or \"bool\""),
+                    );
+                    VarKind::String
+                }
+            };
+            if let Some(d) = &v.default
+                && !kind_accepts(kind, d)
+            {
+                self.err(
+                    v_span.clone(),
+                    format!(
+                        "the default \"{d}\" of \"{name}\" is not a {}; expected e.g. \"{}\"",
+                        format!("{kind:?}").to_lowercase(),
+                        if kind == VarKind::Bool { "true" } else { "40" }
+                    ),
+                );
+            }
+            self.typed.insert(name.clone(), kind);
             variables.push(Variable {
+                kind,
                 name,
                 default: v.default,
                 description: v.description.unwrap_or_default(),

@@ -45,6 +45,17 @@ pub struct Variable {
     pub secret: bool,
     /// Environment variable to read the value from (secrets come from there, never the file).
     pub env: Option<String>,
+    /// What values are accepted; a number or bool variable used alone as a JSON value is sent
+    /// as a JSON number or bool.
+    pub kind: VarKind,
+}
+
+/// The type of a variable's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarKind {
+    String,
+    Number,
+    Bool,
 }
 
 impl std::fmt::Debug for Variable {
@@ -156,6 +167,8 @@ pub enum JsonTemplate {
     Bool(bool),
     Number(serde_json::Number),
     String(Template),
+    /// A whole value `"{{name}}"` of a number or bool variable, sent as that JSON type.
+    Typed(String, VarKind),
     Array(Vec<JsonTemplate>),
     Object(Vec<(String, JsonTemplate)>),
 }

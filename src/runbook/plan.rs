@@ -37,6 +37,19 @@ pub fn render_json(
         JsonTemplate::String(t) => {
             serde_json::Value::String(t.render(values, target, Context::Literal)?)
         }
+        JsonTemplate::Typed(name, kind) => {
+            let v = values
+                .get(name)
+                .ok_or_else(|| MissingVariable(name.clone()))?
+                .trim();
+            match kind {
+                VarKind::Bool => serde_json::Value::Bool(v == "true"),
+                VarKind::Number => serde_json::from_str::<serde_json::Number>(v)
+                    .map(serde_json::Value::Number)
+                    .unwrap_or_else(|_| serde_json::Value::String(v.to_string())),
+                VarKind::String => serde_json::Value::String(v.to_string()),
+            }
+        }
         JsonTemplate::Array(a) => serde_json::Value::Array(
             a.iter()
                 .map(|x| render_json(x, values, target))
@@ -270,6 +283,10 @@ fn batch_lines(
             let n = b.size.resolve(l.len());
             let budget = b.max_unavailable.unwrap_or(n);
             let per = n.min(budget.max(1));
+            let _ = writeln!(
+                out,
+                "{ind}planned batches (fewer per batch when instances are already unhealthy):"
+            );
             for (i, chunk) in l.chunks(per).enumerate() {
                 let _ = writeln!(out, "{ind}batch {}: {}", i + 1, chunk.join(", "));
             }
@@ -294,8 +311,26 @@ fn batch_lines(
         },
         Action::Exec(e) => exec_lines(out, ind2, e, v, Some(shown)),
     }
-    let _ = writeln!(out, "{ind}instance healthy when:");
-    gate_lines(out, ind2, &b.instance, v, Some(shown));
+    let _ = writeln!(
+        out,
+        "{ind}instance healthy when every reading (every {}) holds for the whole soak of {}:",
+        d(b.instance.interval.clamp(
+            std::time::Duration::from_millis(200),
+            std::time::Duration::from_secs(5)
+        )),
+        d(b.soak)
+    );
+    let q = b
+        .instance
+        .query
+        .render(v, Some(shown), Context::PromQl)
+        .unwrap_or_else(|e| format!("<{e}>"));
+    let _ = writeln!(out, "{ind2}query:     {q}");
+    let _ = writeln!(
+        out,
+        "{ind2}condition: {} (empty, NaN, ±Inf or several series count as unhealthy)",
+        b.instance.condition
+    );
     match &b.gate {
         Some(g) => {
             let _ = writeln!(out, "{ind}health gate between batches:");

@@ -15,6 +15,8 @@ pub enum VarError {
     Unknown(String, String),
     #[error("variable \"{0}\" has no value; set it with --var {0}=VALUE{1}")]
     Missing(String, String),
+    #[error("variable \"{0}\" is \"{1}\"; expected a {2}")]
+    BadValue(String, String, String),
     #[error(
         "variable \"{0}\" is secret: set it in the environment variable \"{1}\", never on the command line"
     )]
@@ -81,6 +83,18 @@ pub fn resolve(
                 .unwrap_or_default();
             return Err(VarError::Missing(v.name.clone(), hint));
         };
+        if !super::load::kind_accepts(v.kind, &value) {
+            let shown = if v.secret {
+                super::mask::MASK.to_string()
+            } else {
+                crate::sanitize::line(&value).into_owned()
+            };
+            return Err(VarError::BadValue(
+                v.name.clone(),
+                shown,
+                format!("{:?}", v.kind).to_lowercase(),
+            ));
+        }
         if v.secret {
             masker.add(&value);
             shown.insert(v.name.clone(), MASK.to_string());

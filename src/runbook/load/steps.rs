@@ -186,7 +186,18 @@ impl Checker<'_> {
     ) -> Option<JsonTemplate> {
         Some(match v {
             toml::Value::String(s) => {
-                JsonTemplate::String(self.template_text(s, span, known, target_ok)?)
+                let t = self.template_text(s, span, known, target_ok)?;
+                let whole: Vec<_> = t.variables().collect();
+                match whole.as_slice() {
+                    [(name, 0)]
+                        if s.trim_end().ends_with("}}")
+                            && self.typed.get(*name).is_some_and(|k| *k != VarKind::String) =>
+                    {
+                        let k = self.typed[*name];
+                        JsonTemplate::Typed((*name).to_string(), k)
+                    }
+                    _ => JsonTemplate::String(t),
+                }
             }
             toml::Value::Integer(i) => JsonTemplate::Number((*i).into()),
             toml::Value::Float(f) => match serde_json::Number::from_f64(*f) {
