@@ -261,15 +261,20 @@ impl Sender {
     }
 }
 
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
+/// A short account of a transport error: what failed and its innermost cause.
+fn error_chain(e: &reqwest::Error) -> String {
+    let what = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else {
+        "request failed"
+    };
+    let mut inner: &dyn std::error::Error = e;
+    while let Some(c) = inner.source() {
+        inner = c;
     }
-    s
+    format!("{what}: {inner}")
 }
 
 async fn read_bounded(mut resp: reqwest::Response) -> String {
