@@ -17,6 +17,7 @@ fn cfg(batch: usize, budget: usize) -> RolloutConfig {
         max_unavailable: budget,
         failure_budget: 0,
         soak: S(10),
+        settle: S(0),
         instance_deadline: S(120),
         run_deadline: S(100_000),
         gated: true,
@@ -316,4 +317,22 @@ fn a_lost_instance_pauses_and_retry_acts_on_it_again() {
             targets: vec!["b".into(), "c".into()]
         }
     );
+}
+
+#[test]
+fn readings_right_after_the_action_are_ignored() {
+    let mut c = cfg(1, 1);
+    c.soak = S(2);
+    c.settle = S(5);
+    let mut r = Rollout::new(c, vec![("a".into(), true)]);
+    assert!(matches!(r.next(S(0)), Next::Act { .. }));
+    // A stale "healthy" scraped before the restart, for the whole settle period.
+    for t in 0..5 {
+        r.observe(S(t), "a", true);
+        assert_eq!(r.next(S(t)), Next::Watch(vec!["a".into()]));
+    }
+    r.observe(S(5), "a", true);
+    assert_eq!(r.next(S(6)), Next::Watch(vec!["a".into()]));
+    r.observe(S(7), "a", true);
+    assert_eq!(r.next(S(7)), Next::Gate { batch: 1 });
 }

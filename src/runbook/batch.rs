@@ -23,6 +23,9 @@ pub struct RolloutConfig {
     pub max_unavailable: usize,
     pub failure_budget: usize,
     pub soak: Duration,
+    /// Readings of an instance within this long after its action are ignored: a metric
+    /// scraped before the restart would otherwise count towards the soak.
+    pub settle: Duration,
     pub instance_deadline: Duration,
     pub run_deadline: Duration,
     /// Whether a fleet gate runs between batches.
@@ -260,7 +263,13 @@ impl Rollout {
             return;
         };
         let soak = self.cfg.soak;
+        let settle = self.cfg.settle;
         let inst = &mut self.instances[i];
+        if let State::InFlight { started } = inst.state
+            && now.saturating_sub(started) < settle
+        {
+            return;
+        }
         inst.healthy = Some(healthy);
         if !healthy {
             inst.healthy_since = None;

@@ -71,6 +71,7 @@ pub(crate) struct RawStep {
     pub max_unavailable: Option<Spanned<i64>>,
     pub failure_budget: Option<Spanned<i64>>,
     pub soak: Option<Spanned<String>>,
+    pub settle: Option<Spanned<String>>,
     pub instance_deadline: Option<Spanned<String>>,
     pub action: Option<Spanned<RawAction>>,
     pub instance: Option<Spanned<RawGate>>,
@@ -103,6 +104,7 @@ impl RawStep {
             max_unavailable,
             failure_budget,
             soak,
+            settle,
             instance_deadline,
             action,
             instance
@@ -132,6 +134,7 @@ pub(crate) fn allowed_fields(kind: RawKind) -> &'static [&'static str] {
             "max_unavailable",
             "failure_budget",
             "soak",
+            "settle",
             "instance_deadline",
             "deadline",
             "action",

@@ -242,6 +242,8 @@ pub struct BatchSpec {
     pub failure_budget: usize,
     /// An instance counts as healthy only after this long healthy without interruption.
     pub soak: Duration,
+    /// Readings this soon after an instance's action are ignored (they may predate it).
+    pub settle: Duration,
     /// Time from an instance's action until it must count healthy.
     pub instance_deadline: Duration,
     /// Time for the whole batch step; after it no new action starts.

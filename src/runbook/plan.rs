@@ -273,8 +273,9 @@ fn batch_lines(
     );
     let _ = writeln!(
         out,
-        "{ind}an instance counts healthy after {} healthy without interruption; instance deadline {}, run deadline {} (after it, no new action without a decision)",
+        "{ind}an instance counts healthy after {} healthy without interruption (readings in the first {} after its action are ignored); instance deadline {}, run deadline {} (after it, no new action without a decision)",
         d(b.soak),
+        d(b.settle),
         d(b.instance_deadline),
         d(b.deadline)
     );

@@ -107,6 +107,7 @@ impl Executor {
             max_unavailable: b.max_unavailable.unwrap_or(size),
             failure_budget: b.failure_budget,
             soak: b.soak,
+            settle: b.settle,
             instance_deadline: b.instance_deadline,
             run_deadline: b.deadline,
             gated: b.gate.is_some(),

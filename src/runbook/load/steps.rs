@@ -402,6 +402,7 @@ impl Checker<'_> {
             max_unavailable,
             failure_budget,
             soak: self.duration(&s.soak, Duration::from_secs(10)),
+            settle: self.duration(&s.settle, Duration::from_secs(5)),
             instance_deadline: self.duration(&s.instance_deadline, Duration::from_secs(120)),
             deadline: self.duration(&s.deadline, Duration::from_secs(1800)),
             action,
