@@ -21,6 +21,7 @@ pub mod operator;
 pub mod plan;
 pub mod prom;
 pub mod record;
+pub mod resume;
 pub mod template;
 pub mod vars;
 

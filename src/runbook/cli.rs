@@ -142,12 +142,17 @@ pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCod
             yes,
             incident,
             prometheus,
+            resume,
         } => {
             drop(out);
-            run_one(
-                name, dir, vars, dry_run, yes, incident, prometheus, data_dir,
-            )
-            .await
+            let opts = RunOpts {
+                dry_run,
+                yes,
+                incident,
+                prometheus,
+                resume,
+            };
+            run_one(name, dir, vars, opts, data_dir).await
         }
     }
 }
@@ -175,6 +180,9 @@ impl RunSink for Progress {
                     r.run_id,
                     if *dry_run { " DRY RUN" } else { "" }
                 )
+            }
+            RunEvent::RunResumed { from_step } => {
+                format!("{t} run {} resumed at {from_step}", r.run_id)
             }
             RunEvent::StepStarted { step, kind, title } => format!("{t} ▶ {step} ({kind}) {title}"),
             RunEvent::StepFinished {
@@ -233,17 +241,28 @@ impl RunSink for Progress {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run_one(
-    name: String,
-    dir: RunbookDirArgs,
-    overrides: Vec<String>,
+struct RunOpts {
     dry_run: bool,
     yes: bool,
     incident: Option<String>,
     prometheus: Option<String>,
+    resume: Option<String>,
+}
+
+async fn run_one(
+    name: String,
+    dir: RunbookDirArgs,
+    overrides: Vec<String>,
+    opts: RunOpts,
     data_dir: &Path,
 ) -> color_eyre::Result<ExitCode> {
+    let RunOpts {
+        dry_run,
+        yes,
+        incident,
+        prometheus,
+        resume,
+    } = opts;
     let loaded = match load_dir(&dir) {
         Ok(l) => l,
         Err(e) => return usage(&e),
@@ -269,10 +288,25 @@ async fn run_one(
         return usage("this runbook has gates: pass --prometheus URL (e.g. http://127.0.0.1:9090)");
     }
     let started = chrono::Utc::now();
-    let run_id = format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ"));
     let runs = match &incident {
         Some(id) => data_dir.join("incidents").join(id).join("runs"),
         None => data_dir.join("runs"),
+    };
+    let operator: Arc<dyn Operator> = if yes {
+        Arc::new(AssumeYes)
+    } else {
+        Arc::new(LineOperator::stdio())
+    };
+    let (run_id, from) = match &resume {
+        None => (
+            format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ")),
+            None,
+        ),
+        Some(id) => match resume_at(rb, &runs, id, operator.as_ref()).await {
+            Ok(Some(at)) => (id.clone(), Some(at)),
+            Ok(None) => return Ok(ExitCode::from(RunOutcome::Aborted.exit_code())),
+            Err(e) => return usage(&e),
+        },
     };
     let backoff = crate::backoff::Backoff::default();
     // The plan first, always: the operator sees every request and command before anything runs.
@@ -295,11 +329,6 @@ async fn run_one(
             &runs.join(format!("{run_id}.jsonl")),
         )?));
     }
-    let operator: Arc<dyn Operator> = if yes {
-        Arc::new(AssumeYes)
-    } else {
-        Arc::new(LineOperator::stdio())
-    };
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
     // SIGINT: no new action; the run records the interruption and ends.
     tokio::spawn(async move {
@@ -320,7 +349,7 @@ async fn run_one(
         run_id,
         dry_run,
     };
-    let outcome = exec.run().await;
+    let outcome = exec.run_from(from).await;
     if outcome == RunOutcome::DryRun {
         println!("dry run: nothing was sent and nothing was started");
     }
@@ -345,5 +374,40 @@ fn probe_executor(
         clock: Arc::new(crate::clock::WallClock),
         run_id: run_id.to_string(),
         dry_run: true,
+    })
+}
+
+/// Where a resumed run continues: `Ok(None)` when the operator aborts at an in-doubt step.
+async fn resume_at(
+    rb: &Runbook,
+    runs: &Path,
+    id: &str,
+    operator: &dyn Operator,
+) -> Result<Option<usize>, String> {
+    if id.contains('/') || id.contains("..") || id.is_empty() {
+        return Err(format!("\"{}\" is not a run id", crate::sanitize::line(id)));
+    }
+    let path = runs.join(format!("{id}.jsonl"));
+    let records = super::resume::read_records(&path)
+        .map_err(|e| format!("cannot read run \"{}\": {e}", path.display()))?;
+    let p = super::resume::resume_point(rb, &records).map_err(|e| e.to_string())?;
+    let Some(step) = &p.in_doubt else {
+        return Ok(Some(p.next_step));
+    };
+    let at = rb
+        .steps
+        .iter()
+        .position(|s| &s.id == step)
+        .unwrap_or(p.next_step);
+    let d = operator
+        .decide(
+            step,
+            "it started but did not finish before the run stopped (in doubt): retry re-sends with the same idempotency key; continue treats it as done",
+        )
+        .await;
+    Ok(match d {
+        super::batch::Decision::Retry => Some(at),
+        super::batch::Decision::Continue => Some(at + 1),
+        super::batch::Decision::Abort => None,
     })
 }

@@ -89,7 +89,13 @@ impl Executor {
 
     /// Run the runbook to its end.
     pub async fn run(&self) -> RunOutcome {
-        let outcome = match self.run_inner().await {
+        self.run_from(None).await
+    }
+
+    /// Run from step index `from` (a resume: the same run id, so the same idempotency keys),
+    /// or from the start when `None`.
+    pub async fn run_from(&self, from: Option<usize>) -> RunOutcome {
+        let outcome = match self.run_inner(from).await {
             Ok(o) => o,
             Err(Stop::Aborted) => RunOutcome::Aborted,
             Err(Stop::NotRecorded(e)) => {
@@ -101,14 +107,23 @@ impl Executor {
         outcome
     }
 
-    async fn run_inner(&self) -> Result<RunOutcome, Stop> {
-        self.emit(RunEvent::RunStarted {
-            runbook: self.runbook.name.clone(),
-            hash: self.runbook.hash.clone(),
-            dry_run: self.dry_run,
-            variables: self.vars.shown.clone(),
-        })?;
-        let mut i = 0;
+    async fn run_inner(&self, from: Option<usize>) -> Result<RunOutcome, Stop> {
+        match from {
+            None => self.emit(RunEvent::RunStarted {
+                runbook: self.runbook.name.clone(),
+                hash: self.runbook.hash.clone(),
+                dry_run: self.dry_run,
+                variables: self.vars.shown.clone(),
+            })?,
+            Some(i) => self.emit(RunEvent::RunResumed {
+                from_step: self
+                    .runbook
+                    .steps
+                    .get(i)
+                    .map_or_else(|| "(end)".to_string(), |s| s.id.clone()),
+            })?,
+        }
+        let mut i = from.unwrap_or(0);
         while i < self.runbook.steps.len() {
             let step = &self.runbook.steps[i];
             self.checkpoint().await?;

@@ -68,6 +68,10 @@ pub enum RunEvent {
         /// Variable values, secrets masked.
         variables: BTreeMap<String, String>,
     },
+    /// The run continues after a crash from step `from_step` (same run id, same keys).
+    RunResumed {
+        from_step: String,
+    },
     StepStarted {
         step: String,
         kind: String,
