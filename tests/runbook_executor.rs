@@ -78,6 +78,7 @@ kind = "batch"
 targets = ["api-0", "api-1", "api-2", "api-3"]
 size = 2
 soak = "1ms"
+settle = "1ms"
 [step.action]
 method = "POST"
 url = "{{{{base_url}}}}/control/restart"
@@ -370,4 +371,28 @@ async fn an_unhealthy_fleet_fails_the_gate_and_yes_never_continues() {
             .iter()
             .any(|e| matches!(e, RunEvent::Paused { reason, .. } if reason.contains("budget")))
     );
+}
+
+#[tokio::test]
+async fn abort_during_a_long_gate_wait_takes_effect_at_once() {
+    let src = r#"name = "w"
+[[step]]
+id = "wait"
+kind = "wait"
+timeout = "1h"
+gate = { query = "x", below = 0.5, interval = "1h" }
+"#;
+    let rb = load::parse("w.toml", Path::new("w.toml"), src).unwrap();
+    // The reading (1.0) never satisfies the gate: the executor sleeps for the interval.
+    let Setup { exec, control, .. } = setup(rb, Arc::new(AssumeYes), false, 1.0);
+    let handle = tokio::spawn(async move { exec.run().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = std::time::Instant::now();
+    control.send(Control::Abort).unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), handle)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome, RunOutcome::Aborted);
+    eprintln!("abort took {:?}", t.elapsed());
 }

@@ -78,3 +78,32 @@ above = 0.5
     // A secret on the command line is refused.
     assert!(vars::resolve(&rb, &["token=x".into()], |_| None).is_err());
 }
+
+#[test]
+fn hostile_runbook_text_never_reaches_the_plan_raw() {
+    for (i, h) in warroom::sanitize::HOSTILE_SAMPLES.iter().enumerate() {
+        let quoted = toml::Value::String(h.to_string()).to_string();
+        let src = format!(
+            "name = {quoted}\ndescription = {quoted}\n[[step]]\nid = \"a\"\nkind = \"exec\"\ntitle = {quoted}\nargv = [\"echo\", {quoted}]\n[[step]]\nid = \"b\"\nkind = \"note\"\ntext = {quoted}\n"
+        );
+        let rb = match load::parse("h.toml", Path::new("h.toml"), &src) {
+            Ok(rb) => rb,
+            // Some samples are not valid in a runbook at all (e.g. a lone "{{"): refused is fine.
+            Err(e) => {
+                assert!(
+                    warroom::sanitize::is_clean(&e.to_string(), true),
+                    "sample {i}"
+                );
+                continue;
+            }
+        };
+        let v = vars::resolve(&rb, &[], |_| None).unwrap();
+        let text = plan::render(&rb, &v, &BTreeMap::new(), &Backoff::default());
+        assert!(
+            warroom::sanitize::is_clean(&text, true),
+            "sample {i}: {text:?}"
+        );
+        assert!(warroom::sanitize::is_clean(&rb.description, true));
+        assert!(warroom::sanitize::is_clean(&rb.steps[0].title, false));
+    }
+}

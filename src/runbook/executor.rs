@@ -87,6 +87,27 @@ impl Executor {
         }
     }
 
+    /// Sleep `d`, but wake at once when the operator pauses or aborts, then honour it: a
+    /// pause or abort takes effect within one tick, not after a gate's interval.
+    pub(crate) async fn idle(&self, d: Duration) -> Result<(), Stop> {
+        let mut rx = self.control.clone();
+        let changed = async {
+            loop {
+                if *rx.borrow_and_update() != Control::Run {
+                    return;
+                }
+                if rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(d) => {}
+            _ = changed => {}
+        }
+        self.checkpoint().await
+    }
+
     /// Run the runbook to its end.
     pub async fn run(&self) -> RunOutcome {
         self.run_from(None).await
@@ -257,13 +278,21 @@ impl Executor {
             if verdict.is_final() {
                 return Ok(verdict);
             }
-            if limit.is_some_and(|l| start.elapsed() + spec.interval > l) {
-                return Ok(Verdict::Inconclusive(format!(
-                    "no verdict within {}",
-                    humantime::format_duration(limit.unwrap_or_default())
-                )));
-            }
-            tokio::time::sleep(spec.interval).await;
+            let pause = match limit {
+                None => spec.interval,
+                Some(l) => {
+                    let elapsed = start.elapsed();
+                    if elapsed >= l {
+                        return Ok(Verdict::Inconclusive(format!(
+                            "no verdict within {}",
+                            humantime::format_duration(l)
+                        )));
+                    }
+                    // The last reading is taken at the limit, not after it.
+                    spec.interval.min(l - elapsed)
+                }
+            };
+            self.idle(pause).await?;
         }
     }
 }

@@ -159,7 +159,7 @@ impl Checker<'_> {
                 kind,
                 name,
                 default: v.default,
-                description: v.description.unwrap_or_default(),
+                description: crate::sanitize::line(&v.description.unwrap_or_default()).into_owned(),
                 secret: v.secret,
                 env: v.env.map(|e| e.into_inner()),
             });
@@ -194,9 +194,12 @@ impl Checker<'_> {
                 steps.push(step);
             }
         }
+        // Text shown to people is sanitized here, where it enters; templates stay exact (they
+        // are what is sent) and the plan sanitizes what it prints of them.
         Runbook {
-            name: raw.name.into_inner(),
-            description: raw.description.unwrap_or_default(),
+            name: crate::sanitize::line(raw.name.get_ref()).into_owned(),
+            description: crate::sanitize::multiline(&raw.description.unwrap_or_default())
+                .into_owned(),
             file: path.to_path_buf(),
             hash: content_hash(self.source),
             variables,
@@ -225,7 +228,8 @@ impl Checker<'_> {
             }
         }
         let id = s.id.get_ref().clone();
-        let title = s.title.clone().unwrap_or_else(|| id.clone());
+        let title =
+            crate::sanitize::line(&s.title.clone().unwrap_or_else(|| id.clone())).into_owned();
         let kind = match kind {
             RawKind::Check => {
                 let mut g = self.gate_required(&s.gate, &span, known, false)?;
@@ -271,7 +275,7 @@ impl Checker<'_> {
                     );
                     return None;
                 };
-                let t = text.get_ref().clone();
+                let t = crate::sanitize::multiline(text.get_ref()).into_owned();
                 if matches!(s.kind.get_ref(), RawKind::Manual) {
                     StepKind::Manual { text: t }
                 } else {

@@ -217,7 +217,8 @@ pub fn render(
             StepKind::Batch(b) => batch_lines(&mut out, s, b, v, targets.get(&s.id), backoff),
         }
     }
-    vars.masker.mask(&out)
+    // Templates render exactly what is sent, which may hold anything; what is printed is not.
+    crate::sanitize::multiline(&vars.masker.mask(&out)).into_owned()
 }
 
 fn exec_lines(out: &mut String, ind: &str, e: &ExecSpec, v: &Values, target: Option<&str>) {

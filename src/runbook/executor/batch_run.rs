@@ -163,7 +163,7 @@ impl Executor {
                         let h = self.healthy(b, n).await?;
                         r.observe(start.elapsed(), n, h);
                     }
-                    tokio::time::sleep(poll).await;
+                    self.idle(poll).await?;
                 }
                 Next::Gate { batch } => {
                     let v = match &b.gate {
