@@ -330,11 +330,21 @@ async fn run_one(
         )?));
     }
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
-    // SIGINT: no new action; the run records the interruption and ends.
+    // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = control_tx.send(Control::Abort);
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term => {}
         }
+        let _ = control_tx.send(Control::Abort);
     });
     let exec = Executor {
         runbook: rb.clone(),
