@@ -95,10 +95,13 @@ pub fn parse_instant(body: &[u8]) -> Result<QueryAnswer, SourceError> {
         .flatten()
         .filter_map(|w| w.as_str().map(|w| crate::sanitize::line(w).into_owned()))
         .collect();
+    // Fields the dashboard adds to `QueryAnswer` keep their defaults here.
+    #[allow(clippy::needless_update)]
     Ok(QueryAnswer {
         series,
         warnings,
         bytes: body.len(),
+        ..Default::default()
     })
 }
 
