@@ -167,6 +167,9 @@ pub enum RunbookCmd {
         /// Prometheus base URL for gates and target queries.
         #[arg(long, value_name = "URL")]
         prometheus: Option<String>,
+        /// Continue a run that stopped (a crash): completed steps are not re-run.
+        #[arg(long, value_name = "RUN_ID")]
+        resume: Option<String>,
     },
 }
 

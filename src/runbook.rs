@@ -1,10 +1,37 @@
-//! Runbooks: format, loading with diagnostics, gates, batches, execution (issue 5).
+//! Runbooks (issue 5): steps written down in advance, shown as a plan, confirmed by the
+//! operator, checked against live signals between every action, and recorded.
+//!
+//! - [`load`] reads `runbooks/*.toml` into a checked [`model::Runbook`], with `file:line:col`
+//!   diagnostics; [`template`] fills `{{var}}` and `{{target}}` without ever using a shell.
+//! - [`gate`] and [`batch`] are pure: verdicts from readings, a rollout from time passed in.
+//! - [`http`] and [`exec`] are the two ways of acting; [`plan`] shows both exactly as sent.
+//! - [`executor`] drives the steps; it talks to the rest of warroom through [`record::RunSink`]
+//!   (events), [`record::IntentStore`] (idempotency keys, durable before a send) and
+//!   [`operator::Operator`] (typed confirmation, decisions at pauses).
+
+pub mod batch;
+pub mod exec;
+pub mod executor;
+pub mod gate;
+pub mod http;
+pub mod load;
+pub mod mask;
+pub mod model;
+pub mod operator;
+pub mod plan;
+pub mod prom;
+pub mod record;
+pub mod resume;
+pub mod template;
+pub mod vars;
+
+mod cli;
+mod format;
 
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Run a `runbook` subcommand.
 pub async fn run_cli(cmd: crate::cli::RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCode> {
-    let _ = (cmd, data_dir);
-    color_eyre::eyre::bail!("runbooks are not part of this build yet")
+    cli::run(cmd, data_dir).await
 }

@@ -1,0 +1,127 @@
+//! Runbook benchmarks: the executor's own overhead per step (note steps do no work of their
+//! own, so what is measured is checkpoint, confirmation, records and bookkeeping), one gate
+//! judgement, one rollout decision over a 500-instance fleet, and rendering a plan.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use warroom::metrics::{Point, QueryAnswer, Series};
+use warroom::runbook::batch::{Next, Rollout, RolloutConfig};
+use warroom::runbook::executor::{Control, Executor};
+use warroom::runbook::gate::{Condition, Expect, judge};
+use warroom::runbook::operator::AssumeYes;
+use warroom::runbook::record::{MemoryIntents, RunSink};
+use warroom::runbook::{http, load, plan, vars};
+
+struct Discard;
+impl RunSink for Discard {
+    fn record(
+        &self,
+        _r: &warroom::runbook::record::RunRecord,
+    ) -> Result<(), warroom::runbook::record::RecordError> {
+        Ok(())
+    }
+}
+
+const STEPS: usize = 100;
+
+fn executor_overhead(c: &mut Criterion) {
+    let mut src = String::from("name = \"bench\"\n");
+    for i in 0..STEPS {
+        src += &format!("[[step]]\nid = \"n{i}\"\nkind = \"note\"\ntext = \"step {i}\"\n");
+    }
+    let rb = load::parse("bench.toml", Path::new("bench.toml"), &src).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let exec = Executor {
+        vars: vars::resolve(&rb, &[], |_| None).unwrap(),
+        runbook: rb,
+        source: None,
+        sender: http::Sender::new(
+            warroom::backoff::Backoff::default(),
+            http::run_retry_budget(),
+        )
+        .unwrap(),
+        sink: Arc::new(Discard),
+        intents: Arc::new(MemoryIntents::default()),
+        operator: Arc::new(AssumeYes),
+        control: watch::channel(Control::Run).1,
+        clock: Arc::new(warroom::clock::WallClock),
+        run_id: "bench".into(),
+        dry_run: false,
+    };
+    c.bench_function("executor: run of 100 note steps", |b| {
+        b.iter(|| rt.block_on(exec.run()))
+    });
+}
+
+fn gate_and_rollout(c: &mut Criterion) {
+    let answer = Ok(QueryAnswer {
+        series: vec![Series {
+            labels: [("pod".to_string(), "api-0".to_string())].into(),
+            points: vec![Point { t: 0.0, v: 0.01 }],
+        }],
+        ..Default::default()
+    });
+    c.bench_function("gate: judge one reading", |b| {
+        b.iter(|| judge(Condition::Below(0.02), Expect::One, black_box(&answer)))
+    });
+    let cfg = RolloutConfig {
+        batch_size: 25,
+        max_unavailable: 25,
+        failure_budget: 2,
+        soak: Duration::from_secs(10),
+        settle: Duration::ZERO,
+        instance_deadline: Duration::from_secs(120),
+        run_deadline: Duration::from_secs(3600),
+        gated: false,
+    };
+    c.bench_function(
+        "rollout: 500 instances, batches of 25, to completion",
+        |b| {
+            b.iter(|| {
+                let mut r = Rollout::new(
+                    cfg.clone(),
+                    (0..500).map(|i| (format!("i{i}"), true)).collect(),
+                );
+                let mut t = 0;
+                loop {
+                    match r.next(Duration::from_secs(t)) {
+                        Next::Watch(names) => {
+                            for n in names {
+                                r.observe(Duration::from_secs(t), &n, true);
+                            }
+                            t += 5;
+                        }
+                        Next::Finished(_) => break,
+                        _ => {}
+                    }
+                }
+            })
+        },
+    );
+}
+
+fn plan_render(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
+    let rb = load::load_file(&dir.join("pool-exhaustion.toml")).unwrap();
+    let v = vars::resolve(&rb, &[], |_| None).unwrap();
+    c.bench_function("plan: render pool-exhaustion", |b| {
+        b.iter(|| {
+            plan::render(
+                black_box(&rb),
+                &v,
+                &Default::default(),
+                &warroom::backoff::Backoff::default(),
+            )
+        })
+    });
+    c.bench_function("load: parse and check pool-exhaustion", |b| {
+        b.iter(|| load::load_file(&dir.join("pool-exhaustion.toml")).unwrap())
+    });
+}
+
+criterion_group!(benches, executor_overhead, gate_and_rollout, plan_render);
+criterion_main!(benches);

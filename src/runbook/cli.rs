@@ -1,0 +1,423 @@
+//! `warroom runbook list | check | plan | run`: the headless face of the runbook domain.
+
+use super::executor::{Control, Executor};
+use super::load::{self, Loaded};
+use super::model::{Runbook, StepKind};
+use super::operator::{AssumeYes, LineOperator, Operator};
+use super::record::{
+    JsonlFile, JsonlIntents, RecordError, RunEvent, RunOutcome, RunRecord, RunSink, Tee,
+};
+use super::{http, plan, vars};
+use crate::cli::{RunbookCmd, RunbookDirArgs};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Exit status when runbooks do not load or arguments are wrong.
+pub const EXIT_USAGE: u8 = 2;
+
+fn dir_of(d: &RunbookDirArgs) -> PathBuf {
+    d.runbooks
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runbooks"))
+}
+
+fn load_dir(d: &RunbookDirArgs) -> Result<Loaded, String> {
+    let dir = dir_of(d);
+    load::load_dir(&dir).map_err(|e| {
+        format!(
+            "cannot read the runbook directory \"{}\": {e}; pass --runbooks DIR",
+            dir.display()
+        )
+    })
+}
+
+fn find<'a>(loaded: &'a Loaded, name: &str) -> Option<&'a Runbook> {
+    loaded.runbooks.iter().find(|r| r.name == name).or_else(|| {
+        loaded
+            .runbooks
+            .iter()
+            .find(|r| r.file.file_stem().is_some_and(|s| s == name))
+    })
+}
+
+fn not_found(loaded: &Loaded, name: &str) -> String {
+    let mut msg = format!(
+        "no runbook named \"{}\"; available: {}",
+        crate::sanitize::line(name),
+        loaded
+            .runbooks
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some((f, d)) = loaded
+        .broken
+        .iter()
+        .find(|(f, _)| f.file_stem().is_some_and(|s| s == name))
+    {
+        msg = format!("runbook \"{}\" does not load:\n{d}", f.display());
+    }
+    msg
+}
+
+/// Run a `runbook` subcommand.
+pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        RunbookCmd::List(d) => {
+            let loaded = match load_dir(&d) {
+                Ok(l) => l,
+                Err(e) => return usage(&e),
+            };
+            for r in &loaded.runbooks {
+                let first = r.description.lines().next().unwrap_or("");
+                let mutating = r.steps.iter().filter(|s| s.mutating).count();
+                writeln!(
+                    out,
+                    "{:<20} {} steps ({mutating} mutating)  {}",
+                    r.name,
+                    r.steps.len(),
+                    crate::sanitize::line(first)
+                )?;
+            }
+            for (f, d) in &loaded.broken {
+                let head = d.0.first().map(|x| x.headline()).unwrap_or_default();
+                writeln!(out, "BROKEN {}  {head}", f.display())?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        RunbookCmd::Check { files, dir } => {
+            let loaded = if files.is_empty() {
+                match load_dir(&dir) {
+                    Ok(l) => l,
+                    Err(e) => return usage(&e),
+                }
+            } else {
+                load::load_files(&files)
+            };
+            for (_, d) in &loaded.broken {
+                writeln!(out, "{d}")?;
+            }
+            writeln!(
+                out,
+                "{} runbook(s) ok, {} broken",
+                loaded.runbooks.len(),
+                loaded.broken.len()
+            )?;
+            Ok(if loaded.broken.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        RunbookCmd::Plan { name, dir, vars } => {
+            let loaded = match load_dir(&dir) {
+                Ok(l) => l,
+                Err(e) => return usage(&e),
+            };
+            let Some(rb) = find(&loaded, &name) else {
+                return usage(&not_found(&loaded, &name));
+            };
+            let resolved = match vars::resolve(rb, &vars, |k| std::env::var(k).ok()) {
+                Ok(v) => v,
+                Err(e) => return usage(&e.to_string()),
+            };
+            let backoff = crate::backoff::Backoff::default();
+            write!(
+                out,
+                "{}",
+                plan::render(rb, &resolved, &BTreeMap::new(), &backoff)
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        RunbookCmd::Run {
+            name,
+            dir,
+            vars,
+            dry_run,
+            yes,
+            incident,
+            prometheus,
+            resume,
+        } => {
+            drop(out);
+            let opts = RunOpts {
+                dry_run,
+                yes,
+                incident,
+                prometheus,
+                resume,
+            };
+            run_one(name, dir, vars, opts, data_dir).await
+        }
+    }
+}
+
+fn usage(msg: &str) -> color_eyre::Result<ExitCode> {
+    eprintln!("warroom runbook: {msg}");
+    Ok(ExitCode::from(EXIT_USAGE))
+}
+
+/// Prints one progress line per transition.
+struct Progress;
+
+impl RunSink for Progress {
+    fn record(&self, r: &RunRecord) -> Result<(), RecordError> {
+        let t = r.at.format("%H:%M:%SZ");
+        let line = match &r.event {
+            RunEvent::RunStarted {
+                runbook,
+                hash,
+                dry_run,
+                ..
+            } => {
+                format!(
+                    "{t} run {} of \"{runbook}\" ({hash}){}",
+                    r.run_id,
+                    if *dry_run { " DRY RUN" } else { "" }
+                )
+            }
+            RunEvent::RunResumed { from_step } => {
+                format!("{t} run {} resumed at {from_step}", r.run_id)
+            }
+            RunEvent::StepStarted { step, kind, title } => format!("{t} ▶ {step} ({kind}) {title}"),
+            RunEvent::StepFinished {
+                step,
+                outcome,
+                detail,
+            } => {
+                format!(
+                    "{t} {} {step}: {outcome:?} {detail}",
+                    if *outcome == super::record::StepOutcome::Succeeded {
+                        "✓"
+                    } else {
+                        "•"
+                    }
+                )
+            }
+            RunEvent::Attempt {
+                attempt,
+                method,
+                url,
+                status,
+                error,
+                target,
+                ..
+            } => format!(
+                "{t}   {method} {url}{} attempt {attempt}: {}",
+                target
+                    .as_ref()
+                    .map(|x| format!(" [{x}]"))
+                    .unwrap_or_default(),
+                status
+                    .map(|s| s.to_string())
+                    .or(error.clone())
+                    .unwrap_or_default()
+            ),
+            RunEvent::GateReading {
+                reading, verdict, ..
+            } => format!("{t}   gate {reading} → {verdict}"),
+            RunEvent::Batch { event, .. } => format!("{t}   batch {}", event.batch_event),
+            RunEvent::Paused { step, reason } => format!("{t} ‖ {step} paused: {reason}"),
+            RunEvent::Decided { step, decision } => {
+                format!("{t}   {step}: operator chose {decision:?}")
+            }
+            RunEvent::Output { line, .. } => format!("{t}   | {line}"),
+            RunEvent::Spawned { argv, .. } => format!(
+                "{t}   exec {}",
+                serde_json::to_string(argv).unwrap_or_default()
+            ),
+            RunEvent::Confirmed { what, .. } => format!("{t}   confirmed \"{what}\""),
+            RunEvent::Declined { what, .. } => format!("{t}   NOT confirmed \"{what}\""),
+            RunEvent::RunFinished { outcome } => format!("{t} run finished: {outcome:?}"),
+        };
+        let mut o = std::io::stdout().lock();
+        let _ = writeln!(o, "{}", crate::sanitize::line(&line));
+        Ok(())
+    }
+}
+
+struct RunOpts {
+    dry_run: bool,
+    yes: bool,
+    incident: Option<String>,
+    prometheus: Option<String>,
+    resume: Option<String>,
+}
+
+async fn run_one(
+    name: String,
+    dir: RunbookDirArgs,
+    overrides: Vec<String>,
+    opts: RunOpts,
+    data_dir: &Path,
+) -> color_eyre::Result<ExitCode> {
+    let RunOpts {
+        dry_run,
+        yes,
+        incident,
+        prometheus,
+        resume,
+    } = opts;
+    let loaded = match load_dir(&dir) {
+        Ok(l) => l,
+        Err(e) => return usage(&e),
+    };
+    let Some(rb) = find(&loaded, &name) else {
+        return usage(&not_found(&loaded, &name));
+    };
+    let resolved = match vars::resolve(rb, &overrides, |k| std::env::var(k).ok()) {
+        Ok(v) => v,
+        Err(e) => return usage(&e.to_string()),
+    };
+    let source: Option<Arc<dyn crate::metrics::Source>> = match &prometheus {
+        Some(url) => Some(Arc::new(super::prom::InstantClient::new(url)?)),
+        None => None,
+    };
+    let needs_source = rb.steps.iter().any(|s| {
+        matches!(
+            s.kind,
+            StepKind::Check(_) | StepKind::Wait { .. } | StepKind::Batch(_)
+        )
+    });
+    if needs_source && source.is_none() && !dry_run {
+        return usage("this runbook has gates: pass --prometheus URL (e.g. http://127.0.0.1:9090)");
+    }
+    let started = chrono::Utc::now();
+    let runs = match &incident {
+        Some(id) => data_dir.join("incidents").join(id).join("runs"),
+        None => data_dir.join("runs"),
+    };
+    let operator: Arc<dyn Operator> = if yes {
+        Arc::new(AssumeYes)
+    } else {
+        Arc::new(LineOperator::stdio())
+    };
+    let (run_id, from) = match &resume {
+        None => (
+            format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ")),
+            None,
+        ),
+        Some(id) => match resume_at(rb, &runs, id, operator.as_ref()).await {
+            Ok(Some(at)) => (id.clone(), Some(at)),
+            Ok(None) => return Ok(ExitCode::from(RunOutcome::Aborted.exit_code())),
+            Err(e) => return usage(&e),
+        },
+    };
+    let backoff = crate::backoff::Backoff::default();
+    // The plan first, always: the operator sees every request and command before anything runs.
+    let mut targets = BTreeMap::new();
+    if let Some(src) = &source {
+        let probe = probe_executor(rb, &resolved, src.clone(), &run_id)?;
+        for s in &rb.steps {
+            if let StepKind::Batch(b) = &s.kind
+                && let Ok(t) = probe.resolve_targets(b).await
+            {
+                targets.insert(s.id.clone(), t);
+            }
+        }
+    }
+    print!("{}", plan::render(rb, &resolved, &targets, &backoff));
+    println!();
+    let mut sinks: Vec<Box<dyn RunSink>> = vec![Box::new(Progress)];
+    if !dry_run {
+        sinks.push(Box::new(JsonlFile::open(
+            &runs.join(format!("{run_id}.jsonl")),
+        )?));
+    }
+    let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
+    // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
+    tokio::spawn(async move {
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term => {}
+        }
+        let _ = control_tx.send(Control::Abort);
+    });
+    let exec = Executor {
+        runbook: rb.clone(),
+        vars: resolved,
+        source,
+        sender: http::Sender::new(backoff, http::run_retry_budget())?,
+        sink: Arc::new(Tee(sinks)),
+        intents: Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?),
+        operator,
+        control,
+        clock: Arc::new(crate::clock::WallClock),
+        run_id,
+        dry_run,
+    };
+    let outcome = exec.run_from(from).await;
+    if outcome == RunOutcome::DryRun {
+        println!("dry run: nothing was sent and nothing was started");
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
+}
+
+fn probe_executor(
+    rb: &Runbook,
+    resolved: &vars::Resolved,
+    src: Arc<dyn crate::metrics::Source>,
+    run_id: &str,
+) -> color_eyre::Result<Executor> {
+    Ok(Executor {
+        runbook: rb.clone(),
+        vars: resolved.clone(),
+        source: Some(src),
+        sender: http::Sender::new(crate::backoff::Backoff::default(), http::run_retry_budget())?,
+        sink: Arc::new(super::record::MemorySink::default()),
+        intents: Arc::new(super::record::MemoryIntents::default()),
+        operator: Arc::new(AssumeYes),
+        control: tokio::sync::watch::channel(Control::Run).1,
+        clock: Arc::new(crate::clock::WallClock),
+        run_id: run_id.to_string(),
+        dry_run: true,
+    })
+}
+
+/// Where a resumed run continues: `Ok(None)` when the operator aborts at an in-doubt step.
+async fn resume_at(
+    rb: &Runbook,
+    runs: &Path,
+    id: &str,
+    operator: &dyn Operator,
+) -> Result<Option<usize>, String> {
+    if id.contains('/') || id.contains("..") || id.is_empty() {
+        return Err(format!("\"{}\" is not a run id", crate::sanitize::line(id)));
+    }
+    let path = runs.join(format!("{id}.jsonl"));
+    let records = super::resume::read_records(&path)
+        .map_err(|e| format!("cannot read run \"{}\": {e}", path.display()))?;
+    let p = super::resume::resume_point(rb, &records).map_err(|e| e.to_string())?;
+    let Some(step) = &p.in_doubt else {
+        return Ok(Some(p.next_step));
+    };
+    let at = rb
+        .steps
+        .iter()
+        .position(|s| &s.id == step)
+        .unwrap_or(p.next_step);
+    let d = operator
+        .decide(
+            step,
+            "it started but did not finish before the run stopped (in doubt): retry re-sends with the same idempotency key; continue treats it as done",
+        )
+        .await;
+    Ok(match d {
+        super::batch::Decision::Retry => Some(at),
+        super::batch::Decision::Continue => Some(at + 1),
+        super::batch::Decision::Abort => None,
+    })
+}

@@ -1,0 +1,245 @@
+//! `exec` steps: a program from an argv list (never a shell), in its own process group, with a
+//! timeout. On timeout or cancel the whole group gets SIGTERM, then SIGKILL after the grace
+//! period, so a child that forks or ignores SIGTERM cannot outlive its step. Output is streamed
+//! line by line, bounded (only a tail is kept; very long lines are cut), sanitized and masked.
+
+use super::mask::Masker;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
+
+/// Longest line kept, in bytes; the rest of the line is dropped and the line marked.
+pub const MAX_LINE: usize = 4096;
+/// Lines kept in the tail.
+pub const TAIL_LINES: usize = 200;
+/// After the program exits, how long its pipes may stay open (a background grandchild).
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+
+/// A command exactly as it will run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+    pub grace: Duration,
+}
+
+/// How the command ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecStatus {
+    Succeeded,
+    /// Exited non-zero or was killed by a signal it did not get from us.
+    Failed {
+        code: Option<i32>,
+    },
+    /// The timeout expired; the group was terminated.
+    TimedOut,
+    /// Cancelled by the operator; the group was terminated.
+    Cancelled,
+}
+
+/// The result of a command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecResult {
+    pub status: ExecStatus,
+    /// The last lines (sanitized, masked).
+    pub tail: Vec<String>,
+    /// Lines were dropped from the tail or cut.
+    pub truncated: bool,
+    /// Bytes of output read in all.
+    pub bytes: u64,
+    /// The process group id (= the child's pid).
+    pub pgid: i32,
+}
+
+/// The program could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start \"{program}\": {source}; check that it is installed and on PATH")]
+pub struct SpawnError {
+    pub program: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Splits a byte stream into bounded lines and keeps a bounded tail.
+#[derive(Debug, Default)]
+pub struct OutputTail {
+    current: Vec<u8>,
+    cut: bool,
+    pub lines: VecDeque<String>,
+    pub truncated: bool,
+    pub bytes: u64,
+}
+
+impl OutputTail {
+    /// Feed bytes; complete lines are returned (sanitized, masked) and kept in the tail.
+    pub fn feed(&mut self, data: &[u8], masker: &Masker) -> Vec<String> {
+        self.bytes += data.len() as u64;
+        let mut done = Vec::new();
+        for chunk in data.split_inclusive(|&b| b == b'\n') {
+            let (body, ends) = match chunk.last() {
+                Some(b'\n') => (&chunk[..chunk.len() - 1], true),
+                _ => (chunk, false),
+            };
+            let room = MAX_LINE.saturating_sub(self.current.len());
+            if body.len() > room {
+                self.current.extend_from_slice(&body[..room]);
+                self.cut = true;
+            } else {
+                self.current.extend_from_slice(body);
+            }
+            if ends {
+                done.push(self.finish_line(masker));
+            }
+        }
+        done
+    }
+
+    /// The unfinished last line, if any, at end of output.
+    pub fn flush(&mut self, masker: &Masker) -> Option<String> {
+        (!self.current.is_empty() || self.cut).then(|| self.finish_line(masker))
+    }
+
+    fn finish_line(&mut self, masker: &Masker) -> String {
+        let mut line = masker.mask(&crate::sanitize::bytes(&self.current));
+        if self.cut {
+            line.push_str(" … (line cut)");
+            self.truncated = true;
+        }
+        self.current.clear();
+        self.cut = false;
+        if self.lines.len() == TAIL_LINES {
+            self.lines.pop_front();
+            self.truncated = true;
+        }
+        self.lines.push_back(line.clone());
+        line
+    }
+}
+
+/// Run `cmd`; `on_line` gets each output line as it comes; `cancel` turning true stops it.
+pub async fn run(
+    cmd: &Command,
+    masker: &Masker,
+    mut cancel: watch::Receiver<bool>,
+    mut on_line: impl FnMut(&str),
+) -> Result<ExecResult, SpawnError> {
+    let program = cmd.argv.first().cloned().unwrap_or_default();
+    let mut child = tokio::process::Command::new(&program)
+        .args(&cmd.argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| SpawnError {
+            program: crate::sanitize::line(&program).into_owned(),
+            source,
+        })?;
+    let pgid = child.id().map_or(0, |p| p as i32);
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let mut tail = OutputTail::default();
+    let (mut buf_o, mut buf_e) = (vec![0u8; 8192], vec![0u8; 8192]);
+    let timeout = tokio::time::sleep(cmd.timeout);
+    tokio::pin!(timeout);
+    let mut exited: Option<std::process::ExitStatus> = None;
+    let mut drain_until: Option<tokio::time::Instant> = None;
+    let status = loop {
+        if exited.is_some() && out.is_none() && err.is_none() {
+            break None;
+        }
+        let drain = async {
+            match drain_until {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            n = read_some(&mut out, &mut buf_o) => match n {
+                Some(n) => for l in tail.feed(&buf_o[..n], masker) { on_line(&l) },
+                None => out = None,
+            },
+            n = read_some(&mut err, &mut buf_e) => match n {
+                Some(n) => for l in tail.feed(&buf_e[..n], masker) { on_line(&l) },
+                None => err = None,
+            },
+            st = child.wait(), if exited.is_none() => {
+                exited = st.ok();
+                drain_until = Some(tokio::time::Instant::now() + DRAIN_AFTER_EXIT);
+            }
+            _ = drain => break None,
+            _ = &mut timeout, if exited.is_none() => break Some(ExecStatus::TimedOut),
+            _ = wait_cancel(&mut cancel), if exited.is_none() => break Some(ExecStatus::Cancelled),
+        }
+    };
+    if status.is_some() {
+        terminate(&mut child, pgid, cmd.grace).await;
+    }
+    // Nothing of the group may outlive the step, whatever the outcome.
+    if pgid > 0 {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    if let Some(l) = tail.flush(masker) {
+        on_line(&l);
+    }
+    let status = status.unwrap_or_else(|| match exited {
+        Some(s) if s.success() => ExecStatus::Succeeded,
+        Some(s) => ExecStatus::Failed { code: s.code() },
+        None => ExecStatus::Failed { code: None },
+    });
+    Ok(ExecResult {
+        status,
+        tail: tail.lines.into_iter().collect(),
+        truncated: tail.truncated,
+        bytes: tail.bytes,
+        pgid,
+    })
+}
+
+async fn read_some<R: AsyncReadExt + Unpin>(r: &mut Option<R>, buf: &mut [u8]) -> Option<usize> {
+    match r {
+        Some(r) => match r.read(buf).await {
+            Ok(0) | Err(_) => None,
+            Ok(n) => Some(n),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+async fn wait_cancel(rx: &mut watch::Receiver<bool>) {
+    loop {
+        if *rx.borrow_and_update() {
+            return;
+        }
+        if rx.changed().await.is_err() {
+            // The sender is gone: nobody can cancel any more.
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// SIGTERM to the group; SIGKILL to what is left of it after `grace`; reap the child.
+async fn terminate(child: &mut tokio::process::Child, pgid: i32, grace: Duration) {
+    if pgid <= 0 {
+        let _ = child.kill().await;
+        return;
+    }
+    let group = Pid::from_raw(pgid);
+    let _ = killpg(group, Signal::SIGTERM);
+    let until = tokio::time::Instant::now() + grace;
+    while tokio::time::Instant::now() < until {
+        let _ = child.try_wait();
+        // Signal 0 only checks: ESRCH means no process of the group is left.
+        if killpg(group, None).is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+    let _ = child.wait().await;
+}

@@ -1,0 +1,298 @@
+//! The executor: drives a runbook's steps in order, checking pause and abort between every
+//! action, asking for typed confirmation before destructive steps, recording every transition,
+//! and pausing for the operator on any failure. A dry run records the plan and does nothing:
+//! no process, no request.
+
+use super::batch::Decision;
+use super::gate::{GateRun, GateSpec, Verdict, judge};
+use super::http::Sender;
+use super::model::{Runbook, Step, StepKind};
+use super::operator::{Confirmation, Operator};
+use super::record::{IntentStore, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome};
+use super::template::Context;
+use super::vars::Resolved;
+use crate::clock::SharedClock;
+use crate::metrics::{InstantQuery, Source};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+mod batch_run;
+mod steps;
+
+/// What the console (or a signal handler) asks of a running executor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Run,
+    /// No new action until `Run` again.
+    Pause,
+    /// No new action; the run ends. Resuming needs a new run and a new confirmation.
+    Abort,
+}
+
+/// Most output lines of one step sent to the sink (the tail is kept regardless).
+pub const MAX_OUTPUT_EVENTS: usize = 500;
+
+/// Everything a run needs.
+pub struct Executor {
+    pub runbook: Runbook,
+    pub vars: Resolved,
+    /// Prometheus (or the embedded store) for gates and target queries.
+    pub source: Option<Arc<dyn Source>>,
+    pub sender: Sender,
+    pub sink: Arc<dyn RunSink>,
+    pub intents: Arc<dyn IntentStore>,
+    pub operator: Arc<dyn Operator>,
+    pub control: watch::Receiver<Control>,
+    pub clock: SharedClock,
+    pub run_id: String,
+    pub dry_run: bool,
+}
+
+/// Why a run stops early.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Aborted,
+    /// The sink refused a record: nothing more may happen unrecorded.
+    NotRecorded(String),
+}
+
+impl Executor {
+    pub(crate) fn emit(&self, event: RunEvent) -> Result<(), Stop> {
+        let record = RunRecord {
+            at: self.clock.now(),
+            run_id: self.run_id.clone(),
+            event,
+        };
+        self.sink
+            .record(&record)
+            .map_err(|e| Stop::NotRecorded(e.to_string()))
+    }
+
+    /// Wait while paused; `Err` when aborted. Called before every action.
+    pub(crate) async fn checkpoint(&self) -> Result<(), Stop> {
+        let mut rx = self.control.clone();
+        loop {
+            let c = *rx.borrow_and_update();
+            match c {
+                Control::Run => return Ok(()),
+                Control::Abort => return Err(Stop::Aborted),
+                Control::Pause => {
+                    if rx.changed().await.is_err() {
+                        // Nobody can resume: treat as abort rather than act unattended.
+                        return Err(Stop::Aborted);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sleep `d`, but wake at once when the operator pauses or aborts, then honour it: a
+    /// pause or abort takes effect within one tick, not after a gate's interval.
+    pub(crate) async fn idle(&self, d: Duration) -> Result<(), Stop> {
+        let mut rx = self.control.clone();
+        let changed = async {
+            loop {
+                if *rx.borrow_and_update() != Control::Run {
+                    return;
+                }
+                if rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(d) => {}
+            _ = changed => {}
+        }
+        self.checkpoint().await
+    }
+
+    /// Run the runbook to its end.
+    pub async fn run(&self) -> RunOutcome {
+        self.run_from(None).await
+    }
+
+    /// Run from step index `from` (a resume: the same run id, so the same idempotency keys),
+    /// or from the start when `None`.
+    pub async fn run_from(&self, from: Option<usize>) -> RunOutcome {
+        let outcome = match self.run_inner(from).await {
+            Ok(o) => o,
+            Err(Stop::Aborted) => RunOutcome::Aborted,
+            Err(Stop::NotRecorded(e)) => {
+                tracing::error!("run stopped: {e}");
+                return RunOutcome::Failed;
+            }
+        };
+        let _ = self.emit(RunEvent::RunFinished { outcome });
+        outcome
+    }
+
+    async fn run_inner(&self, from: Option<usize>) -> Result<RunOutcome, Stop> {
+        match from {
+            None => self.emit(RunEvent::RunStarted {
+                runbook: self.runbook.name.clone(),
+                hash: self.runbook.hash.clone(),
+                dry_run: self.dry_run,
+                variables: self.vars.shown.clone(),
+            })?,
+            Some(i) => self.emit(RunEvent::RunResumed {
+                from_step: self
+                    .runbook
+                    .steps
+                    .get(i)
+                    .map_or_else(|| "(end)".to_string(), |s| s.id.clone()),
+            })?,
+        }
+        let mut i = from.unwrap_or(0);
+        while i < self.runbook.steps.len() {
+            let step = &self.runbook.steps[i];
+            self.checkpoint().await?;
+            let title = self
+                .vars
+                .masker
+                .mask(&step.title_rendered(&self.vars.values));
+            self.emit(RunEvent::StepStarted {
+                step: step.id.clone(),
+                kind: step.kind.name().into(),
+                title: title.clone(),
+            })?;
+            if self.dry_run {
+                self.finish(step, StepOutcome::Skipped, "dry run")?;
+                i += 1;
+                continue;
+            }
+            if step.mutating && !matches!(step.kind, StepKind::Batch(_)) {
+                let c = Confirmation {
+                    step: step.id.clone(),
+                    summary: format!("Step \"{}\": {title}", step.id),
+                    word: step.id.clone(),
+                };
+                if !self.confirm(&c).await? {
+                    self.finish(step, StepOutcome::Declined, "not confirmed")?;
+                    return Ok(RunOutcome::Aborted);
+                }
+            }
+            let (outcome, detail) = self.step(step).await?;
+            self.finish(step, outcome, &detail)?;
+            match outcome {
+                StepOutcome::Succeeded | StepOutcome::Skipped => i += 1,
+                StepOutcome::Declined => return Ok(RunOutcome::Aborted),
+                StepOutcome::Cancelled => return Err(Stop::Aborted),
+                StepOutcome::Failed | StepOutcome::TimedOut => {
+                    let reason = format!("{outcome:?}: {detail}");
+                    self.emit(RunEvent::Paused {
+                        step: step.id.clone(),
+                        reason: reason.clone(),
+                    })?;
+                    let d = self.operator.decide(&step.id, &reason).await;
+                    self.emit(RunEvent::Decided {
+                        step: step.id.clone(),
+                        decision: d,
+                    })?;
+                    match d {
+                        Decision::Continue => i += 1,
+                        Decision::Retry => {}
+                        Decision::Abort => return Ok(RunOutcome::Failed),
+                    }
+                }
+            }
+        }
+        Ok(if self.dry_run {
+            RunOutcome::DryRun
+        } else {
+            RunOutcome::Succeeded
+        })
+    }
+
+    pub(crate) async fn confirm(&self, c: &Confirmation) -> Result<bool, Stop> {
+        let ok = self.operator.confirm(c).await;
+        let ev = if ok {
+            RunEvent::Confirmed {
+                step: c.step.clone(),
+                what: c.word.clone(),
+            }
+        } else {
+            RunEvent::Declined {
+                step: c.step.clone(),
+                what: c.word.clone(),
+            }
+        };
+        self.emit(ev)?;
+        Ok(ok)
+    }
+
+    fn finish(&self, step: &Step, outcome: StepOutcome, detail: &str) -> Result<(), Stop> {
+        self.emit(RunEvent::StepFinished {
+            step: step.id.clone(),
+            outcome,
+            detail: self.vars.masker.mask(&crate::sanitize::line(detail)),
+        })
+    }
+
+    /// Evaluate a gate until it reaches a verdict, or `limit` passes (then inconclusive).
+    pub(crate) async fn gate(
+        &self,
+        step: &str,
+        spec: &GateSpec,
+        target: Option<&str>,
+        limit: Option<Duration>,
+    ) -> Result<Verdict, Stop> {
+        let Some(source) = &self.source else {
+            return Ok(Verdict::Error(
+                "no metrics source: pass --prometheus URL".into(),
+            ));
+        };
+        let query = match spec
+            .query
+            .render(&self.vars.values, target, Context::PromQl)
+        {
+            Ok(q) => q,
+            Err(e) => return Ok(Verdict::Error(e.to_string())),
+        };
+        let start = tokio::time::Instant::now();
+        let mut run = GateRun::default();
+        loop {
+            self.checkpoint().await?;
+            let answer = match tokio::time::timeout(
+                Duration::from_secs(15),
+                source.query(InstantQuery {
+                    query: query.clone(),
+                    time: None,
+                }),
+            )
+            .await
+            {
+                Ok(a) => a,
+                Err(_) => Err(crate::metrics::SourceError::Timeout(Duration::from_secs(
+                    15,
+                ))),
+            };
+            let reading = judge(spec.condition, spec.expect, &answer);
+            let verdict = run.feed(spec, &reading);
+            self.emit(RunEvent::GateReading {
+                step: step.to_string(),
+                reading: format!("{reading:?}"),
+                verdict: format!("{verdict:?}"),
+            })?;
+            if verdict.is_final() {
+                return Ok(verdict);
+            }
+            let pause = match limit {
+                None => spec.interval,
+                Some(l) => {
+                    let elapsed = start.elapsed();
+                    if elapsed >= l {
+                        return Ok(Verdict::Inconclusive(format!(
+                            "no verdict within {}",
+                            humantime::format_duration(l)
+                        )));
+                    }
+                    // The last reading is taken at the limit, not after it.
+                    spec.interval.min(l - elapsed)
+                }
+            };
+            self.idle(pause).await?;
+        }
+    }
+}

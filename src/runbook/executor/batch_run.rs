@@ -1,0 +1,207 @@
+//! Driving a batch step: resolve targets, read their health, and follow the rollout's
+//! decisions with real actions and real time.
+
+use super::{Executor, Stop};
+use crate::metrics::InstantQuery;
+use crate::runbook::batch::{Finished, Next, Rollout, RolloutConfig};
+use crate::runbook::gate::{Verdict, judge};
+use crate::runbook::model::{Action, BatchSpec, Step, Targets};
+use crate::runbook::operator::Confirmation;
+use crate::runbook::record::{BatchEventRecord, RunEvent, StepOutcome};
+use crate::runbook::template::Context;
+use std::time::Duration;
+
+impl Executor {
+    /// The batch's targets, in order.
+    pub async fn resolve_targets(&self, b: &BatchSpec) -> Result<Vec<String>, String> {
+        match &b.targets {
+            Targets::List(l) => Ok(l.clone()),
+            Targets::Query { query, label } => {
+                let source = self
+                    .source
+                    .as_ref()
+                    .ok_or("the targets come from a query: pass --prometheus URL")?;
+                let q = query
+                    .render(&self.vars.values, None, Context::PromQl)
+                    .map_err(|e| e.to_string())?;
+                let a = tokio::time::timeout(
+                    Duration::from_secs(15),
+                    source.query(InstantQuery {
+                        query: q.clone(),
+                        time: None,
+                    }),
+                )
+                .await
+                .map_err(|_| format!("target query \"{q}\" timed out"))?
+                .map_err(|e| format!("target query \"{q}\": {e}"))?;
+                let mut t: Vec<String> = a
+                    .series
+                    .iter()
+                    .filter_map(|s| s.labels.get(label).cloned())
+                    .collect();
+                t.sort();
+                t.dedup();
+                if t.is_empty() {
+                    return Err(format!(
+                        "target query \"{q}\" returned no series with a \"{label}\" label"
+                    ));
+                }
+                Ok(t)
+            }
+        }
+    }
+
+    /// One health reading of one target: healthy only on a success.
+    async fn healthy(&self, b: &BatchSpec, target: &str) -> Result<bool, Stop> {
+        let Some(source) = &self.source else {
+            return Ok(false);
+        };
+        let Ok(q) = b
+            .instance
+            .query
+            .render(&self.vars.values, Some(target), Context::PromQl)
+        else {
+            return Ok(false);
+        };
+        let a = tokio::time::timeout(
+            Duration::from_secs(15),
+            source.query(InstantQuery {
+                query: q,
+                time: None,
+            }),
+        )
+        .await
+        .unwrap_or(Err(crate::metrics::SourceError::Timeout(
+            Duration::from_secs(15),
+        )));
+        Ok(judge(b.instance.condition, b.instance.expect, &a).is_success())
+    }
+
+    fn flush(&self, step: &str, r: &mut Rollout) -> Result<(), Stop> {
+        for e in r.take_events() {
+            self.emit(RunEvent::Batch {
+                step: step.to_string(),
+                event: BatchEventRecord::from(&e),
+            })?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn batch(
+        &self,
+        step: &Step,
+        b: &BatchSpec,
+    ) -> Result<(StepOutcome, String), Stop> {
+        let targets = match self.resolve_targets(b).await {
+            Ok(t) => t,
+            Err(e) => return Ok((StepOutcome::Failed, e)),
+        };
+        let size = b.size.resolve(targets.len());
+        let mut initial = Vec::with_capacity(targets.len());
+        for t in &targets {
+            self.checkpoint().await?;
+            initial.push((t.clone(), self.healthy(b, t).await?));
+        }
+        let cfg = RolloutConfig {
+            batch_size: size,
+            max_unavailable: b.max_unavailable.unwrap_or(size),
+            failure_budget: b.failure_budget,
+            soak: b.soak,
+            settle: b.settle,
+            instance_deadline: b.instance_deadline,
+            run_deadline: b.deadline,
+            gated: b.gate.is_some(),
+        };
+        let mut r = Rollout::new(cfg, initial);
+        let start = tokio::time::Instant::now();
+        let poll = b
+            .instance
+            .interval
+            .min(Duration::from_secs(5))
+            .max(Duration::from_millis(200));
+        loop {
+            self.checkpoint().await?;
+            let next = r.next(start.elapsed());
+            self.flush(&step.id, &mut r)?;
+            match next {
+                Next::Act { batch, targets } => {
+                    let c = Confirmation {
+                        step: step.id.clone(),
+                        summary: format!(
+                            "Batch {batch} of \"{}\": {}",
+                            step.id,
+                            targets.join(", ")
+                        ),
+                        word: format!("batch {batch}"),
+                    };
+                    if !self.confirm(&c).await? {
+                        return Ok((
+                            StepOutcome::Declined,
+                            format!("batch {batch} not confirmed"),
+                        ));
+                    }
+                    for t in &targets {
+                        self.checkpoint().await?;
+                        let (outcome, detail) = match &b.action {
+                            Action::Http(h) => {
+                                let scope = format!("{}/{}/{t}/{batch}", self.run_id, step.id);
+                                self.http(&step.id, h, Some(t), &scope, true).await?
+                            }
+                            Action::Exec(e) => self.exec(&step.id, e, Some(t)).await?,
+                        };
+                        if outcome != StepOutcome::Succeeded {
+                            // The instance stays in flight; its deadline decides whether it is lost.
+                            self.emit(RunEvent::Output {
+                                step: step.id.clone(),
+                                line: format!("action on {t} did not succeed: {detail}"),
+                            })?;
+                        }
+                    }
+                }
+                Next::Watch(names) => {
+                    for n in &names {
+                        let h = self.healthy(b, n).await?;
+                        r.observe(start.elapsed(), n, h);
+                    }
+                    self.idle(poll).await?;
+                }
+                Next::Gate { batch } => {
+                    let v = match &b.gate {
+                        Some(g) => self.gate(&step.id, g, None, Some(b.deadline)).await?,
+                        None => Verdict::Success,
+                    };
+                    r.gate_result(match v {
+                        Verdict::Success => Ok(()),
+                        other => Err(format!("batch {batch}: {other:?}")),
+                    });
+                }
+                Next::WaitOperator(p) => {
+                    let reason = p.to_string();
+                    self.emit(RunEvent::Paused {
+                        step: step.id.clone(),
+                        reason: reason.clone(),
+                    })?;
+                    let d = self.operator.decide(&step.id, &reason).await;
+                    self.emit(RunEvent::Decided {
+                        step: step.id.clone(),
+                        decision: d,
+                    })?;
+                    r.decide(start.elapsed(), d);
+                }
+                Next::Finished(f) => {
+                    self.flush(&step.id, &mut r)?;
+                    return Ok(match f {
+                        Finished::Completed => (
+                            StepOutcome::Succeeded,
+                            format!("{} targets done", targets.len()),
+                        ),
+                        Finished::Aborted => {
+                            (StepOutcome::Cancelled, "aborted by the operator".into())
+                        }
+                        Finished::Stopped { reason } => (StepOutcome::Failed, reason),
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Loading runbooks: TOML syntax and types through the `toml` crate, then semantic checks on
+//! the spans it kept. Every problem is a [`Diagnostic`] with `file:line:col`; all problems of a
+//! file are reported together, and one broken file never hides the others.
+
+use super::format::{RawAction, RawKind, RawRunbook, RawStep, allowed_fields};
+use super::model::*;
+use super::template::{TARGET, Template};
+use crate::diagnostic::{Diagnostic, Diagnostics};
+use serde_spanned::Spanned;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The result of loading a directory: the good runbooks and, separately, each broken file.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub runbooks: Vec<Runbook>,
+    pub broken: Vec<(PathBuf, Diagnostics)>,
+}
+
+/// Load every `*.toml` directly in `dir` (not subdirectories), sorted by file name.
+pub fn load_dir(dir: &Path) -> Result<Loaded, std::io::Error> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    Ok(load_files(&files))
+}
+
+/// Load the given files; each either loads or is listed with its diagnostics.
+pub fn load_files(files: &[PathBuf]) -> Loaded {
+    let mut out = Loaded::default();
+    for f in files {
+        match load_file(f) {
+            Ok(r) => out.runbooks.push(r),
+            Err(d) => out.broken.push((f.clone(), d)),
+        }
+    }
+    out
+}
+
+/// Load one file.
+pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
+    let name = path.display().to_string();
+    let source = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostics(vec![Diagnostic::at(
+            &name,
+            "",
+            None,
+            format!("cannot read the runbook: {e}"),
+        )])
+    })?;
+    parse(&name, path, &source)
+}
+
+/// Parse and check runbook text; `file` names it in messages.
+pub fn parse(file: &str, path: &Path, source: &str) -> Result<Runbook, Diagnostics> {
+    let raw: RawRunbook = toml::from_str(source)
+        .map_err(|e| Diagnostics(vec![Diagnostic::from_toml(file, source, &e)]))?;
+    let mut c = Checker {
+        file,
+        source,
+        diags: Vec::new(),
+        typed: BTreeMap::new(),
+    };
+    let rb = c.runbook(raw, path);
+    if c.diags.is_empty() {
+        Ok(rb)
+    } else {
+        Err(Diagnostics(c.diags))
+    }
+}
+
+struct Checker<'a> {
+    file: &'a str,
+    source: &'a str,
+    diags: Vec<Diagnostic>,
+    typed: BTreeMap<String, VarKind>,
+}
+
+/// Whether `value` is acceptable for a variable of `kind`.
+pub fn kind_accepts(kind: VarKind, value: &str) -> bool {
+    match kind {
+        VarKind::String => true,
+        VarKind::Number => value.trim().parse::<f64>().is_ok_and(f64::is_finite),
+        VarKind::Bool => matches!(value.trim(), "true" | "false"),
+    }
+}
+
+impl Checker<'_> {
+    fn err(&mut self, span: Range<usize>, msg: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::at(self.file, self.source, Some(span), msg));
+    }
+
+    fn runbook(&mut self, raw: RawRunbook, path: &Path) -> Runbook {
+        if raw.name.get_ref().trim().is_empty() {
+            self.err(
+                raw.name.span(),
+                "the runbook name is empty; expected a name such as \"disable-retries\"",
+            );
+        }
+        let mut variables = Vec::new();
+        for (name, v) in raw.variables {
+            let span = name.span();
+            let name = name.into_inner();
+            if name == TARGET || Template::parse(&format!("{{{{{name}}}}}")).is_err() {
+                self.err(
+                    span,
+                    format!(
+                        "\"{name}\" cannot be a variable name; expected letters, digits, '_' or '-', and not \"{TARGET}\" (set by batches)"
+                    ),
+                );
+            }
+            let v_span = v.span();
+            let v = v.into_inner();
+            if v.secret && v.default.is_some() {
+                self.err(
+                    v_span.clone(),
+                    format!(
+                        "secret variable \"{name}\" has a default in the file; secrets come from the environment: expected env = \"VAR_NAME\" instead"
+                    ),
+                );
+            }
+            if v.secret && v.env.is_none() {
+                self.err(
+                    v_span.clone(),
+                    format!("secret variable \"{name}\" needs env = \"VAR_NAME\" to read it from"),
+                );
+            }
+            let kind = match v.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span())) {
+                None | Some(("string", _)) => VarKind::String,
+                Some(("number", _)) => VarKind::Number,
+                Some(("bool", _)) => VarKind::Bool,
+                Some((other, span)) => {
+                    self.err(
+                        span,
+                        format!("type = \"{other}\"; expected \"string\", \"number\" or \"bool\""),
+                    );
+                    VarKind::String
+                }
+            };
+            if let Some(d) = &v.default
+                && !kind_accepts(kind, d)
+            {
+                self.err(
+                    v_span.clone(),
+                    format!(
+                        "the default \"{d}\" of \"{name}\" is not a {}; expected e.g. \"{}\"",
+                        format!("{kind:?}").to_lowercase(),
+                        if kind == VarKind::Bool { "true" } else { "40" }
+                    ),
+                );
+            }
+            self.typed.insert(name.clone(), kind);
+            variables.push(Variable {
+                kind,
+                name,
+                default: v.default,
+                description: crate::sanitize::line(&v.description.unwrap_or_default()).into_owned(),
+                secret: v.secret,
+                env: v.env.map(|e| e.into_inner()),
+            });
+        }
+        let known: BTreeSet<String> = variables.iter().map(|v| v.name.clone()).collect();
+        let mut ids: BTreeMap<String, Range<usize>> = BTreeMap::new();
+        let mut steps = Vec::new();
+        if raw.step.is_empty() {
+            self.err(
+                raw.name.span(),
+                "the runbook has no steps; expected at least one [[step]] table",
+            );
+        }
+        for s in raw.step {
+            let span = s.span();
+            let s = s.into_inner();
+            let id = s.id.get_ref().clone();
+            if id.trim().is_empty() {
+                self.err(s.id.span(), "the step id is empty; expected a short name");
+            } else if let Some(first) = ids.get(&id) {
+                let (line, _) = self.line_col(first.start);
+                self.err(
+                    s.id.span(),
+                    format!(
+                        "duplicate step id \"{id}\" (first used on line {line}); expected a unique id"
+                    ),
+                );
+            } else {
+                ids.insert(id.clone(), s.id.span());
+            }
+            if let Some(step) = self.step(s, span, &known) {
+                steps.push(step);
+            }
+        }
+        // Text shown to people is sanitized here, where it enters; templates stay exact (they
+        // are what is sent) and the plan sanitizes what it prints of them.
+        Runbook {
+            name: crate::sanitize::line(raw.name.get_ref()).into_owned(),
+            description: crate::sanitize::multiline(&raw.description.unwrap_or_default())
+                .into_owned(),
+            file: path.to_path_buf(),
+            hash: content_hash(self.source),
+            variables,
+            steps,
+        }
+    }
+
+    fn line_col(&self, at: usize) -> (usize, usize) {
+        let d = Diagnostic::at("", self.source, Some(at..at), "");
+        (d.line, d.col)
+    }
+
+    fn step(&mut self, s: RawStep, span: Range<usize>, known: &BTreeSet<String>) -> Option<Step> {
+        let kind = *s.kind.get_ref();
+        let allowed = allowed_fields(kind);
+        for (field, fspan) in s.present_fields() {
+            if !allowed.contains(&field) {
+                self.err(
+                    fspan,
+                    format!(
+                        "\"{field}\" is not allowed in a \"{}\" step; expected one of: {}",
+                        kind_name(kind),
+                        allowed.join(", ")
+                    ),
+                );
+            }
+        }
+        let id = s.id.get_ref().clone();
+        let title =
+            crate::sanitize::line(&s.title.clone().unwrap_or_else(|| id.clone())).into_owned();
+        let kind = match kind {
+            RawKind::Check => {
+                let mut g = self.gate_required(&s.gate, &span, known, false)?;
+                // A check is about now: one good reading is enough unless the runbook says more.
+                let raw = s.gate.as_ref().map(|g| g.get_ref());
+                if raw.is_some_and(|r| r.consecutive.is_none()) {
+                    g.consecutive = 1;
+                }
+                if raw.is_some_and(|r| r.min_samples.is_none()) {
+                    g.min_samples = g.consecutive;
+                }
+                StepKind::Check(g)
+            }
+            RawKind::Wait => StepKind::Wait {
+                gate: self.gate_required(&s.gate, &span, known, false)?,
+                timeout: self.duration(&s.timeout, DEFAULT_WAIT_TIMEOUT),
+            },
+            RawKind::Http => {
+                let a = RawAction {
+                    method: s.method.clone(),
+                    url: s.url.clone(),
+                    headers: s.headers.clone(),
+                    json: s.json.clone(),
+                    argv: None,
+                    timeout: s.timeout.clone(),
+                    deadline: s.deadline.clone(),
+                    grace: None,
+                };
+                StepKind::Http(self.http(&a, &span, known, false)?)
+            }
+            RawKind::Exec => {
+                StepKind::Exec(self.exec(&s.argv, &s.timeout, &s.grace, &span, known, false)?)
+            }
+            RawKind::Batch => StepKind::Batch(Box::new(self.batch(&s, &span, known)?)),
+            RawKind::Manual | RawKind::Note => {
+                let Some(text) = &s.text else {
+                    self.err(
+                        span,
+                        format!(
+                            "a \"{}\" step needs text = \"...\"",
+                            kind_name(*s.kind.get_ref())
+                        ),
+                    );
+                    return None;
+                };
+                let t = crate::sanitize::multiline(text.get_ref()).into_owned();
+                if matches!(s.kind.get_ref(), RawKind::Manual) {
+                    StepKind::Manual { text: t }
+                } else {
+                    StepKind::Note { text: t }
+                }
+            }
+        };
+        let default_mutating = match &kind {
+            StepKind::Http(h) => h.method.mutates(),
+            StepKind::Exec(_) | StepKind::Batch(_) => true,
+            _ => false,
+        };
+        Some(Step {
+            id,
+            title,
+            mutating: s.mutating.unwrap_or(default_mutating),
+            kind,
+        })
+    }
+
+    fn duration(&mut self, d: &Option<Spanned<String>>, default: Duration) -> Duration {
+        let Some(d) = d else { return default };
+        match humantime::parse_duration(d.get_ref()) {
+            Ok(x) if !x.is_zero() => x,
+            _ => {
+                self.err(
+                    d.span(),
+                    format!(
+                        "\"{}\" is not a duration; expected a positive duration such as \"10s\", \"2m\" or \"1h 30m\"",
+                        d.get_ref()
+                    ),
+                );
+                default
+            }
+        }
+    }
+
+    /// Parse a template and check that its variables exist; `target_ok` inside a batch action.
+    fn template(
+        &mut self,
+        t: &Spanned<String>,
+        known: &BTreeSet<String>,
+        target_ok: bool,
+    ) -> Option<Template> {
+        self.template_text(t.get_ref(), t.span(), known, target_ok)
+    }
+
+    fn template_text(
+        &mut self,
+        text: &str,
+        span: Range<usize>,
+        known: &BTreeSet<String>,
+        target_ok: bool,
+    ) -> Option<Template> {
+        let written = self.source.get(span.clone()).unwrap_or("");
+        let at = |needle: &str| -> Range<usize> {
+            match written.find(needle) {
+                Some(i) => span.start + i..span.start + i + needle.len(),
+                None => span.clone(),
+            }
+        };
+        let tpl = match Template::parse(text) {
+            Ok(t) => t,
+            Err(e) => {
+                let needle: String = text[e.offset..].chars().take(2).collect();
+                self.err(at(&needle), e.message);
+                return None;
+            }
+        };
+        let mut ok = true;
+        for (name, offset) in tpl.variables() {
+            let end = text[offset..]
+                .find("}}")
+                .map_or(text.len(), |i| offset + i + 2);
+            let needle = &text[offset..end];
+            if name == TARGET && !target_ok {
+                self.err(
+                    at(needle),
+                    "\"{{target}}\" is only defined in a batch's action and instance check",
+                );
+                ok = false;
+            } else if name != TARGET && !known.contains(name) {
+                let list = if known.is_empty() {
+                    "none are defined; add it under [variables]".to_string()
+                } else {
+                    known.iter().cloned().collect::<Vec<_>>().join(", ")
+                };
+                self.err(
+                    at(needle),
+                    format!("unknown variable \"{name}\"; expected one of: {list}"),
+                );
+                ok = false;
+            }
+        }
+        ok.then_some(tpl)
+    }
+
+    fn count(&mut self, v: &Option<Spanned<i64>>, what: &str, min: i64, default: u32) -> u32 {
+        let Some(v) = v else { return default };
+        let n = *v.get_ref();
+        if n < min || n > i64::from(u32::MAX) {
+            self.err(
+                v.span(),
+                format!("{what} is {n}; expected a whole number of at least {min}"),
+            );
+            return default;
+        }
+        n as u32
+    }
+}
+
+pub(crate) fn kind_name(k: RawKind) -> &'static str {
+    match k {
+        RawKind::Check => "check",
+        RawKind::Wait => "wait",
+        RawKind::Http => "http",
+        RawKind::Exec => "exec",
+        RawKind::Batch => "batch",
+        RawKind::Manual => "manual",
+        RawKind::Note => "note",
+    }
+}
+
+/// A short content hash: a run records it so a changed runbook cannot resume.
+pub fn content_hash(source: &str) -> String {
+    format!(
+        "crc32:{:08x}:{}",
+        crc32fast::hash(source.as_bytes()),
+        source.len()
+    )
+}
+
+mod steps;

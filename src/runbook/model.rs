@@ -1,0 +1,256 @@
+//! A loaded, checked runbook: what the plan shows and the executor runs.
+
+use super::gate::GateSpec;
+use super::template::Template;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Default time an `exec` step may run.
+pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default time between SIGTERM and SIGKILL.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+/// Default time an `http` request may take (each attempt).
+pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default deadline of an `http` action, all attempts and waits included.
+pub const DEFAULT_HTTP_DEADLINE: Duration = Duration::from_secs(30);
+/// Default time a `wait` step polls before it gives up.
+pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A runbook: a name, a description, variables and ordered steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runbook {
+    pub name: String,
+    pub description: String,
+    /// The file it was loaded from.
+    pub file: PathBuf,
+    /// A hash of the file's bytes: a run records it, and a changed runbook cannot resume.
+    pub hash: String,
+    pub variables: Vec<Variable>,
+    pub steps: Vec<Step>,
+}
+
+impl Runbook {
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+}
+
+/// A variable: a default (overridable by `--var`), or read from the environment.
+#[derive(Clone, PartialEq)]
+pub struct Variable {
+    pub name: String,
+    pub default: Option<String>,
+    pub description: String,
+    /// Masked everywhere it could be shown.
+    pub secret: bool,
+    /// Environment variable to read the value from (secrets come from there, never the file).
+    pub env: Option<String>,
+    /// What values are accepted; a number or bool variable used alone as a JSON value is sent
+    /// as a JSON number or bool.
+    pub kind: VarKind,
+}
+
+/// The type of a variable's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarKind {
+    String,
+    Number,
+    Bool,
+}
+
+impl std::fmt::Debug for Variable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Variable")
+            .field("name", &self.name)
+            .field(
+                "default",
+                &if self.secret {
+                    self.default.as_ref().map(|_| "***")
+                } else {
+                    self.default.as_deref()
+                },
+            )
+            .field("secret", &self.secret)
+            .field("env", &self.env)
+            .finish()
+    }
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub id: String,
+    pub title: String,
+    /// Changes the system: needs confirmation, never runs in a dry run.
+    pub mutating: bool,
+    pub kind: StepKind,
+}
+
+/// The kinds of step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepKind {
+    /// A condition must hold now (the gate's counts apply).
+    Check(GateSpec),
+    /// Poll a condition until it holds or the timeout passes.
+    Wait {
+        gate: GateSpec,
+        timeout: Duration,
+    },
+    Http(HttpSpec),
+    Exec(ExecSpec),
+    Batch(Box<BatchSpec>),
+    /// An instruction the operator carries out and confirms.
+    Manual {
+        text: String,
+    },
+    Note {
+        text: String,
+    },
+}
+
+impl StepKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            StepKind::Check(_) => "check",
+            StepKind::Wait { .. } => "wait",
+            StepKind::Http(_) => "http",
+            StepKind::Exec(_) => "exec",
+            StepKind::Batch(_) => "batch",
+            StepKind::Manual { .. } => "manual",
+            StepKind::Note { .. } => "note",
+        }
+    }
+}
+
+/// HTTP methods a step may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn parse(s: &str) -> Option<Method> {
+        Some(match s.to_ascii_uppercase().as_str() {
+            "GET" => Method::Get,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "PATCH" => Method::Patch,
+            "DELETE" => Method::Delete,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// Whether a request with this method changes the system unless declared otherwise.
+    pub fn mutates(self) -> bool {
+        !matches!(self, Method::Get)
+    }
+}
+
+/// A JSON body whose string values are templates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonTemplate {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    String(Template),
+    /// A whole value `"{{name}}"` of a number or bool variable, sent as that JSON type.
+    Typed(String, VarKind),
+    Array(Vec<JsonTemplate>),
+    Object(Vec<(String, JsonTemplate)>),
+}
+
+/// A request to a control endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpSpec {
+    pub method: Method,
+    pub url: Template,
+    pub headers: Vec<(String, Template)>,
+    pub json: Option<JsonTemplate>,
+    /// Per attempt.
+    pub timeout: Duration,
+    /// All attempts and waits included.
+    pub deadline: Duration,
+}
+
+/// A program run with an argv list (never a shell string).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecSpec {
+    pub argv: Vec<Template>,
+    pub timeout: Duration,
+    pub grace: Duration,
+}
+
+/// What a batch does to each target.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Http(HttpSpec),
+    Exec(ExecSpec),
+}
+
+/// Where a batch's targets come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Targets {
+    List(Vec<String>),
+    /// An instant query; each series' `label` value is a target, in sorted order.
+    Query {
+        query: Template,
+        label: String,
+    },
+}
+
+/// How big a batch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchSize {
+    Count(usize),
+    /// Percent of the targets, 1..=100, rounded up, at least one.
+    Percent(u8),
+}
+
+impl BatchSize {
+    /// The number of instances per batch for `n` targets.
+    pub fn resolve(self, n: usize) -> usize {
+        match self {
+            BatchSize::Count(c) => c.max(1),
+            BatchSize::Percent(p) => (n * usize::from(p)).div_ceil(100).max(1),
+        }
+    }
+}
+
+/// Restart targets in batches with a budget, a soak and a health gate between batches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchSpec {
+    pub targets: Targets,
+    pub size: BatchSize,
+    /// Most instances unavailable at once, counting those already unhealthy. Defaults to the
+    /// batch size.
+    pub max_unavailable: Option<usize>,
+    /// Instances that may fail to come back over the whole run; once spent, no batch starts.
+    pub failure_budget: usize,
+    /// An instance counts as healthy only after this long healthy without interruption.
+    pub soak: Duration,
+    /// Readings this soon after an instance's action are ignored (they may predate it).
+    pub settle: Duration,
+    /// Time from an instance's action until it must count healthy.
+    pub instance_deadline: Duration,
+    /// Time for the whole batch step; after it no new action starts.
+    pub deadline: Duration,
+    pub action: Action,
+    /// Per-instance health (uses `{{target}}`), judged on each reading.
+    pub instance: GateSpec,
+    /// The fleet's health gate between batches.
+    pub gate: Option<GateSpec>,
+}
