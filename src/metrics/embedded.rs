@@ -10,6 +10,8 @@ pub mod eval;
 mod functions;
 mod histogram;
 pub mod store;
+#[cfg(test)]
+mod tests;
 
 use super::series::{Labels, Point, Series};
 use super::source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
