@@ -18,6 +18,7 @@ fn value(a: &warroom::metrics::QueryAnswer) -> f64 {
 #[tokio::test]
 async fn the_demo_feed_answers_the_dashboard_and_stays_bounded() {
     let store = EmbeddedSource::new(std::time::Duration::from_secs(120));
+    // Kept: 120 s, and up to an eighth more until the next batch of pruning.
     assert!(store.ready().await.is_err(), "ready before any sample");
 
     let mut sim = Sim::new(Scenario::load("planner-peak").expect("planner-peak"), 1);
@@ -90,7 +91,7 @@ async fn the_demo_feed_answers_the_dashboard_and_stays_bounded() {
     // Retention: nothing older than 120 s is kept or answered.
     let (series, points) = store.size();
     assert!(
-        points <= series * 122,
+        points <= series * 137,
         "{points} points for {series} series"
     );
     let seen = value(
@@ -98,7 +99,7 @@ async fn the_demo_feed_answers_the_dashboard_and_stays_bounded() {
             .await
             .unwrap(),
     );
-    assert!((119.0..=121.0).contains(&seen), "{seen} samples in 10m");
+    assert!((120.0..=136.0).contains(&seen), "{seen} samples in 10m");
 
     // Errors are the API's kinds, with the reason.
     let bad = instant("sum(rate(x[1m])").await.unwrap_err();

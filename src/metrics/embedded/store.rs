@@ -46,6 +46,9 @@ pub struct Store {
     /// Newest ingest time, in milliseconds.
     pub newest: Option<i64>,
     pub retention_ms: i64,
+    /// The last pruning cutoff: pruning runs once per eighth of the retention, so the cost of
+    /// moving the kept points is paid rarely rather than on every scrape.
+    pruned_to: Option<i64>,
 }
 
 impl Store {
@@ -58,7 +61,8 @@ impl Store {
 
     /// Append one complete scrape at `t_ms`: every sample gets that timestamp, series seen in
     /// the previous scrape but missing from this one get a staleness marker, and points older
-    /// than the retention are pruned. A scrape older than the newest one is ignored.
+    /// than the retention are pruned (in batches: up to an eighth of the retention more is
+    /// kept). A scrape at or before the newest one is ignored.
     pub fn ingest_scrape<I>(&mut self, t_ms: i64, samples: I)
     where
         I: IntoIterator<Item = (Labels, f64)>,
@@ -84,7 +88,14 @@ impl Store {
         }
         self.last_scrape = seen;
         self.newest = Some(t_ms);
-        self.prune(t_ms - self.retention_ms);
+        let cutoff = t_ms.saturating_sub(self.retention_ms);
+        if self
+            .pruned_to
+            .is_none_or(|p| cutoff.saturating_sub(p) >= self.retention_ms / 8)
+        {
+            self.prune(cutoff);
+            self.pruned_to = Some(cutoff);
+        }
     }
 
     fn append(&mut self, labels: &Labels, t_ms: i64, v: f64) {
@@ -168,7 +179,7 @@ mod tests {
 
     #[test]
     fn a_series_that_leaves_the_scrape_gets_a_stale_marker_and_old_points_are_pruned() {
-        let mut st = Store::new(10_000);
+        let mut st = Store::new(8_000);
         st.ingest_scrape(1_000, [(l("up", "a"), 1.0), (l("up", "b"), 1.0)]);
         st.ingest_scrape(2_000, [(l("up", "a"), 1.0)]);
         let b: Vec<_> = st
@@ -177,12 +188,17 @@ mod tests {
             .collect();
         assert!(is_stale(b[0].points[1].1), "{:?}", b[0].points);
         st.ingest_scrape(3_000, [(l("up", "a"), 1.5)]);
-        st.ingest_scrape(12_500, [(l("up", "a"), 2.0)]);
-        // b's points are all older than 12.5 s - 10 s: the series is gone.
+        st.ingest_scrape(10_500, [(l("up", "a"), 2.0)]);
+        // b's points are all older than 10.5 s - 8 s: the series is gone.
         assert_eq!(st.size(), (1, 2));
         let a = st.series_named(Some("up")).next().unwrap();
-        assert_eq!(a.window(3_000, 12_500), &[(3_000, 1.5), (12_500, 2.0)]);
-        assert_eq!(a.window(3_001, 12_499), &[]);
+        assert_eq!(a.window(3_000, 10_500), &[(3_000, 1.5), (10_500, 2.0)]);
+        assert_eq!(a.window(3_001, 10_499), &[]);
         assert_eq!(a.at_or_before(5_000), Some((3_000, 1.5)));
+        // Pruning waits for an eighth of the retention (1 s) past the last cutoff (2.5 s).
+        st.ingest_scrape(11_400, [(l("up", "a"), 2.5)]);
+        assert_eq!(st.size(), (1, 3), "the point at 3 s is kept until 11.5 s");
+        st.ingest_scrape(11_500, [(l("up", "a"), 3.0)]);
+        assert_eq!(st.size(), (1, 3));
     }
 }
