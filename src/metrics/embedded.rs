@@ -1,0 +1,229 @@
+//! The embedded metrics source: an in-process time-series store fed by the simulator, and a
+//! PromQL engine over it, behind the same [`Source`] interface as a real Prometheus. The
+//! queries are parsed by `promql-parser` and evaluated here with Prometheus 2.x semantics
+//! (lookback, staleness, rate extrapolation, `histogram_quantile` interpolation, vector
+//! matching), so the dashboard and runbooks read the same numbers from either source.
+
+mod aggregate;
+mod binary;
+pub mod eval;
+mod functions;
+mod histogram;
+pub mod store;
+#[cfg(test)]
+mod tests;
+
+use super::series::{Labels, Point, Series};
+use super::source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
+use crate::sim::exposition::Sample;
+use eval::{EvalError, ResultSeries};
+use futures::future::BoxFuture;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use store::Store;
+
+/// How long samples are kept by default: the dashboard's widest window with room to spare.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(3 * 3600);
+
+/// The embedded source. Cloning gives another handle on the same store: the demo keeps one to
+/// [`ingest`](EmbeddedSource::ingest) and hands another to the console as its [`Source`].
+#[derive(Clone)]
+pub struct EmbeddedSource {
+    store: Arc<RwLock<Store>>,
+}
+
+impl Default for EmbeddedSource {
+    fn default() -> Self {
+        EmbeddedSource::new(DEFAULT_RETENTION)
+    }
+}
+
+impl std::fmt::Debug for EmbeddedSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (series, points) = self.size();
+        f.debug_struct("EmbeddedSource")
+            .field("series", &series)
+            .field("points", &points)
+            .finish()
+    }
+}
+
+/// Seconds (fractional) to whole milliseconds, as Prometheus stores timestamps.
+fn to_ms(t: f64) -> i64 {
+    (t * 1000.0).round() as i64
+}
+
+impl EmbeddedSource {
+    /// An empty store keeping `retention` of samples behind the newest scrape.
+    pub fn new(retention: Duration) -> Self {
+        let ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX / 2);
+        EmbeddedSource {
+            store: Arc::new(RwLock::new(Store::new(ms))),
+        }
+    }
+
+    /// Record one scrape of the simulator at `t_unix_secs` (the simulated clock mapped to Unix
+    /// time): every sample gets that timestamp, series missing since the previous scrape end
+    /// (a staleness marker, as Prometheus writes), points beyond the retention are dropped.
+    /// A scrape at or before the newest one is ignored.
+    pub fn ingest(&self, t_unix_secs: f64, samples: &[Sample]) {
+        self.ingest_series(
+            t_unix_secs,
+            samples.iter().map(|s| {
+                let mut labels: Labels = s.labels.iter().cloned().collect();
+                labels.insert("__name__".into(), s.name.clone());
+                (labels, s.value)
+            }),
+        );
+    }
+
+    /// Record one scrape given as label sets that carry their metric name in `__name__`.
+    pub fn ingest_series(
+        &self,
+        t_unix_secs: f64,
+        samples: impl IntoIterator<Item = (Labels, f64)>,
+    ) {
+        if !t_unix_secs.is_finite() {
+            return;
+        }
+        // A poisoned lock means a query panicked mid-read; the data is still whole.
+        let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+        store.ingest_scrape(to_ms(t_unix_secs), samples);
+    }
+
+    /// Series and points held, for the memory bound.
+    pub fn size(&self) -> (usize, usize) {
+        self.store.read().unwrap_or_else(|e| e.into_inner()).size()
+    }
+
+    /// The newest scrape's time (Unix seconds), the embedded "now".
+    pub fn newest(&self) -> Option<f64> {
+        let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+        store.newest.map(|t| t as f64 / 1000.0)
+    }
+
+    /// A range query evaluated on the calling thread (for tests and benches).
+    pub fn range_now(&self, q: &RangeQuery) -> Result<QueryAnswer, SourceError> {
+        let expr = eval::parse(&q.query).map_err(to_source_error)?;
+        if !(q.step > 0.0 && q.start.is_finite() && q.end.is_finite()) {
+            return Err(bad_data(format!(
+                "range \"{}\"..\"{}\" step \"{}\": start and end must be finite and step positive",
+                q.start, q.end, q.step
+            )));
+        }
+        // Guard against a range that would evaluate without end, as Prometheus does.
+        if (q.end - q.start) / q.step > 11_000.0 {
+            return Err(bad_data(
+                "exceeded maximum resolution of 11,000 points per timeseries: try a larger step"
+                    .into(),
+            ));
+        }
+        let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+        let out = eval::range_query(
+            &store,
+            &expr,
+            to_ms(q.start),
+            to_ms(q.end),
+            to_ms(q.step).max(1),
+        )
+        .map_err(to_source_error)?;
+        Ok(answer(out))
+    }
+
+    /// An instant query evaluated on the calling thread; `time: None` is the newest scrape.
+    pub fn instant_now(&self, q: &InstantQuery) -> Result<QueryAnswer, SourceError> {
+        let expr = eval::parse(&q.query).map_err(to_source_error)?;
+        let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+        let t = match q.time {
+            Some(t) if t.is_finite() => to_ms(t),
+            Some(t) => return Err(bad_data(format!("time \"{t}\" is not a finite number"))),
+            None => store.newest.unwrap_or(0),
+        };
+        let out = eval::instant_query(&store, &expr, t).map_err(to_source_error)?;
+        Ok(answer(out))
+    }
+}
+
+fn bad_data(message: String) -> SourceError {
+    SourceError::Api {
+        error_type: "bad_data".into(),
+        message,
+    }
+}
+
+fn to_source_error(e: EvalError) -> SourceError {
+    let error_type = match e {
+        EvalError::Parse(_) | EvalError::Unsupported(_) => "bad_data",
+        EvalError::Execution(_) => "execution",
+    };
+    SourceError::Api {
+        error_type: error_type.into(),
+        message: e.to_string(),
+    }
+}
+
+fn answer(out: Vec<ResultSeries>) -> QueryAnswer {
+    QueryAnswer {
+        series: out
+            .into_iter()
+            .map(|(labels, points)| Series {
+                labels,
+                points: points
+                    .into_iter()
+                    .map(|(t, v)| Point {
+                        t: t as f64 / 1000.0,
+                        v,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        // No response body: nothing crossed a wire.
+        bytes: 0,
+        ..QueryAnswer::default()
+    }
+}
+
+/// Evaluation is CPU work under a read lock: keep it off the async threads.
+fn blocking<F>(f: F) -> BoxFuture<'static, Result<QueryAnswer, SourceError>>
+where
+    F: FnOnce() -> Result<QueryAnswer, SourceError> + Send + 'static,
+{
+    Box::pin(async move {
+        tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+            Err(SourceError::Api {
+                error_type: "internal".into(),
+                message: format!("the embedded query stopped: {e}"),
+            })
+        })
+    })
+}
+
+impl Source for EmbeddedSource {
+    fn describe(&self) -> String {
+        "embedded".into()
+    }
+
+    fn query_range(&self, q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        let me = self.clone();
+        blocking(move || me.range_now(&q))
+    }
+
+    fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        let me = self.clone();
+        blocking(move || me.instant_now(&q))
+    }
+
+    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
+        let has_data = self.newest().is_some();
+        Box::pin(async move {
+            if has_data {
+                Ok(())
+            } else {
+                Err(SourceError::Unreachable(
+                    "the embedded store has no samples yet: the simulator has not been scraped"
+                        .into(),
+                ))
+            }
+        })
+    }
+}
