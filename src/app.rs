@@ -2,6 +2,7 @@
 //! terminal. `update` does no I/O; the runtime turns each [`Effect`] into a task whose answer
 //! comes back as a [`Msg`].
 
+pub mod demo;
 pub mod effect;
 pub mod logging;
 pub mod model;

@@ -16,6 +16,15 @@ fn main() -> color_eyre::Result<ExitCode> {
         Command::Open(args) => {
             rt.block_on(warroom::app::open(cli.config.as_deref(), &data_dir, args))
         }
+        Command::Demo(args) => rt.block_on(warroom::app::demo::run(
+            cli.config.as_deref(),
+            &args.scenario,
+            args.speed,
+            args.seed,
+        )),
+        Command::Gameday(args) if args.prometheus.is_none() && !args.headless => rt.block_on(
+            warroom::app::demo::run(cli.config.as_deref(), &args.scenario, args.speed, args.seed),
+        ),
         Command::Sim(SimCmd::Serve(args)) => rt
             .block_on(warroom::sim::serve(args))
             .map(|()| ExitCode::SUCCESS),
