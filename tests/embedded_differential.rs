@@ -213,7 +213,9 @@ fn diff(prom: &Answer, emb: &Answer) -> Vec<String> {
     out
 }
 
-/// `query` strings of the shipped runbooks (`runbooks/*.toml`, any table or array).
+/// `query` strings of the shipped runbooks (`runbooks/*.toml`, any table or array), with each
+/// runbook's variables at their defaults and a batch's `{{target}}` as `api-0`, so they select
+/// real series (a template left in would match nothing on both sides and prove nothing).
 fn runbook_queries() -> Vec<String> {
     fn walk(v: &toml::Value, key: &str, out: &mut Vec<String>) {
         match v {
@@ -232,9 +234,41 @@ fn runbook_queries() -> Vec<String> {
         if p.extension().is_some_and(|e| e == "toml") {
             let text = std::fs::read_to_string(&p).expect("read runbook");
             let v: toml::Value = toml::from_str(&text).expect("runbook is TOML");
-            walk(&v, "", &mut out);
+            let mut found = Vec::new();
+            walk(&v, "", &mut found);
+            let defaults: Vec<(String, String)> = v
+                .get("variables")
+                .and_then(|t| t.as_table())
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|(k, d)| {
+                            let d = d.get("default")?;
+                            let d = d
+                                .as_str()
+                                .map(String::from)
+                                .unwrap_or_else(|| d.to_string());
+                            Some((k.clone(), d))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            for mut q in found {
+                for (k, d) in &defaults {
+                    q = q.replace(&format!("{{{{{k}}}}}"), d);
+                }
+                q = q.replace("{{target}}", "api-0");
+                assert!(
+                    !q.contains("{{"),
+                    "{}: a template is left in {q}",
+                    p.display()
+                );
+                out.push(q);
+            }
         }
     }
+    out.sort();
+    out.dedup();
+    assert!(!out.is_empty(), "the shipped runbooks have queries");
     out
 }
 
