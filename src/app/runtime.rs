@@ -278,39 +278,22 @@ fn spawn_all(
                 query,
             } => {
                 let fut = services.source.query_range(query.clone());
-                let tx = tx.clone();
-                let clock = clock.clone();
-                tokio::spawn(async move {
-                    let result = match tokio::time::timeout(HARD_DEADLINE, fut).await {
-                        Ok(r) => r,
-                        Err(_) => Err(crate::metrics::SourceError::Timeout(HARD_DEADLINE)),
-                    };
-                    // The loop may have ended; nothing to do then.
-                    let _ = tx.send(Msg::Answer {
-                        panel,
-                        ticket,
-                        pass,
-                        query,
-                        result,
-                        at: clock.now(),
-                    });
+                spawn_query(fut, tx, clock, move |result, at| Msg::Answer {
+                    panel,
+                    ticket,
+                    pass,
+                    query,
+                    result,
+                    at,
                 });
             }
             Effect::FetchLatest { panel, pass, query } => {
                 let fut = services.source.query(query);
-                let tx = tx.clone();
-                let clock = clock.clone();
-                tokio::spawn(async move {
-                    let result = match tokio::time::timeout(HARD_DEADLINE, fut).await {
-                        Ok(r) => r,
-                        Err(_) => Err(crate::metrics::SourceError::Timeout(HARD_DEADLINE)),
-                    };
-                    let _ = tx.send(Msg::Latest {
-                        panel,
-                        pass,
-                        result,
-                        at: clock.now(),
-                    });
+                spawn_query(fut, tx, clock, move |result, at| Msg::Latest {
+                    panel,
+                    pass,
+                    result,
+                    at,
                 });
             }
             Effect::Record {
@@ -333,6 +316,32 @@ fn spawn_all(
             }
         }
     }
+}
+
+/// Run one query in a task, never longer than [`HARD_DEADLINE`], and send its answer back.
+fn spawn_query(
+    fut: futures::future::BoxFuture<
+        'static,
+        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
+    >,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+    answer: impl FnOnce(
+        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
+        chrono::DateTime<chrono::Utc>,
+    ) -> Msg
+    + Send
+    + 'static,
+) {
+    let (tx, clock) = (tx.clone(), clock.clone());
+    tokio::spawn(async move {
+        let result = match tokio::time::timeout(HARD_DEADLINE, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(crate::metrics::SourceError::Timeout(HARD_DEADLINE)),
+        };
+        // The loop may have ended; nothing to do then.
+        let _ = tx.send(answer(result, clock.now()));
+    });
 }
 
 /// SIGINT and SIGTERM as a stream of names (raw mode turns Ctrl-C into a key; these come from

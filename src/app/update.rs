@@ -56,19 +56,13 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             result,
             at,
         } => {
-            model
-                .source
-                .health
-                .report(pass, result.as_ref().map(|_| ()), at, &mut model.rng);
+            report_health(model, pass, &result, at);
             if let Some(p) = model.panels.get_mut(panel)
                 && p.land(ticket, result, at)
             {
                 p.next_due = None;
             }
-            model.dirty = true;
-            let mut effects = crossings(model, panel, at);
-            effects.extend(schedule(model));
-            return effects;
+            return after_answer(model, panel, at);
         }
         Msg::Latest {
             panel,
@@ -76,17 +70,11 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             result,
             at,
         } => {
-            model
-                .source
-                .health
-                .report(pass, result.as_ref().map(|_| ()), at, &mut model.rng);
+            report_health(model, pass, &result, at);
             if let Some(p) = model.panels.get_mut(panel) {
                 p.land_latest(result, at);
             }
-            model.dirty = true;
-            let mut effects = crossings(model, panel, at);
-            effects.extend(schedule(model));
-            return effects;
+            return after_answer(model, panel, at);
         }
         Msg::Recorded(result) => {
             model.recording = model.recording.saturating_sub(1);
@@ -106,6 +94,27 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
     }
     schedule(model)
+}
+
+fn report_health(
+    model: &mut Model,
+    pass: crate::metrics::health::Pass,
+    result: &Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
+    at: chrono::DateTime<chrono::Utc>,
+) {
+    let outcome = result.as_ref().map(|_| ());
+    model
+        .source
+        .health
+        .report(pass, outcome, at, &mut model.rng);
+}
+
+/// After a panel's answer: record any threshold crossing, then start what is due.
+fn after_answer(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
+    model.dirty = true;
+    let mut effects = crossings(model, panel, at);
+    effects.extend(schedule(model));
+    effects
 }
 
 /// Feed a panel's newest value to its threshold detector; each crossing becomes a record.
