@@ -10,6 +10,9 @@
 
 #[path = "support/prometheus.rs"]
 mod prometheus;
+#[path = "support/sim.rs"]
+mod sim_support;
+use sim_support::control;
 
 use prometheus::{PromOptions, free_port, http_get, wait_ready};
 use std::collections::BTreeMap;
@@ -270,24 +273,6 @@ fn runbook_queries() -> Vec<String> {
     out.dedup();
     assert!(!out.is_empty(), "the shipped runbooks have queries");
     out
-}
-
-fn control(port: u16, action: &str, body: &str) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok();
-    write!(
-        s,
-        "POST /control/{action} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("write");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    assert!(
-        out.starts_with("HTTP/1.0 200") || out.starts_with("HTTP/1.1 200"),
-        "{out}"
-    );
 }
 
 fn now() -> f64 {

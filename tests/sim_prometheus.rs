@@ -4,6 +4,9 @@
 
 #[path = "support/prometheus.rs"]
 mod prometheus;
+#[path = "support/sim.rs"]
+mod sim_support;
+use sim_support::control;
 
 use prometheus::{PromOptions, free_port, http_get, wait_ready};
 use std::process::{Child, Command, Stdio};
@@ -52,25 +55,6 @@ fn wait_for(prom: u16, within: Duration, pred: impl Fn(f64, f64) -> bool) -> Opt
     }
     eprintln!("last reading (saturation, amplification): {last:?}");
     None
-}
-
-/// POST a control call: a tiny HTTP/1.0 request on loopback.
-fn control(port: u16, action: &str, body: &str) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok();
-    write!(
-        s,
-        "POST /control/{action} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("write");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    assert!(
-        out.starts_with("HTTP/1.0 200") || out.starts_with("HTTP/1.1 200"),
-        "{out}"
-    );
 }
 
 #[test]
