@@ -292,16 +292,31 @@ fn every_size_renders_without_panic() {
     let mut briefing = model(80, 24);
     briefing.briefing = Some(BRIEFING.into());
     screens.push(briefing);
+    let with_timeline = || {
+        let mut m = model(80, 24);
+        m.show_timeline = true;
+        m.incident = Some(warroom::app::model::IncidentView {
+            id: "2026-07-17-1".into(),
+            title: "Journey planner".into(),
+        });
+        m.timeline = vec![record(
+            1,
+            t0(),
+            warroom::incident::Source::Operator,
+            warroom::incident::Event::note("pool at 100% #root-cause"),
+        )];
+        m
+    };
+    screens.push(with_timeline());
+    let mut note = with_timeline();
+    note.mode = warroom::keymap::Mode::Note;
+    note.note = "typing a long note ".repeat(20);
+    screens.push(note);
     let mut term = Terminal::new(TestBackend::new(1, 1)).unwrap();
     let mut rendered = 0;
     for m in &mut screens {
         for w in 0..=200u16 {
             for h in 0..=60u16 {
-                // Every size for the grid; every 3rd height for the others keeps this quick.
-                if (m.mode != warroom::keymap::Mode::Dashboard || m.zoomed) && h % 3 != 0 && h > 12
-                {
-                    continue;
-                }
                 term.backend_mut().resize(w, h);
                 term.resize(ratatui::layout::Rect::new(0, 0, w, h)).unwrap();
                 m.width = w;
@@ -311,7 +326,7 @@ fn every_size_renders_without_panic() {
             }
         }
     }
-    assert!(rendered > 201 * 61);
+    assert_eq!(rendered, screens.len() * 201 * 61);
 }
 
 fn record(
