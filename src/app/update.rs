@@ -248,7 +248,7 @@ fn act(model: &mut Model, action: Action) {
                 model.mode = Mode::Note;
                 model.note.clear();
             } else {
-                model.notify("no incident is being recorded: open one with --incident or start warroom open without --no-incident", true, Some(5));
+                model.notify("no incident is being recorded here: warroom open records one (the demo does not)", true, Some(5));
             }
         }
         Action::Submit => {}

@@ -84,15 +84,7 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let (reply, answer) = oneshot::channel();
-        self.tx
-            .send(Request::Append {
-                source,
-                actor: actor.to_string(),
-                event,
-                reply,
-            })
-            .map_err(|_| WriteError::Stopped)?;
+        let answer = self.send_append(source, actor, event)?;
         Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 
@@ -103,6 +95,17 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
+        let answer = self.send_append(source, actor, event)?;
+        Ok(answer.blocking_recv().map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Hand an append to the writer thread; the receiver yields its outcome.
+    fn send_append(
+        &self,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<oneshot::Receiver<Result<Record, JournalError>>, WriteError> {
         let (reply, answer) = oneshot::channel();
         self.tx
             .send(Request::Append {
@@ -112,7 +115,7 @@ impl JournalWriter {
                 reply,
             })
             .map_err(|_| WriteError::Stopped)?;
-        Ok(answer.blocking_recv().map_err(|_| WriteError::Stopped)??)
+        Ok(answer)
     }
 
     /// Tries to make a not-durable journal durable again without appending (the console retries

@@ -22,7 +22,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         HealthState::Unknown => ("◌ connecting".to_string(), t.loading),
     };
     let local = model.now.with_timezone(&model.tz);
-    let range = humantime::format_duration(super::super::app::model::RANGES[model.range_idx]);
+    let range = humantime::format_duration(crate::app::model::RANGES[model.range_idx]);
     let sep = || Span::styled(" │ ", t.muted);
     let mut spans = vec![
         Span::raw(" "),

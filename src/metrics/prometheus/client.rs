@@ -147,6 +147,25 @@ impl PrometheusClient {
 
     /// The `timeout` parameter sent to the server: a little under our own deadline, so the
     /// server gives up first and says so (`errorType: timeout`) instead of us guessing.
+    /// Send a query to `path` and parse whatever comes back into an answer or an error.
+    fn ask(
+        &self,
+        path: &'static str,
+        params: Vec<(&'static str, String)>,
+    ) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        let (inner, method) = (self.inner.clone(), self.query_method());
+        async move {
+            let r = inner.send(path, method, Body::Params(params)).await?;
+            parse_answer(
+                r.status,
+                r.content_type.as_deref(),
+                r.retry_after.as_deref(),
+                &r.body,
+            )
+        }
+        .boxed()
+    }
+
     fn server_timeout(&self) -> String {
         let t = self.inner.timeout;
         let margin = (t / 10).min(Duration::from_secs(1));
@@ -308,19 +327,7 @@ impl Source for PrometheusClient {
             ("step", fmt_time(q.step)),
             ("timeout", self.server_timeout()),
         ];
-        let (inner, method) = (self.inner.clone(), self.query_method());
-        async move {
-            let r = inner
-                .send("api/v1/query_range", method, Body::Params(params))
-                .await?;
-            parse_answer(
-                r.status,
-                r.content_type.as_deref(),
-                r.retry_after.as_deref(),
-                &r.body,
-            )
-        }
-        .boxed()
+        self.ask("api/v1/query_range", params)
     }
 
     fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
@@ -328,19 +335,7 @@ impl Source for PrometheusClient {
         if let Some(t) = q.time {
             params.push(("time", fmt_time(t)));
         }
-        let (inner, method) = (self.inner.clone(), self.query_method());
-        async move {
-            let r = inner
-                .send("api/v1/query", method, Body::Params(params))
-                .await?;
-            parse_answer(
-                r.status,
-                r.content_type.as_deref(),
-                r.retry_after.as_deref(),
-                &r.body,
-            )
-        }
-        .boxed()
+        self.ask("api/v1/query", params)
     }
 
     fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
