@@ -4,6 +4,7 @@
 //! Secrets are never written in this file: it names an environment variable or an owner-only
 //! file that holds them.
 
+pub mod github;
 pub mod panels;
 
 use crate::diagnostic::Diagnostic;
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use github::{GithubConfig, RepoName};
 pub use panels::{BadWhen, PanelConfig, Unit, default_panels};
 
 /// The configuration as warroom uses it, validated.
@@ -31,6 +33,8 @@ pub struct Config {
     pub keymap: crate::keymap::Keymap,
     pub panels: Vec<PanelConfig>,
     pub runbook_dir: Option<PathBuf>,
+    /// `[github]`: the changes feed and publishing; `None` when the section is absent.
+    pub github: Option<GithubConfig>,
 }
 
 /// How to reach Prometheus.
@@ -98,6 +102,7 @@ impl Default for Config {
             keymap: crate::keymap::Keymap::default(),
             panels: default_panels(),
             runbook_dir: None,
+            github: None,
         }
     }
 }
@@ -116,6 +121,7 @@ struct RawConfig {
     /// `[[panel]]` entries replace the default dashboard.
     #[serde(default)]
     panel: Vec<Spanned<panels::RawPanel>>,
+    github: Option<github::RawGithub>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -265,6 +271,9 @@ impl Config {
                     p.into_inner().validate().map_err(|m| err(span.clone(), m))
                 })
                 .collect::<Result<_, _>>()?;
+        }
+        if let Some(gh) = raw.github {
+            cfg.github = Some(gh.validate().map_err(|(span, m)| err(span, m))?);
         }
         Ok(cfg)
     }

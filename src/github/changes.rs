@@ -1,0 +1,238 @@
+//! The changes feed: what changed in the watched repositories around the incident.
+//!
+//! Deployments (with their latest status), releases and merged pull requests inside the
+//! incident window and a look-back before it become one `Event::Change` each, in time order.
+//! A feed remembers what it has returned, so polling again yields only what is new: a
+//! deployment whose status moved on (in progress → success) is new again, with its new state.
+//! Polls are slow and go through the one [`Github`] client, so one request is in flight.
+
+use super::client::{Github, GithubError};
+use crate::config::RepoName;
+use crate::incident::event::Event;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The incident's window: from its start to its end, or to now while it is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: DateTime<Utc>,
+    pub end: Option<DateTime<Utc>>,
+}
+
+/// What kind of change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    Deployment,
+    Release,
+    PullRequest,
+}
+
+/// One change, ready for the Changes pane and the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// When it happened (deployment created, release published, pull request merged).
+    pub at: DateTime<Utc>,
+    pub kind: ChangeKind,
+    /// What makes it this change, for de-duplication across polls.
+    pub key: String,
+    /// The timeline event (sanitized).
+    pub event: Event,
+}
+
+/// The deployments, releases and merged pull requests of a few repositories.
+#[derive(Debug)]
+pub struct ChangesFeed {
+    gh: Arc<Github>,
+    repos: Vec<RepoName>,
+    lookback: Duration,
+    seen: HashSet<String>,
+}
+
+/// One page of each list per repository and poll: the feed is polled every minute or two, and
+/// the newest hundred of each kind covers far more than that.
+const PER_PAGE: u32 = 100;
+
+impl ChangesFeed {
+    pub fn new(gh: Arc<Github>, repos: Vec<RepoName>, lookback: Duration) -> Self {
+        ChangesFeed {
+            gh,
+            repos,
+            lookback,
+            seen: HashSet::new(),
+        }
+    }
+
+    /// The changes in `window` (and the look-back before it) not returned before, oldest
+    /// first. On an error nothing is marked as seen, so the next poll returns it all again.
+    pub async fn poll_once(&mut self, window: Window) -> Result<Vec<Change>, GithubError> {
+        let from = window.start - chrono::Duration::from_std(self.lookback).unwrap_or_default();
+        let to = window.end.unwrap_or_else(|| self.gh.timer().now());
+        let mut all = Vec::new();
+        for repo in &self.repos {
+            self.deployments(repo, from, to, &mut all).await?;
+            self.releases(repo, from, to, &mut all).await?;
+            self.merged(repo, from, to, &mut all).await?;
+        }
+        all.retain(|c| !self.seen.contains(&c.key));
+        all.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.key.cmp(&b.key)));
+        all.dedup_by(|a, b| a.key == b.key);
+        self.seen.extend(all.iter().map(|c| c.key.clone()));
+        Ok(all)
+    }
+
+    async fn list(&self, path: String) -> Result<Vec<Value>, GithubError> {
+        Ok(self
+            .gh
+            .get(&path)
+            .await?
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default())
+    }
+
+    async fn deployments(
+        &self,
+        repo: &RepoName,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        out: &mut Vec<Change>,
+    ) -> Result<(), GithubError> {
+        let r = format!("/repos/{}/{}", repo.owner, repo.name);
+        for d in self
+            .list(format!("{r}/deployments?per_page={PER_PAGE}"))
+            .await?
+        {
+            let Some(at) = time(&d["created_at"]).filter(|t| *t >= from && *t <= to) else {
+                continue;
+            };
+            let id = d["id"].as_u64().unwrap_or_default();
+            let statuses = self
+                .list(format!("{r}/deployments/{id}/statuses?per_page=1"))
+                .await?;
+            let status = statuses.first();
+            let state = status
+                .and_then(|s| s["state"].as_str())
+                .unwrap_or("pending");
+            let url = status.and_then(|s| {
+                ["target_url", "log_url", "environment_url"]
+                    .iter()
+                    .find_map(|f| s[*f].as_str().filter(|u| !u.is_empty()))
+                    .map(String::from)
+            });
+            let sha = d["sha"].as_str().unwrap_or_default();
+            let reference = format!(
+                "deploy {} {}@{}",
+                d["environment"].as_str().unwrap_or("production"),
+                d["ref"].as_str().unwrap_or("?"),
+                sha.get(..7).unwrap_or(sha)
+            );
+            let what = d["description"]
+                .as_str()
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or("deployment");
+            out.push(change(
+                at,
+                ChangeKind::Deployment,
+                format!("{repo}#deployment:{id}:{state}"),
+                repo,
+                reference,
+                format!("{what} ({state})"),
+                url,
+            ));
+        }
+        Ok(())
+    }
+
+    async fn releases(
+        &self,
+        repo: &RepoName,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        out: &mut Vec<Change>,
+    ) -> Result<(), GithubError> {
+        let r = format!("/repos/{}/{}", repo.owner, repo.name);
+        for rel in self
+            .list(format!("{r}/releases?per_page={PER_PAGE}"))
+            .await?
+        {
+            if rel["draft"].as_bool() == Some(true) {
+                continue;
+            }
+            let Some(at) = time(&rel["published_at"]).filter(|t| *t >= from && *t <= to) else {
+                continue;
+            };
+            let tag = rel["tag_name"].as_str().unwrap_or("?");
+            let name = rel["name"]
+                .as_str()
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or(tag);
+            out.push(change(
+                at,
+                ChangeKind::Release,
+                format!("{repo}#release:{}", rel["id"].as_u64().unwrap_or_default()),
+                repo,
+                tag.to_string(),
+                format!("release {name}"),
+                rel["html_url"].as_str().map(String::from),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn merged(
+        &self,
+        repo: &RepoName,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        out: &mut Vec<Change>,
+    ) -> Result<(), GithubError> {
+        let r = format!("/repos/{}/{}", repo.owner, repo.name);
+        let path =
+            format!("{r}/pulls?state=closed&sort=updated&direction=desc&per_page={PER_PAGE}");
+        for pr in self.list(path).await? {
+            let Some(at) = time(&pr["merged_at"]).filter(|t| *t >= from && *t <= to) else {
+                continue;
+            };
+            let n = pr["number"].as_u64().unwrap_or_default();
+            out.push(change(
+                at,
+                ChangeKind::PullRequest,
+                format!("{repo}#pr:{n}"),
+                repo,
+                format!("#{n}"),
+                format!("merged: {}", pr["title"].as_str().unwrap_or("")),
+                pr["html_url"].as_str().map(String::from),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn change(
+    at: DateTime<Utc>,
+    kind: ChangeKind,
+    key: String,
+    repo: &RepoName,
+    reference: String,
+    title: String,
+    url: Option<String>,
+) -> Change {
+    Change {
+        at,
+        kind,
+        key,
+        event: Event::Change {
+            repo: repo.to_string(),
+            reference,
+            title,
+            url,
+        }
+        .sanitized(),
+    }
+}
+
+fn time(v: &Value) -> Option<DateTime<Utc>> {
+    v.as_str()?.parse().ok()
+}

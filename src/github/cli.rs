@@ -1,0 +1,101 @@
+//! `warroom publish ID [--repo OWNER/NAME] [--as pr|issue] [--dry-run]`.
+
+use super::client::{Github, load_token};
+use super::deliver::queue_and_deliver;
+use super::outbox::Outbox;
+use super::plan;
+use super::publication::Publication;
+use super::publish::Target;
+use super::timer::WallTimer;
+use crate::cli::PublishArgs;
+use crate::config::{Config, RepoName};
+use crate::incident::store::Store;
+use color_eyre::eyre::{Result, eyre};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Runs `warroom publish`.
+pub async fn run(args: PublishArgs, config: Option<&Path>, data_dir: &Path) -> Result<ExitCode> {
+    let cfg = Config::load(config)?;
+    let gh_cfg = cfg.github.clone().unwrap_or_default();
+    let repo: RepoName = match (&args.repo, &gh_cfg.postmortems) {
+        (Some(r), _) => r.parse().map_err(|m: String| eyre!("--repo: {m}"))?,
+        (None, Some(r)) => r.clone(),
+        (None, None) => {
+            return Err(eyre!(
+                "no repository to publish to: pass --repo OWNER/NAME or set `postmortems = \
+                 \"owner/name\"` under [github] in the config"
+            ));
+        }
+    };
+    let store = Store::new(data_dir);
+    let id = store.find(&args.id)?;
+    let publication = Publication::load(&store, &id)?;
+    let target = Target::from(args.publish_as);
+    let mut out = std::io::stdout().lock();
+    if args.dry_run {
+        let known = Outbox::new(&store.dir(&id)).known(&repo.to_string())?;
+        let requests = plan::plan(
+            &publication,
+            &repo,
+            target,
+            &known,
+            gh_cfg.base_branch.as_deref(),
+        );
+        out.write_all(plan::render(&publication, &repo, target, &requests).as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let token = load_token(&gh_cfg.token).map_err(|e| {
+        eyre!("{e}; warroom reads the GitHub token from GITHUB_TOKEN or [github] token_file")
+    })?;
+    let gh = Github::new(
+        &gh_cfg.api_url,
+        Some(&token),
+        gh_cfg.timeout,
+        Arc::new(WallTimer),
+    )?;
+    let deliveries = queue_and_deliver(
+        &store,
+        &id,
+        &gh,
+        &repo,
+        target,
+        gh_cfg.base_branch.as_deref(),
+    )
+    .await?;
+    let mut failed = false;
+    for d in &deliveries {
+        match &d.result {
+            Ok(outcome) => {
+                writeln!(out, "published to {}: {}", d.job.repo, outcome.summary())?;
+                for (item, obj) in &outcome.items {
+                    writeln!(out, "  {item}: {}", obj.url)?;
+                }
+                if !d.on_timeline {
+                    writeln!(
+                        out,
+                        "  (the incident is held by a console; the result is in the outbox, \
+                         not yet on the timeline)"
+                    )?;
+                }
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!(
+                    "warroom publish: {} to {} not finished: {e}\nThe work is kept in \"{}\"; \
+                     run `warroom publish {id}` again to complete it.",
+                    id,
+                    d.job.repo,
+                    Outbox::new(&store.dir(&id)).path().display()
+                );
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
