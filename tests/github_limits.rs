@@ -9,6 +9,7 @@ mod github_mock;
 
 use github_mock::{Fault, GithubMock, LimitKind, client, clock, incident_fixture, never_answers};
 use std::time::Duration;
+use warroom::clock::Clock;
 use warroom::github::GithubError;
 use warroom::github::deliver::{DeliveryError, queue_and_deliver};
 use warroom::github::outbox::Outbox;
@@ -96,7 +97,7 @@ async fn secondary_limits_wait_longer_each_time_and_give_up_after_three_tries() 
         "{err}"
     );
     let msg = err.to_string();
-    assert!(msg.contains("refused 3 times for rate"), "{msg}");
+    assert!(msg.contains("3 refusal(s)"), "{msg}");
     let log = mock.log();
     let refused: Vec<_> = log.iter().filter(|l| l.status == 403).collect();
     assert_eq!(refused.len(), 3, "exactly 3 tries");
@@ -153,6 +154,39 @@ async fn a_server_that_never_answers_costs_one_bounded_call() {
         "hung server: gave up after {:.2} s with a {} ms call timeout: {err}",
         elapsed.as_secs_f64(),
         timeout.as_millis()
+    );
+    assert_eq!(Outbox::new(&store.dir(&id)).pending().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_limit_far_away_is_given_up_at_once_and_nothing_is_sent_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, id) = incident_fixture(dir.path());
+    let clock = clock();
+    let start = clock.now();
+    let mock = GithubMock::start(Some(clock.clone())).await;
+    mock.push_fault(Fault::Limit {
+        method: "POST",
+        path_suffix: "/issues",
+        status: 403,
+        kind: LimitKind::Reset(3600),
+    });
+    let gh = client(&mock.url, &clock, "t0ken");
+    let d = queue_and_deliver(&store, &id, &gh, &repo(), Target::Issue, None)
+        .await
+        .unwrap();
+    let err = d[0].result.as_ref().unwrap_err().to_string();
+    assert!(err.contains("rate limit holds until"), "{err}");
+    let sent = mock.log().len();
+    // Trying again at once sends nothing: the client knows the limit holds.
+    let again = warroom::github::deliver::deliver_pending(&store, &id, &gh, None)
+        .await
+        .unwrap();
+    assert!(again[0].result.is_err());
+    assert_eq!(mock.log().len(), sent, "0 requests before the allowed time");
+    assert!(
+        clock.now() - start < chrono::Duration::seconds(60),
+        "and no long wait either"
     );
     assert_eq!(Outbox::new(&store.dir(&id)).pending().unwrap().len(), 1);
 }

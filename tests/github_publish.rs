@@ -132,7 +132,20 @@ async fn an_edited_action_item_updates_its_issue() {
             },
         )
         .unwrap();
+    // Retract AI-3 (record 4).
+    inc.journal
+        .append(
+            Source::Operator,
+            "ana",
+            Event::Correction {
+                supersedes: 4,
+                reason: "duplicate of AI-1".into(),
+                replacement: None,
+            },
+        )
+        .unwrap();
     drop(inc);
+    let ai3 = first[0].result.as_ref().unwrap().items["AI-3"].number;
     let log_before = mock.log().len();
     let second = deliver_pending(&store, &id, &gh, None).await.unwrap();
     assert!(second.is_empty(), "nothing pending before queueing again");
@@ -160,6 +173,21 @@ async fn an_edited_action_item_updates_its_issue() {
         patched.contains(&format!("/repos/acme/pm/issues/{n}")),
         "{patched:?}"
     );
+    let retracted = st.issues.iter().find(|i| i.number == ai3).unwrap();
+    assert_eq!(
+        retracted.state, "closed",
+        "a retracted item's issue is closed"
+    );
+    let pm = st
+        .issues
+        .iter()
+        .find(|i| i.body.contains("key=postmortem -->"))
+        .unwrap();
+    assert!(
+        !pm.body.contains("AI-3"),
+        "the postmortem no longer lists AI-3"
+    );
+    assert!(pm.body.contains(&format!("#{n}")));
 }
 
 #[tokio::test]
@@ -232,7 +260,11 @@ async fn a_create_answered_502_after_it_succeeded_yields_exactly_one_issue() {
         let st = mock.state.lock().unwrap();
         let answered_502 = st.log.iter().filter(|l| l.status == 502).count();
         assert!(answered_502 >= 1, "{target:?}");
-        for key in ["postmortem", "action:AI-1", "action:AI-2", "action:AI-3"] {
+        let pm = match target {
+            Target::Pr => "postmortem-pr",
+            Target::Issue => "postmortem",
+        };
+        for key in [pm, "action:AI-1", "action:AI-2", "action:AI-3"] {
             let marker = warroom::github::marker::Marker {
                 incident: id.to_string(),
                 key: key.into(),

@@ -157,7 +157,7 @@ pub fn pr_body(publication: &Publication, issues: &dyn Fn(&str) -> Option<u64>) 
             format!(" with {} chart(s)", publication.charts.len())
         },
         items_list(publication, issues),
-        Marker::postmortem(&publication.incident).render()
+        Marker::postmortem_pr(&publication.incident).render()
     )
 }
 

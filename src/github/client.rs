@@ -68,9 +68,9 @@ pub enum GithubError {
     )]
     Unreachable { what: String, reason: String },
     #[error(
-        "{what}: GitHub refused {tries} times for rate (the last limit lasting until {}); \
-         nothing more was sent, try again after that",
-        .until.format("%H:%M:%S UTC")
+        "{what}: GitHub's rate limit holds until {} ({tries} refusal(s) so far); nothing was \
+         sent early, try again after that",
+        .until.format("%Y-%m-%d %H:%M:%S UTC")
     )]
     RateLimited {
         what: String,
@@ -212,6 +212,14 @@ impl Github {
             }
             if let Some(at) = ready_at {
                 let wait = until(now, at);
+                if wait > limits::LONGEST_WAIT {
+                    // Sending early is never an option; waiting this long blocks everything.
+                    return Err(GithubError::RateLimited {
+                        what,
+                        tries: refusals,
+                        until: at,
+                    });
+                }
                 if !wait.is_zero() {
                     self.timer.sleep(wait).await;
                 }
@@ -237,15 +245,14 @@ impl Github {
             refusals += 1;
             let free_at = self.timer.now() + chrono::Duration::from_std(wait).unwrap_or_default();
             tracing::warn!(request = %what, status, wait_s = wait.as_secs(), "GitHub rate limit");
-            if refusals >= limits::MAX_TRIES {
-                pace.not_before = Some(free_at);
+            pace.not_before = Some(free_at);
+            if refusals >= limits::MAX_TRIES || wait > limits::LONGEST_WAIT {
                 return Err(GithubError::RateLimited {
                     what,
                     tries: refusals,
                     until: free_at,
                 });
             }
-            pace.not_before = Some(free_at);
         }
     }
 

@@ -14,8 +14,9 @@ use std::time::Duration;
 pub const MAX_TRIES: u32 = 3;
 /// The least wait after a secondary rate limit without headers.
 pub const SECONDARY_MIN: Duration = Duration::from_secs(60);
-/// Never wait longer than this for one limit (a reset an hour away is an error, not a wait).
-pub const LONGEST_WAIT: Duration = Duration::from_secs(15 * 60);
+/// The longest warroom waits for a limit; a longer one (a reset an hour away) is given up at
+/// once, nothing sent before the allowed time, and the work stays in the outbox.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(5 * 60);
 
 /// The rate-limit headers of one answer, as text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,14 +81,14 @@ pub fn classify(status: u16, headers: &LimitHeaders, message: &str) -> Option<Li
 }
 
 /// How long to wait after refusal number `refusal` (0 = the first) at `now`. A reset is waited
-/// for one second past it, since GitHub's reset second is rounded down.
+/// for one second past it, since GitHub's reset second is rounded down. Never shortened: the
+/// caller gives up rather than send early when this exceeds [`LONGEST_WAIT`].
 pub fn wait_for(limit: Limit, refusal: u32, now: DateTime<Utc>) -> Duration {
-    let d = match limit {
+    match limit {
         Limit::RetryAfter(d) => d,
         Limit::Reset(at) => super::timer::until(now, at) + Duration::from_secs(1),
         Limit::Secondary => SECONDARY_MIN * 2u32.saturating_pow(refusal.min(8)),
-    };
-    d.min(LONGEST_WAIT)
+    }
 }
 
 #[cfg(test)]
@@ -140,11 +141,14 @@ mod tests {
     }
 
     #[test]
-    fn waits_are_bounded() {
+    fn waits_are_never_shortened() {
         let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let far = DateTime::from_timestamp(1_800_000_000 + 86_400, 0).unwrap();
-        assert_eq!(wait_for(Limit::Reset(far), 0, now), LONGEST_WAIT);
-        assert_eq!(wait_for(Limit::Secondary, 40, now), LONGEST_WAIT);
+        assert_eq!(
+            wait_for(Limit::Reset(far), 0, now),
+            Duration::from_secs(86_401)
+        );
+        assert!(wait_for(Limit::Secondary, 40, now) > LONGEST_WAIT);
         let past = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
         assert_eq!(wait_for(Limit::Reset(past), 0, now), Duration::from_secs(1));
     }

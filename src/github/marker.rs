@@ -28,6 +28,15 @@ impl Marker {
         }
     }
 
+    /// The marker of an incident's postmortem pull request (distinct from the issue's, so the
+    /// two forms in one repository never stand for each other).
+    pub fn postmortem_pr(incident: &str) -> Marker {
+        Marker {
+            incident: safe(incident),
+            key: "postmortem-pr".into(),
+        }
+    }
+
     /// The marker of one action item (`AI-2`).
     pub fn action(incident: &str, item: &str) -> Marker {
         Marker {

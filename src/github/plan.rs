@@ -72,7 +72,10 @@ pub fn plan(
             ));
         }
     }
-    let pm = known.get("postmortem");
+    let pm = known.get(match target {
+        Target::Pr => super::publish::PR_KEY,
+        Target::Issue => super::publish::ISSUE_KEY,
+    });
     match (target, pm) {
         (Target::Pr, Some(o)) => out.push(req(
             Method::Get,

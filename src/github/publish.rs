@@ -15,9 +15,11 @@ use super::outbox::Object;
 use super::publication::Publication;
 use crate::config::RepoName;
 use crate::incident::summary::ActionItem;
-use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+mod files;
+mod find;
 use std::collections::BTreeMap;
 
 /// The form of the postmortem on GitHub.
@@ -37,9 +39,9 @@ impl From<crate::cli::PublishAs> for Target {
     }
 }
 
-/// Issues scanned for markers, newest first: 10 pages of 100.
-const MARKER_PAGES: u32 = 10;
-const PER_PAGE: usize = 100;
+/// The outbox keys of the postmortem as a pull request and as an issue.
+pub const PR_KEY: &str = "postmortem-pr";
+pub const ISSUE_KEY: &str = "postmortem";
 
 /// What one publication did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -165,6 +167,7 @@ impl<'a> Publisher<'a> {
             let obj = self.ensure_item(p, item, &postmortem.url).await?;
             self.outcome.items.insert(item.id.clone(), obj);
         }
+        self.close_retracted(p).await?;
         // Now that every item has its issue, the postmortem links them.
         let numbers: BTreeMap<String, u64> = self
             .outcome
@@ -211,97 +214,9 @@ impl<'a> Publisher<'a> {
         Ok(b)
     }
 
-    async fn ensure_branch(&mut self, branch: &str, base: &str) -> Result<(), PublishError> {
-        let ref_path = format!("{}/git/ref/heads/{branch}", self.r());
-        if self.gh.get(&ref_path).await?.is_some() {
-            return Ok(());
-        }
-        let base_ref = self
-            .gh
-            .get(&format!("{}/git/ref/heads/{base}", self.r()))
-            .await?
-            .ok_or_else(|| GithubError::Status {
-                what: format!("GET {}/git/ref/heads/{base}", self.r()),
-                status: 404,
-                message: format!("the base branch \"{base}\" does not exist"),
-            })?;
-        let sha = base_ref["object"]["sha"].as_str().unwrap_or_default();
-        let create = json!({"ref": format!("refs/heads/{branch}"), "sha": sha});
-        match self
-            .gh
-            .request(
-                Method::Post,
-                &format!("{}/git/refs", self.r()),
-                Some(&create),
-            )
-            .await
-        {
-            Ok(a) if (200..300).contains(&a.status) || a.status == 422 => Ok(()),
-            Ok(a) => Err(refused(Method::Post, "git/refs", a).into()),
-            Err(e) if e.is_ambiguous() => {
-                if self.gh.get(&ref_path).await?.is_some() {
-                    Ok(())
-                } else {
-                    Err(in_doubt(format!("branch \"{branch}\""), &e))
-                }
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Puts one file on the branch unless it is there already with the same bytes; its web URL.
-    async fn ensure_file(
-        &mut self,
-        branch: &str,
-        path: &str,
-        bytes: &[u8],
-        p: &Publication,
-    ) -> Result<String, PublishError> {
-        let get_path = format!("{}/contents/{path}?ref={branch}", self.r());
-        let existing = self.gh.get(&get_path).await?;
-        if let Some(e) = &existing
-            && decode(&e["content"]).as_deref() == Some(bytes)
-        {
-            self.outcome.unchanged += 1;
-            return Ok(e["html_url"].as_str().unwrap_or_default().to_string());
-        }
-        let mut put = json!({
-            "message": format!("Postmortem {}: {}", p.incident, path.rsplit('/').next().unwrap_or(path)),
-            "content": base64::engine::general_purpose::STANDARD.encode(bytes),
-            "branch": branch,
-        });
-        if let Some(sha) = existing.as_ref().and_then(|e| e["sha"].as_str()) {
-            put["sha"] = json!(sha);
-        }
-        match self
-            .gh
-            .write(Method::Put, &format!("{}/contents/{path}", self.r()), &put)
-            .await
-        {
-            Ok(v) => {
-                if existing.is_some() {
-                    self.outcome.updated += 1;
-                } else {
-                    self.outcome.created += 1;
-                }
-                Ok(v["content"]["html_url"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string())
-            }
-            Err(e) if e.is_ambiguous() => match self.gh.get(&get_path).await? {
-                Some(now) if decode(&now["content"]).as_deref() == Some(bytes) => {
-                    Ok(now["html_url"].as_str().unwrap_or_default().to_string())
-                }
-                _ => Err(in_doubt(format!("file \"{path}\""), &e)),
-            },
-            Err(e) => Err(e.into()),
-        }
-    }
-
     /// The pull request of the branch: known, found by its branch, or created.
     async fn ensure_pr(&mut self, p: &Publication, base: &str) -> Result<Object, PublishError> {
-        let key = "postmortem";
+        let key = PR_KEY;
         if let Some(o) = self.known.get(key).cloned()
             && self
                 .gh
@@ -353,7 +268,7 @@ impl<'a> Publisher<'a> {
         match self.find_pr(&p.branch()).await? {
             Some(o) => {
                 self.outcome.created += 1;
-                self.remember("postmortem", o)
+                self.remember(PR_KEY, o)
             }
             None => Err(in_doubt("the postmortem pull request".into(), e)),
         }
@@ -386,7 +301,7 @@ impl<'a> Publisher<'a> {
             "body": body::issue_body(p, &urls, &|_| None),
             "labels": ["warroom", "postmortem"],
         });
-        self.ensure_issue("postmortem", &Marker::postmortem(&p.incident), create)
+        self.ensure_issue(ISSUE_KEY, &Marker::postmortem(&p.incident), create)
             .await
     }
 
@@ -419,159 +334,16 @@ impl<'a> Publisher<'a> {
         }
         Ok(obj)
     }
-
-    /// An issue that is known, found by its marker, or created (once).
-    async fn ensure_issue(
-        &mut self,
-        key: &str,
-        marker: &Marker,
-        create: Value,
-    ) -> Result<Object, PublishError> {
-        if let Some(o) = self.known.get(key).cloned() {
-            let path = format!("{}/issues/{}", self.r(), o.number);
-            if let Some(issue) = self.gh.get(&path).await?
-                && issue["body"].as_str().is_some_and(|b| marker.is_in(b))
-            {
-                return Ok(o);
-            }
-        }
-        if let Some(o) = self.find_marker(marker, false).await? {
-            return self.remember(key, o);
-        }
-        let path = format!("{}/issues", self.r());
-        let failure = match self.gh.request(Method::Post, &path, Some(&create)).await {
-            Ok(a) if (200..300).contains(&a.status) => {
-                self.outcome.created += 1;
-                let o = object(&a.body);
-                return self.remember(key, o);
-            }
-            Ok(a) if a.status >= 500 => refused(Method::Post, &path, a),
-            Ok(a) => return Err(refused(Method::Post, &path, a).into()),
-            Err(e) if e.is_ambiguous() => e,
-            Err(e) => return Err(e.into()),
-        };
-        // The create may have happened: look before anything is posted again.
-        tracing::warn!(error = %failure, "ambiguous create; searching for its marker");
-        match self.find_marker(marker, true).await? {
-            Some(o) => {
-                self.outcome.created += 1;
-                self.remember(key, o)
-            }
-            None => Err(in_doubt(format!("the issue for {}", marker.key), &failure)),
-        }
-    }
-
-    /// Finds the issue carrying `marker` among the repository's newest issues. The list is
-    /// read once per run, and again when `fresh` (after an ambiguous create). The search API
-    /// is not used: its index lags behind by up to a minute, which is exactly the window in
-    /// which an ambiguous create must be found.
-    async fn find_marker(
-        &mut self,
-        marker: &Marker,
-        fresh: bool,
-    ) -> Result<Option<Object>, PublishError> {
-        if fresh || self.found.is_none() {
-            let mut found = BTreeMap::new();
-            for page in 1..=MARKER_PAGES {
-                let list = self
-                    .gh
-                    .get(&format!(
-                        "{}/issues?state=all&sort=created&direction=desc&per_page={PER_PAGE}&page={page}",
-                        self.r()
-                    ))
-                    .await?
-                    .unwrap_or(Value::Null);
-                let items = list.as_array().cloned().unwrap_or_default();
-                for issue in &items {
-                    let text = issue["body"].as_str().unwrap_or_default();
-                    for line in text.lines().filter(|l| l.starts_with("<!-- warroom:v1 ")) {
-                        found
-                            .entry(line.trim().to_string())
-                            .or_insert_with(|| object(issue));
-                    }
-                }
-                if items.len() < PER_PAGE {
-                    break;
-                }
-            }
-            self.found = Some(found);
-        }
-        Ok(self
-            .found
-            .as_ref()
-            .and_then(|f| f.get(&marker.render()).cloned()))
-    }
-
-    /// PATCHes `fields` onto the issue or pull request at `path` when any differs.
-    async fn update_if_changed(&mut self, path: &str, fields: Value) -> Result<(), PublishError> {
-        let Some(current) = self.gh.get(path).await? else {
-            return Err(GithubError::Status {
-                what: format!("GET {path}"),
-                status: 404,
-                message: "it was deleted or moved; publish again to recreate it".into(),
-            }
-            .into());
-        };
-        if same(&current, &fields) {
-            self.outcome.unchanged += 1;
-            return Ok(());
-        }
-        // A PATCH sets the same fields again if repeated, so it is safe to send once more later.
-        self.gh.write(Method::Patch, path, &fields).await?;
-        self.outcome.updated += 1;
-        Ok(())
-    }
 }
 
-/// True when `current` (GitHub's JSON of an issue or pull request) already has `fields`.
-fn same(current: &Value, fields: &Value) -> bool {
-    let Some(f) = fields.as_object() else {
-        return true;
-    };
-    f.iter().all(|(k, want)| match k.as_str() {
-        "labels" => names(&current["labels"], "name") == names(want, ""),
-        "assignees" => names(&current["assignees"], "login") == names(want, ""),
-        _ => current[k] == *want,
-    })
-}
-
-fn names(v: &Value, field: &str) -> Vec<String> {
-    let mut out: Vec<String> = v
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| {
-                    if field.is_empty() {
-                        x.as_str()
-                    } else {
-                        x[field].as_str()
-                    }
-                })
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
-fn object(v: &Value) -> Object {
+pub(super) fn object(v: &Value) -> Object {
     Object {
         number: v["number"].as_u64().unwrap_or_default(),
         url: v["html_url"].as_str().unwrap_or_default().to_string(),
     }
 }
 
-fn decode(content: &Value) -> Option<Vec<u8>> {
-    let text: String = content
-        .as_str()?
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    base64::engine::general_purpose::STANDARD.decode(text).ok()
-}
-
-fn in_doubt(what: String, e: &GithubError) -> PublishError {
+pub(super) fn in_doubt(what: String, e: &GithubError) -> PublishError {
     PublishError::InDoubt {
         what,
         cause: e.to_string(),

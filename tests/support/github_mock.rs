@@ -71,6 +71,7 @@ pub struct Issue {
     pub labels: Vec<String>,
     pub assignees: Vec<String>,
     pub pr_head: Option<String>,
+    pub state: String,
 }
 
 #[derive(Debug, Default)]
@@ -299,6 +300,7 @@ fn issue_json(i: &Issue) -> Value {
         "assignees": i.assignees.iter().map(|l| json!({"login": l})).collect::<Vec<_>>(),
         "html_url": format!("https://github.example/acme/pm/{kind}/{}", i.number),
         "head": i.pr_head.as_ref().map(|h| json!({"ref": h})),
+        "state": i.state,
     })
 }
 
@@ -430,6 +432,9 @@ fn route(
                 if body["labels"].is_array() {
                     i.labels = strs(&body["labels"]);
                 }
+                if let Some(state) = body["state"].as_str() {
+                    i.state = state.into();
+                }
                 if body["assignees"].is_array() {
                     i.assignees = strs(&body["assignees"]);
                 }
@@ -479,6 +484,7 @@ fn new_issue(st: &mut MockState, body: &Value, pr_head: Option<String>) -> Issue
         labels: strs(&body["labels"]),
         assignees: strs(&body["assignees"]),
         pr_head,
+        state: "open".into(),
     };
     st.issues.push(i.clone());
     i
