@@ -224,10 +224,13 @@ impl Github {
                     self.timer.sleep(wait).await;
                 }
             }
+            let exchanged = self.exchange(method, path, body, &what).await;
             if method.is_write() {
+                // Counted from the answer, not the send: GitHub then sees at least the gap
+                // between two writes, whatever the latency.
                 pace.last_write = Some(self.timer.now());
             }
-            let (status, headers, text) = self.exchange(method, path, body, &what).await?;
+            let (status, headers, text) = exchanged?;
             pace.not_before = headers.spent_until();
             let parsed: Value = if text.trim().is_empty() {
                 Value::Null
