@@ -72,6 +72,18 @@ pub fn plan(
             ));
         }
     }
+    let scan_path = format!("{r}/issues?state=all&sort=created&direction=desc&per_page=100&page=1");
+    let mut scanned = false;
+    let mut scan = |out: &mut Vec<PlannedRequest>| {
+        if !scanned {
+            scanned = true;
+            out.push(req(
+                Method::Get,
+                scan_path.clone(),
+                "search for warroom's markers (more pages while full, at most 10)",
+            ));
+        }
+    };
     let pm = known.get(match target {
         Target::Pr => super::publish::PR_KEY,
         Target::Issue => super::publish::ISSUE_KEY,
@@ -100,11 +112,7 @@ pub fn plan(
             format!("the postmortem issue known from the outbox ({})", o.url),
         )),
         (Target::Issue, None) => {
-            out.push(req(
-                Method::Get,
-                format!("{r}/issues?state=all&sort=created&direction=desc&per_page=100&page=1"),
-                "search for warroom's markers (more pages while full, at most 10)",
-            ));
+            scan(&mut out);
             out.push(req(
                 Method::Post,
                 format!("{r}/issues"),
@@ -137,14 +145,17 @@ pub fn plan(
                     ),
                 ));
             }
-            None => out.push(req(
-                Method::Post,
-                format!("{r}/issues"),
-                format!(
-                    "if no marker: file \"{}\" [{labels}]",
-                    body::item_title(item)
-                ),
-            )),
+            None => {
+                scan(&mut out);
+                out.push(req(
+                    Method::Post,
+                    format!("{r}/issues"),
+                    format!(
+                        "if no marker: file \"{}\" [{labels}]",
+                        body::item_title(item)
+                    ),
+                ));
+            }
         }
     }
     let last = match (target, pm) {
