@@ -92,3 +92,56 @@ async fn a_lost_outbox_is_rebuilt_from_the_markers() {
     assert_eq!(outcome.created, 0, "{outcome:?}");
     assert_eq!(mock.state.lock().unwrap().issues.len(), 4);
 }
+
+#[tokio::test]
+async fn a_run_stopped_half_way_is_completed_after_a_restart_without_duplicates() {
+    use github_mock::{Fault, LimitKind};
+    let dir = tempfile::tempdir().unwrap();
+    let (store, id) = incident_fixture(dir.path());
+    let clock = clock();
+    let mock = GithubMock::start(Some(clock.clone())).await;
+    // Everything is created, then the last write (linking the items from the pull request)
+    // meets a limit an hour long: the run stops there.
+    mock.push_fault(Fault::Limit {
+        method: "PATCH",
+        path_suffix: "",
+        status: 429,
+        kind: LimitKind::Reset(3600),
+    });
+    let repo = "acme/pm".parse().unwrap();
+    let first = queue_and_deliver(
+        &store,
+        &id,
+        &client(&mock.url, &clock, "t0ken"),
+        &repo,
+        Target::Pr,
+        None,
+    )
+    .await
+    .unwrap();
+    assert!(first[0].result.is_err());
+    let outbox = Outbox::new(&store.dir(&id));
+    assert_eq!(outbox.pending().unwrap().len(), 1);
+    assert_eq!(
+        outbox.known("acme/pm").unwrap().len(),
+        4,
+        "what was made is recorded"
+    );
+    let pr_body_before = mock.state.lock().unwrap().prs()[0].body.clone();
+
+    // An hour later, a new process (a new client) delivers the outbox.
+    clock.advance(Duration::from_secs(3601));
+    let later = deliver_pending(&store, &id, &client(&mock.url, &clock, "t0ken"), None)
+        .await
+        .unwrap();
+    let outcome = later[0].result.as_ref().unwrap();
+    assert_eq!(outcome.created, 0, "{outcome:?}");
+    assert!(outbox.pending().unwrap().is_empty());
+    let st = mock.state.lock().unwrap();
+    assert_eq!((st.prs().len(), st.plain_issues().len()), (1, 3));
+    let pr = st.prs()[0];
+    assert_ne!(pr.body, pr_body_before, "the links were added");
+    for obj in outcome.items.values() {
+        assert!(pr.body.contains(&format!("#{}", obj.number)));
+    }
+}
