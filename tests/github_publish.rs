@@ -279,3 +279,42 @@ async fn a_create_answered_502_after_it_succeeded_yields_exactly_one_issue() {
         );
     }
 }
+
+#[tokio::test]
+async fn with_a_console_holding_the_incident_the_result_waits_in_the_outbox_for_it() {
+    use warroom::github::deliver::{ACTOR, timeline_event};
+    use warroom::github::outbox::{Entry, Outbox};
+    let dir = tempfile::tempdir().unwrap();
+    let (store, id) = incident_fixture(dir.path());
+    let (incident, _) = store.open_incident(&id, "console").unwrap();
+    let console = warroom::incident::JournalWriter::spawn(incident).unwrap();
+    let clock = clock();
+    let mock = GithubMock::start(Some(clock.clone())).await;
+    let gh = client(&mock.url, &clock, "t0ken");
+    let d = queue_and_deliver(&store, &id, &gh, &repo(), Target::Issue, None)
+        .await
+        .unwrap();
+    let outcome = d[0].result.as_ref().unwrap();
+    assert!(!d[0].on_timeline, "the console holds the incident");
+    let journal = std::fs::read_to_string(store.journal_path(&id)).unwrap();
+    assert!(!journal.contains("Published to"));
+    let done = Outbox::new(&store.dir(&id))
+        .entries()
+        .unwrap()
+        .into_iter()
+        .filter(|e| matches!(e, Entry::Done { .. }))
+        .count();
+    assert_eq!(done, 1);
+    // What the console does with it: one record through its own writer.
+    let r = console
+        .append(Source::Github, ACTOR, timeline_event(&d[0].job, outcome))
+        .await
+        .unwrap();
+    let journal = std::fs::read_to_string(store.journal_path(&id)).unwrap();
+    assert_eq!(
+        journal.matches("Published to acme/pm (issue)").count(),
+        1,
+        "#{}",
+        r.seq
+    );
+}

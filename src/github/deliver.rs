@@ -85,7 +85,7 @@ pub async fn deliver_pending(
             })?,
         }
         let on_timeline = match &result {
-            Ok(outcome) => record(store, id, &job, outcome),
+            Ok(outcome) => record(store, id, &job, outcome).await,
             Err(_) => false,
         };
         out.push(Delivery {
@@ -133,17 +133,11 @@ async fn deliver(
     Ok(publisher.run(&publication, job.target).await?)
 }
 
-/// Appends the result to the timeline when nobody else holds the incident.
-fn record(store: &Store, id: &IncidentId, job: &Job, outcome: &Outcome) -> bool {
-    let mut incident = match store.open_incident(id, "publish") {
-        Ok((incident, _)) => incident,
-        Err(StoreError::Held { .. }) => return false,
-        Err(e) => {
-            tracing::warn!(error = %e, "publish result not recorded on the timeline");
-            return false;
-        }
-    };
-    let text = format!(
+/// The timeline record of a finished publication (a note from the `github` source). The
+/// console, which holds the incident, appends it through its own `JournalWriter` for every
+/// [`Delivery`] that is not `on_timeline`.
+pub fn timeline_event(job: &Job, outcome: &Outcome) -> Event {
+    Event::note(format!(
         "Published to {} ({}): {}",
         job.repo,
         match job.target {
@@ -151,9 +145,29 @@ fn record(store: &Store, id: &IncidentId, job: &Job, outcome: &Outcome) -> bool 
             Target::Issue => "issue",
         },
         outcome.summary()
-    );
-    incident
-        .journal
-        .append(Source::Github, "warroom publish", Event::note(text))
-        .is_ok()
+    ))
+}
+
+/// The actor of publication records.
+pub const ACTOR: &str = "warroom publish";
+
+/// Appends the result to the timeline when nobody else holds the incident; false when a
+/// console or recorder holds it (the result is then in the outbox only). The one append takes
+/// the lock, syncs and lets go, like `warroom incident note`, on a blocking thread so the fsync
+/// never stalls the async runtime. (A `JournalWriter` would release the lock only when its
+/// thread ends, a moment later, and a second publication right after would find it held.)
+async fn record(store: &Store, id: &IncidentId, job: &Job, outcome: &Outcome) -> bool {
+    let (store, id, event) = (store.clone(), id.clone(), timeline_event(job, outcome));
+    let append = move || match store.open_incident(&id, "publish") {
+        Ok((mut incident, _)) => incident
+            .journal
+            .append(Source::Github, ACTOR, event)
+            .is_ok(),
+        Err(StoreError::Held { .. }) => false,
+        Err(e) => {
+            tracing::warn!(error = %e, "publish result not recorded on the timeline");
+            false
+        }
+    };
+    tokio::task::spawn_blocking(append).await.unwrap_or(false)
 }
