@@ -102,6 +102,21 @@ pub struct GamedayArgs {
     /// Run without the console and print the score.
     #[arg(long)]
     pub headless: bool,
+    /// Headless: run a runbook at a moment of the rehearsal, e.g. `pool-exhaustion@+3m` (three
+    /// simulated minutes after the first fault) or `disable-retries@07:05` (on the scenario's
+    /// clock). Repeatable.
+    #[arg(long = "play", value_name = "RUNBOOK@WHEN")]
+    pub plays: Vec<String>,
+    /// Headless: how much simulated time to run, from five minutes before the first fault
+    /// (default: to the scenario's end).
+    #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub run_for: Option<std::time::Duration>,
+    /// Headless: print the score as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Headless: record the runbook runs in this incident.
+    #[arg(long, value_name = "ID")]
+    pub incident: Option<String>,
 }
 
 #[derive(Debug, Subcommand, Clone)]

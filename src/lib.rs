@@ -17,6 +17,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod diagnostic;
+pub mod gameday;
 pub mod incident;
 pub mod keymap;
 pub mod metrics;

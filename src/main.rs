@@ -25,6 +25,11 @@ fn main() -> color_eyre::Result<ExitCode> {
         Command::Gameday(args) if args.prometheus.is_none() && !args.headless => rt.block_on(
             warroom::app::demo::run(cli.config.as_deref(), &args.scenario, args.speed, args.seed),
         ),
+        Command::Gameday(args) if args.headless => rt.block_on(warroom::gameday::headless(
+            cli.config.as_deref(),
+            &data_dir,
+            args,
+        )),
         Command::Sim(SimCmd::Serve(args)) => rt
             .block_on(warroom::sim::serve(args))
             .map(|()| ExitCode::SUCCESS),

@@ -7,6 +7,7 @@
 mod aggregate;
 mod binary;
 pub mod eval;
+pub mod http;
 mod functions;
 mod histogram;
 pub mod store;
