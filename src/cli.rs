@@ -111,6 +111,9 @@ pub struct GamedayArgs {
     /// (default: to the scenario's end).
     #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub run_for: Option<std::time::Duration>,
+    /// How much simulated history the embedded store keeps; older samples are pruned.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "3h")]
+    pub retention: std::time::Duration,
     /// Headless: print the score as JSON.
     #[arg(long)]
     pub json: bool,

@@ -6,7 +6,7 @@
 pub mod play;
 
 use crate::app::demo::{HISTORY_S, SCRAPE_S, at, epoch, score_text};
-use crate::metrics::embedded::{DEFAULT_RETENTION, EmbeddedSource};
+use crate::metrics::embedded::EmbeddedSource;
 use crate::sim::{Scenario, Sim, SimService, server};
 use chrono::{DateTime, NaiveTime, Utc};
 use color_eyre::eyre::{WrapErr, bail, eyre};
@@ -20,6 +20,8 @@ use tokio::task::JoinHandle;
 
 /// How often the headless loop looks at the simulated clock (wall time).
 const POLL: Duration = Duration::from_millis(50);
+/// How often the stage's clock advances the simulator (wall time).
+const CLOCK_TICK: Duration = Duration::from_millis(20);
 /// Simulated seconds between two progress lines.
 const PROGRESS_S: f64 = 300.0;
 /// How long runbooks still running at the end get to record their interruption.
@@ -41,13 +43,15 @@ pub struct Stage {
 
 impl Stage {
     /// Stage `scenario` five minutes before its first fault with twenty minutes of history in
-    /// the store, serving on `listen` (falling back to any free loopback port).
+    /// the store (keeping `retention` of simulated time), serving on `listen` (falling back to
+    /// any free loopback port).
     pub async fn start(
         scenario: Scenario,
         seed: u64,
         speed: f64,
         tz: chrono_tz::Tz,
         listen: &str,
+        retention: Duration,
     ) -> color_eyre::Result<Stage> {
         if !(speed.is_finite() && speed > 0.0 && speed <= 1000.0) {
             bail!("--speed must be above 0 and at most 1000, not \"{speed}\"");
@@ -55,11 +59,14 @@ impl Stage {
         let epoch = epoch(&scenario.start_clock, tz, Utc::now());
         let start_at = scenario.fault_at().map_or(0.0, |f| (f - 300.0).max(0.0));
         let mut sim = Sim::new(scenario, seed);
-        let store = EmbeddedSource::new(DEFAULT_RETENTION);
+        let store = EmbeddedSource::new(retention);
         let mut t = (start_at - HISTORY_S).max(0.0);
         while t <= start_at {
             sim.run_until(t);
-            store.ingest(unix(epoch, sim.now()), &crate::sim::exposition::samples(&sim));
+            store.ingest(
+                unix(epoch, sim.now()),
+                &crate::sim::exposition::samples(&sim),
+            );
             t += SCRAPE_S;
         }
         let service = Arc::new(SimService::new(sim, speed));
@@ -75,16 +82,25 @@ impl Stage {
         let serving = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
-        let clock = tokio::spawn(server::run_clock(service.clone(), start_at));
-        let scraper = {
+        // One task advances the simulator and scrapes it at every simulated scrape interval on
+        // the way, so the store sees a sample every SCRAPE_S simulated seconds at any speed.
+        let clock = {
             let (service, store) = (service.clone(), store.clone());
             tokio::spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_secs_f64(SCRAPE_S / speed));
+                let began = tokio::time::Instant::now();
+                let mut next_scrape = start_at + SCRAPE_S;
+                let mut tick = tokio::time::interval(CLOCK_TICK);
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
                 loop {
                     tick.tick().await;
-                    let (samples, t) = service.samples();
-                    store.ingest(unix(epoch, t), &samples);
+                    let target = start_at + began.elapsed().as_secs_f64() * speed;
+                    while next_scrape <= target {
+                        service.advance_to(next_scrape);
+                        let (samples, t) = service.samples();
+                        store.ingest(unix(epoch, t), &samples);
+                        next_scrape += SCRAPE_S;
+                    }
+                    service.advance_to(target);
                 }
             })
         };
@@ -94,7 +110,7 @@ impl Stage {
             addr,
             epoch,
             start_at,
-            tasks: vec![serving, clock, scraper],
+            tasks: vec![serving, clock],
         })
     }
 
@@ -161,17 +177,31 @@ pub async fn headless(
         .map(|p| Play::parse(p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| eyre!(e))?;
-    let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M")
-        .map_err(|_| eyre!("the scenario's start_clock \"{}\" is not HH:MM", scenario.start_clock))?;
+    let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M").map_err(|_| {
+        eyre!(
+            "the scenario's start_clock \"{}\" is not HH:MM",
+            scenario.start_clock
+        )
+    })?;
     let mut schedule = Vec::new();
     for p in plays {
-        let t = p.at(start_clock, scenario.fault_at()).map_err(|e| eyre!(e))?;
+        let t = p
+            .at(start_clock, scenario.fault_at())
+            .map_err(|e| eyre!(e))?;
         schedule.push((t, p));
     }
     schedule.sort_by(|a, b| a.0.total_cmp(&b.0));
     let name = scenario.name.clone();
     let duration = scenario.duration_s;
-    let stage = Stage::start(scenario, args.seed, args.speed, config.timezone, "127.0.0.1:0").await?;
+    let stage = Stage::start(
+        scenario,
+        args.seed,
+        args.speed,
+        config.timezone,
+        "127.0.0.1:0",
+        args.retention,
+    )
+    .await?;
     let end = match args.run_for {
         Some(d) => stage.start_at + d.as_secs_f64(),
         None => duration.max(stage.start_at),
@@ -224,8 +254,7 @@ pub async fn headless(
         }
         let now = stage.now();
         for (i, (t, p)) in schedule.iter().enumerate() {
-            if reports[i].started_at_s.is_none() && *t <= now && *t >= stage.start_at && *t <= end
-            {
+            if reports[i].started_at_s.is_none() && *t <= now && *t >= stage.start_at && *t <= end {
                 let mut cmd = tokio::process::Command::new(&exe);
                 cmd.arg("--data-dir").arg(data_dir);
                 if let Some(c) = config_path {
@@ -246,7 +275,13 @@ pub async fn headless(
                 reports[i].started_at_s = Some(now);
                 match cmd.spawn() {
                     Ok(mut child) => {
-                        let relay = relay_output(&mut child, p.runbook.clone(), stage.service.clone(), stage.epoch, config.timezone);
+                        let relay = relay_output(
+                            &mut child,
+                            p.runbook.clone(),
+                            stage.service.clone(),
+                            stage.epoch,
+                            config.timezone,
+                        );
                         running.push((i, child, relay));
                     }
                     Err(e) => eprintln!("[{}] {} did not start: {e}", clock_text(now), p.runbook),
@@ -286,12 +321,17 @@ pub async fn headless(
                 nix::sys::signal::Signal::SIGTERM,
             );
         }
-        let status = tokio::time::timeout(STOP_GRACE, child.wait()).await;
-        if status.is_err() {
-            let _ = child.kill().await;
+        match tokio::time::timeout(STOP_GRACE, child.wait()).await {
+            Ok(Ok(status)) => reports[i].exit_code = status.code(),
+            _ => {
+                let _ = child.kill().await;
+            }
         }
         let _ = relay.await;
-        eprintln!("warroom gameday: {} was stopped at the end of the rehearsal", reports[i].runbook);
+        eprintln!(
+            "warroom gameday: {} was stopped at the end of the rehearsal",
+            reports[i].runbook
+        );
     }
     let simulated_to_s = stage.now();
     let score = stage.service.with_sim(|s| s.score().clone());
@@ -390,9 +430,11 @@ fn progress_line(stage: &Stage) -> String {
             .and_then(|a| a.series.first().and_then(|s| s.last()).map(|p| p.v))
     };
     let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1} %", v * 100.0));
-    let errors = q("sum(rate(app_requests_total{code=~\"5..\"}[1m])) / sum(rate(app_requests_total[1m]))");
+    let errors =
+        q("sum(rate(app_requests_total{code=~\"5..\"}[1m])) / sum(rate(app_requests_total[1m]))");
     let pool = q("max(db_pool_connections_in_use / db_pool_connections_max)");
-    let attempts = q("sum(rate(app_requests_total[1m])) / sum(rate(app_logical_requests_total[1m]))");
+    let attempts =
+        q("sum(rate(app_requests_total[1m])) / sum(rate(app_logical_requests_total[1m]))");
     format!(
         "error ratio {} · pool {} · attempts/request {}",
         pct(errors),

@@ -7,9 +7,9 @@
 mod aggregate;
 mod binary;
 pub mod eval;
-pub mod http;
 mod functions;
 mod histogram;
+pub mod http;
 pub mod store;
 #[cfg(test)]
 mod tests;
