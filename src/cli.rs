@@ -111,6 +111,10 @@ pub struct GamedayArgs {
     /// (default: to the scenario's end).
     #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub run_for: Option<std::time::Duration>,
+    /// Where the simulator's /metrics and control API listen (with --prometheus: the target
+    /// your Prometheus scrapes; default 127.0.0.1:9187).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
     /// How much simulated history the embedded store keeps; older samples are pruned.
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "3h")]
     pub retention: std::time::Duration,

@@ -5,7 +5,7 @@
 
 pub mod play;
 
-use crate::app::demo::{HISTORY_S, SCRAPE_S, at, epoch, score_text};
+use crate::app::demo::{CONTROL_ADDR, HISTORY_S, SCRAPE_S, at, epoch, score_text};
 use crate::metrics::embedded::EmbeddedSource;
 use crate::sim::{Scenario, Sim, SimService, server};
 use chrono::{DateTime, NaiveTime, Utc};
@@ -43,14 +43,14 @@ pub struct Stage {
 
 impl Stage {
     /// Stage `scenario` five minutes before its first fault with twenty minutes of history in
-    /// the store (keeping `retention` of simulated time), serving on `listen` (falling back to
-    /// any free loopback port).
+    /// the store (keeping `retention` of simulated time), serving on `listen`, or by default
+    /// on the shipped runbooks' default target, falling back to any free loopback port.
     pub async fn start(
         scenario: Scenario,
         seed: u64,
         speed: f64,
         tz: chrono_tz::Tz,
-        listen: &str,
+        listen: Option<&str>,
         retention: Duration,
     ) -> color_eyre::Result<Stage> {
         if !(speed.is_finite() && speed > 0.0 && speed <= 1000.0) {
@@ -70,11 +70,16 @@ impl Stage {
             t += SCRAPE_S;
         }
         let service = Arc::new(SimService::new(sim, speed));
-        let listener = match tokio::net::TcpListener::bind(listen).await {
-            Ok(l) => l,
-            Err(_) => tokio::net::TcpListener::bind("127.0.0.1:0")
+        let listener = match listen {
+            Some(addr) => tokio::net::TcpListener::bind(addr)
                 .await
-                .wrap_err("cannot listen on a loopback port for the rehearsal")?,
+                .wrap_err_with(|| format!("cannot listen on \"{addr}\""))?,
+            None => match tokio::net::TcpListener::bind(CONTROL_ADDR).await {
+                Ok(l) => l,
+                Err(_) => tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .wrap_err("cannot listen on a loopback port for the rehearsal")?,
+            },
         };
         let addr = listener.local_addr()?;
         let router = server::router(service.clone())
@@ -198,7 +203,7 @@ pub async fn headless(
         args.seed,
         args.speed,
         config.timezone,
-        "127.0.0.1:0",
+        args.listen.as_deref(),
         args.retention,
     )
     .await?;
@@ -229,6 +234,12 @@ pub async fn headless(
         }
     }
 
+    // Gates and targets read the real Prometheus when there is one, else the embedded store.
+    let stage_url = stage.url();
+    let metrics_url = args.prometheus.as_deref().unwrap_or(&stage_url);
+    if let Some(url) = &args.prometheus {
+        eprintln!("warroom gameday: runbooks read {url}; it must scrape {stage_url}/metrics");
+    }
     let exe = std::env::current_exe().wrap_err("cannot find warroom's own executable")?;
     let mut reports: Vec<PlayReport> = schedule
         .iter()
@@ -261,7 +272,7 @@ pub async fn headless(
                     cmd.arg("--config").arg(c);
                 }
                 cmd.args(["runbook", "run", &p.runbook, "--yes", "--prometheus"])
-                    .arg(stage.url())
+                    .arg(metrics_url)
                     .arg("--var")
                     .arg(format!("base_url={}", stage.url()));
                 if let Some(id) = &args.incident {
