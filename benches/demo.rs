@@ -5,7 +5,6 @@
 #[path = "../tests/support/procstat.rs"]
 mod procstat;
 #[path = "../tests/support/prometheus.rs"]
-#[allow(dead_code)]
 mod prometheus;
 #[path = "../tests/support/tmux.rs"]
 mod tmux;
