@@ -2,6 +2,9 @@
 //! refreshes (the simulator, the embedded store and the console all in one process), and
 //! resident memory. Needs `tmux`. Run: `cargo bench --bench demo` (about 70 s).
 
+#[path = "support/figure.rs"]
+mod figure;
+
 #[path = "../tests/support/procstat.rs"]
 mod procstat;
 #[path = "../tests/support/prometheus.rs"]
@@ -42,6 +45,18 @@ fn main() {
         "demo at 30x (200x60)         first frame {first:>7.2} ms | CPU {cpu_pct:>5.2} % of a core over {idle_secs} s with no key pressed | RSS {:>6.1} MiB (peak {:.1} MiB)",
         procstat::status_kib(pid, "VmRSS:") as f64 / 1024.0,
         procstat::status_kib(pid, "VmHWM:") as f64 / 1024.0
+    );
+    figure::report(
+        "demo first frame (release, 200x60)",
+        first,
+        "ms",
+        figure::Target::Under(1000.0),
+    );
+    figure::report(
+        "demo CPU with no key pressed (simulator, store and console at 30x)",
+        cpu_pct,
+        "% of a core",
+        figure::Target::None,
     );
     term.send(&["q"]);
     term.expect("[exited 0]", Duration::from_secs(10));
