@@ -63,7 +63,7 @@ fn timeline(data: &Path, id: &str) -> Vec<Record> {
     );
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map(|l| Record::decode(l.as_bytes()).expect("a checksummed record a line"))
+        .map(|l| Record::decode(format!("{l}\n").as_bytes()).expect("a checksummed record a line"))
         .collect()
 }
 
@@ -243,6 +243,7 @@ fn the_recorder_records_alerts_and_crossings_from_real_components_and_stops_clea
         })
     );
     assert!(log().contains("stopped by SIGTERM"), "{}", log());
+    eprintln!("the recorder's status lines:\n{}", log());
 }
 
 /// Whether Alertmanager currently lists the alert.

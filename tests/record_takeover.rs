@@ -284,7 +284,7 @@ fn the_console_prompt_takes_over_in_a_real_terminal() {
         data.path().join("warroom.toml").display(),
         data.path().join("console.log").display(),
     );
-    let Some(term) = tmux::Tmux::start(&cmd, 100, 30) else {
+    let Some(term) = tmux::Tmux::start(&cmd, 200, 30) else {
         return;
     };
     term.expect(

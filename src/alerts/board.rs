@@ -175,16 +175,22 @@ mod tests {
         let p = AlertSource::Prometheus;
         let a1 = alert("Pool", "api-1");
         let a2 = alert("Pool", "api-2");
-        assert_eq!(kinds(&b.observe(p, &[a1.clone()])), ["+Pool/api-1"]);
+        assert_eq!(
+            kinds(&b.observe(p, std::slice::from_ref(&a1))),
+            ["+Pool/api-1"]
+        );
         assert!(
-            b.observe(p, &[a1.clone()]).is_empty(),
+            b.observe(p, std::slice::from_ref(&a1)).is_empty(),
             "the same alert again"
         );
         assert_eq!(
             kinds(&b.observe(p, &[a1.clone(), a2.clone()])),
             ["+Pool/api-2"]
         );
-        assert_eq!(kinds(&b.observe(p, &[a2.clone()])), ["-Pool/api-1"]);
+        assert_eq!(
+            kinds(&b.observe(p, std::slice::from_ref(&a2))),
+            ["-Pool/api-1"]
+        );
         let mut ended = a2.clone();
         ended.ended = true;
         assert_eq!(kinds(&b.observe(p, &[ended])), ["-Pool/api-2"]);
@@ -196,8 +202,11 @@ mod tests {
         let (p, m) = (AlertSource::Prometheus, AlertSource::Alertmanager);
         let mut b = AlertBoard::new();
         let a = alert("Pool", "api-1");
-        assert_eq!(kinds(&b.observe(p, &[a.clone()])), ["+Pool/api-1"]);
-        assert!(b.observe(m, &[a.clone()]).is_empty());
+        assert_eq!(
+            kinds(&b.observe(p, std::slice::from_ref(&a))),
+            ["+Pool/api-1"]
+        );
+        assert!(b.observe(m, std::slice::from_ref(&a)).is_empty());
         assert!(b.observe(p, &[]).is_empty(), "Alertmanager still has it");
         assert_eq!(kinds(&b.observe(m, &[])), ["-Pool/api-1"]);
     }
@@ -207,7 +216,7 @@ mod tests {
         let (p, m) = (AlertSource::Prometheus, AlertSource::Alertmanager);
         let a = alert("Pool", "api-1");
         let mut first = AlertBoard::new();
-        let fired = first.observe(p, &[a.clone()]);
+        let fired = first.observe(p, std::slice::from_ref(&a));
         let rec = |seq, kind| Record {
             seq,
             time: chrono::DateTime::UNIX_EPOCH,
@@ -219,7 +228,7 @@ mod tests {
         let mut b = AlertBoard::from_records(&records, &[p, m]);
         assert!(b.is_firing(&a.key()));
         assert!(
-            b.observe(m, &[a.clone()]).is_empty(),
+            b.observe(m, std::slice::from_ref(&a)).is_empty(),
             "not new after a restart"
         );
         assert!(
