@@ -31,7 +31,11 @@ fn main() -> color_eyre::Result<ExitCode> {
         Command::Incident(cmd) => {
             warroom::incident::run_cli(cmd, &data_dir).map(|()| ExitCode::SUCCESS)
         }
-        Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(cmd, &data_dir)),
+        Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(
+            cmd,
+            cli.config.as_deref(),
+            &data_dir,
+        )),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -1,14 +1,18 @@
 //! `warroom runbook list | check | plan | run`: the headless face of the runbook domain.
 
 use super::executor::{Control, Executor};
+use super::journal::{JournalIntents, JournalSink};
 use super::load::{self, Loaded};
 use super::model::{Runbook, StepKind};
 use super::operator::{AssumeYes, LineOperator, Operator};
 use super::record::{
-    JsonlFile, JsonlIntents, RecordError, RunEvent, RunOutcome, RunRecord, RunSink, Tee,
+    IntentStore, JsonlFile, JsonlIntents, RecordError, RunEvent, RunOutcome, RunRecord, RunSink,
+    Tee,
 };
 use super::{http, plan, vars};
 use crate::cli::{RunbookCmd, RunbookDirArgs};
+use crate::incident::event::{RunRef, Source};
+use crate::incident::writer::JournalWriter;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -65,7 +69,11 @@ fn not_found(loaded: &Loaded, name: &str) -> String {
 }
 
 /// Run a `runbook` subcommand.
-pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCode> {
+pub async fn run(
+    cmd: RunbookCmd,
+    config: Option<&Path>,
+    data_dir: &Path,
+) -> color_eyre::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cmd {
         RunbookCmd::List(d) => {
@@ -126,6 +134,10 @@ pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCod
                 Ok(v) => v,
                 Err(e) => return usage(&e.to_string()),
             };
+            let rb = &match load::bind(rb, &resolved.values) {
+                Ok(b) => b,
+                Err(d) => return usage(&d.to_string()),
+            };
             let backoff = crate::backoff::Backoff::default();
             write!(
                 out,
@@ -152,7 +164,7 @@ pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCod
                 prometheus,
                 resume,
             };
-            run_one(name, dir, vars, opts, data_dir).await
+            run_one(name, dir, vars, opts, config, data_dir).await
         }
     }
 }
@@ -254,6 +266,7 @@ async fn run_one(
     dir: RunbookDirArgs,
     overrides: Vec<String>,
     opts: RunOpts,
+    config: Option<&Path>,
     data_dir: &Path,
 ) -> color_eyre::Result<ExitCode> {
     let RunOpts {
@@ -274,9 +287,15 @@ async fn run_one(
         Ok(v) => v,
         Err(e) => return usage(&e.to_string()),
     };
-    let source: Option<Arc<dyn crate::metrics::Source>> = match &prometheus {
-        Some(url) => Some(Arc::new(super::prom::InstantClient::new(url)?)),
-        None => None,
+    // Durations that name a variable take the run's value.
+    let bound = match load::bind(rb, &resolved.values) {
+        Ok(b) => b,
+        Err(d) => return usage(&d.to_string()),
+    };
+    let rb = &bound;
+    let source = match metrics_source(config, prometheus) {
+        Ok(s) => s,
+        Err(e) => return usage(&e),
     };
     let needs_source = rb.steps.iter().any(|s| {
         matches!(
@@ -288,9 +307,14 @@ async fn run_one(
         return usage("this runbook has gates: pass --prometheus URL (e.g. http://127.0.0.1:9090)");
     }
     let started = chrono::Utc::now();
-    let runs = match &incident {
-        Some(id) => data_dir.join("incidents").join(id).join("runs"),
-        None => data_dir.join("runs"),
+    let runs = data_dir.join("runs");
+    // With an incident, the run is recorded on its timeline (and takes its lock: one writer).
+    let journal = match &incident {
+        Some(id) if !dry_run => match open_journal(data_dir, id) {
+            Ok(j) => Some(j),
+            Err(e) => return usage(&e),
+        },
+        _ => None,
     };
     let operator: Arc<dyn Operator> = if yes {
         Arc::new(AssumeYes)
@@ -302,7 +326,7 @@ async fn run_one(
             format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ")),
             None,
         ),
-        Some(id) => match resume_at(rb, &runs, id, operator.as_ref()).await {
+        Some(id) => match resume_at(rb, &runs, journal.as_ref(), id, operator.as_ref()).await {
             Ok(Some(at)) => (id.clone(), Some(at)),
             Ok(None) => return Ok(ExitCode::from(RunOutcome::Aborted.exit_code())),
             Err(e) => return usage(&e),
@@ -324,13 +348,31 @@ async fn run_one(
     print!("{}", plan::render(rb, &resolved, &targets, &backoff));
     println!();
     let mut sinks: Vec<Box<dyn RunSink>> = vec![Box::new(Progress)];
-    if !dry_run {
-        sinks.push(Box::new(JsonlFile::open(
-            &runs.join(format!("{run_id}.jsonl")),
-        )?));
-    }
+    let intents: Arc<dyn IntentStore> = match &journal {
+        Some((writer, records)) => {
+            sinks.push(Box::new(JournalSink::new(
+                writer.clone(),
+                RunRef {
+                    run_id: run_id.clone(),
+                    runbook: rb.name.clone(),
+                    hash: rb.hash.clone(),
+                },
+            )));
+            Arc::new(JournalIntents::new(writer.clone(), &run_id, records))
+        }
+        None => {
+            if !dry_run {
+                sinks.push(Box::new(JsonlFile::open(
+                    &runs.join(format!("{run_id}.jsonl")),
+                )?));
+            }
+            Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?)
+        }
+    };
+    let writer = journal.map(|(w, _)| w);
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
     // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
+    let interrupted = writer.clone();
     tokio::spawn(async move {
         let term = async {
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -340,9 +382,23 @@ async fn run_one(
                 Err(_) => std::future::pending::<()>().await,
             }
         };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term => {}
+        let signal = tokio::select! {
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = term => "SIGTERM",
+        };
+        // Recorded first (bounded), so the timeline shows the signal before the run's end.
+        if let Some(w) = interrupted {
+            let event = crate::incident::event::Event::Interrupted {
+                signal: signal.into(),
+            };
+            let append = w.append(Source::System, "warroom", event);
+            match tokio::time::timeout(std::time::Duration::from_secs(2), append).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    eprintln!("warroom runbook: the interruption could not be recorded: {e}")
+                }
+                Err(_) => eprintln!("warroom runbook: recording the interruption timed out"),
+            }
         }
         let _ = control_tx.send(Control::Abort);
     });
@@ -352,7 +408,7 @@ async fn run_one(
         source,
         sender: http::Sender::new(backoff, http::run_retry_budget())?,
         sink: Arc::new(Tee(sinks)),
-        intents: Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?),
+        intents,
         operator,
         control,
         clock: Arc::new(crate::clock::WallClock),
@@ -364,6 +420,25 @@ async fn run_one(
         println!("dry run: nothing was sent and nothing was started");
     }
     Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// The dashboard's Prometheus client, with the config's auth, headers and deadline: gates and
+/// target queries go through the same client (and the same response-size limits) as panels.
+/// `--prometheus` overrides the config's URL; with neither there is no source.
+fn metrics_source(
+    config: Option<&Path>,
+    prometheus: Option<String>,
+) -> Result<Option<Arc<dyn crate::metrics::Source>>, String> {
+    let mut cfg = crate::config::Config::load(config).map_err(|e| e.to_string())?;
+    if let Some(url) = prometheus {
+        cfg.prometheus.url = Some(url.trim_end_matches('/').to_string());
+    }
+    if cfg.prometheus.url.is_none() {
+        return Ok(None);
+    }
+    crate::app::source::from_config(&cfg)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 fn probe_executor(
@@ -387,19 +462,46 @@ fn probe_executor(
     })
 }
 
+/// The incident's journal, locked for this run, with the records it already holds.
+type OpenJournal = (JournalWriter, Vec<crate::incident::record::Record>);
+
+fn open_journal(data_dir: &Path, id: &str) -> Result<OpenJournal, String> {
+    let store = crate::incident::store::Store::new(data_dir);
+    let id = store.find(id).map_err(|e| e.to_string())?;
+    let (incident, recovery) = store
+        .open_incident(&id, "runbook")
+        .map_err(|e| e.to_string())?;
+    if let Some(t) = &recovery.torn {
+        eprintln!(
+            "warroom runbook: the journal's last line was torn ({}); it was set aside",
+            t.reason
+        );
+    }
+    let writer = JournalWriter::spawn(incident)
+        .map_err(|e| format!("cannot start the journal writer of incident \"{id}\": {e}"))?;
+    Ok((writer, recovery.records))
+}
+
 /// Where a resumed run continues: `Ok(None)` when the operator aborts at an in-doubt step.
+/// The run is read from the incident's journal when there is one, else from its own file.
 async fn resume_at(
     rb: &Runbook,
     runs: &Path,
+    journal: Option<&OpenJournal>,
     id: &str,
     operator: &dyn Operator,
 ) -> Result<Option<usize>, String> {
     if id.contains('/') || id.contains("..") || id.is_empty() {
         return Err(format!("\"{}\" is not a run id", crate::sanitize::line(id)));
     }
-    let path = runs.join(format!("{id}.jsonl"));
-    let records = super::resume::read_records(&path)
-        .map_err(|e| format!("cannot read run \"{}\": {e}", path.display()))?;
+    let records = match journal {
+        Some((_, records)) => super::journal::run_records(records, id),
+        None => {
+            let path = runs.join(format!("{id}.jsonl"));
+            super::resume::read_records(&path)
+                .map_err(|e| format!("cannot read run \"{}\": {e}", path.display()))?
+        }
+    };
     let p = super::resume::resume_point(rb, &records).map_err(|e| e.to_string())?;
     let Some(step) = &p.in_doubt else {
         return Ok(Some(p.next_step));

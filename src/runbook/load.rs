@@ -57,6 +57,17 @@ pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
 
 /// Parse and check runbook text; `file` names it in messages.
 pub fn parse(file: &str, path: &Path, source: &str) -> Result<Runbook, Diagnostics> {
+    parse_with(file, path, source, &BTreeMap::new())
+}
+
+/// Parse with variable values: a duration field written `"{{name}}"` takes the value of
+/// `name` from `values`, else its default.
+pub fn parse_with(
+    file: &str,
+    path: &Path,
+    source: &str,
+    values: &BTreeMap<String, String>,
+) -> Result<Runbook, Diagnostics> {
     let raw: RawRunbook = toml::from_str(source)
         .map_err(|e| Diagnostics(vec![Diagnostic::from_toml(file, source, &e)]))?;
     let mut c = Checker {
@@ -64,6 +75,7 @@ pub fn parse(file: &str, path: &Path, source: &str) -> Result<Runbook, Diagnosti
         source,
         diags: Vec::new(),
         typed: BTreeMap::new(),
+        values: values.clone(),
     };
     let rb = c.runbook(raw, path);
     if c.diags.is_empty() {
@@ -78,6 +90,32 @@ struct Checker<'a> {
     source: &'a str,
     diags: Vec<Diagnostic>,
     typed: BTreeMap<String, VarKind>,
+    /// Values for duration fields that name a variable: given ones, then defaults.
+    values: BTreeMap<String, String>,
+}
+
+/// The runbook `rb` with the duration fields that name a variable set from `values` (the
+/// resolved variables of a run). The file is read again; its hash must not have changed.
+pub fn bind(rb: &Runbook, values: &BTreeMap<String, String>) -> Result<Runbook, Diagnostics> {
+    let name = rb.file.display().to_string();
+    let source = std::fs::read_to_string(&rb.file).map_err(|e| {
+        Diagnostics(vec![Diagnostic::at(
+            &name,
+            "",
+            None,
+            format!("cannot read the runbook again: {e}"),
+        )])
+    })?;
+    let bound = parse_with(&name, &rb.file, &source, values)?;
+    if bound.hash != rb.hash {
+        return Err(Diagnostics(vec![Diagnostic::at(
+            &name,
+            "",
+            None,
+            "the runbook changed while it was being prepared; run the command again",
+        )]));
+    }
+    Ok(bound)
 }
 
 /// Whether `value` is acceptable for a variable of `kind`.
@@ -86,6 +124,7 @@ pub fn kind_accepts(kind: VarKind, value: &str) -> bool {
         VarKind::String => true,
         VarKind::Number => value.trim().parse::<f64>().is_ok_and(f64::is_finite),
         VarKind::Bool => matches!(value.trim(), "true" | "false"),
+        VarKind::Duration => humantime::parse_duration(value.trim()).is_ok_and(|d| !d.is_zero()),
     }
 }
 
@@ -134,10 +173,13 @@ impl Checker<'_> {
                 None | Some(("string", _)) => VarKind::String,
                 Some(("number", _)) => VarKind::Number,
                 Some(("bool", _)) => VarKind::Bool,
+                Some(("duration", _)) => VarKind::Duration,
                 Some((other, span)) => {
                     self.err(
                         span,
-                        format!("type = \"{other}\"; expected \"string\", \"number\" or \"bool\""),
+                        format!(
+                            "type = \"{other}\"; expected \"string\", \"number\", \"bool\" or \"duration\""
+                        ),
                     );
                     VarKind::String
                 }
@@ -150,11 +192,18 @@ impl Checker<'_> {
                     format!(
                         "the default \"{d}\" of \"{name}\" is not a {}; expected e.g. \"{}\"",
                         format!("{kind:?}").to_lowercase(),
-                        if kind == VarKind::Bool { "true" } else { "40" }
+                        match kind {
+                            VarKind::Bool => "true",
+                            VarKind::Duration => "15s",
+                            _ => "40",
+                        }
                     ),
                 );
             }
             self.typed.insert(name.clone(), kind);
+            if let Some(d) = &v.default {
+                self.values.entry(name.clone()).or_insert_with(|| d.clone());
+            }
             variables.push(Variable {
                 kind,
                 name,
@@ -298,14 +347,44 @@ impl Checker<'_> {
 
     fn duration(&mut self, d: &Option<Spanned<String>>, default: Duration) -> Duration {
         let Some(d) = d else { return default };
-        match humantime::parse_duration(d.get_ref()) {
+        let written = d.get_ref().trim();
+        let var = written
+            .strip_prefix("{{")
+            .and_then(|t| t.strip_suffix("}}"))
+            .map(str::trim);
+        let (text, from) = match var {
+            None => (written.to_string(), String::new()),
+            Some(name) => {
+                match (self.typed.get(name), self.values.get(name)) {
+                    (Some(VarKind::Duration), Some(v)) => {
+                        (v.clone(), format!(" (the value of variable \"{name}\")"))
+                    }
+                    (Some(VarKind::Duration), None) => {
+                        self.err(
+                        d.span(),
+                        format!("variable \"{name}\" has no value; give it a default such as \"15s\""),
+                    );
+                        return default;
+                    }
+                    _ => {
+                        self.err(
+                        d.span(),
+                        format!(
+                            "\"{name}\" is not a duration variable; expected a variable declared with type = \"duration\""
+                        ),
+                    );
+                        return default;
+                    }
+                }
+            }
+        };
+        match humantime::parse_duration(&text) {
             Ok(x) if !x.is_zero() => x,
             _ => {
                 self.err(
                     d.span(),
                     format!(
-                        "\"{}\" is not a duration; expected a positive duration such as \"10s\", \"2m\" or \"1h 30m\"",
-                        d.get_ref()
+                        "\"{text}\"{from} is not a duration; expected a positive duration such as \"10s\", \"2m\" or \"1h 30m\""
                     ),
                 );
                 default
