@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::watch;
 use warroom::incident::event::{Event, RunRef, StepState};
 use warroom::incident::record::Record;
