@@ -28,6 +28,7 @@ pub mod vars;
 
 mod cli;
 mod format;
+mod progress;
 
 use std::path::Path;
 use std::process::ExitCode;
