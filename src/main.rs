@@ -38,7 +38,11 @@ fn main() -> color_eyre::Result<ExitCode> {
         Command::Record(args) => {
             rt.block_on(warroom::record::run(cli.config.as_deref(), &data_dir, args))
         }
-        Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(cmd, &data_dir)),
+        Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(
+            cmd,
+            cli.config.as_deref(),
+            &data_dir,
+        )),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(
