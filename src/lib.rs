@@ -21,6 +21,7 @@ pub mod incident;
 pub mod keymap;
 pub mod metrics;
 pub mod paths;
+pub mod postmortem;
 pub mod runbook;
 pub mod sanitize;
 pub mod secret;

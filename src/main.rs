@@ -32,6 +32,11 @@ fn main() -> color_eyre::Result<ExitCode> {
             warroom::incident::run_cli(cmd, &data_dir).map(|()| ExitCode::SUCCESS)
         }
         Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(cmd, &data_dir)),
+        Command::Export(args) => rt.block_on(warroom::postmortem::cli::run(
+            args,
+            cli.config.as_deref(),
+            &data_dir,
+        )),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(
