@@ -113,6 +113,8 @@ pub enum ExportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("no panel could be queried from {backend}: {error}")]
+    Capture { backend: String, error: String },
     #[error("cannot encode the facts as JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -272,5 +274,14 @@ pub async fn capture_missing(
         return Ok(0);
     };
     let snaps = snapshot::capture(source, panels, window).await;
+    // Snapshots that hold nothing but errors would only stop the next export from trying.
+    if let Some(e) = snaps.iter().find_map(|s| s.error.as_ref())
+        && snaps.iter().all(|s| s.error.is_some())
+    {
+        return Err(ExportError::Capture {
+            backend: source.describe(),
+            error: e.clone(),
+        });
+    }
     Ok(snapshot::write_all(&dir, &snaps)?.len())
 }
