@@ -5,9 +5,10 @@
 
 use super::words;
 use crate::incident::snapshot::PanelSnapshot;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Offset, Utc};
 use chrono_tz::Tz;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Chart size in pixels.
 pub const SIZE: (u32, u32) = (860, 320);
@@ -73,9 +74,20 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
         reason: e.to_string(),
     };
     let unit = snap.unit();
-    let (x0, mut x1) = (secs(snap.window.from), secs(snap.window.to));
+    // The x axis counts local minutes since midnight, so the axis's round numbers (every 10,
+    // 20, 50 minutes) fall on round clock times.
+    let offset = snap
+        .window
+        .from
+        .with_timezone(&tz)
+        .offset()
+        .fix()
+        .local_minus_utc() as f64;
+    let day = (secs(snap.window.from) + offset).div_euclid(86_400.0) * 86_400.0;
+    let fx = |t: f64| (t + offset - day) / 60.0;
+    let (x0, mut x1) = (fx(secs(snap.window.from)), fx(secs(snap.window.to)));
     if x1 <= x0 {
-        x1 = x0 + 60.0;
+        x1 = x0 + 1.0;
     }
     let values = snap
         .series
@@ -107,14 +119,13 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(|e| fail(&e))?;
         let x_fmt = |x: &f64| {
-            DateTime::from_timestamp_millis((x * 1000.0) as i64)
-                .map(|t| words::clock(t, tz))
-                .unwrap_or_default()
+            let m = x.round().rem_euclid(1440.0) as i64;
+            format!("{:02}:{:02}", m / 60, m % 60)
         };
         let y_fmt = |y: &f64| words::axis(unit, *y);
         chart
             .configure_mesh()
-            .x_labels(8)
+            .x_labels(12)
             .y_labels(6)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
@@ -123,7 +134,7 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
             .map_err(|e| fail(&e))?;
 
         if let Some((from, to)) = marks.impact {
-            let (from, to) = (from.max(x0), to.unwrap_or(x1).min(x1));
+            let (from, to) = (fx(from).max(x0), to.map_or(x1, fx).min(x1));
             if to > from {
                 let label = format!(
                     "impact window {}–{}",
@@ -131,7 +142,7 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
                     marks
                         .impact
                         .and_then(|i| i.1)
-                        .map_or("ongoing".to_string(), |e| x_fmt(&e))
+                        .map_or("ongoing".to_string(), |e| x_fmt(&fx(e)))
                 );
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
@@ -151,7 +162,7 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
             let color = PALETTE[i % PALETTE.len()];
             let drawn = chart
                 .draw_series(LineSeries::new(
-                    s.points.iter().map(|p| (p[0], p[1])),
+                    s.points.iter().map(|p| (fx(p[0]), p[1])),
                     color.stroke_width(2),
                 ))
                 .map_err(|e| fail(&e))?;
@@ -183,23 +194,31 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
             chart
                 .draw_series(std::iter::once(Text::new(
                     label,
-                    (x0, t),
-                    ("sans-serif", 12).into_font().color(&color),
+                    (x1, t),
+                    ("sans-serif", 12)
+                        .into_font()
+                        .color(&color)
+                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
                 )))
                 .map_err(|e| fail(&e))?;
         }
 
-        for (t, label) in marks.actions.iter().filter(|(t, _)| *t >= x0 && *t <= x1) {
+        for (t, label) in marks
+            .actions
+            .iter()
+            .map(|(t, l)| (fx(*t), l))
+            .filter(|(t, _)| *t >= x0 && *t <= x1)
+        {
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(*t, y0), (*t, y1)],
+                    vec![(t, y0), (t, y1)],
                     ACTION.stroke_width(1),
                 )))
                 .map_err(|e| fail(&e))?;
             chart
                 .draw_series(std::iter::once(Text::new(
                     label.clone(),
-                    (*t, y1),
+                    (t, y1),
                     ("sans-serif", 12).into_font().color(&ACTION),
                 )))
                 .map_err(|e| fail(&e))?;
@@ -207,7 +226,7 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
 
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85).filled())
             .border_style(RGBColor(200, 200, 200).stroke_width(1))
             .label_font(("sans-serif", 12))
