@@ -413,3 +413,41 @@ fn lint_names_what_the_author_still_has_to_do() {
         "{gaps:#?}"
     );
 }
+
+#[test]
+fn an_impact_window_set_by_hand_wins_and_the_lint_says_when_signals_disagree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, id) = incident::build(dir.path(), &[], true);
+    let clock = std::sync::Arc::new(warroom::clock::ManualClock::new(incident::at("09:20")));
+    let (mut journal, _) =
+        warroom::incident::Journal::open_with(&store.journal_path(&id), clock, |f| Box::new(f))
+            .unwrap();
+    journal
+        .append(
+            warroom::incident::Source::Operator,
+            "ana",
+            warroom::incident::Event::ImpactStart {
+                at: incident::at("07:05"),
+            },
+        )
+        .unwrap();
+    drop(journal);
+    let report =
+        postmortem::export(&store, &id, &ExportOptions::new(Format::Json, incident::TZ)).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report.written[0]).unwrap()).unwrap();
+    assert_eq!(v["impact"]["start"]["clock"], "07:05");
+    assert_eq!(v["impact"]["signal_start"]["clock"], "07:18");
+    assert_eq!(v["impact"]["source"], "journal and signals");
+    let impact: Vec<String> = report
+        .lint
+        .iter()
+        .filter(|f| f.kind == "impact")
+        .map(|f| f.message.clone())
+        .collect();
+    assert_eq!(impact.len(), 1, "{impact:#?}");
+    assert!(
+        impact[0].contains("impact start (07:05 local time) does not match the signals (07:18)"),
+        "{impact:#?}"
+    );
+}

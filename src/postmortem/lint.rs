@@ -130,20 +130,18 @@ pub fn check(facts: &Facts, gap_limit: Duration, id: &str) -> Vec<Finding> {
             ("end", i.end.as_ref(), i.signal_end.as_ref()),
         ];
         for (what, set, signal) in pairs {
-            match (
-                set.and_then(|m| parse(&m.utc)),
-                signal.and_then(|m| parse(&m.utc)),
-            ) {
-                (Some(a), Some(b)) if (a - b).abs() > IMPACT_TOLERANCE => add(
+            if let (Some(set), Some(signal)) = (set, signal)
+                && let (Some(a), Some(b)) = (parse(&set.utc), parse(&signal.utc))
+                && (a - b).abs() > IMPACT_TOLERANCE
+            {
+                add(
                     "impact",
                     format!(
-                        "the impact {what} ({}) does not match the signals ({}): check the \
+                        "the impact {what} ({} {}) does not match the signals ({}): check the \
                          impact window",
-                        super::words::clock(a, chrono_tz::UTC) + " UTC",
-                        super::words::clock(b, chrono_tz::UTC) + " UTC"
+                        set.clock, facts.time_words, signal.clock
                     ),
-                ),
-                _ => {}
+                );
             }
         }
         if i.signal_start.is_none() {
