@@ -282,6 +282,13 @@ pub struct ExportArgs {
     /// A minijinja template over the same facts.
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,
+    /// Take the panel snapshots from this Prometheus when the incident has none (the config
+    /// file's Prometheus URL is used otherwise, if it has one).
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m".
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
+    pub gap_limit: std::time::Duration,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

@@ -12,6 +12,7 @@ pub mod crossing;
 pub mod event;
 pub mod journal;
 pub mod record;
+pub mod snapshot;
 pub mod storage;
 pub mod store;
 pub mod summary;

@@ -24,6 +24,7 @@ pub mod incident;
 pub mod keymap;
 pub mod metrics;
 pub mod paths;
+pub mod postmortem;
 pub mod record;
 pub mod runbook;
 pub mod sanitize;

@@ -43,6 +43,11 @@ fn main() -> color_eyre::Result<ExitCode> {
             cli.config.as_deref(),
             &data_dir,
         )),
+        Command::Export(args) => rt.block_on(warroom::postmortem::cli::run(
+            args,
+            cli.config.as_deref(),
+            &data_dir,
+        )),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(
