@@ -10,6 +10,9 @@
 //! 2. The store after two simulated hours scraped every simulated second (the demo's feed) with
 //!    the default 3 h retention: series, points, resident memory.
 
+#[path = "support/figure.rs"]
+mod figure;
+
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
 
@@ -179,6 +182,15 @@ fn dashboard_against_prometheus() {
             "{title:<60} {e:>8.2}ms {pe:>8.2}ms {ph:>8.2}ms {:>6.2}x",
             e / pe
         );
+        figure::report(
+            &format!(
+                "embedded / Prometheus eval time, {} (1 h, 400 points)",
+                p.title
+            ),
+            e / pe,
+            "x",
+            figure::Target::None,
+        );
     }
     let _ = child.kill();
     let _ = child.wait();
@@ -201,6 +213,12 @@ fn two_hours_memory() {
         t.elapsed().as_secs_f64() * 1e6 / 7200.0,
         rss_mb(),
         rss_mb() - before
+    );
+    figure::report(
+        "2 simulated hours in the embedded store, resident memory",
+        rss_mb(),
+        "MB",
+        figure::Target::Under(100.0),
     );
 }
 

@@ -7,6 +7,9 @@
 //!
 //! `cargo bench --bench fetch`
 
+#[path = "support/figure.rs"]
+mod figure;
+
 use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 use std::io::{Read, Write};
@@ -151,6 +154,12 @@ fn bytes_per_refresh() {
     println!(
         "  ratio: {:.1}x fewer bytes",
         full as f64 / incremental.max(1) as f64
+    );
+    figure::report(
+        "bytes per refresh, whole range / incremental tail",
+        full as f64 / incremental.max(1) as f64,
+        "x",
+        figure::Target::AtLeast(20.0),
     );
 }
 

@@ -5,6 +5,9 @@
 //! The journal is written under `$WARROOM_BENCH_DIR` (default `target/`), so the figure is the
 //! disk's, not a tmpfs's.
 
+#[path = "support/figure.rs"]
+mod figure;
+
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -105,6 +108,12 @@ fn main() {
         ms(percentile(&syncs, 0.99)),
         ms(*syncs.last().expect("at least one sync"))
     );
+    figure::report(
+        "journal append (write+sync), p99",
+        ms(percentile(&appends, 0.99)),
+        "ms",
+        figure::Target::Under(50.0),
+    );
 
     // 2. Opening a 100,000-record journal (written without syncs: only reading is measured).
     let big = dir.path().join("big.jsonl");
@@ -139,5 +148,13 @@ fn main() {
             ms(fold),
             summary.notes.len()
         );
+        if round == 3 {
+            figure::report(
+                "open and verify a 100,000-record journal",
+                ms(open),
+                "ms",
+                figure::Target::Under(1000.0),
+            );
+        }
     }
 }

@@ -3,6 +3,9 @@
 //!
 //! Run: `cargo bench --bench latency`
 
+#[path = "support/figure.rs"]
+mod figure;
+
 use chrono::Utc;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures::future::BoxFuture;
@@ -103,5 +106,11 @@ async fn main() {
     println!(
         "key-to-frame while the source hangs, {w}x{h}, {} keys: median {median:.3} ms, p99 {p99:.3} ms",
         latencies.len()
+    );
+    figure::report(
+        &format!("key to frame while Prometheus hangs, {w}x{h}, p99"),
+        p99,
+        "ms",
+        figure::Target::Under(16.0),
     );
 }

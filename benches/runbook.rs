@@ -123,5 +123,60 @@ fn plan_render(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, executor_overhead, gate_and_rollout, plan_render);
+/// The same run recorded on an incident's journal: each step's two records are written and
+/// synced before the run goes on, so this is the durable cost per step.
+fn journal_overhead(c: &mut Criterion) {
+    use warroom::incident::event::RunRef;
+    use warroom::incident::store::Store;
+    use warroom::incident::writer::JournalWriter;
+    use warroom::runbook::journal::{JournalIntents, JournalSink};
+    let mut src = String::from("name = \"bench\"\n");
+    for i in 0..STEPS {
+        src += &format!("[[step]]\nid = \"n{i}\"\nkind = \"note\"\ntext = \"step {i}\"\n");
+    }
+    let rb = load::parse("bench.toml", Path::new("bench.toml"), &src).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let (incident, _) = store.open_incident(&id, "bench").unwrap();
+    let writer = JournalWriter::spawn(incident).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let run = RunRef {
+        run_id: "bench".into(),
+        runbook: rb.name.clone(),
+        hash: rb.hash.clone(),
+    };
+    let exec = Executor {
+        vars: vars::resolve(&rb, &[], |_| None).unwrap(),
+        source: None,
+        sender: http::Sender::new(
+            warroom::backoff::Backoff::default(),
+            http::run_retry_budget(),
+        )
+        .unwrap(),
+        sink: Arc::new(JournalSink::new(writer.clone(), run)),
+        intents: Arc::new(JournalIntents::new(writer, "bench", &[])),
+        operator: Arc::new(AssumeYes),
+        control: watch::channel(Control::Run).1,
+        clock: Arc::new(warroom::clock::WallClock),
+        run_id: "bench".into(),
+        dry_run: false,
+        runbook: rb,
+    };
+    let mut g = c.benchmark_group("journal");
+    g.sample_size(10);
+    g.bench_function(
+        "executor: run of 100 note steps recorded in the journal",
+        |b| b.iter(|| rt.block_on(exec.run())),
+    );
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    executor_overhead,
+    journal_overhead,
+    gate_and_rollout,
+    plan_render
+);
 criterion_main!(benches);

@@ -5,6 +5,9 @@
 //! 2. `/metrics` scrape latency while the model runs at 30x: p50 and p99 over 500 scrapes
 //!    on loopback. Target p99 < 10 ms.
 
+#[path = "support/figure.rs"]
+mod figure;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warroom::sim::{Scenario, Sim, SimService, server};
@@ -29,6 +32,12 @@ fn one_hour() {
         "planner-peak, one simulated hour (7200 steps, 10 instances): min {:?}, median {:?}",
         times[0],
         times[times.len() / 2]
+    );
+    figure::report(
+        "one simulated planner hour, median",
+        times[times.len() / 2].as_secs_f64() * 1000.0,
+        "ms",
+        figure::Target::Under(500.0),
     );
 }
 
@@ -70,6 +79,12 @@ fn scrape_latency() {
             percentile(&lat, 0.5),
             percentile(&lat, 0.99),
             lat[lat.len() - 1]
+        );
+        figure::report(
+            "simulator /metrics at 30x, p99",
+            percentile(&lat, 0.99).as_secs_f64() * 1000.0,
+            "ms",
+            figure::Target::Under(10.0),
         );
     });
 }

@@ -86,6 +86,10 @@ pub struct OpenArgs {
     /// Theme name or file (overrides the config file).
     #[arg(long)]
     pub theme: Option<String>,
+    /// When a headless recorder (`warroom record`) holds the incident, stop it and take over
+    /// without asking.
+    #[arg(long)]
+    pub take_over: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -102,6 +106,28 @@ pub struct GamedayArgs {
     /// Run without the console and print the score.
     #[arg(long)]
     pub headless: bool,
+    /// Headless: run a runbook at a moment of the rehearsal, e.g. `pool-exhaustion@+3m` (three
+    /// simulated minutes after the first fault) or `disable-retries@07:05` (on the scenario's
+    /// clock). Repeatable.
+    #[arg(long = "play", value_name = "RUNBOOK@WHEN")]
+    pub plays: Vec<String>,
+    /// Headless: how much simulated time to run, from five minutes before the first fault
+    /// (default: to the scenario's end).
+    #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub run_for: Option<std::time::Duration>,
+    /// Where the simulator's /metrics and control API listen (with --prometheus: the target
+    /// your Prometheus scrapes; default 127.0.0.1:9187).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// How much simulated history the embedded store keeps; older samples are pruned.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "3h")]
+    pub retention: std::time::Duration,
+    /// Headless: print the score as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Headless: record the runbook runs in this incident.
+    #[arg(long, value_name = "ID")]
+    pub incident: Option<String>,
 }
 
 #[derive(Debug, Subcommand, Clone)]
@@ -229,9 +255,14 @@ pub enum IncidentCmd {
 
 #[derive(Debug, Args, Clone)]
 pub struct RecordArgs {
+    /// The incident to record (it must exist: `warroom incident new` starts one).
     pub id: String,
+    /// Prometheus base URL (overrides the config file): panels and its alerts are polled.
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
+    /// Alertmanager base URL (overrides the config file), e.g. http://127.0.0.1:9093
+    #[arg(long, value_name = "URL")]
+    pub alertmanager: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -251,6 +282,13 @@ pub struct ExportArgs {
     /// A minijinja template over the same facts.
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,
+    /// Take the panel snapshots from this Prometheus when the incident has none (the config
+    /// file's Prometheus URL is used otherwise, if it has one).
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m".
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
+    pub gap_limit: std::time::Duration,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

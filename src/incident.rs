@@ -12,6 +12,7 @@ pub mod crossing;
 pub mod event;
 pub mod journal;
 pub mod record;
+pub mod snapshot;
 pub mod storage;
 pub mod store;
 pub mod summary;
@@ -28,6 +29,10 @@ pub use writer::{JournalWriter, WriteError};
 use std::path::Path;
 
 /// Run an `incident` subcommand.
-pub fn run_cli(cmd: crate::cli::IncidentCmd, data_dir: &Path) -> color_eyre::Result<()> {
-    cli::run(cmd, data_dir)
+pub fn run_cli(
+    cmd: crate::cli::IncidentCmd,
+    config: Option<&Path>,
+    data_dir: &Path,
+) -> color_eyre::Result<()> {
+    cli::run(cmd, config, data_dir)
 }

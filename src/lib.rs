@@ -7,21 +7,26 @@
 //! fsync, export) never runs on the loop.
 //!
 //! The domain does not depend on the terminal: [`metrics`] (the `Source` interface and the
-//! Prometheus client), [`runbook`], [`incident`] (the journal), [`sim`] (the outage simulator)
-//! are used alike by the console, the headless subcommands and the tests. Text from outside
+//! Prometheus client), [`runbook`], [`incident`] (the journal), [`alerts`] (alert intake),
+//! [`record`] (the headless recorder), [`sim`] (the outage simulator) are used alike by the
+//! console, the headless subcommands and the tests. Text from outside
 //! passes [`sanitize`] once where it enters; retries anywhere go through [`backoff`].
 
+pub mod alerts;
 pub mod app;
 pub mod backoff;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod diagnostic;
+pub mod gameday;
 pub mod github;
 pub mod incident;
 pub mod keymap;
 pub mod metrics;
 pub mod paths;
+pub mod postmortem;
+pub mod record;
 pub mod runbook;
 pub mod sanitize;
 pub mod secret;

@@ -25,18 +25,34 @@ fn main() -> color_eyre::Result<ExitCode> {
         Command::Gameday(args) if args.prometheus.is_none() && !args.headless => rt.block_on(
             warroom::app::demo::run(cli.config.as_deref(), &args.scenario, args.speed, args.seed),
         ),
+        Command::Gameday(args) if args.headless => rt.block_on(warroom::gameday::headless(
+            cli.config.as_deref(),
+            &data_dir,
+            args,
+        )),
         Command::Sim(SimCmd::Serve(args)) => rt
             .block_on(warroom::sim::serve(args))
             .map(|()| ExitCode::SUCCESS),
-        Command::Incident(cmd) => {
-            warroom::incident::run_cli(cmd, &data_dir).map(|()| ExitCode::SUCCESS)
+        Command::Incident(cmd) => warroom::incident::run_cli(cmd, cli.config.as_deref(), &data_dir)
+            .map(|()| ExitCode::SUCCESS),
+        Command::Record(args) => {
+            rt.block_on(warroom::record::run(cli.config.as_deref(), &data_dir, args))
         }
+        Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(
+            cmd,
+            cli.config.as_deref(),
+            &data_dir,
+        )),
+        Command::Export(args) => rt.block_on(warroom::postmortem::cli::run(
+            args,
+            cli.config.as_deref(),
+            &data_dir,
+        )),
         Command::Publish(args) => rt.block_on(warroom::github::cli::run(
             args,
             cli.config.as_deref(),
             &data_dir,
         )),
-        Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(cmd, &data_dir)),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

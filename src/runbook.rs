@@ -7,19 +7,20 @@
 //! - [`http`] and [`exec`] are the two ways of acting; [`plan`] shows both exactly as sent.
 //! - [`executor`] drives the steps; it talks to the rest of warroom through [`record::RunSink`]
 //!   (events), [`record::IntentStore`] (idempotency keys, durable before a send) and
-//!   [`operator::Operator`] (typed confirmation, decisions at pauses).
+//!   [`operator::Operator`] (typed confirmation, decisions at pauses); [`journal`] implements
+//!   the first two over the incident's journal, and reads a run back from it to resume.
 
 pub mod batch;
 pub mod exec;
 pub mod executor;
 pub mod gate;
 pub mod http;
+pub mod journal;
 pub mod load;
 pub mod mask;
 pub mod model;
 pub mod operator;
 pub mod plan;
-pub mod prom;
 pub mod record;
 pub mod resume;
 pub mod template;
@@ -27,11 +28,17 @@ pub mod vars;
 
 mod cli;
 mod format;
+mod progress;
 
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Run a `runbook` subcommand.
-pub async fn run_cli(cmd: crate::cli::RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCode> {
-    cli::run(cmd, data_dir).await
+/// `config` is `--config` (Prometheus auth, headers and deadline come from there).
+pub async fn run_cli(
+    cmd: crate::cli::RunbookCmd,
+    config: Option<&Path>,
+    data_dir: &Path,
+) -> color_eyre::Result<ExitCode> {
+    cli::run(cmd, config, data_dir).await
 }

@@ -1,6 +1,7 @@
-//! `warroom publish` as a person runs it: a dry run prints the plan and sends nothing, a
-//! missing export says to run `warroom export` first, and a real run against the mock (token
-//! from GITHUB_TOKEN, wall-clock pacing) files the postmortem and its action items.
+//! `warroom export` then `warroom publish` as a person runs them: a dry run prints the plan and
+//! sends nothing, a real run against the mock (token from GITHUB_TOKEN, wall-clock pacing)
+//! files the exported postmortem and its action items, and a missing export says to run
+//! `warroom export` first.
 
 #[path = "support/github_mock.rs"]
 mod github_mock;
@@ -44,6 +45,18 @@ async fn publish_from_the_command_line() {
     let id_dir = store.exports_dir(&id);
     let id = id.to_string();
 
+    // The real export writes what publishing reads.
+    let (d, c, i) = (data.clone(), config.clone(), id.clone());
+    let export = tokio::task::spawn_blocking(move || warroom(&d, &c, &["export", &i]))
+        .await
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let exported = std::fs::read_to_string(id_dir.join("postmortem.md")).unwrap();
+    assert!(exported.contains("Journey planner outage"), "{exported}");
     let (d, c, i) = (data.clone(), config.clone(), id.clone());
     let dry = tokio::task::spawn_blocking(move || warroom(&d, &c, &["publish", &i, "--dry-run"]))
         .await
@@ -60,7 +73,7 @@ async fn publish_from_the_command_line() {
     assert!(mock.log().is_empty(), "a dry run sends nothing");
 
     // Without the chart, the real run needs fewer writes, each a second apart.
-    std::fs::remove_file(id_dir.join("charts/pool.svg")).unwrap();
+    let _ = std::fs::remove_file(id_dir.join("charts/pool.svg"));
     let (d, c, i) = (data.clone(), config.clone(), id.clone());
     let run =
         tokio::task::spawn_blocking(move || warroom(&d, &c, &["publish", &i, "--as", "issue"]))
@@ -79,6 +92,13 @@ async fn publish_from_the_command_line() {
             st.plain_issues().len(),
             4,
             "the postmortem and 3 action items"
+        );
+        let first_line = exported.lines().find(|l| !l.trim().is_empty()).unwrap();
+        assert!(
+            st.plain_issues()
+                .iter()
+                .any(|i| i.body.contains(first_line)),
+            "the exported draft is the postmortem issue's body"
         );
         assert!(
             st.log

@@ -77,3 +77,46 @@ text = "{{nope}}"
         "{err}"
     );
 }
+
+#[test]
+fn duration_fields_may_name_a_duration_variable_and_take_the_runs_value() {
+    use warroom::runbook::vars;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("soak.toml");
+    std::fs::write(
+        &file,
+        r#"name = "soak"
+[variables]
+soak = { default = "15s", type = "duration" }
+[[step]]
+id = "restart"
+kind = "batch"
+targets = ["api-1"]
+size = 1
+soak = "{{soak}}"
+[step.action]
+method = "POST"
+url = "http://127.0.0.1:9187/control/restart"
+[step.instance]
+query = 'up{pod="{{target}}"}'
+above = 0.5
+interval = "{{ soak }}"
+"#,
+    )
+    .unwrap();
+    let soak_of = |rb: &warroom::runbook::model::Runbook| match &rb.steps[0].kind {
+        StepKind::Batch(b) => (b.soak, b.instance.interval),
+        other => panic!("{other:?}"),
+    };
+    let rb = load::load_file(&file).unwrap();
+    let fifteen = std::time::Duration::from_secs(15);
+    assert_eq!(soak_of(&rb), (fifteen, fifteen), "the default");
+    let resolved = vars::resolve(&rb, &["soak=1500ms".into()], |_| None).unwrap();
+    let bound = load::bind(&rb, &resolved.values).unwrap();
+    let quick = std::time::Duration::from_millis(1500);
+    assert_eq!(soak_of(&bound), (quick, quick), "the run's value");
+    assert_eq!(bound.hash, rb.hash, "the same file: a run can still resume");
+    // A value that is not a duration never gets that far.
+    let e = vars::resolve(&rb, &["soak=soon".into()], |_| None).unwrap_err();
+    assert!(e.to_string().contains("expected a duration"), "{e}");
+}

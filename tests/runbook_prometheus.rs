@@ -11,10 +11,11 @@ use axum::{Json, Router};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+use warroom::metrics::prometheus::{ClientOptions, PrometheusClient};
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::operator::AssumeYes;
 use warroom::runbook::record::{MemoryIntents, MemorySink, RunOutcome};
-use warroom::runbook::{http, load, prom, vars};
+use warroom::runbook::{http, load, vars};
 
 const PODS: usize = 8;
 const DOWN_FOR: Duration = Duration::from_millis(1500);
@@ -114,7 +115,7 @@ async fn a_batch_restart_through_prometheus_stays_within_its_budget() {
     }) else {
         return;
     };
-    let source = Arc::new(prom::InstantClient::new(&prom.url).unwrap());
+    let source = Arc::new(PrometheusClient::new(ClientOptions::new(prom.url.clone())).unwrap());
     // Wait until Prometheus has every pod.
     let t = Instant::now();
     loop {

@@ -2,6 +2,10 @@
 //! can write to the timeline. Each writing command takes the incident's lock briefly, appends
 //! one record (synced), and releases the lock.
 
+mod takeover;
+
+pub use takeover::open_for_console;
+
 use super::event::{Event, Priority, Severity, Source, Status};
 use super::record::Record;
 use super::store::{IncidentId, OpenIncident, Store, StoreError};
@@ -17,15 +21,25 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The timezone timelines are shown in until the config's timezone reaches this path.
-const TIMEZONE: Tz = Tz::UTC;
-
 /// The lock role of these commands: they hold it for milliseconds.
 const ROLE: &str = "cli";
 
+/// The timezone times are shown in: the config's `timezone`. A config that cannot be read
+/// does not stop an incident from being fed: it is reported and times are shown in UTC.
+fn timezone(config: Option<&Path>) -> Tz {
+    match crate::config::Config::load(config) {
+        Ok(c) => c.timezone,
+        Err(e) => {
+            eprintln!("warning: {e}\nwarning: times are shown in UTC");
+            Tz::UTC
+        }
+    }
+}
+
 /// Runs one `incident` subcommand.
-pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
+pub fn run(cmd: IncidentCmd, config: Option<&Path>, data_dir: &Path) -> Result<()> {
     let store = Store::new(data_dir);
+    let tz = timezone(config);
     let mut out = std::io::stdout().lock();
     match cmd {
         IncidentCmd::New { title, severity } => {
@@ -39,8 +53,8 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
             append(&mut incident, Event::IncidentOpened { title, severity })?;
             writeln!(out, "{id}")?;
         }
-        IncidentCmd::List => list(&store, &mut out)?,
-        IncidentCmd::Show { id } => show(&store, &id, &mut out)?,
+        IncidentCmd::List => list(&store, tz, &mut out)?,
+        IncidentCmd::Show { id } => show(&store, &id, tz, &mut out)?,
         IncidentCmd::Note { id, text } => {
             let text = text.join(" ");
             if text.trim().is_empty() {
@@ -49,12 +63,12 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
                 );
             }
             let record = write_one(&store, &id, Event::note(text))?;
-            acknowledge(&mut out, &record)?;
+            acknowledge(&mut out, &record, tz)?;
         }
         IncidentCmd::Status { id, status } => {
             let status = status.parse::<Status>()?;
             let record = write_one(&store, &id, Event::StatusChanged { status })?;
-            acknowledge(&mut out, &record)?;
+            acknowledge(&mut out, &record, tz)?;
         }
         IncidentCmd::Action {
             id,
@@ -91,7 +105,7 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
                     due,
                 },
             )?;
-            acknowledge(&mut out, &record)?;
+            acknowledge(&mut out, &record, tz)?;
         }
         IncidentCmd::Timeline { id, json } => {
             let found = store.find(&id)?;
@@ -101,7 +115,7 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
                     out.write_all(&r.encode()?)?;
                 }
             } else {
-                out.write_all(render_table(&recovery.records, TIMEZONE).as_bytes())?;
+                out.write_all(render_table(&recovery.records, tz).as_bytes())?;
             }
             if let Some(torn) = recovery.torn {
                 eprintln!(
@@ -126,9 +140,13 @@ fn actor() -> String {
         .unwrap_or_else(|| "operator".into())
 }
 
-/// Locks and opens an incident. Another short `incident` command holding the lock is waited for
-/// (a few seconds at most, with backoff); a console or recorder is not.
-fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery)> {
+/// Locks and opens an incident for `role`. Another short `incident` command holding the lock
+/// is waited for (a few seconds at most, with backoff); a console or recorder is not.
+pub fn open_waiting(
+    store: &Store,
+    id: &IncidentId,
+    role: &str,
+) -> std::result::Result<(OpenIncident, super::Recovery), StoreError> {
     let backoff = Backoff {
         base: Duration::from_millis(10),
         cap: Duration::from_millis(250),
@@ -139,23 +157,7 @@ fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery
     let mut attempts = 0;
     loop {
         attempts += 1;
-        match store.open_incident(id, ROLE) {
-            Ok((incident, recovery)) => {
-                if let Some(torn) = &recovery.torn {
-                    eprintln!(
-                        "warning: the journal's last line ({} bytes at line {}) was torn ({}); it \
-                         was cut off and kept in \"{}\"; every record before it is intact.",
-                        torn.len,
-                        torn.line,
-                        torn.reason,
-                        torn.kept_at
-                            .as_deref()
-                            .map(|p| p.display().to_string())
-                            .unwrap_or_default()
-                    );
-                }
-                return Ok((incident, recovery));
-            }
+        match store.open_incident(id, role) {
             Err(StoreError::Held { holder, .. })
                 if (holder.role == ROLE || holder.pid == 0)
                     && backoff.may_retry(attempts)
@@ -163,9 +165,28 @@ fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery
             {
                 std::thread::sleep(backoff.delay(attempts - 1, &mut rng));
             }
-            Err(e) => return Err(e.into()),
+            other => return other,
         }
     }
+}
+
+/// [`open_waiting`] for these commands, saying so when a torn tail was cut off.
+fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery)> {
+    let (incident, recovery) = open_waiting(store, id, ROLE)?;
+    if let Some(torn) = &recovery.torn {
+        eprintln!(
+            "warning: the journal's last line ({} bytes at line {}) was torn ({}); it \
+             was cut off and kept in \"{}\"; every record before it is intact.",
+            torn.len,
+            torn.line,
+            torn.reason,
+            torn.kept_at
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    Ok((incident, recovery))
 }
 
 fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
@@ -181,17 +202,17 @@ fn write_one(store: &Store, id: &str, event: Event) -> Result<Record> {
     append(&mut incident, event)
 }
 
-fn acknowledge(out: &mut impl Write, record: &Record) -> Result<()> {
+fn acknowledge(out: &mut impl Write, record: &Record, tz: Tz) -> Result<()> {
     writeln!(
         out,
         "recorded #{} at {}",
         record.seq,
-        format_time(record.time, TIMEZONE, true)
+        format_time(record.time, tz, true)
     )?;
     Ok(())
 }
 
-fn list(store: &Store, out: &mut impl Write) -> Result<()> {
+fn list(store: &Store, tz: Tz, out: &mut impl Write) -> Result<()> {
     let ids = store.list()?;
     if ids.is_empty() {
         writeln!(
@@ -214,7 +235,7 @@ fn list(store: &Store, out: &mut impl Write) -> Result<()> {
                     "{:<14}  {:<23}  {:<5}  {:<13}  {}",
                     id.to_string(),
                     s.opened_at
-                        .map(|t| format_time(t, TIMEZONE, true))
+                        .map(|t| format_time(t, tz, true))
                         .unwrap_or_else(|| "-".into()),
                     s.severity
                         .map(|v| v.to_string())
@@ -231,12 +252,12 @@ fn list(store: &Store, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn show(store: &Store, id: &str, out: &mut impl Write) -> Result<()> {
+fn show(store: &Store, id: &str, tz: Tz, out: &mut impl Write) -> Result<()> {
     let found = store.find(id)?;
     let recovery = store.read(&found)?;
     let s = summarize(&recovery.records);
     let time = |t: Option<chrono::DateTime<Utc>>| {
-        t.map(|t| format_time(t, TIMEZONE, true))
+        t.map(|t| format_time(t, tz, true))
             .unwrap_or_else(|| "-".into())
     };
     writeln!(out, "Incident {found}: {}", s.title)?;

@@ -9,6 +9,7 @@ mod binary;
 pub mod eval;
 mod functions;
 mod histogram;
+pub mod http;
 pub mod store;
 #[cfg(test)]
 mod tests;

@@ -1,14 +1,16 @@
 //! `warroom runbook list | check | plan | run`: the headless face of the runbook domain.
 
 use super::executor::{Control, Executor};
+use super::journal::{JournalIntents, JournalSink};
 use super::load::{self, Loaded};
 use super::model::{Runbook, StepKind};
 use super::operator::{AssumeYes, LineOperator, Operator};
-use super::record::{
-    JsonlFile, JsonlIntents, RecordError, RunEvent, RunOutcome, RunRecord, RunSink, Tee,
-};
+use super::progress::Progress;
+use super::record::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
 use super::{http, plan, vars};
 use crate::cli::{RunbookCmd, RunbookDirArgs};
+use crate::incident::event::{RunRef, Source};
+use crate::incident::writer::JournalWriter;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -65,7 +67,11 @@ fn not_found(loaded: &Loaded, name: &str) -> String {
 }
 
 /// Run a `runbook` subcommand.
-pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCode> {
+pub async fn run(
+    cmd: RunbookCmd,
+    config: Option<&Path>,
+    data_dir: &Path,
+) -> color_eyre::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cmd {
         RunbookCmd::List(d) => {
@@ -126,6 +132,10 @@ pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCod
                 Ok(v) => v,
                 Err(e) => return usage(&e.to_string()),
             };
+            let rb = &match load::bind(rb, &resolved.values) {
+                Ok(b) => b,
+                Err(d) => return usage(&d.to_string()),
+            };
             let backoff = crate::backoff::Backoff::default();
             write!(
                 out,
@@ -152,7 +162,7 @@ pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCod
                 prometheus,
                 resume,
             };
-            run_one(name, dir, vars, opts, data_dir).await
+            run_one(name, dir, vars, opts, config, data_dir).await
         }
     }
 }
@@ -160,85 +170,6 @@ pub async fn run(cmd: RunbookCmd, data_dir: &Path) -> color_eyre::Result<ExitCod
 fn usage(msg: &str) -> color_eyre::Result<ExitCode> {
     eprintln!("warroom runbook: {msg}");
     Ok(ExitCode::from(EXIT_USAGE))
-}
-
-/// Prints one progress line per transition.
-struct Progress;
-
-impl RunSink for Progress {
-    fn record(&self, r: &RunRecord) -> Result<(), RecordError> {
-        let t = r.at.format("%H:%M:%SZ");
-        let line = match &r.event {
-            RunEvent::RunStarted {
-                runbook,
-                hash,
-                dry_run,
-                ..
-            } => {
-                format!(
-                    "{t} run {} of \"{runbook}\" ({hash}){}",
-                    r.run_id,
-                    if *dry_run { " DRY RUN" } else { "" }
-                )
-            }
-            RunEvent::RunResumed { from_step } => {
-                format!("{t} run {} resumed at {from_step}", r.run_id)
-            }
-            RunEvent::StepStarted { step, kind, title } => format!("{t} ▶ {step} ({kind}) {title}"),
-            RunEvent::StepFinished {
-                step,
-                outcome,
-                detail,
-            } => {
-                format!(
-                    "{t} {} {step}: {outcome:?} {detail}",
-                    if *outcome == super::record::StepOutcome::Succeeded {
-                        "✓"
-                    } else {
-                        "•"
-                    }
-                )
-            }
-            RunEvent::Attempt {
-                attempt,
-                method,
-                url,
-                status,
-                error,
-                target,
-                ..
-            } => format!(
-                "{t}   {method} {url}{} attempt {attempt}: {}",
-                target
-                    .as_ref()
-                    .map(|x| format!(" [{x}]"))
-                    .unwrap_or_default(),
-                status
-                    .map(|s| s.to_string())
-                    .or(error.clone())
-                    .unwrap_or_default()
-            ),
-            RunEvent::GateReading {
-                reading, verdict, ..
-            } => format!("{t}   gate {reading} → {verdict}"),
-            RunEvent::Batch { event, .. } => format!("{t}   batch {}", event.batch_event),
-            RunEvent::Paused { step, reason } => format!("{t} ‖ {step} paused: {reason}"),
-            RunEvent::Decided { step, decision } => {
-                format!("{t}   {step}: operator chose {decision:?}")
-            }
-            RunEvent::Output { line, .. } => format!("{t}   | {line}"),
-            RunEvent::Spawned { argv, .. } => format!(
-                "{t}   exec {}",
-                serde_json::to_string(argv).unwrap_or_default()
-            ),
-            RunEvent::Confirmed { what, .. } => format!("{t}   confirmed \"{what}\""),
-            RunEvent::Declined { what, .. } => format!("{t}   NOT confirmed \"{what}\""),
-            RunEvent::RunFinished { outcome } => format!("{t} run finished: {outcome:?}"),
-        };
-        let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{}", crate::sanitize::line(&line));
-        Ok(())
-    }
 }
 
 struct RunOpts {
@@ -254,6 +185,7 @@ async fn run_one(
     dir: RunbookDirArgs,
     overrides: Vec<String>,
     opts: RunOpts,
+    config: Option<&Path>,
     data_dir: &Path,
 ) -> color_eyre::Result<ExitCode> {
     let RunOpts {
@@ -274,9 +206,15 @@ async fn run_one(
         Ok(v) => v,
         Err(e) => return usage(&e.to_string()),
     };
-    let source: Option<Arc<dyn crate::metrics::Source>> = match &prometheus {
-        Some(url) => Some(Arc::new(super::prom::InstantClient::new(url)?)),
-        None => None,
+    // Durations that name a variable take the run's value.
+    let bound = match load::bind(rb, &resolved.values) {
+        Ok(b) => b,
+        Err(d) => return usage(&d.to_string()),
+    };
+    let rb = &bound;
+    let source = match metrics_source(config, prometheus) {
+        Ok(s) => s,
+        Err(e) => return usage(&e),
     };
     let needs_source = rb.steps.iter().any(|s| {
         matches!(
@@ -288,9 +226,14 @@ async fn run_one(
         return usage("this runbook has gates: pass --prometheus URL (e.g. http://127.0.0.1:9090)");
     }
     let started = chrono::Utc::now();
-    let runs = match &incident {
-        Some(id) => data_dir.join("incidents").join(id).join("runs"),
-        None => data_dir.join("runs"),
+    let runs = data_dir.join("runs");
+    // With an incident, the run is recorded on its timeline (and takes its lock: one writer).
+    let journal = match &incident {
+        Some(id) if !dry_run => match open_journal(data_dir, id) {
+            Ok(j) => Some(j),
+            Err(e) => return usage(&e),
+        },
+        _ => None,
     };
     let operator: Arc<dyn Operator> = if yes {
         Arc::new(AssumeYes)
@@ -302,7 +245,7 @@ async fn run_one(
             format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ")),
             None,
         ),
-        Some(id) => match resume_at(rb, &runs, id, operator.as_ref()).await {
+        Some(id) => match resume_at(rb, &runs, journal.as_ref(), id, operator.as_ref()).await {
             Ok(Some(at)) => (id.clone(), Some(at)),
             Ok(None) => return Ok(ExitCode::from(RunOutcome::Aborted.exit_code())),
             Err(e) => return usage(&e),
@@ -324,13 +267,31 @@ async fn run_one(
     print!("{}", plan::render(rb, &resolved, &targets, &backoff));
     println!();
     let mut sinks: Vec<Box<dyn RunSink>> = vec![Box::new(Progress)];
-    if !dry_run {
-        sinks.push(Box::new(JsonlFile::open(
-            &runs.join(format!("{run_id}.jsonl")),
-        )?));
-    }
+    let intents: Arc<dyn IntentStore> = match &journal {
+        Some((writer, records)) => {
+            sinks.push(Box::new(JournalSink::new(
+                writer.clone(),
+                RunRef {
+                    run_id: run_id.clone(),
+                    runbook: rb.name.clone(),
+                    hash: rb.hash.clone(),
+                },
+            )));
+            Arc::new(JournalIntents::new(writer.clone(), &run_id, records))
+        }
+        None => {
+            if !dry_run {
+                sinks.push(Box::new(JsonlFile::open(
+                    &runs.join(format!("{run_id}.jsonl")),
+                )?));
+            }
+            Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?)
+        }
+    };
+    let writer = journal.map(|(w, _)| w);
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
     // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
+    let interrupted = writer.clone();
     tokio::spawn(async move {
         let term = async {
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -340,9 +301,23 @@ async fn run_one(
                 Err(_) => std::future::pending::<()>().await,
             }
         };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term => {}
+        let signal = tokio::select! {
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = term => "SIGTERM",
+        };
+        // Recorded first (bounded), so the timeline shows the signal before the run's end.
+        if let Some(w) = interrupted {
+            let event = crate::incident::event::Event::Interrupted {
+                signal: signal.into(),
+            };
+            let append = w.append(Source::System, "warroom", event);
+            match tokio::time::timeout(std::time::Duration::from_secs(2), append).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    eprintln!("warroom runbook: the interruption could not be recorded: {e}")
+                }
+                Err(_) => eprintln!("warroom runbook: recording the interruption timed out"),
+            }
         }
         let _ = control_tx.send(Control::Abort);
     });
@@ -352,7 +327,7 @@ async fn run_one(
         source,
         sender: http::Sender::new(backoff, http::run_retry_budget())?,
         sink: Arc::new(Tee(sinks)),
-        intents: Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?),
+        intents,
         operator,
         control,
         clock: Arc::new(crate::clock::WallClock),
@@ -364,6 +339,25 @@ async fn run_one(
         println!("dry run: nothing was sent and nothing was started");
     }
     Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// The dashboard's Prometheus client, with the config's auth, headers and deadline: gates and
+/// target queries go through the same client (and the same response-size limits) as panels.
+/// `--prometheus` overrides the config's URL; with neither there is no source.
+fn metrics_source(
+    config: Option<&Path>,
+    prometheus: Option<String>,
+) -> Result<Option<Arc<dyn crate::metrics::Source>>, String> {
+    let mut cfg = crate::config::Config::load(config).map_err(|e| e.to_string())?;
+    if let Some(url) = prometheus {
+        cfg.prometheus.url = Some(url.trim_end_matches('/').to_string());
+    }
+    if cfg.prometheus.url.is_none() {
+        return Ok(None);
+    }
+    crate::app::source::from_config(&cfg)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 fn probe_executor(
@@ -387,19 +381,46 @@ fn probe_executor(
     })
 }
 
+/// The incident's journal, locked for this run, with the records it already holds.
+type OpenJournal = (JournalWriter, Vec<crate::incident::record::Record>);
+
+fn open_journal(data_dir: &Path, id: &str) -> Result<OpenJournal, String> {
+    let store = crate::incident::store::Store::new(data_dir);
+    let id = store.find(id).map_err(|e| e.to_string())?;
+    let (incident, recovery) = store
+        .open_incident(&id, "runbook")
+        .map_err(|e| e.to_string())?;
+    if let Some(t) = &recovery.torn {
+        eprintln!(
+            "warroom runbook: the journal's last line was torn ({}); it was set aside",
+            t.reason
+        );
+    }
+    let writer = JournalWriter::spawn(incident)
+        .map_err(|e| format!("cannot start the journal writer of incident \"{id}\": {e}"))?;
+    Ok((writer, recovery.records))
+}
+
 /// Where a resumed run continues: `Ok(None)` when the operator aborts at an in-doubt step.
+/// The run is read from the incident's journal when there is one, else from its own file.
 async fn resume_at(
     rb: &Runbook,
     runs: &Path,
+    journal: Option<&OpenJournal>,
     id: &str,
     operator: &dyn Operator,
 ) -> Result<Option<usize>, String> {
     if id.contains('/') || id.contains("..") || id.is_empty() {
         return Err(format!("\"{}\" is not a run id", crate::sanitize::line(id)));
     }
-    let path = runs.join(format!("{id}.jsonl"));
-    let records = super::resume::read_records(&path)
-        .map_err(|e| format!("cannot read run \"{}\": {e}", path.display()))?;
+    let records = match journal {
+        Some((_, records)) => super::journal::run_records(records, id),
+        None => {
+            let path = runs.join(format!("{id}.jsonl"));
+            super::resume::read_records(&path)
+                .map_err(|e| format!("cannot read run \"{}\": {e}", path.display()))?
+        }
+    };
     let p = super::resume::resume_point(rb, &records).map_err(|e| e.to_string())?;
     let Some(step) = &p.in_doubt else {
         return Ok(Some(p.next_step));

@@ -10,7 +10,6 @@ use serde_spanned::Spanned;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The result of loading a directory: the good runbooks and, separately, each broken file.
 #[derive(Debug, Default)]
@@ -57,6 +56,17 @@ pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
 
 /// Parse and check runbook text; `file` names it in messages.
 pub fn parse(file: &str, path: &Path, source: &str) -> Result<Runbook, Diagnostics> {
+    parse_with(file, path, source, &BTreeMap::new())
+}
+
+/// Parse with variable values: a duration field written `"{{name}}"` takes the value of
+/// `name` from `values`, else its default.
+pub fn parse_with(
+    file: &str,
+    path: &Path,
+    source: &str,
+    values: &BTreeMap<String, String>,
+) -> Result<Runbook, Diagnostics> {
     let raw: RawRunbook = toml::from_str(source)
         .map_err(|e| Diagnostics(vec![Diagnostic::from_toml(file, source, &e)]))?;
     let mut c = Checker {
@@ -64,6 +74,7 @@ pub fn parse(file: &str, path: &Path, source: &str) -> Result<Runbook, Diagnosti
         source,
         diags: Vec::new(),
         typed: BTreeMap::new(),
+        values: values.clone(),
     };
     let rb = c.runbook(raw, path);
     if c.diags.is_empty() {
@@ -78,6 +89,8 @@ struct Checker<'a> {
     source: &'a str,
     diags: Vec<Diagnostic>,
     typed: BTreeMap<String, VarKind>,
+    /// Values for duration fields that name a variable: given ones, then defaults.
+    values: BTreeMap<String, String>,
 }
 
 /// Whether `value` is acceptable for a variable of `kind`.
@@ -86,6 +99,7 @@ pub fn kind_accepts(kind: VarKind, value: &str) -> bool {
         VarKind::String => true,
         VarKind::Number => value.trim().parse::<f64>().is_ok_and(f64::is_finite),
         VarKind::Bool => matches!(value.trim(), "true" | "false"),
+        VarKind::Duration => humantime::parse_duration(value.trim()).is_ok_and(|d| !d.is_zero()),
     }
 }
 
@@ -134,10 +148,13 @@ impl Checker<'_> {
                 None | Some(("string", _)) => VarKind::String,
                 Some(("number", _)) => VarKind::Number,
                 Some(("bool", _)) => VarKind::Bool,
+                Some(("duration", _)) => VarKind::Duration,
                 Some((other, span)) => {
                     self.err(
                         span,
-                        format!("type = \"{other}\"; expected \"string\", \"number\" or \"bool\""),
+                        format!(
+                            "type = \"{other}\"; expected \"string\", \"number\", \"bool\" or \"duration\""
+                        ),
                     );
                     VarKind::String
                 }
@@ -150,11 +167,18 @@ impl Checker<'_> {
                     format!(
                         "the default \"{d}\" of \"{name}\" is not a {}; expected e.g. \"{}\"",
                         format!("{kind:?}").to_lowercase(),
-                        if kind == VarKind::Bool { "true" } else { "40" }
+                        match kind {
+                            VarKind::Bool => "true",
+                            VarKind::Duration => "15s",
+                            _ => "40",
+                        }
                     ),
                 );
             }
             self.typed.insert(name.clone(), kind);
+            if let Some(d) = &v.default {
+                self.values.entry(name.clone()).or_insert_with(|| d.clone());
+            }
             variables.push(Variable {
                 kind,
                 name,
@@ -296,23 +320,6 @@ impl Checker<'_> {
         })
     }
 
-    fn duration(&mut self, d: &Option<Spanned<String>>, default: Duration) -> Duration {
-        let Some(d) = d else { return default };
-        match humantime::parse_duration(d.get_ref()) {
-            Ok(x) if !x.is_zero() => x,
-            _ => {
-                self.err(
-                    d.span(),
-                    format!(
-                        "\"{}\" is not a duration; expected a positive duration such as \"10s\", \"2m\" or \"1h 30m\"",
-                        d.get_ref()
-                    ),
-                );
-                default
-            }
-        }
-    }
-
     /// Parse a template and check that its variables exist; `target_ok` inside a batch action.
     fn template(
         &mut self,
@@ -408,4 +415,7 @@ pub fn content_hash(source: &str) -> String {
     )
 }
 
+mod durations;
 mod steps;
+
+pub use durations::bind;

@@ -56,6 +56,8 @@ pub enum VarKind {
     String,
     Number,
     Bool,
+    /// A duration such as "15s"; a duration field may be exactly `"{{name}}"`.
+    Duration,
 }
 
 impl std::fmt::Debug for Variable {

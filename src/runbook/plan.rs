@@ -47,7 +47,7 @@ pub fn render_json(
                 VarKind::Number => serde_json::from_str::<serde_json::Number>(v)
                     .map(serde_json::Value::Number)
                     .unwrap_or_else(|_| serde_json::Value::String(v.to_string())),
-                VarKind::String => serde_json::Value::String(v.to_string()),
+                VarKind::String | VarKind::Duration => serde_json::Value::String(v.to_string()),
             }
         }
         JsonTemplate::Array(a) => serde_json::Value::Array(

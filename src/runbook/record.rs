@@ -178,6 +178,13 @@ pub trait IntentStore: Send + Sync {
     /// The key for `scope` (run, step, target): created and made durable on the first call,
     /// the same on every later call, before and after a restart.
     fn key(&self, scope: &str) -> Result<String, RecordError>;
+
+    /// The same, naming the request about to be sent (as the plan shows it, secrets masked),
+    /// for stores that record it with the key (the incident journal's `RunbookIntent`).
+    fn key_for(&self, scope: &str, request: &str) -> Result<String, RecordError> {
+        let _ = request;
+        self.key(scope)
+    }
 }
 
 /// A fresh random key (128 bits, hex).

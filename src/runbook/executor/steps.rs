@@ -62,8 +62,15 @@ impl Executor {
             Ok(r) => r,
             Err(e) => return Ok((StepOutcome::Failed, e.to_string())),
         };
+        let url = self.vars.masker.mask(&req.url);
         let key = if mutating {
-            match self.intents.key(scope) {
+            let body = req
+                .body
+                .as_ref()
+                .map(|b| format!(" {}", self.vars.masker.mask(&b.to_string())))
+                .unwrap_or_default();
+            let shown = format!("{} {url}{body}", req.method.as_str());
+            match self.intents.key_for(scope, &shown) {
                 Ok(k) => Some(k),
                 // No durable key, no send.
                 Err(e) => return Err(Stop::NotRecorded(e.to_string())),
@@ -73,7 +80,6 @@ impl Executor {
         };
         self.checkpoint().await?;
         let mut record_err = None;
-        let url = self.vars.masker.mask(&req.url);
         let resp = self
             .sender
             .send(&req, key.as_deref(), |a| {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Every benchmark, one table: the figure, its target, and whether it holds.
+# Usage: bash benches/all.sh [BENCH...]     (default: all of them; about 10 minutes)
+# Needs prometheus, promtool and tmux for the console, demo, embedded and fetch benchmarks.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+benches=("$@")
+if [ ${#benches[@]} -eq 0 ]; then
+  benches=($(sed -n 's/^name = "\(.*\)"$/\1/p' <(sed -n '/^\[\[bench\]\]/,/^$/p' Cargo.toml)))
+fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+cargo bench --no-run >/dev/null 2>&1 || { echo "benches/all.sh: the benchmarks do not build; run cargo bench --no-run" >&2; exit 1; }
+for b in "${benches[@]}"; do
+  echo "== $b" >&2
+  if ! cargo bench -q --bench "$b" 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"; then
+    echo "benches/all.sh: $b printed no figures" >&2
+  fi
+done
+echo
+echo "| bench | figure | measured | target | holds |"
+echo "|---|---|---|---|---|"
+awk -F'\t' '{
+  bench=$1; name=$3; v=$4+0; unit=$5; t=$6; holds="-"
+  if (t ~ /^< /)  { n=substr(t,3)+0; holds=(v <  n) ? "yes" : "NO" }
+  if (t ~ /^>= /) { n=substr(t,4)+0; holds=(v >= n) ? "yes" : "NO" }
+  printf "| %s | %s | %s %s | %s | %s |\n", bench, name, $4, unit, (t=="-" ? "-" : t " " unit), holds
+}' "$out"

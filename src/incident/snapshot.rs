@@ -1,0 +1,322 @@
+//! Panel snapshots: each dashboard panel's range series over the incident window, kept beside
+//! the journal (`<incident dir>/snapshots/<panel-slug>.json`) so the postmortem's charts and
+//! peaks, and replay, never need the metrics backend again.
+//!
+//! Snapshots are taken when an incident is resolved (the console and the headless recorder call
+//! [`capture`] then [`write_all`]); `warroom export` can take them itself when they are missing.
+
+use crate::config::{BadWhen, PanelConfig, Unit};
+use crate::metrics::{RangeQuery, Source};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The range a snapshot covers: `from`..`to` every `step` seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotWindow {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub step_s: f64,
+}
+
+impl SnapshotWindow {
+    /// A window over `from..to` with a step that keeps charts under about 720 points (never
+    /// finer than `min_step_s`).
+    pub fn covering(from: DateTime<Utc>, to: DateTime<Utc>, min_step_s: f64) -> SnapshotWindow {
+        let span = (to - from).num_milliseconds().max(0) as f64 / 1000.0;
+        let step_s = (span / 720.0).ceil().max(min_step_s).max(1.0);
+        SnapshotWindow { from, to, step_s }
+    }
+}
+
+/// One series of a snapshot: its labels and `[unix seconds, value]` points. Points whose value
+/// is not finite (0/0 ratios while nothing is served) are left out: JSON cannot carry them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotSeries {
+    pub labels: BTreeMap<String, String>,
+    pub points: Vec<[f64; 2]>,
+}
+
+/// One panel over the incident window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PanelSnapshot {
+    /// The panel's place on the dashboard (snapshots are read back in this order).
+    pub order: usize,
+    /// The file name without `.json`, from the title.
+    pub slug: String,
+    pub title: String,
+    pub query: String,
+    /// `percent`, `seconds`, `ratio`, `count`, `bytes`, `per-second`.
+    pub unit: String,
+    pub warn: Option<f64>,
+    pub crit: Option<f64>,
+    /// `above` or `below`: which side of the thresholds is bad.
+    pub bad_when: String,
+    /// Legend template (`{{pod}}`), if the panel has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legend: Option<String>,
+    pub window: SnapshotWindow,
+    pub series: Vec<SnapshotSeries>,
+    /// Why the query failed, when it did (the snapshot then has no series).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl PanelSnapshot {
+    /// The panel's unit (`count` if the file names one this build does not know).
+    pub fn unit(&self) -> Unit {
+        serde_json::from_value(serde_json::Value::String(self.unit.clone())).unwrap_or_default()
+    }
+
+    /// Whether lower values are the bad ones.
+    pub fn bad_below(&self) -> bool {
+        self.bad_when == "below"
+    }
+}
+
+/// The unit's name as the config file spells it.
+pub fn unit_name(u: Unit) -> &'static str {
+    match u {
+        Unit::Percent => "percent",
+        Unit::Seconds => "seconds",
+        Unit::Ratio => "ratio",
+        Unit::Count => "count",
+        Unit::Bytes => "bytes",
+        Unit::PerSecond => "per-second",
+    }
+}
+
+/// A file-name-safe form of a panel title: lowercase ASCII letters and digits, runs of anything
+/// else as one `-` (`Query latency p50/p99` → `query-latency-p50-p99`).
+pub fn slug(title: &str) -> String {
+    let mut out = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() {
+        out.push_str("panel");
+    }
+    out.truncate(60);
+    out
+}
+
+/// Slugs for `titles`, made unique by `-2`, `-3`, … in order.
+fn unique_slugs<'a>(titles: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    titles
+        .map(|t| {
+            let base = slug(t);
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 { base } else { format!("{base}-{n}") }
+        })
+        .collect()
+}
+
+/// Queries every panel over `window`, one query at a time (a failing backend is asked once per
+/// panel, never more). A panel whose query fails gets a snapshot that says why.
+pub async fn capture(
+    source: &dyn Source,
+    panels: &[PanelConfig],
+    window: SnapshotWindow,
+) -> Vec<PanelSnapshot> {
+    let slugs = unique_slugs(panels.iter().map(|p| p.title.as_str()));
+    let mut out = Vec::with_capacity(panels.len());
+    for (order, (panel, slug)) in panels.iter().zip(slugs).enumerate() {
+        let q = RangeQuery {
+            query: panel.query.clone(),
+            start: window.from.timestamp_millis() as f64 / 1000.0,
+            end: window.to.timestamp_millis() as f64 / 1000.0,
+            step: window.step_s,
+        };
+        let (series, error) = match source.query_range(q).await {
+            Ok(answer) => {
+                let series = answer
+                    .series
+                    .into_iter()
+                    .map(|s| SnapshotSeries {
+                        labels: s.labels,
+                        points: s
+                            .points
+                            .iter()
+                            .filter(|p| p.v.is_finite() && p.t.is_finite())
+                            .map(|p| [p.t, p.v])
+                            .collect(),
+                    })
+                    .collect();
+                (series, None)
+            }
+            Err(e) => (
+                Vec::new(),
+                Some(crate::sanitize::line(&e.to_string()).into_owned()),
+            ),
+        };
+        out.push(PanelSnapshot {
+            order,
+            slug,
+            title: panel.title.clone(),
+            query: panel.query.clone(),
+            unit: unit_name(panel.unit).to_string(),
+            warn: panel.warn,
+            crit: panel.crit,
+            bad_when: match panel.bad_when {
+                BadWhen::Above => "above",
+                BadWhen::Below => "below",
+            }
+            .to_string(),
+            legend: panel.legend.clone(),
+            window,
+            series,
+            error,
+        });
+    }
+    out
+}
+
+/// Problems reading or writing snapshots.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("cannot use snapshot \"{path}\": {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error(
+        "snapshot \"{path}\" is not a panel snapshot ({reason}); delete it and capture again \
+         (`warroom export ID --prometheus URL`)"
+    )]
+    Invalid { path: PathBuf, reason: String },
+}
+
+/// Writes each snapshot as `<dir>/<slug>.json`, each atomically (temporary file, sync, rename,
+/// directory sync): a crash leaves the old snapshot or the new one, never half of one.
+pub fn write_all(dir: &Path, snapshots: &[PanelSnapshot]) -> Result<Vec<PathBuf>, SnapshotError> {
+    let io_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SnapshotError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let mut written = Vec::with_capacity(snapshots.len());
+    for s in snapshots {
+        let path = dir.join(format!("{}.json", slug(&s.slug)));
+        let bytes = serde_json::to_vec_pretty(s).map_err(|e| SnapshotError::Invalid {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        super::storage::replace_file(&path, &bytes).map_err(io_err(&path))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Reads every `*.json` snapshot in `dir`, in dashboard order. A missing directory holds none.
+pub fn read_all(dir: &Path) -> Result<Vec<PanelSnapshot>, SnapshotError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(SnapshotError::Io {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    paths.sort();
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        let bytes = std::fs::read(&path).map_err(|source| SnapshotError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let mut snap: PanelSnapshot =
+            serde_json::from_slice(&bytes).map_err(|e| SnapshotError::Invalid {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        // What came from the file is text from outside: sanitize it once, here.
+        snap.title = crate::sanitize::line(&snap.title).into_owned();
+        snap.slug = slug(&snap.slug);
+        for s in &mut snap.series {
+            let labels = std::mem::take(&mut s.labels);
+            s.labels = labels
+                .into_iter()
+                .map(|(k, v)| {
+                    (
+                        crate::sanitize::line(&k).into_owned(),
+                        crate::sanitize::line(&v).into_owned(),
+                    )
+                })
+                .collect();
+            s.points.retain(|p| p[0].is_finite() && p[1].is_finite());
+        }
+        out.push(snap);
+    }
+    out.sort_by(|a, b| a.order.cmp(&b.order).then_with(|| a.slug.cmp(&b.slug)));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::embedded::EmbeddedSource;
+
+    #[test]
+    fn slugs_are_file_safe_and_unique() {
+        assert_eq!(slug("Query latency p50/p99"), "query-latency-p50-p99");
+        assert_eq!(slug("../../etc/passwd"), "etc-passwd");
+        assert_eq!(slug("%%%"), "panel");
+        assert_eq!(
+            unique_slugs(["A b", "a-b", "c"].into_iter()),
+            vec!["a-b", "a-b-2", "c"]
+        );
+    }
+
+    #[tokio::test]
+    async fn capture_write_and_read_back() {
+        let store = EmbeddedSource::new(std::time::Duration::from_secs(3600));
+        let t0 = 1_800_000_000.0;
+        for i in 0..20 {
+            let v = i as f64 / 20.0;
+            let labels: crate::metrics::Labels = [
+                ("__name__".to_string(), "queue_depth".to_string()),
+                ("queue".to_string(), "jobs".to_string()),
+            ]
+            .into();
+            store.ingest_series(t0 + i as f64 * 5.0, [(labels, v)]);
+        }
+        let mut panels = crate::config::default_panels();
+        panels.truncate(6);
+        let from = DateTime::from_timestamp(t0 as i64, 0).unwrap();
+        let to = from + chrono::Duration::seconds(95);
+        let snaps = capture(&store, &panels, SnapshotWindow::covering(from, to, 5.0)).await;
+        assert_eq!(snaps.len(), 6);
+        let queue = snaps.iter().find(|s| s.slug == "queue-depth").unwrap();
+        assert_eq!(queue.series.len(), 1);
+        assert!(queue.series[0].points.len() >= 19, "{queue:?}");
+        assert_eq!(queue.unit(), Unit::Count);
+        let dir = tempfile::tempdir().unwrap();
+        let paths = write_all(dir.path(), &snaps).unwrap();
+        assert_eq!(paths.len(), 6);
+        assert_eq!(read_all(dir.path()).unwrap(), snaps);
+        assert!(read_all(&dir.path().join("none")).unwrap().is_empty());
+        std::fs::write(dir.path().join("bad.json"), "{").unwrap();
+        let err = read_all(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("bad.json"), "{err}");
+    }
+}

@@ -1,0 +1,287 @@
+//! The postmortem draft (issue 7): the house format filled in from the journal and the panel
+//! snapshots, with charts, the status-page updates and the facts as JSON.
+//!
+//! [`facts::compute`] turns records and snapshots into [`facts::Facts`] (pure: the same
+//! journal, snapshots and timezone give the same facts); [`template`] renders them through the
+//! built-in house format or another house's `minijinja` template; [`chart`] draws each panel as
+//! SVG; [`lint`] says what the author must still do. [`draft`] does all of that without I/O and
+//! [`export`] reads the incident and writes the files (sync: the console calls it from
+//! `spawn_blocking`).
+//!
+//! ```text
+//! <incident>/exports/postmortem.md        --format markdown (default)
+//! <incident>/exports/charts/<slug>.svg    linked from postmortem.md
+//! <incident>/exports/status.md            --format status
+//! <incident>/exports/facts.json           --format json
+//! ```
+
+pub mod chart;
+pub mod cli;
+pub mod facts;
+pub mod lint;
+pub mod signals;
+pub mod template;
+pub mod timeline;
+pub mod words;
+
+use crate::incident::record::Record;
+use crate::incident::snapshot::{self, PanelSnapshot, SnapshotError, SnapshotWindow};
+use crate::incident::{IncidentId, Store, StoreError};
+use facts::Facts;
+use lint::Finding;
+use std::path::{Path, PathBuf};
+
+/// The draft's file name.
+pub const MARKDOWN_FILE: &str = "postmortem.md";
+/// The status-page updates' file name.
+pub const STATUS_FILE: &str = "status.md";
+/// The facts' file name.
+pub const JSON_FILE: &str = "facts.json";
+/// The charts' directory, beside the draft.
+pub const CHARTS_DIR: &str = "charts";
+/// How long the timeline may stay quiet before the lint says so, unless told otherwise.
+pub const DEFAULT_GAP_LIMIT: chrono::Duration = chrono::Duration::minutes(30);
+/// How much time around the journal's first and last records snapshots cover.
+pub const SNAPSHOT_MARGIN: chrono::Duration = chrono::Duration::minutes(15);
+
+/// What to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The postmortem draft and its charts.
+    Markdown,
+    /// The status-page updates.
+    Status,
+    /// The facts as data.
+    Json,
+}
+
+/// How to export.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    pub format: Format,
+    /// Where to write; the incident's `exports/` directory when `None`.
+    pub out: Option<PathBuf>,
+    /// Another house's template (Markdown and status formats).
+    pub template: Option<PathBuf>,
+    /// The timezone the draft is written in.
+    pub timezone: chrono_tz::Tz,
+    /// The longest quiet stretch of the timeline the lint accepts.
+    pub gap_limit: chrono::Duration,
+}
+
+impl ExportOptions {
+    /// The house draft in `timezone`, written to the incident's `exports/`.
+    pub fn new(format: Format, timezone: chrono_tz::Tz) -> ExportOptions {
+        ExportOptions {
+            format,
+            out: None,
+            template: None,
+            timezone,
+            gap_limit: DEFAULT_GAP_LIMIT,
+        }
+    }
+}
+
+/// What an export did.
+#[derive(Debug, Clone)]
+pub struct ExportReport {
+    /// Every file written, the main one first.
+    pub written: Vec<PathBuf>,
+    pub lint: Vec<Finding>,
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    #[error(transparent)]
+    Template(#[from] template::TemplateError),
+    #[error(transparent)]
+    Chart(#[from] chart::ChartError),
+    #[error("cannot read template \"{path}\": {source}")]
+    TemplateRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--template applies to the markdown and status formats, not to json")]
+    TemplateForJson,
+    #[error("cannot write \"{path}\": {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no panel could be queried from {backend}: {error}")]
+    Capture { backend: String, error: String },
+    #[error("cannot encode the facts as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The files of an export, by path relative to the output directory, before anything is
+/// written.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub facts: Facts,
+    pub lint: Vec<Finding>,
+}
+
+fn secs(t: &str) -> Option<f64> {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .ok()
+        .map(|t| t.timestamp_millis() as f64 / 1000.0)
+}
+
+/// Renders an export in memory (no I/O except reading `--template`): a pure function of the
+/// records, the snapshots and the options.
+pub fn draft(
+    id: &str,
+    records: &[Record],
+    snaps: &[PanelSnapshot],
+    opts: &ExportOptions,
+) -> Result<Draft, ExportError> {
+    let tz = opts.timezone;
+    let facts = facts::compute(id, records, snaps, tz);
+    let lint = lint::check(&facts, opts.gap_limit, id);
+    let custom = match &opts.template {
+        None => None,
+        Some(_) if opts.format == Format::Json => return Err(ExportError::TemplateForJson),
+        Some(path) => Some((
+            path.display().to_string(),
+            std::fs::read_to_string(path).map_err(|source| ExportError::TemplateRead {
+                path: path.clone(),
+                source,
+            })?,
+        )),
+    };
+    let render = |name: &str, builtin: &str| match &custom {
+        Some((file, text)) => template::render(file, text, &facts),
+        None => template::render(name, builtin, &facts),
+    };
+    let mut files = Vec::new();
+    match opts.format {
+        Format::Markdown => {
+            files.push((
+                MARKDOWN_FILE.to_string(),
+                render("house.md.j2", template::HOUSE)?.into_bytes(),
+            ));
+            let marks = chart::Marks {
+                impact: facts.impact.as_ref().and_then(|i| {
+                    Some((
+                        secs(&i.start.utc)?,
+                        i.end.as_ref().and_then(|e| secs(&e.utc)),
+                    ))
+                }),
+                actions: facts
+                    .resolution
+                    .iter()
+                    .enumerate()
+                    .map(|(n, s)| (s.at.timestamp_millis() as f64 / 1000.0, (n + 1).to_string()))
+                    .collect(),
+            };
+            for c in &facts.charts {
+                if let Some(s) = snaps.iter().find(|s| s.slug == c.slug) {
+                    files.push((c.path.clone(), chart::render(s, &marks, tz)?.into_bytes()));
+                }
+            }
+        }
+        Format::Status => files.push((
+            STATUS_FILE.to_string(),
+            render("status.md.j2", template::STATUS)?.into_bytes(),
+        )),
+        Format::Json => {
+            let mut value = serde_json::to_value(&facts)?;
+            if let serde_json::Value::Object(map) = &mut value {
+                map.insert("lint".into(), serde_json::to_value(&lint)?);
+            }
+            let mut text = serde_json::to_string_pretty(&value)?;
+            text.push('\n');
+            files.push((JSON_FILE.to_string(), text.into_bytes()));
+        }
+    }
+    Ok(Draft { files, facts, lint })
+}
+
+/// Reads incident `id` (journal and snapshots) and writes its export. Each file is replaced
+/// atomically.
+pub fn export(
+    store: &Store,
+    id: &IncidentId,
+    opts: &ExportOptions,
+) -> Result<ExportReport, ExportError> {
+    let recovery = store.read(id)?;
+    let snaps = snapshot::read_all(&store.snapshots_dir(id))?;
+    let out = opts.out.clone().unwrap_or_else(|| store.exports_dir(id));
+    let d = draft(&id.to_string(), &recovery.records, &snaps, opts)?;
+    let mut lint = d.lint;
+    if let Some(torn) = &recovery.torn {
+        lint.push(Finding {
+            kind: "journal",
+            message: format!(
+                "the journal's last line ({}) is torn and was left out: {}",
+                torn.line, torn.reason
+            ),
+        });
+    }
+    let written = write(&out, &d.files)?;
+    Ok(ExportReport { written, lint })
+}
+
+fn write(out: &Path, files: &[(String, Vec<u8>)]) -> Result<Vec<PathBuf>, ExportError> {
+    let mut written = Vec::with_capacity(files.len());
+    for (rel, bytes) in files {
+        let path = out.join(rel);
+        let dir = path.parent().unwrap_or(out);
+        std::fs::create_dir_all(dir).map_err(|source| ExportError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        crate::incident::storage::replace_file(&path, bytes).map_err(|source| {
+            ExportError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// The window snapshots of incident `records` should cover: from a margin before the first
+/// record to a margin after the last.
+pub fn snapshot_window(records: &[Record], min_step_s: f64) -> Option<SnapshotWindow> {
+    let first = records.first()?.time - SNAPSHOT_MARGIN;
+    let last = records.last()?.time + SNAPSHOT_MARGIN;
+    Some(SnapshotWindow::covering(first, last, min_step_s))
+}
+
+/// Takes and writes the incident's panel snapshots when it has none (for `warroom export
+/// --prometheus`); returns how many were written.
+pub async fn capture_missing(
+    store: &Store,
+    id: &IncidentId,
+    source: &dyn crate::metrics::Source,
+    panels: &[crate::config::PanelConfig],
+) -> Result<usize, ExportError> {
+    let dir = store.snapshots_dir(id);
+    if !snapshot::read_all(&dir)?.is_empty() {
+        return Ok(0);
+    }
+    let records = store.read(id)?.records;
+    let Some(window) = snapshot_window(&records, 15.0) else {
+        return Ok(0);
+    };
+    let snaps = snapshot::capture(source, panels, window).await;
+    // Snapshots that hold nothing but errors would only stop the next export from trying.
+    if let Some(e) = snaps.iter().find_map(|s| s.error.as_ref())
+        && snaps.iter().all(|s| s.error.is_some())
+    {
+        return Err(ExportError::Capture {
+            backend: source.describe(),
+            error: e.clone(),
+        });
+    }
+    Ok(snapshot::write_all(&dir, &snaps)?.len())
+}

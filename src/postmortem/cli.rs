@@ -1,0 +1,66 @@
+//! `warroom export ID [--format markdown|status|json] [--out DIR] [--template FILE]
+//! [--prometheus URL]`: takes the panel snapshots first if the incident has none and a
+//! Prometheus is known, then writes the export and prints the files and the lint.
+
+use super::{ExportOptions, Format, capture_missing, export};
+use crate::cli::{ExportArgs, ExportFormat};
+use crate::config::Config;
+use crate::incident::Store;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Run `warroom export`.
+pub async fn run(
+    args: ExportArgs,
+    config_path: Option<&Path>,
+    data_dir: &Path,
+) -> color_eyre::Result<ExitCode> {
+    let mut config = Config::load(config_path)?;
+    let store = Store::new(data_dir);
+    let id = store.find(&args.id)?;
+    if let Some(url) = &args.prometheus {
+        config.prometheus.url = Some(url.trim_end_matches('/').to_string());
+    }
+    if config.prometheus.url.is_some() {
+        // A backend that cannot answer must not stop the draft: it is written without the
+        // figures, and the lint says which are missing.
+        let captured = match crate::app::source::from_config(&config) {
+            Ok(source) => capture_missing(&store, &id, source.as_ref(), &config.panels)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match captured {
+            Ok(0) => {}
+            Ok(n) => eprintln!("warroom export: captured {n} panel snapshot(s)"),
+            Err(e) => eprintln!(
+                "warroom export: could not capture panel snapshots: {}",
+                crate::sanitize::line(&e)
+            ),
+        }
+    }
+    let mut opts = ExportOptions::new(
+        match args.format {
+            ExportFormat::Markdown => Format::Markdown,
+            ExportFormat::Status => Format::Status,
+            ExportFormat::Json => Format::Json,
+        },
+        config.timezone,
+    );
+    opts.out = args.out;
+    opts.template = args.template;
+    opts.gap_limit = chrono::Duration::from_std(args.gap_limit).unwrap_or(super::DEFAULT_GAP_LIMIT);
+    let report = tokio::task::spawn_blocking(move || export(&store, &id, &opts)).await??;
+    for path in &report.written {
+        println!("wrote {}", path.display());
+    }
+    if report.lint.is_empty() {
+        println!("lint: nothing to do");
+    } else {
+        println!("lint: {} finding(s)", report.lint.len());
+        for f in &report.lint {
+            println!("  {}", crate::sanitize::line(&f.to_string()));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,169 @@
+//! The checks printed with every export: what the author still has to do, and where the draft's
+//! facts may be wrong.
+
+use super::facts::Facts;
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+/// How far the impact window set in the journal may be from the one the signals give before
+/// the lint says they disagree.
+pub const IMPACT_TOLERANCE: Duration = Duration::minutes(5);
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// `prompt`, `header`, `action`, `gap`, `impact`, `missing`, `journal`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}
+
+fn parse(utc: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(utc)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// The findings for `facts` (`gap_limit`: the longest quiet stretch allowed in the timeline).
+pub fn check(facts: &Facts, gap_limit: Duration, id: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut add = |kind: &'static str, message: String| out.push(Finding { kind, message });
+
+    let n = &facts.notes;
+    for (section, empty, tag) in [
+        ("Summary", n.summary.is_empty(), "summary"),
+        ("Root Cause", n.root_cause.is_empty(), "root-cause"),
+        ("Contributing Factors", n.factor.is_empty(), "factor"),
+        ("What Went Well", n.went_well.is_empty(), "went-well"),
+        ("What Went Poorly", n.went_poorly.is_empty(), "went-poorly"),
+        ("Lessons Learned", n.lesson.is_empty(), "lesson"),
+    ] {
+        if empty {
+            add(
+                "prompt",
+                format!(
+                    "section \"{section}\" still holds the prompt for the author: write it, or \
+                     seed it with notes tagged #{tag} (`warroom incident note {id} \"… #{tag}\"`)"
+                ),
+            );
+        }
+    }
+    if facts.impact.is_none() {
+        add(
+            "prompt",
+            "section \"Customer Impact\" still holds the prompt for the author: no impact window \
+             is known (no threshold crossing and no impact start in the journal)"
+                .into(),
+        );
+    }
+    if facts.resolution.is_empty() {
+        add(
+            "prompt",
+            "section \"Resolution and Recovery\" still holds the prompt for the author: no runbook \
+             step is in the journal"
+                .into(),
+        );
+    }
+    if facts.severity.is_none() {
+        add("header", "the severity is not recorded".into());
+    }
+    if facts.services.is_empty() {
+        add("header", "the affected services are not recorded".into());
+    }
+
+    if facts.actions.is_empty() {
+        add(
+            "action",
+            format!("there are no action items (`warroom incident action {id} …`)"),
+        );
+    }
+    for a in &facts.actions {
+        let mut lacks = Vec::new();
+        if a.owner.is_none() {
+            lacks.push("owner");
+        }
+        if a.priority.is_none() {
+            lacks.push("priority");
+        }
+        if a.due.is_none() {
+            lacks.push("due date");
+        }
+        if !lacks.is_empty() {
+            add(
+                "action",
+                format!(
+                    "action item {} \"{}\" has no {}",
+                    a.id,
+                    a.action,
+                    lacks.join(", no ")
+                ),
+            );
+        }
+    }
+
+    // Gaps: quiet stretches between consecutive timeline rows.
+    for w in facts.timeline.windows(2) {
+        let gap = w[1].at - w[0].at;
+        if gap > gap_limit {
+            add(
+                "gap",
+                format!(
+                    "the timeline has nothing between {} and {} ({}, longer than the {} limit): \
+                     add what happened as notes",
+                    w[0].time,
+                    w[1].time,
+                    super::words::duration(gap.num_seconds()),
+                    super::words::duration(gap_limit.num_seconds())
+                ),
+            );
+        }
+    }
+
+    if let Some(i) = &facts.impact {
+        let pairs = [
+            ("start", Some(&i.start), i.signal_start.as_ref()),
+            ("end", i.end.as_ref(), i.signal_end.as_ref()),
+        ];
+        for (what, set, signal) in pairs {
+            if let (Some(set), Some(signal)) = (set, signal)
+                && let (Some(a), Some(b)) = (parse(&set.utc), parse(&signal.utc))
+                && (a - b).abs() > IMPACT_TOLERANCE
+            {
+                add(
+                    "impact",
+                    format!(
+                        "the impact {what} ({} {}) does not match the signals ({}): check the \
+                         impact window",
+                        set.clock, facts.time_words, signal.clock
+                    ),
+                );
+            }
+        }
+        if i.signal_start.is_none() {
+            add(
+                "impact",
+                "the impact window was set by hand and no signal crossed a threshold: the \
+                 signals do not confirm it"
+                    .into(),
+            );
+        }
+        if i.end.is_none() {
+            add(
+                "impact",
+                "the impact has no end: the signals have not come back, and no impact end is in \
+                 the journal"
+                    .into(),
+            );
+        }
+    }
+
+    for m in &facts.missing {
+        add("missing", m.clone());
+    }
+    out
+}

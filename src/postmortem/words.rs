@@ -1,0 +1,230 @@
+//! How the house format writes dates, durations, times and figures ("July 17, 2026",
+//! "1 hour 47 minutes", "42 milliseconds"), and how text is made safe for Markdown.
+
+use crate::config::Unit;
+use crate::sanitize;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+/// "July 17, 2026".
+pub fn date(at: DateTime<Utc>, tz: Tz) -> String {
+    at.with_timezone(&tz).format("%B %-d, %Y").to_string()
+}
+
+/// "07:18" (24-hour, as the house timelines write it).
+pub fn clock(at: DateTime<Utc>, tz: Tz) -> String {
+    at.with_timezone(&tz).format("%H:%M").to_string()
+}
+
+/// "Jul 17, 2026, 7:18 AM BST", as status pages write it.
+pub fn status_time(at: DateTime<Utc>, tz: Tz) -> String {
+    at.with_timezone(&tz)
+        .format("%b %-d, %Y, %-I:%M %p %Z")
+        .to_string()
+}
+
+fn plural(n: i64, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+/// "1 hour 47 minutes", "3 minutes", "2 days 4 hours"; under a minute, "less than a minute".
+/// Rounded to the nearest minute.
+pub fn duration(seconds: i64) -> String {
+    let minutes = (seconds.max(0) + 30) / 60;
+    if minutes == 0 {
+        return "less than a minute".into();
+    }
+    let (days, hours, mins) = (minutes / 1440, minutes / 60 % 24, minutes % 60);
+    let mut parts = Vec::new();
+    if days > 0 {
+        parts.push(plural(days, "day"));
+    }
+    if hours > 0 {
+        parts.push(plural(hours, "hour"));
+    }
+    if mins > 0 && days == 0 {
+        parts.push(plural(mins, "minute"));
+    }
+    parts.join(" ")
+}
+
+/// Seconds between two instants, as [`duration`] words.
+pub fn between(from: DateTime<Utc>, to: DateTime<Utc>) -> String {
+    duration((to - from).num_seconds())
+}
+
+/// A number with thousands separators and at most `decimals` decimals (trailing zeros cut).
+pub fn number(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return "unknown".into();
+    }
+    let text = format!("{:.*}", decimals, v.abs());
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let frac = frac.trim_end_matches('0');
+    let sign = if v < 0.0 && (grouped != "0" || !frac.is_empty()) {
+        "-"
+    } else {
+        ""
+    };
+    if frac.is_empty() {
+        format!("{sign}{grouped}")
+    } else {
+        format!("{sign}{grouped}.{frac}")
+    }
+}
+
+/// A count rounded to three significant figures, as estimates are written ("46,200").
+pub fn estimate(v: f64) -> String {
+    if !v.is_finite() || v <= 0.0 {
+        return number(v.max(0.0), 0);
+    }
+    let digits = v.log10().floor() as i32;
+    let scale = 10f64.powi((digits - 2).max(0));
+    number((v / scale).round() * scale, 0)
+}
+
+/// A ratio 0..1 as a percentage: whole numbers from 10 % up, one decimal below.
+pub fn percent(v: f64) -> String {
+    let p = v * 100.0;
+    if p.abs() >= 10.0 || (p - p.round()).abs() < 0.05 {
+        format!("{}%", number(p, 0))
+    } else {
+        format!("{}%", number(p, 1))
+    }
+}
+
+/// Seconds in words: "42 milliseconds", "1.4 seconds", "11 seconds".
+pub fn seconds(v: f64) -> String {
+    let a = v.abs();
+    if a < 1.0 {
+        let ms = (v * 1000.0).round();
+        if ms == 1.0 {
+            "1 millisecond".into()
+        } else {
+            format!("{} milliseconds", number(ms, 0))
+        }
+    } else if a < 10.0 {
+        let s = number(v, 1);
+        if s == "1" {
+            "1 second".into()
+        } else {
+            format!("{s} seconds")
+        }
+    } else {
+        format!("{} seconds", number(v, 0))
+    }
+}
+
+/// A panel value in its unit, as the draft writes it.
+pub fn value(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Percent => percent(v),
+        Unit::Seconds => seconds(v),
+        Unit::Ratio => format!("{}×", number(v, 1)),
+        Unit::Count => number(v, 2),
+        Unit::Bytes => unit.format(v),
+        Unit::PerSecond => format!("{} per second", number(v, 1)),
+    }
+}
+
+/// A short axis label for a chart.
+pub fn axis(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Percent => percent(v),
+        Unit::Seconds | Unit::Bytes | Unit::Count | Unit::PerSecond => unit.format(v),
+        Unit::Ratio => format!("{}×", number(v, 1)),
+    }
+}
+
+/// One line of text from the journal made safe to place anywhere inline in Markdown (a
+/// paragraph, a list item, a table cell): hostile characters shown escaped (again, in case a
+/// snapshot file was edited by hand), line breaks as spaces, and every character Markdown or
+/// HTML would act on escaped with a backslash, so text can never become a heading, a link, an
+/// image, a table column, an HTML tag or a mention.
+pub fn markdown(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\t' | '\r') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let clean = sanitize::line(flat.trim());
+    let mut out = String::with_capacity(clean.len() + 8);
+    let chars: Vec<char> = clean.chars().collect();
+    let mut leading_digits = true;
+    for (i, &c) in chars.iter().enumerate() {
+        // An ordered-list marker is digits, then `.` or `)`, then a space or the end.
+        let marker_end = chars.get(i + 1).is_none_or(|n| *n == ' ');
+        let escape = match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' | '!' | '#' | '$'
+            | '@' => true,
+            '-' | '+' | '=' if i == 0 => true,
+            '.' | ')' if leading_digits && i > 0 && marker_end => true,
+            _ => false,
+        };
+        leading_digits &= c.is_ascii_digit();
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn house_wording_of_dates_durations_and_figures() {
+        let at: DateTime<Utc> = "2026-07-17T06:18:00Z".parse().unwrap();
+        assert_eq!(date(at, chrono_tz::Europe::London), "July 17, 2026");
+        assert_eq!(clock(at, chrono_tz::Europe::London), "07:18");
+        assert_eq!(status_time(at, chrono_tz::UTC), "Jul 17, 2026, 6:18 AM UTC");
+        assert_eq!(duration(107 * 60), "1 hour 47 minutes");
+        assert_eq!(duration(167 * 60 + 10), "2 hours 47 minutes");
+        assert_eq!(duration(3 * 60), "3 minutes");
+        assert_eq!(duration(60), "1 minute");
+        assert_eq!(duration(7200), "2 hours");
+        assert_eq!(duration(20), "less than a minute");
+        assert_eq!(number(46_213.0, 0), "46,213");
+        assert_eq!(estimate(46_213.0), "46,200");
+        assert_eq!(estimate(87.4), "87");
+        assert_eq!(percent(0.8123), "81%");
+        assert_eq!(percent(0.024), "2.4%");
+        assert_eq!(percent(1.0), "100%");
+        assert_eq!(seconds(0.042), "42 milliseconds");
+        assert_eq!(seconds(1.4), "1.4 seconds");
+        assert_eq!(seconds(11.3), "11 seconds");
+        assert_eq!(value(Unit::Ratio, 2.63), "2.6×");
+    }
+
+    #[test]
+    fn markdown_text_cannot_become_markup() {
+        assert_eq!(markdown("# head"), "\\# head");
+        assert_eq!(markdown("a | b <i>"), "a \\| b \\<i\\>");
+        assert_eq!(markdown("1. x"), "1\\. x");
+        assert_eq!(markdown("- x\ny"), "\\- x y");
+        assert_eq!(markdown("plain text, 42%"), "plain text, 42%");
+        for s in sanitize::HOSTILE_SAMPLES {
+            let m = markdown(s);
+            assert!(sanitize::is_clean(&m, false), "{s:?} -> {m:?}");
+            assert!(!m.contains('\n'));
+        }
+    }
+}

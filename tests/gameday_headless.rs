@@ -1,0 +1,132 @@
+//! `warroom gameday --headless`: a long rehearsal stays within its memory bound with old
+//! samples pruned, and a play runs at the moment asked for and is scored.
+//!
+//! Alone in its test binary: it reads the peak memory of its child processes.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn warroom() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_warroom"))
+}
+
+/// Run to completion (bounded), returning the JSON report.
+fn run(args: &[&str], limit: Duration) -> serde_json::Value {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = warroom()
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            panic!("gameday {args:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn two_simulated_hours_stay_under_100_mb_with_old_samples_pruned() {
+    // Two hours, past a one-hour retention, at the highest speed.
+    let r = run(
+        &[
+            "gameday",
+            "planner-peak",
+            "--headless",
+            "--speed",
+            "1000",
+            "--for",
+            "2h",
+            "--retention",
+            "1h",
+            "--json",
+        ],
+        Duration::from_secs(240),
+    );
+    let simulated = r["simulated_to_s"].as_f64().unwrap() - r["simulated_from_s"].as_f64().unwrap();
+    assert!(
+        simulated >= 2.0 * 3600.0,
+        "ran {simulated} simulated seconds"
+    );
+    let series = r["store_series"].as_f64().unwrap();
+    let samples = r["store_samples"].as_f64().unwrap();
+    let per_series = samples / series;
+    // One sample every 5 simulated seconds, one hour kept (plus the pruning slack of an
+    // eighth): the store is full but no fuller.
+    let kept = 3600.0 / 5.0;
+    assert!(
+        per_series <= kept * 1.125 + 1.0,
+        "{per_series} samples per series: not pruned"
+    );
+    assert!(
+        per_series >= kept * 0.5,
+        "{per_series} samples per series: scrapes were lost"
+    );
+    let peak = r["peak_rss_bytes"].as_f64().expect("VmHWM on Linux");
+    assert!(peak < 100.0 * 1024.0 * 1024.0, "peak RSS {peak} bytes");
+    // The kernel's own account of the child agrees.
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    let max_rss = usage.max_rss() as f64 * 1024.0;
+    assert!(
+        max_rss < 100.0 * 1024.0 * 1024.0,
+        "children's max RSS {max_rss} bytes"
+    );
+    // No one acted: the outage ran its course and was scored as such.
+    assert!(r["score"]["time_to_first_mitigation_s"].is_null());
+    assert!(r["score"]["failed_logical_requests"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_play_runs_at_its_moment_and_counts_as_the_first_mitigation() {
+    let r = run(
+        &[
+            "gameday",
+            "planner-peak",
+            "--headless",
+            "--speed",
+            "20",
+            "--play",
+            "disable-retries@+1m",
+            "--for",
+            "8m",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    let play = &r["plays"][0];
+    assert_eq!(play["runbook"], "disable-retries");
+    let fault = r["score"]["fault_at_s"].as_f64().unwrap();
+    assert_eq!(play["at_s"].as_f64().unwrap(), fault + 60.0);
+    let started = play["started_at_s"].as_f64().expect("the play started");
+    assert!(
+        started >= fault + 60.0 && started < fault + 62.0,
+        "started at {started}"
+    );
+    // The runbook's first action reached the simulator soon after: start-up of a process and
+    // its HTTP call, a few seconds of simulated time at 20x.
+    let mitigation = r["score"]["time_to_first_mitigation_s"]
+        .as_f64()
+        .expect("mitigated");
+    assert!(
+        (60.0..75.0).contains(&mitigation),
+        "first mitigation after {mitigation} s"
+    );
+}
