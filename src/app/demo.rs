@@ -69,6 +69,7 @@ pub async fn run(
     let mut config = Config::load(config_path)?;
     let scenario = Scenario::load(scenario).map_err(|d| eyre!("{d}"))?;
     let name = scenario.name.clone();
+    let service_label = scenario.service.clone();
     let briefing = reflow(&scenario.briefing);
     let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
     // Start a few minutes before the fault, with history already in the store.
@@ -124,7 +125,8 @@ pub async fn run(
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
-    let services = super::runtime::Services::metrics_only(Arc::new(store.clone()));
+    let mut services = super::runtime::Services::metrics_only(Arc::new(store.clone()));
+    services.runbooks = demo_runbooks(&config, &format!("http://{control}"), &service_label);
     let result = super::runtime::run_terminal(model, services, clock).await;
     clock_task.abort();
     scraper.abort();
@@ -133,6 +135,23 @@ pub async fn run(
     let score = service.with_sim(|s| s.score().clone());
     println!("warroom demo: {name}\n{}", score_text(&score));
     Ok(code)
+}
+
+/// The runbooks of a rehearsal act on the in-process simulator: its control API is their
+/// `base_url` and the scenario's service is their `service`; their gates read the embedded
+/// store the dashboard reads.
+pub fn demo_runbooks(
+    config: &Config,
+    control_url: &str,
+    service: &str,
+) -> super::runner::RunbookSetup {
+    super::runner::RunbookSetup::new(
+        config.runbook_dir.iter().cloned().collect(),
+        vec![
+            ("base_url".into(), control_url.to_string()),
+            ("service".into(), service.to_string()),
+        ],
+    )
 }
 
 /// Join the hard-wrapped lines of each paragraph so the overlay can wrap them to its width.

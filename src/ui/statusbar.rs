@@ -39,6 +39,29 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         spans.push(Span::raw(" "));
         spans.push(Span::styled(state, style));
     }
+    if let Some(run) = &model.runbooks.run {
+        let (state, style) = super::runbooks::run_state(run, t);
+        let step = run
+            .current()
+            .map(|i| format!(" step {}/{}", i + 1, run.steps.len()))
+            .unwrap_or_default();
+        let batch = run
+            .batch
+            .as_ref()
+            .map(|b| {
+                format!(
+                    " batch {}{}",
+                    b.batch,
+                    b.of.map(|n| format!("/{n}")).unwrap_or_default()
+                )
+            })
+            .unwrap_or_default();
+        spans.push(sep());
+        spans.push(Span::styled(
+            format!("{state} {}{step}{batch}", run.runbook),
+            style,
+        ));
+    }
     if model.paused {
         spans.push(sep());
         spans.push(Span::styled("⏸ paused", t.warn));
