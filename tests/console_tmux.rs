@@ -55,3 +55,77 @@ fn demo_runs_a_runbook_from_the_pane() {
     let screen = term.expect("[exited 0]", Duration::from_secs(10));
     assert!(screen.contains("time to first mitigation"), "{screen}");
 }
+
+/// `warroom open` with nothing listening at the Prometheus URL still records: a note written
+/// in `$EDITOR` (the terminal handed over and taken back), a status chosen in a dialog, both
+/// on the timeline and in the journal.
+#[test]
+fn open_records_a_note_from_the_editor_and_a_status() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), "").unwrap();
+    let editor = dir.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'pool full after the deploy #root-cause\\n' > \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path().join("data");
+    let cmd = format!(
+        "EDITOR={} {} --config {} --log-file {} --data-dir {} open --prometheus http://127.0.0.1:1 --title Editor",
+        editor.display(),
+        env!("CARGO_BIN_EXE_warroom"),
+        dir.path().join("w.toml").display(),
+        dir.path().join("log").display(),
+        data.display(),
+    );
+    let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
+        return;
+    };
+    term.expect("Pool saturation", Duration::from_secs(10));
+    term.send(&["t"]);
+    term.expect("Timeline", Duration::from_secs(5));
+    term.send(&["e"]);
+    term.expect("pool full after the deploy", Duration::from_secs(10));
+    assert_eq!(
+        term.format("#{alternate_on}"),
+        "1",
+        "back on the console's screen"
+    );
+    term.send(&["s"]);
+    term.expect("Incident status", Duration::from_secs(5));
+    term.send(&["Down", "Enter"]);
+    term.expect("Status: identified", Duration::from_secs(10));
+    term.send(&["q"]);
+    term.expect("[exited 0]", Duration::from_secs(10));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warroom"))
+        .args(["--data-dir", data.to_str().unwrap(), "incident", "list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&out.stdout);
+    let id = list
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("an incident in {list}"))
+        .to_string();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warroom"))
+        .args([
+            "--data-dir",
+            data.to_str().unwrap(),
+            "incident",
+            "timeline",
+            &id,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        json.contains("pool full after the deploy #root-cause"),
+        "{json}"
+    );
+    assert!(json.contains("\"root-cause\""), "{json}");
+    assert!(json.contains("\"identified\""), "{json}");
+}

@@ -76,8 +76,9 @@ pub fn note_text(file: &str) -> String {
 pub const TEMPLATE: &str = "\n#! Write the note above. Lines starting with #! are dropped; an empty note records nothing.\n#! Tags such as #root-cause #impact #factor #lesson are kept.\n";
 
 impl Suspend {
-    /// Leave the alternate screen and raw mode, run the editor on a temporary file, come back.
-    /// Returns the note's text, or why there is none.
+    /// Leave the alternate screen and raw mode, run the editor on a temporary file, come back
+    /// on a cleared screen (then forget the last frame and call [`Suspend::resume`]). Returns
+    /// the note's text, or why there is none.
     pub async fn edit(&mut self) -> Result<String, String> {
         if let Ok(mut s) = self.0.lock() {
             s.stream = None;
@@ -89,14 +90,22 @@ impl Suspend {
             .and_then(|r| r);
         // Back to the console's terminal whatever happened.
         let _ = crossterm::terminal::enable_raw_mode();
-        let _ = crossterm::execute!(std::io::stdout(), crossterm::terminal::EnterAlternateScreen);
+        let _ = crossterm::execute!(
+            std::io::stdout(),
+            crossterm::terminal::EnterAlternateScreen,
+            crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+        );
+        result
+    }
+
+    /// Take input again.
+    pub fn resume(&mut self) {
         if let Ok(mut s) = self.0.lock() {
             s.stream = Some(EventStream::new());
             if let Some(w) = s.waker.take() {
                 w.wake();
             }
         }
-        result
     }
 }
 

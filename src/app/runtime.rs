@@ -291,9 +291,13 @@ where
                 let text = match editor.as_mut() {
                     Some(suspend) => {
                         let r = suspend.edit().await;
-                        terminal
-                            .clear()
-                            .map_err(|e| eyre!("redrawing failed: {e}"))?;
+                        // The screen was cleared: forget both frames so the next draw is whole.
+                        // (`Terminal::clear` would ask the terminal where its cursor is, and
+                        // the answer can be lost to the input reader.)
+                        terminal.swap_buffers();
+                        terminal.swap_buffers();
+                        suspend.resume();
+                        model.dirty = true;
                         r
                     }
                     None => Err("no terminal to hand to an editor".into()),
