@@ -338,3 +338,42 @@ async fn abort_stops_the_run_between_actions() {
         }
     )));
 }
+
+/// The whole `pool-exhaustion` runbook from the demo's pane, every confirmation typed, until
+/// the simulated error ratio is under 2 % (its last step). Minutes of wall time (soaks and
+/// gate intervals are real seconds), so run on demand:
+/// `cargo test --test console_runbook -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn pool_exhaustion_recovers_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, r, _id) = console(dir.path(), vec![]).await;
+    // Let the fault land first (it is 5 simulated minutes away: 10 s at 30×).
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let started = std::time::Instant::now();
+    c.run("pool-exhaustion").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
+    while !c.model.runbooks.run.as_ref().is_some_and(|r| r.finished()) {
+        if let Some(d) = &c.model.dialog {
+            match (&d.purpose, &d.body) {
+                (Purpose::Confirm { .. }, Body::Type { word, .. }) => {
+                    let w = word.clone();
+                    c.type_text(&w);
+                    c.key(KeyCode::Enter);
+                }
+                // A decision: abort (the safest answer) and let the test fail below.
+                _ => c.key(KeyCode::Enter),
+            }
+            continue;
+        }
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(left, c.rx.recv()).await {
+            Ok(Some(m)) => c.send(m),
+            _ => panic!("the run did not end: {:#?}", c.model.runbooks.run),
+        }
+    }
+    let run = c.model.runbooks.run.as_ref().unwrap();
+    eprintln!("pool-exhaustion took {:?}", started.elapsed());
+    assert_eq!(run.outcome, Some(RunOutcome::Succeeded), "{run:#?}");
+    assert!(!r.service.with_sim(|s| s.retries_enabled(Layer::Gateway)));
+}
