@@ -145,8 +145,10 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 .is_some_and(|r| r.run_id == run_id && !r.finished());
             if !known {
                 // Nobody here started that run: the answer is no.
-                reply.send(super::operator::Answer::Confirmed(false));
-                return Vec::new();
+                return vec![Effect::Answer {
+                    reply,
+                    answer: super::operator::Answer::Confirmed(false),
+                }];
             }
             return runbooks::ask(model, run_id, question, reply);
         }

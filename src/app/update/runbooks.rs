@@ -63,7 +63,8 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
             }
         }
         Action::AbortRun => return abort(model),
-        Action::Close if pane.plan.take().is_none() => model.mode = Mode::Dashboard,
+        Action::Close if pane.plan.is_some() => pane.plan = None,
+        Action::Close => model.mode = Mode::Dashboard,
         _ => {}
     }
     Vec::new()
