@@ -2,12 +2,19 @@
 //! terminal. `update` does no I/O; the runtime turns each [`Effect`] into a task whose answer
 //! comes back as a [`Msg`].
 
+pub mod catalog;
 pub mod demo;
+pub mod dialog;
+pub mod editor;
 pub mod effect;
 pub mod logging;
 pub mod model;
 pub mod msg;
+pub mod operator;
 pub mod panel;
+pub mod run;
+pub mod run_record;
+pub mod runner;
 pub mod runtime;
 pub mod source;
 pub mod update;

@@ -17,10 +17,21 @@ pub enum Mode {
     Help,
     /// Typing a note for the timeline: keys that are not bound here are text.
     Note,
+    /// The runbook pane: the list, a plan, a run's progress.
+    Runbooks,
+    /// A dialog over everything else (typed confirmation, a choice, a form): keys that are not
+    /// bound here are text for the focused field.
+    Dialog,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Dashboard, Mode::Help, Mode::Note];
+    pub const ALL: [Mode; 5] = [
+        Mode::Dashboard,
+        Mode::Help,
+        Mode::Note,
+        Mode::Runbooks,
+        Mode::Dialog,
+    ];
 
     /// The name used in `[keys.NAME]`.
     pub fn name(self) -> &'static str {
@@ -28,6 +39,8 @@ impl Mode {
             Mode::Dashboard => "dashboard",
             Mode::Help => "help",
             Mode::Note => "note",
+            Mode::Runbooks => "runbooks",
+            Mode::Dialog => "dialog",
         }
     }
 }
@@ -50,10 +63,26 @@ pub enum Action {
     Timeline,
     Note,
     Submit,
+    Runbooks,
+    Status,
+    Severity,
+    ActionItem,
+    ImpactStart,
+    ImpactEnd,
+    Correct,
+    EditorNote,
+    TimelineFilter,
+    TimelineOrder,
+    Run,
+    PauseRun,
+    AbortRun,
+    NextField,
+    PrevField,
+    Open,
 }
 
 impl Action {
-    pub const ALL: [Action; 15] = [
+    pub const ALL: [Action; 31] = [
         Action::Quit,
         Action::Help,
         Action::Close,
@@ -69,6 +98,22 @@ impl Action {
         Action::Timeline,
         Action::Note,
         Action::Submit,
+        Action::Runbooks,
+        Action::Status,
+        Action::Severity,
+        Action::ActionItem,
+        Action::ImpactStart,
+        Action::ImpactEnd,
+        Action::Correct,
+        Action::EditorNote,
+        Action::TimelineFilter,
+        Action::TimelineOrder,
+        Action::Run,
+        Action::PauseRun,
+        Action::AbortRun,
+        Action::NextField,
+        Action::PrevField,
+        Action::Open,
     ];
 
     /// The name used in the config file.
@@ -89,6 +134,22 @@ impl Action {
             Action::Timeline => "timeline",
             Action::Note => "note",
             Action::Submit => "submit",
+            Action::Runbooks => "runbooks",
+            Action::Status => "status",
+            Action::Severity => "severity",
+            Action::ActionItem => "action_item",
+            Action::ImpactStart => "impact_start",
+            Action::ImpactEnd => "impact_end",
+            Action::Correct => "correct",
+            Action::EditorNote => "editor_note",
+            Action::TimelineFilter => "timeline_filter",
+            Action::TimelineOrder => "timeline_order",
+            Action::Run => "run",
+            Action::PauseRun => "pause_run",
+            Action::AbortRun => "abort_run",
+            Action::NextField => "next_field",
+            Action::PrevField => "prev_field",
+            Action::Open => "open",
         }
     }
 
@@ -110,6 +171,39 @@ impl Action {
             Action::Timeline => "show or hide the incident timeline",
             Action::Note => "add a note to the timeline (#tags kept)",
             Action::Submit => "record what was typed",
+            Action::Runbooks => "open the runbook pane (plan, run, progress)",
+            Action::Status => "set the incident's status",
+            Action::Severity => "set the incident's severity",
+            Action::ActionItem => "add an action item (owner, priority, due)",
+            Action::ImpactStart => "mark when the impact started",
+            Action::ImpactEnd => "mark when the impact ended",
+            Action::Correct => "correct or retract a timeline record",
+            Action::EditorNote => "write a note in $EDITOR",
+            Action::TimelineFilter => "timeline: show one source, then the next",
+            Action::TimelineOrder => "timeline: newest or oldest first",
+            Action::Run => "run the runbook (after typing its name)",
+            Action::PauseRun => "pause or resume the run (between actions)",
+            Action::AbortRun => "abort the run (between actions)",
+            Action::NextField => "next field",
+            Action::PrevField => "previous field",
+            Action::Open => "show the selected runbook's plan",
+        }
+    }
+
+    /// What it does in `mode`, for the help overlay (moving and closing mean different things
+    /// in different places).
+    pub fn describe_in(self, mode: Mode) -> &'static str {
+        match (mode, self) {
+            (Mode::Help, Action::Up) | (Mode::Help, Action::Down) => "scroll this help",
+            (Mode::Help, Action::Close) => "close this help",
+            (Mode::Runbooks, Action::Up) => "select the runbook above",
+            (Mode::Runbooks, Action::Down) => "select the runbook below",
+            (Mode::Runbooks, Action::Close) => "back to the list, or close the pane",
+            (Mode::Dialog, Action::Submit) => "answer (a typed word must match exactly)",
+            (Mode::Dialog, Action::Close) => "cancel (the answer is no)",
+            (Mode::Dialog, Action::NextField) => "next field or choice",
+            (Mode::Dialog, Action::PrevField) => "previous field or choice",
+            _ => self.describe(),
         }
     }
 
@@ -269,14 +363,44 @@ fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
             (Action::Refresh, &["r"]),
             (Action::Timeline, &["t"]),
             (Action::Note, &["n"]),
+            (Action::EditorNote, &["e"]),
+            (Action::Runbooks, &["b"]),
+            (Action::Status, &["s"]),
+            (Action::Severity, &["v"]),
+            (Action::ActionItem, &["a"]),
+            (Action::ImpactStart, &["i"]),
+            (Action::ImpactEnd, &["I"]),
+            (Action::Correct, &["c"]),
+            (Action::TimelineFilter, &["f"]),
+            (Action::TimelineOrder, &["o"]),
         ],
         Mode::Help => vec![
             (Action::Close, &["esc", "?", "q", "f1"]),
+            (Action::Up, &["k", "up"]),
+            (Action::Down, &["j", "down"]),
             (Action::Quit, &["ctrl-c"]),
         ],
         Mode::Note => vec![
             (Action::Submit, &["enter"]),
             (Action::Close, &["esc", "ctrl-c"]),
+        ],
+        Mode::Runbooks => vec![
+            (Action::Up, &["k", "up"]),
+            (Action::Down, &["j", "down"]),
+            (Action::Open, &["enter"]),
+            (Action::Run, &["x"]),
+            (Action::PauseRun, &["p", "space"]),
+            (Action::AbortRun, &["a"]),
+            (Action::Close, &["esc", "b"]),
+            (Action::Timeline, &["t"]),
+            (Action::Help, &["?", "f1"]),
+            (Action::Quit, &["q", "ctrl-c"]),
+        ],
+        Mode::Dialog => vec![
+            (Action::Submit, &["enter"]),
+            (Action::Close, &["esc", "ctrl-c"]),
+            (Action::NextField, &["tab", "down"]),
+            (Action::PrevField, &["shift-tab", "up"]),
         ],
     }
 }
@@ -399,7 +523,7 @@ impl Keymap {
                     .filter(|(_, c)| !c.is_empty())
                     .map(|(a, c)| {
                         let keys: Vec<String> = c.iter().map(ToString::to_string).collect();
-                        (keys.join(" "), a.describe())
+                        (keys.join(" "), a.describe_in(mode))
                     })
                     .collect()
             })

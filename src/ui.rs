@@ -11,10 +11,12 @@
 
 pub mod briefing;
 pub mod dashboard;
+pub mod dialog;
 pub mod help;
 pub mod layout;
 pub mod note;
 pub mod panel;
+pub mod runbooks;
 pub mod statusbar;
 pub mod timeline;
 
@@ -43,6 +45,16 @@ pub fn view(frame: &mut Frame, model: &Model) {
     if let Some(area) = timeline {
         timeline::draw(frame, area, model);
     }
+    let under_help = if model.mode == Mode::Help {
+        model.help_from
+    } else {
+        model.mode
+    };
+    if under_help == Mode::Runbooks {
+        // The pane takes the panels' place; the timeline stays beside it.
+        let (pane, _) = layout::split_timeline(main, model.show_timeline && main.width >= 100);
+        runbooks::draw(frame, pane.unwrap_or(main), model);
+    }
     if model.mode == Mode::Note {
         note::draw(frame, main, model);
     }
@@ -51,6 +63,9 @@ pub fn view(frame: &mut Frame, model: &Model) {
         help::draw(frame, main, model);
     } else if let Some(text) = &model.briefing {
         briefing::draw(frame, main, model, text);
+    }
+    if let Some(d) = &model.dialog {
+        dialog::draw(frame, main, model, d);
     }
 }
 

@@ -170,3 +170,57 @@ async fn a_failing_source_is_probed_on_the_backoff_schedule() {
     assert!(screen.contains("✖ failing"), "{screen}");
     assert!(screen.contains("connection refused"), "{screen}");
 }
+
+/// The real loop with the runbook pane: the list loads off the loop, and without a terminal to
+/// lend an editor the console says so instead of hanging.
+#[tokio::test]
+async fn the_runbook_pane_loads_off_the_loop_and_an_editor_without_a_terminal_is_refused() {
+    let source = Arc::new(FakeSource {
+        hang: true,
+        calls: Arc::new(AtomicUsize::new(0)),
+    });
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let driver = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        tx.unbounded_send(key(KeyCode::Char('e'))).unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tx.unbounded_send(key(KeyCode::Char('b'))).unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        tx.unbounded_send(key(KeyCode::Char('q'))).unwrap();
+        tx
+    });
+    let mut m = model();
+    m.incident = Some(warroom::app::model::IncidentView {
+        id: "2026-07-17-1".into(),
+        title: "t".into(),
+    });
+    let m = tokio::time::timeout(
+        Duration::from_secs(10),
+        warroom::app::runtime::event_loop(
+            &mut term,
+            m,
+            warroom::app::runtime::Services::metrics_only(source),
+            Arc::new(WallClock),
+            rx,
+            |_| {},
+        ),
+    )
+    .await
+    .expect("the loop answered the quit key")
+    .unwrap();
+    let _tx = driver.await.unwrap();
+    assert_eq!(m.quit, Some(Quit::User));
+    assert_eq!(m.mode, Mode::Runbooks);
+    let entries = m.runbooks.entries.as_ref().expect("the list loaded");
+    assert!(entries.iter().any(|e| e.name() == "pool-exhaustion"));
+    let screen = term.backend().to_string();
+    assert!(screen.contains("pool-exhaustion"), "{screen}");
+    assert!(
+        m.notice
+            .as_ref()
+            .is_some_and(|n| n.text.contains("no terminal")),
+        "{:?}",
+        m.notice
+    );
+}

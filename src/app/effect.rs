@@ -31,4 +31,26 @@ pub enum Effect {
         actor: String,
         event: Event,
     },
+    /// (Re)load the runbook list; answers as `Msg::RunbooksLoaded`.
+    LoadRunbooks,
+    /// Prepare a runbook's plan (variables, targets); answers as `Msg::Planned`.
+    PlanRunbook(Box<crate::runbook::model::Runbook>),
+    /// Start a run off the loop; its events arrive as `Msg::Run`, its end as `Msg::RunEnded`.
+    StartRun {
+        runbook: Box<crate::runbook::model::Runbook>,
+        run_id: String,
+    },
+    /// Pause, resume or abort a run (it takes effect between actions).
+    ControlRun {
+        run_id: String,
+        control: crate::runbook::executor::Control,
+    },
+    /// Answer the executor's question.
+    Answer {
+        reply: super::operator::Reply,
+        answer: super::operator::Answer,
+    },
+    /// Suspend the terminal and write a note in `$VISUAL`/`$EDITOR`; answers as
+    /// `Msg::EditorClosed`.
+    EditNote,
 }

@@ -96,6 +96,57 @@ pub struct Model {
     pub quit: Option<Quit>,
     /// Jitter comes from here so `update` stays deterministic under test.
     pub rng: StdRng,
+    /// The runbook pane: the list, the plan shown, the run.
+    pub runbooks: RunbookPane,
+    /// The dialog shown over everything, which gets keys first.
+    pub dialog: Option<super::dialog::Dialog>,
+    /// Dialogs waiting for the one shown to close (the executor may ask while a form is open).
+    pub dialogs_waiting: std::collections::VecDeque<super::dialog::Dialog>,
+    /// The timeline pane shows only this source, when set.
+    pub timeline_filter: Option<crate::incident::Source>,
+    /// The timeline pane lists the oldest record first.
+    pub oldest_first: bool,
+    /// Lines the help overlay is scrolled down by.
+    pub help_scroll: u16,
+    /// The mode help was opened from (it returns there).
+    pub help_from: Mode,
+    /// Action items handed out here and not yet acknowledged, so two quick ones get two ids.
+    pub actions_pending: u32,
+}
+
+/// The runbook pane's state.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RunbookPane {
+    /// Shipped and configured runbooks, broken ones with their error; `None` until loaded.
+    pub entries: Option<Vec<super::catalog::Entry>>,
+    pub selected: usize,
+    /// The plan being shown.
+    pub plan: Option<PlanView>,
+    /// The run (the running one, or the last one).
+    pub run: Option<super::run::RunView>,
+}
+
+impl RunbookPane {
+    /// The run in progress, if any.
+    pub fn active(&self) -> Option<&super::run::RunView> {
+        self.run.as_ref().filter(|r| !r.finished())
+    }
+
+    /// The selected entry.
+    pub fn entry(&self) -> Option<&super::catalog::Entry> {
+        self.entries.as_ref()?.get(self.selected)
+    }
+}
+
+/// A runbook's plan as the pane shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanView {
+    pub name: String,
+    /// The plan's lines; `None` while it is being prepared, `Err` when it cannot be.
+    pub lines: Option<Result<Vec<String>, String>>,
+    /// Batches per batch step, from the targets known when planning.
+    pub batches: std::collections::BTreeMap<String, usize>,
+    pub scroll: u16,
 }
 
 /// The crossing rule of a panel: its thresholds, hysteresis of 5 %, and a minute to settle so
@@ -151,6 +202,14 @@ impl Model {
             dirty: true,
             quit: None,
             rng: StdRng::seed_from_u64(now.timestamp_millis() as u64),
+            runbooks: RunbookPane::default(),
+            dialog: None,
+            dialogs_waiting: std::collections::VecDeque::new(),
+            timeline_filter: None,
+            oldest_first: false,
+            help_scroll: 0,
+            help_from: Mode::Dashboard,
+            actions_pending: 0,
         }
     }
 

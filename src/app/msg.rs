@@ -32,6 +32,33 @@ pub enum Msg {
     },
     /// A journal append finished: the synced record, or why it is not durable.
     Recorded(Result<crate::incident::Record, String>),
+    /// The runbook list was (re)loaded.
+    RunbooksLoaded(Vec<super::catalog::Entry>),
+    /// A runbook's plan is ready (or cannot be made).
+    Planned {
+        name: String,
+        result: Result<super::runner::Plan, String>,
+    },
+    /// A run's transition, after the journal has it (when there is an incident).
+    Run {
+        record: Box<crate::runbook::record::RunRecord>,
+        journaled: Option<Box<crate::incident::Record>>,
+    },
+    /// A run's task ended.
+    RunEnded {
+        run_id: String,
+        outcome: crate::runbook::record::RunOutcome,
+    },
+    /// The executor asks the operator; the answer goes back through `reply`.
+    Ask {
+        run_id: String,
+        question: super::operator::Question,
+        reply: super::operator::Reply,
+    },
+    /// A record appended by someone else on the console's behalf (a run's intent), synced.
+    Journaled(Box<crate::incident::Record>),
+    /// The external editor closed: the note's text, or why there is none.
+    EditorClosed(Result<String, String>),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
 }

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::metrics::Source;
 use crate::theme::Theme;
 use color_eyre::eyre::{WrapErr, eyre};
-use crossterm::event::{Event, EventStream};
+use crossterm::event::Event;
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -65,6 +65,10 @@ pub async fn open(
         source,
         journal: Some(journal),
         alerts: crate::alerts::AlertIntake::from_config(&config)?,
+        runbooks: super::runner::RunbookSetup::new(
+            config.runbook_dir.into_iter().collect(),
+            vec![],
+        ),
     };
     run_terminal(model, services, clock).await
 }
@@ -138,13 +142,15 @@ pub async fn run_terminal(
     model.width = size.width;
     model.height = size.height;
     let journal = services.journal.clone();
-    let result = event_loop(
+    let (input, suspend) = super::editor::input();
+    let result = event_loop_with(
         &mut terminal,
         model,
         services,
         clock.clone(),
-        EventStream::new(),
+        input,
         sync_update,
+        Some(suspend),
     )
     .await;
     ratatui::restore();
@@ -176,6 +182,8 @@ pub struct Services {
     pub journal: Option<crate::incident::JournalWriter>,
     /// The alert intake, spawned next to the loop when an incident is recorded.
     pub alerts: Option<crate::alerts::AlertIntake>,
+    /// Runbook directories, variables and the controls of running runs.
+    pub runbooks: super::runner::RunbookSetup,
 }
 
 impl Services {
@@ -185,6 +193,7 @@ impl Services {
             source,
             journal: None,
             alerts: None,
+            runbooks: Default::default(),
         }
     }
 }
@@ -204,11 +213,30 @@ fn sync_update(begin: bool) {
 /// Returns the final model.
 pub async fn event_loop<B, S>(
     terminal: &mut Terminal<B>,
+    model: Model,
+    services: Services,
+    clock: Arc<dyn Clock>,
+    input: S,
+    sync: fn(bool),
+) -> color_eyre::Result<Model>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+{
+    event_loop_with(terminal, model, services, clock, input, sync, None).await
+}
+
+/// The event loop with a way to lend the terminal to an external editor (`None` in tests:
+/// an editor request then answers that there is no terminal).
+pub async fn event_loop_with<B, S>(
+    terminal: &mut Terminal<B>,
     mut model: Model,
     services: Services,
     clock: Arc<dyn Clock>,
     mut input: S,
     sync: fn(bool),
+    mut editor: Option<super::editor::Suspend>,
 ) -> color_eyre::Result<Model>
 where
     B: Backend,
@@ -272,13 +300,33 @@ where
             _ = tokio::time::sleep_until(render_at), if model.dirty => None,
         };
         if let Some(msg) = msg {
-            let effects = update(&mut model, msg);
+            let mut effects = update(&mut model, msg);
+            if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
+                effects.remove(i);
+                let text = match editor.as_mut() {
+                    Some(suspend) => {
+                        let r = suspend.edit().await;
+                        // The screen was cleared: forget both frames so the next draw is whole.
+                        // (`Terminal::clear` would ask the terminal where its cursor is, and
+                        // the answer can be lost to the input reader.)
+                        terminal.swap_buffers();
+                        terminal.swap_buffers();
+                        suspend.resume();
+                        model.dirty = true;
+                        r
+                    }
+                    None => Err("no terminal to hand to an editor".into()),
+                };
+                effects.extend(update(&mut model, Msg::EditorClosed(text)));
+            }
             spawn_all(effects, &services, &tx, &clock);
         }
     }
 }
 
-fn spawn_all(
+/// Start the work `effects` describe, each in its own task; answers come back on `tx`. (The
+/// editor is the loop's own business: see [`event_loop_with`].)
+pub fn spawn_all(
     effects: Vec<Effect>,
     services: &Services,
     tx: &mpsc::UnboundedSender<Msg>,
@@ -329,6 +377,42 @@ fn spawn_all(
                     let _ = tx.send(Msg::Recorded(result));
                 });
             }
+            Effect::LoadRunbooks => {
+                let (tx, dirs) = (tx.clone(), services.runbooks.dirs.clone());
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send(Msg::RunbooksLoaded(super::catalog::load(&dirs)));
+                });
+            }
+            Effect::PlanRunbook(rb) => {
+                let (tx, setup, source, clock) = (
+                    tx.clone(),
+                    services.runbooks.clone(),
+                    services.source.clone(),
+                    clock.clone(),
+                );
+                tokio::spawn(async move {
+                    let result = super::runner::prepare_plan(&rb, &setup, source, clock).await;
+                    let _ = tx.send(Msg::Planned {
+                        name: rb.name.clone(),
+                        result,
+                    });
+                });
+            }
+            Effect::StartRun { runbook, run_id } => super::runner::start(
+                &runbook,
+                run_id,
+                &services.runbooks,
+                services.source.clone(),
+                services.journal.clone(),
+                clock.clone(),
+                tx,
+            ),
+            Effect::ControlRun { run_id, control } => {
+                services.runbooks.control(&run_id, control);
+            }
+            Effect::Answer { reply, answer } => reply.send(answer),
+            // Handled by the loop, which owns the terminal.
+            Effect::EditNote => {}
         }
     }
 }

@@ -7,9 +7,19 @@ use crate::incident::{Event, Source};
 use crate::keymap::{Action, Mode};
 use crate::ui::layout;
 
+mod incident;
+mod runbooks;
+
+pub use incident::{FILTERS, SEVERITIES, STATUSES};
+
 /// Apply one message; return the work to start.
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
+        Msg::Key(ev) if model.dialog.is_some() => {
+            let effects = dialog_key(model, &ev);
+            model.dirty = true;
+            return effects;
+        }
         Msg::Key(ev) => {
             if model.mode == Mode::Note && model.keymap.action(Mode::Note, &ev).is_none() {
                 edit_note(model, &ev);
@@ -23,10 +33,128 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     }
                     a if model.briefing.is_some() && a != Action::Quit => {}
                     Action::Submit => return submit_note(model),
+                    Action::Quit if model.runbooks.active().is_some() => {
+                        model.notify(
+                            "a runbook is running: abort it first (b, then a) so nothing is left half done",
+                            true,
+                            Some(8),
+                        );
+                    }
+                    Action::Help => {
+                        if model.mode == Mode::Help {
+                            model.mode = model.help_from;
+                        } else {
+                            model.help_from = model.mode;
+                            model.help_scroll = 0;
+                            model.mode = Mode::Help;
+                        }
+                    }
+                    a if model.mode == Mode::Runbooks
+                        && a != Action::Quit
+                        && a != Action::Timeline =>
+                    {
+                        model.dirty = true;
+                        return runbooks::key(model, a);
+                    }
+                    Action::Runbooks => {
+                        model.dirty = true;
+                        return runbooks::open(model);
+                    }
+                    a @ (Action::Status
+                    | Action::Severity
+                    | Action::ActionItem
+                    | Action::ImpactStart
+                    | Action::ImpactEnd
+                    | Action::Correct
+                    | Action::EditorNote
+                    | Action::TimelineFilter
+                    | Action::TimelineOrder) => {
+                        model.dirty = true;
+                        return incident::key(model, a);
+                    }
                     a => act(model, a),
                 }
                 model.dirty = true;
             }
+        }
+        Msg::RunbooksLoaded(entries) => {
+            let n = entries.len();
+            model.runbooks.entries = Some(entries);
+            model.runbooks.selected = model.runbooks.selected.min(n.saturating_sub(1));
+            model.dirty = true;
+        }
+        Msg::Planned { name, result } => {
+            match model.runbooks.plan.as_mut().filter(|p| p.name == name) {
+                Some(p) => match result {
+                    Ok(plan) => {
+                        p.lines = Some(Ok(plan.lines));
+                        p.batches = plan.batches;
+                    }
+                    Err(e) => p.lines = Some(Err(crate::sanitize::line(&e).into_owned())),
+                },
+                None => {
+                    if let Err(e) = result {
+                        model.notify(format!("runbook \"{name}\": {e}"), true, Some(10));
+                    }
+                }
+            }
+            model.dirty = true;
+        }
+        Msg::Run { record, journaled } => {
+            if let Some(run) = model
+                .runbooks
+                .run
+                .as_mut()
+                .filter(|r| r.run_id == record.run_id)
+            {
+                run.apply(&record);
+            }
+            if let Some(r) = journaled {
+                model.timeline.push(*r);
+            }
+            model.dirty = true;
+        }
+        Msg::Journaled(r) => {
+            model.timeline.push(*r);
+            model.dirty = true;
+        }
+        Msg::RunEnded { run_id, outcome } => {
+            let mut effects = runbooks::drop_questions(model, &run_id);
+            if let Some(run) = model.runbooks.run.as_mut().filter(|r| r.run_id == run_id) {
+                if run.outcome.is_none() {
+                    run.outcome = Some(outcome);
+                }
+                let text = format!("runbook \"{}\" ended: {outcome:?}", run.runbook);
+                let warn = outcome != crate::runbook::record::RunOutcome::Succeeded;
+                model.notify(text, warn, Some(15));
+            }
+            model.dirty = true;
+            effects.extend(schedule(model));
+            return effects;
+        }
+        Msg::Ask {
+            run_id,
+            question,
+            reply,
+        } => {
+            model.dirty = true;
+            let known = model
+                .runbooks
+                .run
+                .as_ref()
+                .is_some_and(|r| r.run_id == run_id && !r.finished());
+            if !known {
+                // Nobody here started that run: the answer is no.
+                return vec![Effect::Answer {
+                    reply,
+                    answer: super::operator::Answer::Confirmed(false),
+                }];
+            }
+            return runbooks::ask(model, run_id, question, reply);
+        }
+        Msg::EditorClosed(result) => {
+            model.dirty = true;
+            return incident::editor_closed(model, result);
         }
         Msg::Resize { width, height } => {
             model.width = width;
@@ -80,6 +208,9 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.recording = model.recording.saturating_sub(1);
             match result {
                 Ok(record) => {
+                    if matches!(record.kind, Event::ActionItem { .. }) {
+                        model.actions_pending = model.actions_pending.saturating_sub(1);
+                    }
                     model.timeline.push(record);
                     model.journal_error = None;
                 }
@@ -196,6 +327,13 @@ fn act(model: &mut Model, action: Action) {
                 Mode::Help
             }
         }
+        Action::Up if model.mode == Mode::Help => {
+            model.help_scroll = model.help_scroll.saturating_sub(1);
+        }
+        Action::Down if model.mode == Mode::Help => {
+            model.help_scroll = model.help_scroll.saturating_add(1);
+        }
+        Action::Close if model.mode == Mode::Help => model.mode = model.help_from,
         Action::Close => {
             if model.mode != Mode::Dashboard {
                 model.mode = Mode::Dashboard;
@@ -251,8 +389,100 @@ fn act(model: &mut Model, action: Action) {
                 model.notify("no incident is being recorded here: warroom open records one (the demo does not)", true, Some(5));
             }
         }
-        Action::Submit => {}
+        _ => {}
     }
+}
+
+/// A key while a dialog is open: the dialog's own bindings, else text for its field.
+fn dialog_key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
+    let Some(d) = model.dialog.as_mut() else {
+        return Vec::new();
+    };
+    match model.keymap.action(Mode::Dialog, ev) {
+        Some(Action::Submit) => submit_dialog(model),
+        Some(Action::Close) => {
+            let effects = model
+                .dialog
+                .take()
+                .and_then(|d| runbooks::refusal(&d))
+                .into_iter()
+                .collect();
+            next_dialog(model);
+            effects
+        }
+        Some(Action::NextField) => {
+            d.step(true);
+            Vec::new()
+        }
+        Some(Action::PrevField) => {
+            d.step(false);
+            Vec::new()
+        }
+        _ => {
+            d.edit(ev);
+            Vec::new()
+        }
+    }
+}
+
+fn next_dialog(model: &mut Model) {
+    if model.dialog.is_none() {
+        model.dialog = model.dialogs_waiting.pop_front();
+    }
+}
+
+/// Enter in a dialog: act on the answer, or say why it is not accepted and keep it open.
+fn submit_dialog(model: &mut Model) -> Vec<Effect> {
+    use super::dialog::{Body, Purpose};
+    use super::operator::Answer;
+    let Some(d) = model.dialog.take() else {
+        return Vec::new();
+    };
+    let keep = |model: &mut Model, mut d: super::dialog::Dialog, error: String| {
+        d.error = Some(crate::sanitize::line(&error).into_owned());
+        model.dialog = Some(d);
+        Vec::new()
+    };
+    let effects = match &d.purpose {
+        Purpose::StartRun(_) | Purpose::Confirm { .. } if !d.typed_matches() => {
+            let word = match &d.body {
+                Body::Type { word, .. } => word.clone(),
+                _ => String::new(),
+            };
+            let what = if matches!(d.purpose, Purpose::StartRun(_)) {
+                "to run it"
+            } else {
+                "to go ahead"
+            };
+            return keep(
+                model,
+                d,
+                format!("type exactly \"{word}\" {what}, or esc to say no"),
+            );
+        }
+        Purpose::StartRun(rb) => runbooks::start(model, (**rb).clone()),
+        Purpose::Confirm { reply, .. } => vec![Effect::Answer {
+            reply: reply.clone(),
+            answer: Answer::Confirmed(true),
+        }],
+        Purpose::Decide { reply, .. } => {
+            let i = d.selected().unwrap_or(0);
+            vec![Effect::Answer {
+                reply: reply.clone(),
+                answer: Answer::Decided(runbooks::DECISIONS[i.min(2)].0),
+            }]
+        }
+        _ => match incident::event_of(model, &d) {
+            Err(e) => return keep(model, d, e),
+            Ok(None) => Vec::new(),
+            Ok(Some(event)) => {
+                let actor = super::model::operator_name();
+                vec![record(model, Source::Operator, actor, event)]
+            }
+        },
+    };
+    next_dialog(model);
+    effects
 }
 
 /// Start the fetches that are due, within the in-flight limit and the source's backoff (while

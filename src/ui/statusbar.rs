@@ -29,15 +29,46 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         Span::styled(s.name.clone(), t.text),
         Span::raw(" "),
         Span::styled(health, hstyle),
-        sep(),
-        Span::styled(format!("range {range}"), t.text),
     ];
+    // A notice comes early: on a narrow terminal the end of the bar is cut off.
+    if let Some(n) = &model.notice {
+        spans.push(sep());
+        spans.push(Span::styled(
+            n.text.clone(),
+            if n.warning { t.warn } else { t.accent },
+        ));
+    }
+    spans.push(sep());
+    spans.push(Span::styled(format!("range {range}"), t.text));
     if let Some(i) = &model.incident {
         let (state, style) = super::timeline::journal_state(model);
         spans.push(sep());
         spans.push(Span::styled(format!("incident {}", i.id), t.text));
         spans.push(Span::raw(" "));
         spans.push(Span::styled(state, style));
+    }
+    if let Some(run) = &model.runbooks.run {
+        let (state, style) = super::runbooks::run_state(run, t);
+        let step = run
+            .current()
+            .map(|i| format!(" step {}/{}", i + 1, run.steps.len()))
+            .unwrap_or_default();
+        let batch = run
+            .batch
+            .as_ref()
+            .map(|b| {
+                format!(
+                    " batch {}{}",
+                    b.batch,
+                    b.of.map(|n| format!("/{n}")).unwrap_or_default()
+                )
+            })
+            .unwrap_or_default();
+        spans.push(sep());
+        spans.push(Span::styled(
+            format!("{state} {}{step}{batch}", run.runbook),
+            style,
+        ));
     }
     if model.paused {
         spans.push(sep());
@@ -48,13 +79,6 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         local.format("%Y-%m-%d %H:%M:%S %Z").to_string(),
         t.text,
     ));
-    if let Some(n) = &model.notice {
-        spans.push(sep());
-        spans.push(Span::styled(
-            n.text.clone(),
-            if n.warning { t.warn } else { t.accent },
-        ));
-    }
     let k = &model.keymap;
     let d = Mode::Dashboard;
     spans.push(sep());

@@ -29,10 +29,25 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         ),
         None => " Timeline ".to_string(),
     };
-    let block = Block::bordered()
+    let mut block = Block::bordered()
         .border_style(t.border)
         .title(Line::styled(title, t.title))
         .title(Line::styled(format!(" {state} "), style).right_aligned());
+    if model.timeline_filter.is_some() || model.oldest_first {
+        let mut view = Vec::new();
+        if let Some(s) = model.timeline_filter {
+            view.push(format!("only {s}"));
+        }
+        view.push(
+            if model.oldest_first {
+                "oldest first"
+            } else {
+                "newest first"
+            }
+            .to_string(),
+        );
+        block = block.title_bottom(Line::styled(format!(" {} ", view.join(" · ")), t.accent));
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if model.incident.is_none() {
@@ -51,10 +66,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }
         _ => false,
     };
-    let lines: Vec<Line> = model
+    let shown = model
         .timeline
         .iter()
-        .rev()
+        .filter(|r| model.timeline_filter.is_none_or(|s| r.source == s));
+    let ordered: Box<dyn Iterator<Item = &crate::incident::Record>> = if model.oldest_first {
+        Box::new(shown)
+    } else {
+        Box::new(shown.rev())
+    };
+    let lines: Vec<Line> = ordered
         .take(usize::from(inner.height))
         .map(|r| {
             let what_style = match &r.kind {

@@ -1,4 +1,6 @@
 use super::*;
+
+mod console;
 use crate::app::PanelState;
 use crate::config::Config;
 use crate::incident::{Event, Source};
@@ -69,7 +71,7 @@ fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
                 result,
                 at: m.now,
             },
-            Effect::Record { .. } => continue,
+            _ => continue,
         };
         next.extend(update(m, msg));
     }
@@ -79,7 +81,7 @@ fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
 fn panel_of(e: &Effect) -> usize {
     match e {
         Effect::Fetch { panel, .. } | Effect::FetchLatest { panel, .. } => *panel,
-        Effect::Record { .. } => usize::MAX,
+        _ => usize::MAX,
     }
 }
 

@@ -1,0 +1,200 @@
+//! Dialogs over the console, one at a time and ahead of every other key: a typed confirmation
+//! (the answer is yes only when the exact word is typed), a choice, or a small form. What the
+//! dialog is for decides what its answer does (`update` acts on it).
+
+use super::operator::Reply;
+use crate::runbook::model::Runbook;
+
+/// Longest text typed into one field.
+pub const FIELD_MAX: usize = 500;
+
+/// What a dialog's answer is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Purpose {
+    /// Start a run of this runbook (the word is its name).
+    StartRun(Box<Runbook>),
+    /// The executor's confirmation (a step id, `batch N`, `done` for manual steps).
+    Confirm {
+        run_id: String,
+        reply: Reply,
+    },
+    /// The executor's decision after a failure.
+    Decide {
+        run_id: String,
+        reply: Reply,
+    },
+    Status,
+    Severity,
+    ActionItem,
+    Impact {
+        start: bool,
+    },
+    Correction,
+}
+
+/// One field of a form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub label: &'static str,
+    pub value: String,
+    /// What goes here, shown after the label.
+    pub hint: &'static str,
+}
+
+impl Field {
+    pub fn new(label: &'static str, hint: &'static str, value: impl Into<String>) -> Field {
+        Field {
+            label,
+            hint,
+            value: value.into(),
+        }
+    }
+}
+
+/// The body of a dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// Type `word` exactly.
+    Type {
+        word: String,
+        typed: String,
+    },
+    Choose {
+        options: Vec<String>,
+        selected: usize,
+    },
+    Form {
+        fields: Vec<Field>,
+        focus: usize,
+    },
+}
+
+/// A dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dialog {
+    pub title: String,
+    /// What the operator should know before answering (plan lines, the failure).
+    pub text: Vec<String>,
+    pub body: Body,
+    pub purpose: Purpose,
+    /// Why the last answer was not accepted.
+    pub error: Option<String>,
+}
+
+impl Dialog {
+    /// A typed confirmation of `word`.
+    pub fn typed(title: String, text: Vec<String>, word: String, purpose: Purpose) -> Dialog {
+        Dialog {
+            title,
+            text,
+            body: Body::Type {
+                word,
+                typed: String::new(),
+            },
+            purpose,
+            error: None,
+        }
+    }
+
+    pub fn choose(
+        title: String,
+        text: Vec<String>,
+        options: Vec<String>,
+        selected: usize,
+        purpose: Purpose,
+    ) -> Dialog {
+        Dialog {
+            title,
+            text,
+            body: Body::Choose { options, selected },
+            purpose,
+            error: None,
+        }
+    }
+
+    pub fn form(title: String, text: Vec<String>, fields: Vec<Field>, purpose: Purpose) -> Dialog {
+        Dialog {
+            title,
+            text,
+            body: Body::Form { fields, focus: 0 },
+            purpose,
+            error: None,
+        }
+    }
+
+    /// A key that is not bound in dialogs: text for the field being typed.
+    pub fn edit(&mut self, ev: &crossterm::event::KeyEvent) -> bool {
+        use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
+        if ev.kind == KeyEventKind::Release {
+            return false;
+        }
+        let target = match &mut self.body {
+            Body::Type { typed, .. } => typed,
+            Body::Form { fields, focus } => match fields.get_mut(*focus) {
+                Some(f) => &mut f.value,
+                None => return false,
+            },
+            Body::Choose { .. } => return false,
+        };
+        match ev.code {
+            KeyCode::Char(c)
+                if !ev
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                if target.chars().count() < FIELD_MAX {
+                    target.push(c);
+                }
+            }
+            KeyCode::Backspace => {
+                target.pop();
+            }
+            _ => return false,
+        }
+        self.error = None;
+        true
+    }
+
+    /// Move to the next (`forward`) or previous field or choice.
+    pub fn step(&mut self, forward: bool) {
+        let (pos, n) = match &mut self.body {
+            Body::Choose { options, selected } => (selected, options.len()),
+            Body::Form { fields, focus } => (focus, fields.len()),
+            Body::Type { .. } => return,
+        };
+        if n == 0 {
+            return;
+        }
+        *pos = if forward {
+            (*pos + 1) % n
+        } else {
+            (*pos + n - 1) % n
+        };
+    }
+
+    /// The value of form field `i` (trimmed), or "".
+    pub fn field(&self, i: usize) -> &str {
+        match &self.body {
+            Body::Form { fields, .. } => fields.get(i).map_or("", |f| f.value.trim()),
+            _ => "",
+        }
+    }
+
+    /// The selected choice, if a choice.
+    pub fn selected(&self) -> Option<usize> {
+        match &self.body {
+            Body::Choose { selected, .. } => Some(*selected),
+            _ => None,
+        }
+    }
+
+    /// Whether the typed word matches exactly.
+    pub fn typed_matches(&self) -> bool {
+        match &self.body {
+            Body::Type { word, typed } => {
+                crate::runbook::operator::typed_confirms(Some(typed), word)
+            }
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Incident actions from the console: status, severity, action items, the impact window,
+//! corrections, notes from `$EDITOR`, and the timeline pane's filter and order. Each becomes a
+//! journal record (shown once it is synced).
+
+use super::super::dialog::{Dialog, Field, Purpose};
+use super::super::model::Model;
+use super::{Effect, record};
+use crate::incident::event::{Priority, Severity, Status};
+use crate::incident::{Event, Source};
+use crate::keymap::Action;
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+
+/// The statuses in order.
+pub const STATUSES: [Status; 4] = [
+    Status::Investigating,
+    Status::Identified,
+    Status::Monitoring,
+    Status::Resolved,
+];
+/// The severities, worst first.
+pub const SEVERITIES: [Severity; 4] = [
+    Severity::Sev1,
+    Severity::Sev2,
+    Severity::Sev3,
+    Severity::Sev4,
+];
+/// The sources the timeline filter steps through, after "all".
+pub const FILTERS: [Source; 7] = [
+    Source::Metric,
+    Source::Alert,
+    Source::Runbook,
+    Source::Operator,
+    Source::Github,
+    Source::Sim,
+    Source::System,
+];
+
+/// Format of times typed into the impact dialog.
+pub const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+
+/// A dashboard key for an incident action.
+pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
+    match action {
+        Action::TimelineFilter => {
+            model.show_timeline = true;
+            model.timeline_filter = match model.timeline_filter {
+                None => Some(FILTERS[0]),
+                Some(s) => FILTERS
+                    .iter()
+                    .position(|f| *f == s)
+                    .and_then(|i| FILTERS.get(i + 1))
+                    .copied(),
+            };
+            return Vec::new();
+        }
+        Action::TimelineOrder => {
+            model.show_timeline = true;
+            model.oldest_first = !model.oldest_first;
+            return Vec::new();
+        }
+        _ => {}
+    }
+    if model.incident.is_none() {
+        model.notify(
+            "no incident is being recorded here: warroom open records one (the demo does not)",
+            true,
+            Some(5),
+        );
+        return Vec::new();
+    }
+    let summary = crate::incident::summary::summarize(&model.timeline);
+    let local_now = model.now.with_timezone(&model.tz);
+    model.dialog = Some(match action {
+        Action::Status => Dialog::choose(
+            "Incident status".into(),
+            vec![format!(
+                "now: {}",
+                summary.status.map_or("not set".into(), |s| s.to_string())
+            )],
+            STATUSES.iter().map(|s| s.to_string()).collect(),
+            STATUSES
+                .iter()
+                .position(|s| Some(*s) == summary.status)
+                .unwrap_or(0),
+            Purpose::Status,
+        ),
+        Action::Severity => Dialog::choose(
+            "Incident severity".into(),
+            vec![format!(
+                "now: {}",
+                summary.severity.map_or("not set".into(), |s| s.to_string())
+            )],
+            SEVERITIES.iter().map(|s| s.to_string()).collect(),
+            SEVERITIES
+                .iter()
+                .position(|s| Some(*s) == summary.severity)
+                .unwrap_or(2),
+            Purpose::Severity,
+        ),
+        Action::ActionItem => Dialog::form(
+            "Action item".into(),
+            vec!["Only the action is required.".into()],
+            vec![
+                Field::new("action", "what will be done", ""),
+                Field::new("owner", "a team or person", ""),
+                Field::new("priority", "P1, P2 or P3", ""),
+                Field::new("due", "YYYY-MM-DD", ""),
+            ],
+            Purpose::ActionItem,
+        ),
+        Action::ImpactStart | Action::ImpactEnd => {
+            let start = action == Action::ImpactStart;
+            Dialog::form(
+                format!("Impact {}", if start { "started" } else { "ended" }),
+                vec![format!(
+                    "When it differs from the first crossing or the recovery; time in {}.",
+                    local_now.format("%Z")
+                )],
+                vec![Field::new(
+                    "at",
+                    "YYYY-MM-DD HH:MM:SS or HH:MM",
+                    local_now.format(TIME_FORMAT).to_string(),
+                )],
+                Purpose::Impact { start },
+            )
+        }
+        Action::Correct => {
+            let newest = model
+                .timeline
+                .iter()
+                .rev()
+                .find(|r| r.source == Source::Operator)
+                .or(model.timeline.last())
+                .map_or(String::new(), |r| r.seq.to_string());
+            Dialog::form(
+                "Correct a timeline record".into(),
+                vec![
+                    "The record stays in the journal; the correction supersedes it.".into(),
+                    "A note can be replaced by new text; leave it empty to retract.".into(),
+                ],
+                vec![
+                    Field::new("record #", "its sequence number", newest),
+                    Field::new("reason", "why it was wrong", ""),
+                    Field::new("replacement", "new note text, or empty", ""),
+                ],
+                Purpose::Correction,
+            )
+        }
+        Action::EditorNote => return vec![Effect::EditNote],
+        _ => return Vec::new(),
+    });
+    Vec::new()
+}
+
+/// The event a submitted incident dialog records, or why it cannot.
+pub fn event_of(model: &mut Model, d: &Dialog) -> Result<Option<Event>, String> {
+    Ok(Some(match &d.purpose {
+        Purpose::Status => Event::StatusChanged {
+            status: STATUSES[d.selected().unwrap_or(0).min(3)],
+        },
+        Purpose::Severity => Event::SeverityChanged {
+            severity: SEVERITIES[d.selected().unwrap_or(2).min(3)],
+        },
+        Purpose::ActionItem => {
+            let action = d.field(0);
+            if action.is_empty() {
+                return Err("the action is empty: say what will be done".into());
+            }
+            let priority = match d.field(2) {
+                "" => None,
+                p => Some(p.parse::<Priority>().map_err(|e| e.to_string())?),
+            };
+            let due = match d.field(3) {
+                "" => None,
+                s => Some(
+                    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+                        .map_err(|_| format!("due \"{s}\" is not a date: expected YYYY-MM-DD"))?,
+                ),
+            };
+            let summary = crate::incident::summary::summarize(&model.timeline);
+            let n: u32 = summary
+                .next_action_id()
+                .trim_start_matches("AI-")
+                .parse()
+                .unwrap_or(1);
+            let id = format!("AI-{}", n + model.actions_pending);
+            model.actions_pending += 1;
+            Event::ActionItem {
+                id,
+                action: action.to_string(),
+                owner: Some(d.field(1).to_string()).filter(|s| !s.is_empty()),
+                priority,
+                due,
+            }
+        }
+        Purpose::Impact { start } => {
+            let at = parse_time(d.field(0), model)?;
+            if *start {
+                Event::ImpactStart { at }
+            } else {
+                Event::ImpactEnd { at }
+            }
+        }
+        Purpose::Correction => {
+            let seq: u64 = d.field(0).trim_start_matches('#').parse().map_err(|_| {
+                format!(
+                    "record \"{}\" is not a number: expected the record's #",
+                    d.field(0)
+                )
+            })?;
+            let Some(target) = model.timeline.iter().find(|r| r.seq == seq) else {
+                return Err(format!("there is no record #{seq} on the timeline"));
+            };
+            let reason = d.field(1);
+            if reason.is_empty() {
+                return Err("say why the record is wrong".into());
+            }
+            let replacement = match (d.field(2), &target.kind) {
+                ("", _) => None,
+                (text, Event::Note { .. }) => Some(Box::new(Event::note(text))),
+                _ => {
+                    return Err(format!(
+                        "record #{seq} is not a note: leave the replacement empty to retract it, then record the right one"
+                    ));
+                }
+            };
+            Event::Correction {
+                supersedes: seq,
+                reason: reason.to_string(),
+                replacement,
+            }
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// A time typed in the configured zone: a full date and time, or a time today.
+fn parse_time(s: &str, model: &Model) -> Result<chrono::DateTime<Utc>, String> {
+    let local = model.now.with_timezone(&model.tz);
+    let naive = NaiveDateTime::parse_from_str(s, TIME_FORMAT)
+        .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M"))
+        .or_else(|_| {
+            NaiveTime::parse_from_str(s, "%H:%M:%S")
+                .or_else(|_| NaiveTime::parse_from_str(s, "%H:%M"))
+                .map(|t| local.date_naive().and_time(t))
+        })
+        .map_err(|_| {
+            format!("\"{s}\" is not a time: expected YYYY-MM-DD HH:MM:SS, or HH:MM for today")
+        })?;
+    let at = model
+        .tz
+        .from_local_datetime(&naive)
+        .earliest()
+        .ok_or_else(|| format!("\"{s}\" does not exist in {} (a clock change)", model.tz))?
+        .with_timezone(&Utc);
+    if at > model.now + chrono::Duration::minutes(1) {
+        return Err(format!("\"{s}\" is in the future"));
+    }
+    Ok(at)
+}
+
+/// Record a note written in the editor.
+pub fn editor_closed(model: &mut Model, result: Result<String, String>) -> Vec<Effect> {
+    match result {
+        Ok(text) if text.is_empty() => {
+            model.notify("the note was empty: nothing recorded", false, Some(5));
+            Vec::new()
+        }
+        Ok(text) => {
+            let actor = super::super::model::operator_name();
+            vec![record(model, Source::Operator, actor, Event::note(text))]
+        }
+        Err(e) => {
+            model.notify(e, true, Some(10));
+            Vec::new()
+        }
+    }
+}

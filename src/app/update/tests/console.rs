@@ -1,0 +1,694 @@
+//! The runbook pane, executor dialogs and incident actions, through `update` alone.
+
+use super::*;
+use crate::app::catalog::{self, Entry};
+use crate::app::dialog::{Body, Purpose};
+use crate::app::operator::{Answer, Question, Reply};
+use crate::app::runner::Plan;
+use crate::incident::Record;
+use crate::runbook::batch::Decision;
+use crate::runbook::executor::Control;
+use crate::runbook::operator::Confirmation;
+use crate::runbook::record::{RunEvent, RunOutcome, RunRecord};
+
+fn incident_model() -> Model {
+    let mut m = model();
+    m.incident = Some(crate::app::model::IncidentView {
+        id: "2026-07-17-1".into(),
+        title: "t".into(),
+    });
+    m
+}
+
+fn typed(m: &mut Model, text: &str) {
+    for c in text.chars() {
+        update(m, key(c));
+    }
+}
+
+fn entries() -> Vec<Entry> {
+    catalog::load(&[])
+}
+
+/// The pane open on `name`, its plan shown.
+fn planned(m: &mut Model, name: &str) {
+    while m.mode != Mode::Dashboard {
+        update(m, code(KeyCode::Esc));
+    }
+    assert_eq!(update(m, key('b')), vec![Effect::LoadRunbooks]);
+    assert_eq!(m.mode, Mode::Runbooks);
+    update(m, Msg::RunbooksLoaded(entries()));
+    m.runbooks.selected = 0;
+    let i = m
+        .runbooks
+        .entries
+        .as_ref()
+        .unwrap()
+        .iter()
+        .position(|e| e.name() == name)
+        .unwrap();
+    for _ in 0..i {
+        update(m, code(KeyCode::Down));
+    }
+    let effects = update(m, code(KeyCode::Enter));
+    assert!(
+        matches!(&effects[..], [Effect::PlanRunbook(rb)] if rb.name == name),
+        "{effects:?}"
+    );
+    let mut batches = std::collections::BTreeMap::new();
+    batches.insert("restart".to_string(), 4);
+    update(
+        m,
+        Msg::Planned {
+            name: name.into(),
+            result: Ok(Plan {
+                lines: vec!["1. rollback  POST http://127.0.0.1:9187/control/rollback".into()],
+                batches,
+            }),
+        },
+    );
+}
+
+/// A run of `name` started through the typed confirmation; returns its id.
+fn started(m: &mut Model, name: &str) -> String {
+    planned(m, name);
+    assert!(update(m, key('x')).is_empty());
+    assert!(matches!(
+        m.dialog.as_ref().map(|d| &d.purpose),
+        Some(Purpose::StartRun(_))
+    ));
+    typed(m, name);
+    let effects = update(m, code(KeyCode::Enter));
+    let [Effect::StartRun { runbook, run_id }] = &effects[..] else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(runbook.name, name);
+    assert!(m.dialog.is_none());
+    run_id.clone()
+}
+
+fn run_event(m: &mut Model, run_id: &str, event: RunEvent) {
+    let at = m.now;
+    update(
+        m,
+        Msg::Run {
+            record: Box::new(RunRecord {
+                at,
+                run_id: run_id.into(),
+                event,
+            }),
+            journaled: None,
+        },
+    );
+}
+
+#[test]
+fn a_run_starts_only_after_its_name_is_typed_exactly() {
+    let mut m = model();
+    planned(&mut m, "disable-retries");
+    update(&mut m, key('x'));
+    typed(&mut m, "disable-retrie");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    let d = m.dialog.as_ref().expect("still asking");
+    assert!(d.error.as_ref().unwrap().contains("\"disable-retries\""));
+    typed(&mut m, "S");
+    assert!(
+        update(&mut m, code(KeyCode::Enter)).is_empty(),
+        "case matters"
+    );
+    // Esc says no: nothing starts.
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    assert!(m.dialog.is_none() && m.runbooks.run.is_none());
+    let id = started(&mut m, "disable-retries");
+    assert!(id.starts_with("disable-retries-20260717T073000"), "{id}");
+    let run = m.runbooks.run.as_ref().unwrap();
+    assert_eq!(run.steps.len(), 3);
+    assert_eq!(run.control, Control::Run);
+}
+
+#[test]
+fn run_asks_for_the_plan_first_and_broken_runbooks_do_not_run() {
+    let mut m = model();
+    update(&mut m, key('b'));
+    let mut list = entries();
+    list.insert(
+        0,
+        Entry::Broken {
+            file: "runbooks/aaa.toml".into(),
+            error: "runbooks/aaa.toml:2:1: expected".into(),
+        },
+    );
+    update(&mut m, Msg::RunbooksLoaded(list));
+    assert!(update(&mut m, key('x')).is_empty(), "broken: nothing");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    update(&mut m, code(KeyCode::Down));
+    let effects = update(&mut m, key('x'));
+    assert!(
+        matches!(&effects[..], [Effect::PlanRunbook(_)]),
+        "{effects:?}"
+    );
+    assert!(
+        m.dialog.is_none(),
+        "no confirmation before the plan is shown"
+    );
+    // Esc closes the plan, then the pane.
+    update(&mut m, code(KeyCode::Esc));
+    assert!(m.runbooks.plan.is_none());
+    assert_eq!(m.mode, Mode::Runbooks);
+    update(&mut m, code(KeyCode::Esc));
+    assert_eq!(m.mode, Mode::Dashboard);
+}
+
+#[test]
+fn pause_resume_and_abort_reach_the_run_and_quit_waits_for_it() {
+    let mut m = model();
+    let id = started(&mut m, "pool-exhaustion");
+    assert_eq!(
+        update(&mut m, key('p')),
+        vec![Effect::ControlRun {
+            run_id: id.clone(),
+            control: Control::Pause
+        }]
+    );
+    assert_eq!(
+        update(&mut m, key(' ')),
+        vec![Effect::ControlRun {
+            run_id: id.clone(),
+            control: Control::Run
+        }]
+    );
+    update(&mut m, key('q'));
+    assert!(m.quit.is_none(), "quit is refused while a run is active");
+    // A second run is refused while one runs.
+    planned(&mut m, "shed-load");
+    update(&mut m, key('x'));
+    assert!(m.dialog.is_none());
+    assert!(
+        m.notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("one run at a time")
+    );
+    // Abort: the control, and a pending question answered no.
+    let (reply, mut rx) = Reply::new();
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Confirm(Confirmation {
+                step: "rollback".into(),
+                summary: "Step \"rollback\": Roll back".into(),
+                word: "rollback".into(),
+            }),
+            reply,
+        },
+    );
+    // A dialog takes keys first; one waiting behind another does not, and abort answers it.
+    let d = m.dialog.take().unwrap();
+    m.dialogs_waiting.push_back(d);
+    let effects = update(&mut m, key('a'));
+    assert_eq!(
+        effects[0],
+        Effect::ControlRun {
+            run_id: id.clone(),
+            control: Control::Abort
+        }
+    );
+    assert!(
+        matches!(
+            &effects[1..],
+            [Effect::Answer {
+                answer: Answer::Confirmed(false),
+                ..
+            }]
+        ),
+        "{effects:?}"
+    );
+    assert!(m.dialog.is_none() && m.dialogs_waiting.is_empty());
+    assert!(rx.try_recv().is_err(), "the effect, not update, sends");
+    update(
+        &mut m,
+        Msg::RunEnded {
+            run_id: id,
+            outcome: RunOutcome::Aborted,
+        },
+    );
+    update(&mut m, key('q'));
+    assert_eq!(m.quit, Some(Quit::User));
+}
+
+#[test]
+fn executor_questions_become_dialogs_and_answers_go_back() {
+    let mut m = model();
+    let id = started(&mut m, "pool-exhaustion");
+    let (reply, _rx) = Reply::new();
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Confirm(Confirmation {
+                step: "restart".into(),
+                summary: "Batch 1: api-0, api-1, api-2".into(),
+                word: "batch 1".into(),
+            }),
+            reply: reply.clone(),
+        },
+    );
+    assert!(m.runbooks.run.as_ref().unwrap().waiting.is_some());
+    typed(&mut m, "batch 2");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    for _ in 0..1 {
+        update(&mut m, code(KeyCode::Backspace));
+    }
+    typed(&mut m, "1");
+    assert_eq!(
+        update(&mut m, code(KeyCode::Enter)),
+        vec![Effect::Answer {
+            reply: reply.clone(),
+            answer: Answer::Confirmed(true)
+        }]
+    );
+    // Decisions: safest first; down picks retry.
+    let (reply, _rx) = Reply::new();
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Decide {
+                step: "restart".into(),
+                reason: "health gate after batch 1 did not pass".into(),
+            },
+            reply: reply.clone(),
+        },
+    );
+    let d = m.dialog.as_ref().unwrap();
+    assert_eq!(d.selected(), Some(0));
+    update(&mut m, code(KeyCode::Down));
+    assert_eq!(
+        update(&mut m, code(KeyCode::Enter)),
+        vec![Effect::Answer {
+            reply,
+            answer: Answer::Decided(Decision::Retry)
+        }]
+    );
+    // Esc on a confirmation is a no.
+    let (reply, _rx) = Reply::new();
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Confirm(Confirmation {
+                step: "rollback".into(),
+                summary: "x".into(),
+                word: "rollback".into(),
+            }),
+            reply: reply.clone(),
+        },
+    );
+    assert_eq!(
+        update(&mut m, code(KeyCode::Esc)),
+        vec![Effect::Answer {
+            reply,
+            answer: Answer::Confirmed(false)
+        }]
+    );
+    // A question from a run this console did not start is refused at once.
+    let (reply, _rx) = Reply::new();
+    let effects = update(
+        &mut m,
+        Msg::Ask {
+            run_id: "someone-else".into(),
+            question: Question::Decide {
+                step: "s".into(),
+                reason: "r".into(),
+            },
+            reply: reply.clone(),
+        },
+    );
+    assert!(m.dialog.is_none());
+    assert_eq!(
+        effects,
+        vec![Effect::Answer {
+            reply,
+            answer: Answer::Confirmed(false)
+        }]
+    );
+}
+
+#[test]
+fn run_events_show_step_batch_gate_and_journaled_records_reach_the_timeline() {
+    let mut m = incident_model();
+    let id = started(&mut m, "pool-exhaustion");
+    run_event(
+        &mut m,
+        &id,
+        RunEvent::StepStarted {
+            step: "restart".into(),
+            kind: "batch".into(),
+            title: "Restart planner-api".into(),
+        },
+    );
+    run_event(
+        &mut m,
+        &id,
+        RunEvent::Batch {
+            step: "restart".into(),
+            event: (&crate::runbook::batch::BatchEvent::BatchStarted {
+                batch: 2,
+                targets: vec!["api-3".into(), "api-4".into()],
+            })
+                .into(),
+        },
+    );
+    run_event(
+        &mut m,
+        &id,
+        RunEvent::GateReading {
+            step: "restart".into(),
+            reading: "Success(0.01)".into(),
+            verdict: "Pending".into(),
+        },
+    );
+    let run = m.runbooks.run.as_ref().unwrap();
+    assert_eq!(run.current(), Some(4));
+    let b = run.batch.as_ref().unwrap();
+    assert_eq!((b.batch, b.of), (2, Some(4)));
+    assert_eq!(b.targets, vec!["api-3", "api-4"]);
+    assert!(run.gate.as_ref().unwrap().2.contains("Pending"));
+    let journaled = Record {
+        seq: 9,
+        time: m.now,
+        source: Source::Runbook,
+        actor: id.clone(),
+        kind: Event::note("x"),
+    };
+    let at = m.now;
+    update(
+        &mut m,
+        Msg::Run {
+            record: Box::new(RunRecord {
+                at,
+                run_id: id.clone(),
+                event: RunEvent::RunFinished {
+                    outcome: RunOutcome::Succeeded,
+                },
+            }),
+            journaled: Some(Box::new(journaled.clone())),
+        },
+    );
+    assert_eq!(m.timeline.last(), Some(&journaled));
+    assert_eq!(
+        m.recording, 0,
+        "run records are not the console's own appends"
+    );
+    assert!(m.runbooks.active().is_none());
+}
+
+#[test]
+fn a_journal_that_is_not_durable_refuses_runs() {
+    let mut m = incident_model();
+    m.journal_error = Some("sync failed".into());
+    planned(&mut m, "shed-load");
+    update(&mut m, key('x'));
+    assert!(m.dialog.is_none());
+    assert!(m.notice.as_ref().unwrap().text.contains("not durable"));
+}
+
+fn recorded(effects: &[Effect]) -> Event {
+    match effects {
+        [Effect::Record { event, source, .. }] => {
+            assert_eq!(*source, Source::Operator);
+            event.clone()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn status_and_severity_are_chosen_and_recorded() {
+    let mut m = incident_model();
+    update(&mut m, key('s'));
+    update(&mut m, code(KeyCode::Down));
+    update(&mut m, code(KeyCode::Down));
+    let e = recorded(&update(&mut m, code(KeyCode::Enter)));
+    assert_eq!(
+        e,
+        Event::StatusChanged {
+            status: "monitoring".parse().unwrap()
+        }
+    );
+    update(&mut m, key('v'));
+    update(&mut m, code(KeyCode::Up));
+    let e = recorded(&update(&mut m, code(KeyCode::Enter)));
+    assert_eq!(
+        e,
+        Event::SeverityChanged {
+            severity: "SEV-2".parse().unwrap()
+        }
+    );
+    // Without an incident: a notice, no dialog.
+    let mut m = model();
+    update(&mut m, key('s'));
+    assert!(m.dialog.is_none());
+    assert!(m.notice.is_some());
+}
+
+#[test]
+fn action_items_are_checked_and_numbered() {
+    let mut m = incident_model();
+    update(&mut m, key('a'));
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    assert!(
+        m.dialog
+            .as_ref()
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("action is empty")
+    );
+    typed(&mut m, "Add a retry budget");
+    update(&mut m, code(KeyCode::Tab));
+    typed(&mut m, "platform");
+    update(&mut m, code(KeyCode::Tab));
+    typed(&mut m, "P9");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    assert!(
+        m.dialog
+            .as_ref()
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("P9")
+    );
+    update(&mut m, code(KeyCode::Backspace));
+    typed(&mut m, "1");
+    update(&mut m, code(KeyCode::Tab));
+    typed(&mut m, "2026-13-01");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    for _ in 0..5 {
+        update(&mut m, code(KeyCode::Backspace));
+    }
+    typed(&mut m, "08-01");
+    let e = recorded(&update(&mut m, code(KeyCode::Enter)));
+    assert_eq!(
+        e,
+        Event::ActionItem {
+            id: "AI-1".into(),
+            action: "Add a retry budget".into(),
+            owner: Some("platform".into()),
+            priority: Some("P1".parse().unwrap()),
+            due: Some(chrono::NaiveDate::from_ymd_opt(2026, 8, 1).unwrap()),
+        }
+    );
+    // A second one before the first is acknowledged gets the next id.
+    update(&mut m, key('a'));
+    typed(&mut m, "Alert on pool saturation");
+    let Event::ActionItem { id, owner, .. } = recorded(&update(&mut m, code(KeyCode::Enter)))
+    else {
+        panic!()
+    };
+    assert_eq!((id.as_str(), owner), ("AI-2", None));
+}
+
+#[test]
+fn impact_times_are_read_in_the_configured_zone() {
+    let mut m = incident_model();
+    m.tz = chrono_tz::Europe::London;
+    update(&mut m, key('i'));
+    let Some(Body::Form { fields, .. }) = m.dialog.as_ref().map(|d| &d.body) else {
+        panic!()
+    };
+    assert_eq!(
+        fields[0].value, "2026-07-17 08:30:00",
+        "prefilled with now, local"
+    );
+    for _ in 0..19 {
+        update(&mut m, code(KeyCode::Backspace));
+    }
+    typed(&mut m, "07:05");
+    let e = recorded(&update(&mut m, code(KeyCode::Enter)));
+    assert_eq!(
+        e,
+        Event::ImpactStart {
+            at: DateTime::parse_from_rfc3339("2026-07-17T06:05:00Z")
+                .unwrap()
+                .with_timezone(&Utc)
+        }
+    );
+    update(&mut m, key('I'));
+    for _ in 0..19 {
+        update(&mut m, code(KeyCode::Backspace));
+    }
+    typed(&mut m, "23:59");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    assert!(
+        m.dialog
+            .as_ref()
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("future")
+    );
+    update(&mut m, code(KeyCode::Esc));
+    assert!(m.dialog.is_none());
+}
+
+#[test]
+fn corrections_supersede_notes_and_retract_other_records() {
+    let mut m = incident_model();
+    let rec = |seq, source, kind| Record {
+        seq,
+        time: t0(),
+        source,
+        actor: "a".into(),
+        kind,
+    };
+    m.timeline = vec![
+        rec(
+            1,
+            Source::Operator,
+            Event::StatusChanged {
+                status: "identified".parse().unwrap(),
+            },
+        ),
+        rec(2, Source::Operator, Event::note("pool at 100% #impact")),
+        rec(3, Source::Metric, Event::note("metric")),
+    ];
+    update(&mut m, key('c'));
+    assert_eq!(
+        m.dialog.as_ref().unwrap().field(0),
+        "2",
+        "the newest operator record"
+    );
+    update(&mut m, code(KeyCode::Tab));
+    assert!(
+        update(&mut m, code(KeyCode::Enter)).is_empty(),
+        "a reason is required"
+    );
+    typed(&mut m, "wrong pool");
+    update(&mut m, code(KeyCode::Tab));
+    typed(&mut m, "pool at 90%");
+    let e = recorded(&update(&mut m, code(KeyCode::Enter)));
+    assert_eq!(
+        e,
+        Event::Correction {
+            supersedes: 2,
+            reason: "wrong pool".into(),
+            replacement: Some(Box::new(Event::note("pool at 90%"))),
+        }
+    );
+    // A status change can be retracted but not replaced by text.
+    update(&mut m, key('c'));
+    update(&mut m, code(KeyCode::Backspace));
+    typed(&mut m, "1");
+    update(&mut m, code(KeyCode::Tab));
+    typed(&mut m, "too early");
+    update(&mut m, code(KeyCode::Tab));
+    typed(&mut m, "x");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    assert!(
+        m.dialog
+            .as_ref()
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("not a note")
+    );
+    update(&mut m, code(KeyCode::Backspace));
+    let e = recorded(&update(&mut m, code(KeyCode::Enter)));
+    assert!(matches!(
+        e,
+        Event::Correction {
+            supersedes: 1,
+            replacement: None,
+            ..
+        }
+    ));
+    // No such record.
+    update(&mut m, key('c'));
+    update(&mut m, code(KeyCode::Backspace));
+    typed(&mut m, "42");
+    update(&mut m, code(KeyCode::Tab));
+    typed(&mut m, "r");
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    assert!(
+        m.dialog
+            .as_ref()
+            .unwrap()
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("#42")
+    );
+}
+
+#[test]
+fn editor_notes_are_recorded_when_not_empty() {
+    let mut m = incident_model();
+    assert_eq!(update(&mut m, key('e')), vec![Effect::EditNote]);
+    let e = recorded(&update(
+        &mut m,
+        Msg::EditorClosed(Ok("line one\nline two #lesson".into())),
+    ));
+    assert_eq!(e, Event::note("line one\nline two #lesson"));
+    assert!(update(&mut m, Msg::EditorClosed(Ok(String::new()))).is_empty());
+    assert!(update(&mut m, Msg::EditorClosed(Err("vi exited with 1".into()))).is_empty());
+    assert!(m.notice.as_ref().unwrap().text.contains("vi exited"));
+}
+
+#[test]
+fn timeline_filter_steps_through_sources_and_order_toggles() {
+    let mut m = model();
+    update(&mut m, key('f'));
+    assert!(m.show_timeline);
+    assert_eq!(m.timeline_filter, Some(Source::Metric));
+    for _ in 0..FILTERS.len() - 1 {
+        update(&mut m, key('f'));
+    }
+    assert_eq!(m.timeline_filter, FILTERS.last().copied());
+    update(&mut m, key('f'));
+    assert_eq!(m.timeline_filter, None, "then all again");
+    update(&mut m, key('o'));
+    assert!(m.oldest_first);
+    update(&mut m, key('o'));
+    assert!(!m.oldest_first);
+}
+
+#[test]
+fn help_scrolls_and_returns_to_the_mode_it_came_from() {
+    let mut m = model();
+    update(&mut m, key('b'));
+    update(&mut m, key('?'));
+    assert_eq!(m.mode, Mode::Help);
+    update(&mut m, key('j'));
+    update(&mut m, key('j'));
+    update(&mut m, key('k'));
+    assert_eq!(m.help_scroll, 1);
+    update(&mut m, code(KeyCode::Esc));
+    assert_eq!(m.mode, Mode::Runbooks);
+}

@@ -1,0 +1,128 @@
+//! A dialog, centred over everything: its text, then a typed word, a choice or a form, the
+//! reason the last answer was refused, and its keys.
+//!
+//! ```text
+//! ┌ Confirm step "rollback" ─────────────────────┐
+//! │ Step "rollback": Roll back the deploy        │
+//! │ Type "rollback" to go ahead; esc says no.    │
+//! │ > rollb▏                                     │
+//! └──────────────── enter answers · esc cancels ┘
+//! ```
+
+use super::layout;
+use crate::app::Model;
+use crate::app::dialog::{Body, Dialog, Purpose};
+use crate::keymap::{Action, Mode};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+/// Draw `d` over `area`.
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
+    let t = &model.theme;
+    let mut lines: Vec<Line> = d
+        .text
+        .iter()
+        .map(|l| Line::styled(l.clone(), t.text))
+        .collect();
+    match &d.body {
+        Body::Type { word, typed } => {
+            let what = match &d.purpose {
+                Purpose::StartRun(_) => "run it",
+                _ => "go ahead",
+            };
+            lines.push(Line::from(vec![
+                Span::styled("Type ", t.text),
+                Span::styled(format!("\"{word}\""), t.accent),
+                Span::styled(format!(" to {what}; anything else is no."), t.text),
+            ]));
+            lines.push(Line::from(vec![
+                Span::styled("> ", t.accent),
+                Span::styled(crate::sanitize::line(typed).into_owned(), t.text),
+                Span::styled("▏", t.accent),
+            ]));
+        }
+        Body::Choose { options, selected } => {
+            for (i, o) in options.iter().enumerate() {
+                let sel = i == *selected;
+                lines.push(Line::from(vec![
+                    Span::styled(if sel { "▸ " } else { "  " }, t.accent),
+                    Span::styled(o.clone(), if sel { t.selection } else { t.text }),
+                ]));
+            }
+        }
+        Body::Form { fields, focus } => {
+            for (i, f) in fields.iter().enumerate() {
+                let sel = i == *focus;
+                let mut spans = vec![
+                    Span::styled(if sel { "▸ " } else { "  " }, t.accent),
+                    Span::styled(format!("{:<12}", f.label), t.title),
+                    Span::styled(crate::sanitize::line(&f.value).into_owned(), t.text),
+                ];
+                if sel {
+                    spans.push(Span::styled("▏", t.accent));
+                }
+                if f.value.is_empty() {
+                    spans.push(Span::styled(format!(" ({})", f.hint), t.muted));
+                }
+                lines.push(Line::from(spans));
+            }
+            if matches!(d.purpose, Purpose::Correction) {
+                lines.push(correction_preview(model, d));
+            }
+        }
+    }
+    if let Some(e) = &d.error {
+        lines.push(Line::styled(format!("✖ {e}"), t.failing));
+    }
+    let k = &model.keymap;
+    let next = match d.body {
+        Body::Form { .. } => format!("{} next field · ", k.hint(Mode::Dialog, Action::NextField)),
+        Body::Choose { .. } => format!("{} next · ", k.hint(Mode::Dialog, Action::NextField)),
+        Body::Type { .. } => String::new(),
+    };
+    let keys = format!(
+        " {} answers · {next}{} cancels ",
+        k.hint(Mode::Dialog, Action::Submit),
+        k.hint(Mode::Dialog, Action::Close)
+    );
+    let width = area.width.saturating_sub(4).min(76);
+    let inner_w = usize::from(width.saturating_sub(2)).max(1);
+    // Wrapped height: each line takes at least one row.
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner_w).max(1))
+        .sum();
+    let h = (rows as u16).saturating_add(2);
+    let rect = layout::centered(area, width, h);
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered()
+        .border_style(t.border_focus)
+        .title(Line::styled(format!(" {} ", d.title), t.title))
+        .title_bottom(Line::styled(keys, t.muted).right_aligned());
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        rect,
+    );
+}
+
+/// The record a correction would supersede, as the timeline describes it.
+fn correction_preview(model: &Model, d: &Dialog) -> Line<'static> {
+    let t = &model.theme;
+    let seq = d.field(0).trim_start_matches('#').parse::<u64>().ok();
+    match seq.and_then(|s| model.timeline.iter().find(|r| r.seq == s)) {
+        Some(r) => Line::styled(
+            format!(
+                "  #{} {} {}",
+                r.seq,
+                r.source,
+                crate::incident::timeline::describe(&r.kind)
+            ),
+            t.muted,
+        ),
+        None => Line::styled("  (no such record on the timeline)", t.warn),
+    }
+}

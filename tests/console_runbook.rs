@@ -1,0 +1,379 @@
+//! Runbooks run from the console's pane against the in-process simulator (its control API on
+//! loopback, its samples in the embedded store the gates read), with the real effects runtime
+//! (`spawn_all`: the executor in its own task, the journal writer thread): typed confirmation
+//! of the name and of each step, the simulator's state changed, every transition in the
+//! incident's journal, and an abort that stops the run between two actions.
+
+use chrono::{DateTime, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use warroom::app::demo::{Rehearsal, demo_runbooks};
+use warroom::app::dialog::{Body, Purpose};
+use warroom::app::runtime::{Services, open_incident, spawn_all};
+use warroom::app::{Model, Msg, update};
+use warroom::clock::Clock;
+use warroom::config::Config;
+use warroom::incident::event::StepState;
+use warroom::incident::{Event, Store};
+use warroom::runbook::record::RunOutcome;
+use warroom::sim::Scenario;
+use warroom::sim::retry::Layer;
+use warroom::theme::Theme;
+
+struct Console {
+    model: Model,
+    services: Services,
+    clock: Arc<dyn Clock>,
+    tx: mpsc::UnboundedSender<Msg>,
+    rx: mpsc::UnboundedReceiver<Msg>,
+}
+
+impl Console {
+    /// One message through `update`, its effects started for real.
+    fn send(&mut self, msg: Msg) {
+        let effects = update(&mut self.model, msg);
+        spawn_all(effects, &self.services, &self.tx, &self.clock);
+    }
+
+    fn key(&mut self, c: KeyCode) {
+        self.send(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    }
+
+    fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    /// Feed worker messages until `done` holds; fails after `within`.
+    async fn until(&mut self, what: &str, within: Duration, done: impl Fn(&Model) -> bool) {
+        let deadline = tokio::time::Instant::now() + within;
+        while !done(&self.model) {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match tokio::time::timeout(left, self.rx.recv()).await {
+                Ok(Some(m)) => self.send(m),
+                _ => panic!(
+                    "timed out waiting for {what}; run: {:#?}\nnotice: {:?}\ndialog: {:?}",
+                    self.model.runbooks.run, self.model.notice, self.model.dialog
+                ),
+            }
+        }
+    }
+
+    /// Answer the executor's typed confirmation of `word` once it is asked.
+    async fn confirm(&mut self, word: &str) {
+        let w = word.to_string();
+        self.until(
+            &format!("the confirmation of \"{word}\""),
+            Duration::from_secs(20),
+            move |m| {
+                matches!(m.dialog.as_ref().map(|d| (&d.purpose, &d.body)),
+                Some((Purpose::Confirm { .. }, Body::Type { word, .. })) if *word == w)
+            },
+        )
+        .await;
+        self.type_text(word);
+        self.key(KeyCode::Enter);
+        assert!(self.model.dialog.is_none(), "{:?}", self.model.dialog);
+    }
+
+    /// Open the pane, show `name`'s plan, type its name: the run starts.
+    async fn run(&mut self, name: &str) -> String {
+        self.key(KeyCode::Char('b'));
+        self.until("the runbook list", Duration::from_secs(10), |m| {
+            m.runbooks.entries.is_some()
+        })
+        .await;
+        let i = self
+            .model
+            .runbooks
+            .entries
+            .as_ref()
+            .unwrap()
+            .iter()
+            .position(|e| e.name() == name)
+            .unwrap_or_else(|| panic!("{name} is not listed"));
+        for _ in 0..i {
+            self.key(KeyCode::Down);
+        }
+        self.key(KeyCode::Enter);
+        self.until("the plan", Duration::from_secs(20), |m| {
+            m.runbooks.plan.as_ref().is_some_and(|p| p.lines.is_some())
+        })
+        .await;
+        self.key(KeyCode::Char('x'));
+        self.type_text(name);
+        self.key(KeyCode::Enter);
+        self.model
+            .runbooks
+            .run
+            .as_ref()
+            .expect("the run started")
+            .run_id
+            .clone()
+    }
+}
+
+fn epoch() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-07-17T05:40:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+async fn console(
+    dir: &std::path::Path,
+    runbook_dirs: Vec<std::path::PathBuf>,
+) -> (Console, Rehearsal, String) {
+    let scenario = Scenario::load("planner-peak").expect("scenario");
+    let r = Rehearsal::start(scenario, 1, 30.0, epoch(), "127.0.0.1:0")
+        .await
+        .expect("rehearsal");
+    let clock: Arc<dyn Clock> = Arc::new(r.clock());
+    let config = Config {
+        runbook_dir: runbook_dirs.first().cloned(),
+        ..Config::default()
+    };
+    let mut model = Model::new(&config, Theme::fallback(), "embedded".into(), clock.now());
+    let journal = open_incident(
+        &mut model,
+        dir,
+        None,
+        Some("Planner rehearsal".into()),
+        None,
+    )
+    .await
+    .expect("incident");
+    let id = model.incident.as_ref().unwrap().id.clone();
+    let services = Services {
+        source: Arc::new(r.store.clone()),
+        journal: Some(journal),
+        runbooks: demo_runbooks(&config, &r.control_url(), &r.service_label),
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    (
+        Console {
+            model,
+            services,
+            clock,
+            tx,
+            rx,
+        },
+        r,
+        id,
+    )
+}
+
+fn journal(dir: &std::path::Path, id: &str) -> Vec<Event> {
+    let store = Store::new(dir);
+    let id = store.find(id).unwrap();
+    store
+        .read(&id)
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|r| r.kind)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shipped_runbook_from_the_demo_pane_changes_the_simulator_and_is_journaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, r, id) = console(dir.path(), vec![]).await;
+    assert!(r.service.with_sim(|s| s.retries_enabled(Layer::Gateway)));
+    let run_id = c.run("disable-retries").await;
+    c.confirm("disable").await;
+    c.until(
+        "the simulator's retries off",
+        Duration::from_secs(20),
+        |m| {
+            m.runbooks.run.as_ref().is_some_and(|r| {
+                r.steps
+                    .iter()
+                    .any(|s| s.id == "disable" && s.detail.contains("200"))
+            })
+        },
+    )
+    .await;
+    for layer in [Layer::Client, Layer::Gateway, Layer::Worker] {
+        assert!(
+            !r.service.with_sim(|s| s.retries_enabled(layer)),
+            "{layer:?} retries are off after the run's http step"
+        );
+    }
+    // The wait step reads the embedded store; abort it rather than wait out its gate.
+    c.until("the wait step", Duration::from_secs(20), |m| {
+        m.runbooks.run.as_ref().and_then(|r| r.current()) == Some(2)
+    })
+    .await;
+    c.key(KeyCode::Char('a'));
+    c.until("the end of the run", Duration::from_secs(20), |m| {
+        m.runbooks.run.as_ref().is_some_and(|r| r.finished())
+    })
+    .await;
+    // The journal has run, intent, answer, steps and end, in order.
+    let events = journal(dir.path(), &id);
+    let kinds: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RunbookRun { run, state } => {
+                assert_eq!(run.run_id, run_id);
+                Some(format!("run {state:?}"))
+            }
+            Event::RunbookStep { step, state, .. } => Some(format!("{step} {state:?}")),
+            Event::RunbookIntent { step, .. } => Some(format!("{step} intent")),
+            Event::RunbookAck { step, outcome, .. } => Some(format!("{step} ack {outcome}")),
+            _ => None,
+        })
+        .collect();
+    let pos = |needle: &str| {
+        kinds
+            .iter()
+            .position(|k| k.starts_with(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in {kinds:#?}"))
+    };
+    assert!(pos("run Started") < pos("disable intent"));
+    assert!(pos("disable intent") < pos("disable ack attempt 1: HTTP 200"));
+    assert!(pos("disable ack") < pos("disable Succeeded"));
+    assert!(pos("disable Succeeded") < pos("amplification-falls Started"));
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("run Cancelled"),
+        "{kinds:#?}"
+    );
+    // What the console shows is what the journal holds.
+    let shown = c
+        .model
+        .timeline
+        .iter()
+        .filter(|r| matches!(r.kind, Event::RunbookRun { .. } | Event::RunbookStep { .. }))
+        .count();
+    let recorded = events
+        .iter()
+        .filter(|e| matches!(e, Event::RunbookRun { .. } | Event::RunbookStep { .. }))
+        .count();
+    assert_eq!(shown, recorded);
+    assert_eq!(
+        c.model.runbooks.run.as_ref().unwrap().outcome,
+        Some(RunOutcome::Aborted)
+    );
+}
+
+const TWO_ACTIONS: &str = r#"
+name = "two-actions"
+description = "Retries off, a gate that never holds, then load shedding on."
+
+[variables]
+base_url = { default = "http://127.0.0.1:1", description = "control API" }
+
+[[step]]
+id = "retries-off"
+kind = "http"
+title = "Retries off"
+method = "POST"
+url = "{{base_url}}/control/retries"
+json = { layer = "all", enabled = false }
+
+[[step]]
+id = "never"
+kind = "wait"
+title = "A condition that never holds"
+timeout = "5m"
+gate = { query = 'max(app_retry_enabled)', above = 5, interval = "1s", consecutive = 1 }
+
+[[step]]
+id = "shed"
+kind = "http"
+title = "Load shedding on"
+method = "POST"
+url = "{{base_url}}/control/load-shedding"
+json = { enabled = true }
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_stops_the_run_between_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let books = tempfile::tempdir().unwrap();
+    std::fs::write(books.path().join("two-actions.toml"), TWO_ACTIONS).unwrap();
+    let (mut c, r, id) = console(dir.path(), vec![books.path().to_path_buf()]).await;
+    c.run("two-actions").await;
+    c.confirm("retries-off").await;
+    c.until("the gate's readings", Duration::from_secs(20), |m| {
+        m.runbooks
+            .run
+            .as_ref()
+            .and_then(|r| r.gate.as_ref())
+            .is_some_and(|g| g.0 == "never")
+    })
+    .await;
+    // Pause first: the run holds; then abort: it ends without the next action.
+    c.key(KeyCode::Char('p'));
+    c.key(KeyCode::Char('a'));
+    c.until("the end of the run", Duration::from_secs(20), |m| {
+        m.runbooks.run.as_ref().is_some_and(|r| r.finished())
+    })
+    .await;
+    // Give a wrongly continuing executor the chance to send its next request.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!r.service.with_sim(|s| s.retries_enabled(Layer::Gateway)));
+    assert!(
+        !r.service.with_sim(|s| s.settings().load_shedding),
+        "the action after the abort never happened"
+    );
+    let run = c.model.runbooks.run.as_ref().unwrap();
+    assert_eq!(run.outcome, Some(RunOutcome::Aborted));
+    let events = journal(dir.path(), &id);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::RunbookStep { step, .. } if step == "shed")),
+        "the step after the abort never started"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::RunbookRun {
+            state: StepState::Cancelled,
+            ..
+        }
+    )));
+}
+
+/// The whole `pool-exhaustion` runbook from the demo's pane, every confirmation typed, until
+/// the simulated error ratio is under 2 % (its last step). Minutes of wall time (soaks and
+/// gate intervals are real seconds), so run on demand:
+/// `cargo test --test console_runbook -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn pool_exhaustion_recovers_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, r, _id) = console(dir.path(), vec![]).await;
+    // Let the fault land first (it is 5 simulated minutes away: 10 s at 30×).
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let started = std::time::Instant::now();
+    c.run("pool-exhaustion").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
+    while !c.model.runbooks.run.as_ref().is_some_and(|r| r.finished()) {
+        if let Some(d) = &c.model.dialog {
+            match (&d.purpose, &d.body) {
+                (Purpose::Confirm { .. }, Body::Type { word, .. }) => {
+                    let w = word.clone();
+                    c.type_text(&w);
+                    c.key(KeyCode::Enter);
+                }
+                // A decision: abort (the safest answer) and let the test fail below.
+                _ => c.key(KeyCode::Enter),
+            }
+            continue;
+        }
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(left, c.rx.recv()).await {
+            Ok(Some(m)) => c.send(m),
+            _ => panic!("the run did not end: {:#?}", c.model.runbooks.run),
+        }
+    }
+    let run = c.model.runbooks.run.as_ref().unwrap();
+    eprintln!("pool-exhaustion took {:?}", started.elapsed());
+    assert_eq!(run.outcome, Some(RunOutcome::Succeeded), "{run:#?}");
+    assert!(!r.service.with_sim(|s| s.retries_enabled(Layer::Gateway)));
+}
