@@ -86,6 +86,10 @@ pub struct OpenArgs {
     /// Theme name or file (overrides the config file).
     #[arg(long)]
     pub theme: Option<String>,
+    /// When a headless recorder (`warroom record`) holds the incident, stop it and take over
+    /// without asking.
+    #[arg(long)]
+    pub take_over: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -229,9 +233,14 @@ pub enum IncidentCmd {
 
 #[derive(Debug, Args, Clone)]
 pub struct RecordArgs {
+    /// The incident to record (it must exist: `warroom incident new` starts one).
     pub id: String,
+    /// Prometheus base URL (overrides the config file): panels and its alerts are polled.
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
+    /// Alertmanager base URL (overrides the config file), e.g. http://127.0.0.1:9093
+    #[arg(long, value_name = "URL")]
+    pub alertmanager: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

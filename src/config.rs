@@ -4,6 +4,7 @@
 //! Secrets are never written in this file: it names an environment variable or an owner-only
 //! file that holds them.
 
+pub mod alerts;
 pub mod panels;
 
 use crate::diagnostic::Diagnostic;
@@ -22,6 +23,8 @@ pub struct Config {
     pub file: Option<PathBuf>,
     pub prometheus: PrometheusConfig,
     pub alertmanager: Option<String>,
+    /// The alert intake: what it polls and how often.
+    pub alerts: alerts::AlertsConfig,
     pub refresh: Duration,
     /// The dashboard's initial range.
     pub range: Duration,
@@ -91,6 +94,7 @@ impl Default for Config {
                 ..Default::default()
             },
             alertmanager: None,
+            alerts: alerts::AlertsConfig::default(),
             refresh: Duration::from_secs(5),
             range: Duration::from_secs(3600),
             timezone: chrono_tz::UTC,
@@ -107,6 +111,7 @@ impl Default for Config {
 struct RawConfig {
     prometheus: Option<RawPrometheus>,
     alertmanager: Option<RawAlertmanager>,
+    alerts: Option<alerts::RawAlerts>,
     refresh: Option<Spanned<String>>,
     range: Option<Spanned<String>>,
     timezone: Option<Spanned<String>>,
@@ -219,6 +224,9 @@ impl Config {
         }
         if let Some(am) = raw.alertmanager {
             cfg.alertmanager = Some(check_url(&am.url).map_err(|m| err(am.url.span(), m))?);
+        }
+        if let Some(a) = raw.alerts {
+            cfg.alerts = a.validate().map_err(|(span, m)| err(span, m))?;
         }
         if let Some(r) = raw.refresh {
             cfg.refresh = parse_duration(&r, "refresh", 1..=3600).map_err(|m| err(r.span(), m))?;

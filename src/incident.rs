@@ -28,6 +28,10 @@ pub use writer::{JournalWriter, WriteError};
 use std::path::Path;
 
 /// Run an `incident` subcommand.
-pub fn run_cli(cmd: crate::cli::IncidentCmd, data_dir: &Path) -> color_eyre::Result<()> {
-    cli::run(cmd, data_dir)
+pub fn run_cli(
+    cmd: crate::cli::IncidentCmd,
+    config: Option<&Path>,
+    data_dir: &Path,
+) -> color_eyre::Result<()> {
+    cli::run(cmd, config, data_dir)
 }

@@ -11,6 +11,7 @@
 //! are used alike by the console, the headless subcommands and the tests. Text from outside
 //! passes [`sanitize`] once where it enters; retries anywhere go through [`backoff`].
 
+pub mod alerts;
 pub mod app;
 pub mod backoff;
 pub mod cli;
@@ -21,6 +22,7 @@ pub mod incident;
 pub mod keymap;
 pub mod metrics;
 pub mod paths;
+pub mod record;
 pub mod runbook;
 pub mod sanitize;
 pub mod secret;

@@ -28,8 +28,10 @@ fn main() -> color_eyre::Result<ExitCode> {
         Command::Sim(SimCmd::Serve(args)) => rt
             .block_on(warroom::sim::serve(args))
             .map(|()| ExitCode::SUCCESS),
-        Command::Incident(cmd) => {
-            warroom::incident::run_cli(cmd, &data_dir).map(|()| ExitCode::SUCCESS)
+        Command::Incident(cmd) => warroom::incident::run_cli(cmd, cli.config.as_deref(), &data_dir)
+            .map(|()| ExitCode::SUCCESS),
+        Command::Record(args) => {
+            rt.block_on(warroom::record::run(cli.config.as_deref(), &data_dir, args))
         }
         Command::Runbook(cmd) => rt.block_on(warroom::runbook::run_cli(cmd, &data_dir)),
         Command::Completions { shell } => {

@@ -58,11 +58,13 @@ pub async fn open(
         args.incident.as_deref(),
         args.title,
         args.severity.as_deref(),
+        args.take_over,
     )
     .await?;
     let services = Services {
         source,
         journal: Some(journal),
+        alerts: crate::alerts::AlertIntake::from_config(&config)?,
     };
     run_terminal(model, services, clock).await
 }
@@ -75,6 +77,7 @@ pub async fn open_incident(
     id: Option<&str>,
     title: Option<String>,
     severity: Option<&str>,
+    take_over: bool,
 ) -> color_eyre::Result<crate::incident::JournalWriter> {
     use crate::incident::vocabulary::Severity;
     use crate::incident::{Event, JournalWriter, Source as RecordSource, Store};
@@ -84,7 +87,7 @@ pub async fn open_incident(
         Some(id) => (store.find(id)?, false),
         None => (store.create(model.now)?, true),
     };
-    let (incident, recovery) = store.open_incident(&id, "console")?;
+    let (incident, recovery) = crate::incident::cli::open_for_console(&store, &id, take_over)?;
     if let Some(torn) = &recovery.torn {
         model.notify(
             format!("the journal's last record was torn and set aside ({torn:?})"),
@@ -171,6 +174,8 @@ pub struct Services {
     pub source: Arc<dyn Source>,
     /// The incident's journal, when the console records one.
     pub journal: Option<crate::incident::JournalWriter>,
+    /// The alert intake, spawned next to the loop when an incident is recorded.
+    pub alerts: Option<crate::alerts::AlertIntake>,
 }
 
 impl Services {
@@ -179,6 +184,7 @@ impl Services {
         Services {
             source,
             journal: None,
+            alerts: None,
         }
     }
 }
@@ -210,6 +216,15 @@ where
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
+        intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
+            crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
+            crate::alerts::AlertReport::NotRecorded { error, .. } => {
+                Some(Msg::Recorded(Err(error)))
+            }
+            _ => None,
+        });
+    }
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut signals = Signals::new();

@@ -17,15 +17,25 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The timezone timelines are shown in until the config's timezone reaches this path.
-const TIMEZONE: Tz = Tz::UTC;
-
 /// The lock role of these commands: they hold it for milliseconds.
 const ROLE: &str = "cli";
 
+/// The timezone times are shown in: the config's `timezone`. A config that cannot be read
+/// does not stop an incident from being fed: it is reported and times are shown in UTC.
+fn timezone(config: Option<&Path>) -> Tz {
+    match crate::config::Config::load(config) {
+        Ok(c) => c.timezone,
+        Err(e) => {
+            eprintln!("warning: {e}\nwarning: times are shown in UTC");
+            Tz::UTC
+        }
+    }
+}
+
 /// Runs one `incident` subcommand.
-pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
+pub fn run(cmd: IncidentCmd, config: Option<&Path>, data_dir: &Path) -> Result<()> {
     let store = Store::new(data_dir);
+    let tz = timezone(config);
     let mut out = std::io::stdout().lock();
     match cmd {
         IncidentCmd::New { title, severity } => {
@@ -39,8 +49,8 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
             append(&mut incident, Event::IncidentOpened { title, severity })?;
             writeln!(out, "{id}")?;
         }
-        IncidentCmd::List => list(&store, &mut out)?,
-        IncidentCmd::Show { id } => show(&store, &id, &mut out)?,
+        IncidentCmd::List => list(&store, tz, &mut out)?,
+        IncidentCmd::Show { id } => show(&store, &id, tz, &mut out)?,
         IncidentCmd::Note { id, text } => {
             let text = text.join(" ");
             if text.trim().is_empty() {
@@ -49,12 +59,12 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
                 );
             }
             let record = write_one(&store, &id, Event::note(text))?;
-            acknowledge(&mut out, &record)?;
+            acknowledge(&mut out, &record, tz)?;
         }
         IncidentCmd::Status { id, status } => {
             let status = status.parse::<Status>()?;
             let record = write_one(&store, &id, Event::StatusChanged { status })?;
-            acknowledge(&mut out, &record)?;
+            acknowledge(&mut out, &record, tz)?;
         }
         IncidentCmd::Action {
             id,
@@ -91,7 +101,7 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
                     due,
                 },
             )?;
-            acknowledge(&mut out, &record)?;
+            acknowledge(&mut out, &record, tz)?;
         }
         IncidentCmd::Timeline { id, json } => {
             let found = store.find(&id)?;
@@ -101,7 +111,7 @@ pub fn run(cmd: IncidentCmd, data_dir: &Path) -> Result<()> {
                     out.write_all(&r.encode()?)?;
                 }
             } else {
-                out.write_all(render_table(&recovery.records, TIMEZONE).as_bytes())?;
+                out.write_all(render_table(&recovery.records, tz).as_bytes())?;
             }
             if let Some(torn) = recovery.torn {
                 eprintln!(
@@ -181,17 +191,17 @@ fn write_one(store: &Store, id: &str, event: Event) -> Result<Record> {
     append(&mut incident, event)
 }
 
-fn acknowledge(out: &mut impl Write, record: &Record) -> Result<()> {
+fn acknowledge(out: &mut impl Write, record: &Record, tz: Tz) -> Result<()> {
     writeln!(
         out,
         "recorded #{} at {}",
         record.seq,
-        format_time(record.time, TIMEZONE, true)
+        format_time(record.time, tz, true)
     )?;
     Ok(())
 }
 
-fn list(store: &Store, out: &mut impl Write) -> Result<()> {
+fn list(store: &Store, tz: Tz, out: &mut impl Write) -> Result<()> {
     let ids = store.list()?;
     if ids.is_empty() {
         writeln!(
@@ -214,7 +224,7 @@ fn list(store: &Store, out: &mut impl Write) -> Result<()> {
                     "{:<14}  {:<23}  {:<5}  {:<13}  {}",
                     id.to_string(),
                     s.opened_at
-                        .map(|t| format_time(t, TIMEZONE, true))
+                        .map(|t| format_time(t, tz, true))
                         .unwrap_or_else(|| "-".into()),
                     s.severity
                         .map(|v| v.to_string())
@@ -231,12 +241,12 @@ fn list(store: &Store, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn show(store: &Store, id: &str, out: &mut impl Write) -> Result<()> {
+fn show(store: &Store, id: &str, tz: Tz, out: &mut impl Write) -> Result<()> {
     let found = store.find(id)?;
     let recovery = store.read(&found)?;
     let s = summarize(&recovery.records);
     let time = |t: Option<chrono::DateTime<Utc>>| {
-        t.map(|t| format_time(t, TIMEZONE, true))
+        t.map(|t| format_time(t, tz, true))
             .unwrap_or_else(|| "-".into())
     };
     writeln!(out, "Incident {found}: {}", s.title)?;
@@ -321,4 +331,61 @@ fn stress(store: &Store, id: &str, count: u64, out: &mut impl Write) -> Result<(
         out.flush()?;
     }
     Ok(())
+}
+
+/// Opens `id` for the console. When a headless recorder holds it, says so and offers to take
+/// over: with `take_over` (`--take-over`) at once, otherwise after a yes on the terminal (never
+/// when stdin is not a terminal). The stop is recorded: the recorder records its interruption
+/// and the console a notice of the takeover.
+pub fn open_for_console(
+    store: &Store,
+    id: &IncidentId,
+    take_over: bool,
+) -> Result<(OpenIncident, super::Recovery)> {
+    use std::io::IsTerminal;
+    let holder = match store.open_incident(id, "console") {
+        Err(StoreError::Held { holder, .. }) if holder.role == crate::record::ROLE => holder,
+        other => return Ok(other?),
+    };
+    let held = format!(
+        "incident {id} is held by {} (pid {}, since {})",
+        holder.command(),
+        holder.pid,
+        holder.since.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    if !take_over {
+        if !std::io::stdin().is_terminal() {
+            bail!(
+                "{held}; pass --take-over to stop it and open the console, or stop it first \
+                 (`kill -TERM {}`)",
+                holder.pid
+            );
+        }
+        eprint!("{held}; take over? [y/N] ");
+        std::io::stderr().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") {
+            bail!("{held}; left to it. Its timeline: `warroom incident timeline {id}`");
+        }
+    }
+    eprintln!("asking {} (pid {}) to stop…", holder.command(), holder.pid);
+    let (mut incident, mut recovery, stopped) =
+        store.take_over(id, "console", super::store::TAKEOVER_WAIT)?;
+    if let Some(h) = stopped {
+        let notice = Event::JournalNotice {
+            message: format!(
+                "the console (pid {}) took over from {} (pid {})",
+                std::process::id(),
+                h.command(),
+                h.pid
+            ),
+        };
+        let record = incident
+            .journal
+            .append(Source::System, "warroom", notice)
+            .wrap_err("the takeover could not be recorded")?;
+        recovery.records.push(record);
+    }
+    Ok((incident, recovery))
 }

@@ -14,12 +14,18 @@
 //! short enough to type, sort by date, and do not depend on the title (which changes while
 //! people learn what is going on).
 
+mod holder;
+mod takeover;
+
+pub use holder::{Holder, process_exists, this_host};
+pub use takeover::{TAKEOVER_WAIT, TakeOverError};
+
 use super::journal::{Journal, JournalError, Recovery};
 use super::storage::sync_dir;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use holder::read_holder;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// The journal's file name inside an incident directory.
@@ -87,30 +93,6 @@ impl IncidentId {
 impl std::fmt::Display for IncidentId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}-{}", self.date, self.n)
-    }
-}
-
-/// Who holds an incident's lock, as written into the lock file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Holder {
-    pub pid: u32,
-    pub since: DateTime<Utc>,
-    /// `console`, `recorder`, `cli`, `runbook`, …
-    pub role: String,
-}
-
-impl std::fmt::Display for Holder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.pid == 0 {
-            return f.write_str("another process (it has not written its details yet)");
-        }
-        write!(
-            f,
-            "warroom {} (pid {}) since {}",
-            crate::sanitize::line(&self.role),
-            self.pid,
-            self.since.format("%Y-%m-%d %H:%M:%S UTC")
-        )
     }
 }
 
@@ -232,11 +214,7 @@ impl Store {
     /// Takes the incident's lock for `role`, or says who holds it.
     pub fn lock(&self, id: &IncidentId, role: &str) -> Result<IncidentLock, StoreError> {
         let mut file = self.try_take(id)?;
-        let holder = Holder {
-            pid: std::process::id(),
-            since: Utc::now(),
-            role: role.to_string(),
-        };
+        let holder = Holder::me(role);
         // The lock is what excludes; the file's text only tells the next one who we are, so a
         // failure to write it is not fatal (the message then says "another process").
         let text = serde_json::to_string(&holder).unwrap_or_default();
@@ -315,37 +293,6 @@ impl Store {
     /// Reads an incident's journal without locking or changing it.
     pub fn read(&self, id: &IncidentId) -> Result<Recovery, StoreError> {
         Ok(super::journal::read(&self.journal_path(id))?)
-    }
-}
-
-/// Reads who holds the lock. The text can be stale (the holder has the lock but has not written
-/// yet, or a probe holds it for a moment): a holder whose process is gone is reported as unknown.
-fn read_holder(file: &mut File) -> Holder {
-    let unknown = Holder {
-        pid: 0,
-        since: DateTime::<Utc>::UNIX_EPOCH,
-        role: String::new(),
-    };
-    let mut text = String::new();
-    let _ = file.rewind().and_then(|()| file.read_to_string(&mut text));
-    match serde_json::from_str::<Holder>(&text) {
-        Ok(h) if process_exists(h.pid) => h,
-        _ => unknown,
-    }
-}
-
-fn process_exists(pid: u32) -> bool {
-    use nix::errno::Errno;
-    let Ok(raw) = i32::try_from(pid) else {
-        return false;
-    };
-    if raw <= 0 {
-        return false;
-    }
-    // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
-    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None) {
-        Ok(()) | Err(Errno::EPERM) => true,
-        Err(_) => false,
     }
 }
 

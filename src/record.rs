@@ -1,0 +1,216 @@
+//! `warroom record ID`: the recording engine without a screen, so the timeline records itself
+//! even when nobody has the console open (for example on a server).
+//!
+//! It takes the incident's lock as `recorder` and runs two parts, each a task the console can
+//! spawn too, both writing through one [`JournalWriter`]: the panel watch ([`panels`]: the
+//! dashboard's queries, threshold crossings by the console's `Detector` rule) and the alert
+//! intake ([`crate::alerts`]). Each recorded event is one status line on stderr; logs go to
+//! the log file. SIGINT or SIGTERM (a console taking over sends one) stops both parts after
+//! the append in hand, records the interruption, and releases the lock.
+
+pub mod panels;
+
+use crate::alerts::{AlertIntake, AlertReport, source_name};
+use crate::config::Config;
+use crate::incident::store::Store;
+use crate::incident::timeline::{describe, format_time};
+use crate::incident::{Event, JournalWriter, Record, Source};
+use color_eyre::eyre::{Result, WrapErr, bail};
+use panels::{PanelReport, PanelWatch};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// The lock role of the headless recorder.
+pub const ROLE: &str = "recorder";
+
+/// How long the parts get to finish the append in hand once asked to stop.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// What the parts report, for the status lines.
+#[derive(Debug)]
+enum Report {
+    Alert(AlertReport),
+    Panel(PanelReport),
+}
+
+/// Runs `warroom record`.
+pub async fn run(
+    config_path: Option<&Path>,
+    data_dir: &Path,
+    args: crate::cli::RecordArgs,
+) -> Result<ExitCode> {
+    // Signals first: a takeover's SIGTERM that arrives just after the lock is taken must stop
+    // the recorder cleanly, not kill it mid-append.
+    let mut signals = Signals::new()?;
+    let mut config = Config::load(config_path)?;
+    if let Some(url) = args.prometheus {
+        config.prometheus.url = Some(url.trim_end_matches('/').to_string());
+    }
+    if let Some(url) = args.alertmanager {
+        config.alertmanager = Some(url.trim_end_matches('/').to_string());
+    }
+    let tz = config.timezone;
+    let store = Store::new(data_dir);
+    let id = store.find(&args.id)?;
+    let metrics = match config.prometheus.url {
+        Some(_) => Some(crate::app::source::from_config(&config)?),
+        None => None,
+    };
+    let intake = AlertIntake::from_config(&config)?;
+    if metrics.is_none() && intake.is_none() {
+        bail!(
+            "nothing to record: no Prometheus and no Alertmanager; pass --prometheus URL and/or \
+             --alertmanager URL, or set [prometheus] url / [alertmanager] url in warroom.toml"
+        );
+    }
+    let (incident, recovery) = store.open_incident(&id, ROLE)?;
+    if let Some(torn) = &recovery.torn {
+        eprintln!(
+            "warning: the journal's last line ({} bytes at line {}) was torn ({}); it was cut off \
+             and kept aside; every record before it is intact.",
+            torn.len, torn.line, torn.reason
+        );
+    }
+    let journal = JournalWriter::spawn(incident).wrap_err("cannot start the journal writer")?;
+    let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
+    let mut parts = Vec::new();
+    let mut what = Vec::new();
+    if let Some(source) = metrics {
+        what.push(format!(
+            "{} panels from {}",
+            config.panels.len(),
+            source.describe()
+        ));
+        let watch = PanelWatch {
+            source,
+            panels: config.panels.clone(),
+            refresh: config.refresh,
+        };
+        parts.push(tokio::spawn(watch.run(
+            journal.clone(),
+            recovery.records.clone(),
+            tx.clone(),
+            |r| Some(Report::Panel(r)),
+        )));
+    }
+    if let Some(intake) = intake {
+        let names: Vec<&str> = intake.sources().into_iter().map(source_name).collect();
+        what.push(format!("alerts from {}", names.join(" and ")));
+        parts.push(
+            intake.spawn(journal.clone(), &recovery.records, tx.clone(), |r| {
+                Some(Report::Alert(r))
+            }),
+        );
+    }
+    drop(tx);
+    tracing::info!(incident = %id, pid = std::process::id(), "recorder started");
+    eprintln!(
+        "warroom record: recording incident {id} (pid {}): {}; SIGINT or SIGTERM stops",
+        std::process::id(),
+        what.join(", ")
+    );
+    let signal = loop {
+        tokio::select! {
+            s = signals.next() => break s,
+            r = rx.recv() => match r {
+                Some(r) => status_line(&r, tz),
+                None => break "the end of its tasks",
+            },
+        }
+    };
+    // Closing the channel stops both parts; each finishes the append it has in hand.
+    drop(rx);
+    for part in parts {
+        let abort = part.abort_handle();
+        if tokio::time::timeout(STOP_WAIT, part).await.is_err() {
+            abort.abort();
+        }
+    }
+    let stopped = journal
+        .append(
+            Source::System,
+            "warroom",
+            Event::Interrupted {
+                signal: signal.to_string(),
+            },
+        )
+        .await;
+    if let Err(e) = &stopped {
+        eprintln!("warroom record: the stop could not be recorded: {e}");
+    }
+    drop(journal);
+    tracing::info!(incident = %id, signal, "recorder stopped");
+    eprintln!("warroom record: stopped by {signal}; incident {id} released");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn recorded(r: &Record, tz: chrono_tz::Tz) {
+    eprintln!(
+        "{}  #{}  {}  {}",
+        format_time(r.time, tz, false),
+        r.seq,
+        r.source,
+        describe(&r.kind)
+    );
+}
+
+/// One short line on stderr per event or source change.
+fn status_line(report: &Report, tz: chrono_tz::Tz) {
+    match report {
+        Report::Alert(AlertReport::Recorded(r)) | Report::Panel(PanelReport::Recorded(r)) => {
+            recorded(r, tz)
+        }
+        Report::Alert(AlertReport::NotRecorded { event, error })
+        | Report::Panel(PanelReport::NotRecorded { event, error }) => {
+            eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}")
+        }
+        Report::Alert(AlertReport::SourceDown {
+            source,
+            error,
+            retry_in,
+        }) => eprintln!(
+            "{} alerts unavailable: {error}; next try in {}s",
+            source_name(*source),
+            retry_in.as_secs()
+        ),
+        Report::Alert(AlertReport::SourceUp { source, firing }) => {
+            eprintln!(
+                "{} alerts: answering, {firing} firing",
+                source_name(*source)
+            )
+        }
+        Report::Panel(PanelReport::SourceDown { error, retry_in }) => eprintln!(
+            "metrics unavailable: {error}; next try in {}s",
+            retry_in.as_secs()
+        ),
+        Report::Panel(PanelReport::SourceUp) => eprintln!("metrics: answering"),
+        Report::Panel(PanelReport::PanelFailed { panel, error }) => {
+            eprintln!("panel \"{panel}\": query refused: {error}")
+        }
+    }
+}
+
+/// SIGINT and SIGTERM.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate()).wrap_err("cannot listen for SIGTERM")?,
+            int: signal(SignalKind::interrupt()).wrap_err("cannot listen for SIGINT")?,
+        })
+    }
+
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+}
