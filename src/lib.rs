@@ -7,8 +7,9 @@
 //! fsync, export) never runs on the loop.
 //!
 //! The domain does not depend on the terminal: [`metrics`] (the `Source` interface and the
-//! Prometheus client), [`runbook`], [`incident`] (the journal), [`sim`] (the outage simulator)
-//! are used alike by the console, the headless subcommands and the tests. Text from outside
+//! Prometheus client), [`runbook`], [`incident`] (the journal), [`alerts`] (alert intake),
+//! [`record`] (the headless recorder), [`sim`] (the outage simulator) are used alike by the
+//! console, the headless subcommands and the tests. Text from outside
 //! passes [`sanitize`] once where it enters; retries anywhere go through [`backoff`].
 
 pub mod alerts;

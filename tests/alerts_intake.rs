@@ -323,3 +323,62 @@ async fn a_failing_source_is_reported_and_what_it_said_last_stands() {
     run.stop(&store, &id).await;
     assert_eq!(alert_events(&store, &id).len(), 1);
 }
+
+#[tokio::test]
+async fn requests_carry_auth_headers_and_the_path_prefix_and_debug_hides_secrets() {
+    use wiremock::matchers::{bearer_token, header};
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/prom/api/v1/alerts"))
+        .and(bearer_token("tok-canary-1"))
+        .and(header("X-Scope-OrgID", "tenant-1"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(prom_body(&[(
+            "A",
+            label("api-1"),
+            "firing",
+        )])))
+        .mount(&server)
+        .await;
+    let e = AlertEndpoint::new(
+        AlertSource::Prometheus,
+        &format!("{}/prom", server.uri()),
+        Auth::Bearer(warroom::secret::Secret::new("tok-canary-1")),
+        &[("X-Scope-OrgID".into(), "tenant-1".into())],
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    let alerts = e.poll(chrono::Utc::now()).await.expect("authorized poll");
+    assert_eq!(alerts.len(), 1);
+    assert!(!format!("{e:?}").contains("canary"), "{e:?}");
+    // Credentials in the URL are refused, and not echoed.
+    let bad = AlertEndpoint::new(
+        AlertSource::Alertmanager,
+        "http://u:pw-canary@127.0.0.1:9093",
+        Auth::None,
+        &[],
+        Duration::from_secs(2),
+    )
+    .unwrap_err();
+    assert!(!bad.to_string().contains("pw-canary"), "{bad}");
+    // A server that never answers costs one deadline, not a hang.
+    let silent = MockServer::start().await;
+    Mock::given(path("/api/v2/alerts"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
+        .mount(&silent)
+        .await;
+    let e = AlertEndpoint::new(
+        AlertSource::Alertmanager,
+        &silent.uri(),
+        Auth::None,
+        &[],
+        Duration::from_millis(300),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let r = e.poll(chrono::Utc::now()).await;
+    assert!(
+        matches!(r, Err(warroom::metrics::SourceError::Timeout(_))),
+        "{r:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

@@ -66,12 +66,24 @@ impl AlertEndpoint {
         timeout: Duration,
     ) -> Result<AlertEndpoint, EndpointError> {
         let what = super::source_name(source);
+        let parsed = Url::parse(base.trim());
+        // Never echo a password written into the URL.
+        let shown = match &parsed {
+            Ok(u) if u.password().is_some() => {
+                let mut u = u.clone();
+                let _ = u.set_password(Some("***"));
+                u.to_string()
+            }
+            Ok(_) => base.to_string(),
+            Err(_) if base.contains('@') => "(not shown: it may hold a password)".to_string(),
+            Err(_) => base.to_string(),
+        };
         let bad = |reason: String| EndpointError::BadUrl {
             what,
-            url: sanitize::line(base).into_owned(),
+            url: sanitize::line(&shown).into_owned(),
             reason,
         };
-        let mut url = Url::parse(base.trim()).map_err(|e| bad(e.to_string()))?;
+        let mut url = parsed.map_err(|e| bad(e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(bad("the scheme must be http or https".into()));
         }

@@ -255,9 +255,10 @@ impl Store {
             Err(TryLockError::WouldBlock) => {
                 let holder = read_holder(&mut file);
                 let hint = match holder.role.as_str() {
-                    "console" | "recorder" => {
-                        "add notes in its console, or close it (or let the console take over) \
-                         and try again"
+                    "console" => "add notes in its console, or close it and try again",
+                    "recorder" => {
+                        "`warroom open --incident ID` offers to take it over (notes are then \
+                         added in the console), or stop the recorder (SIGTERM) and try again"
                     }
                     _ => "wait for it to finish and try again",
                 };
