@@ -12,6 +12,7 @@ use crate::incident::event::{Direction, Event, Level};
 use crate::incident::{JournalWriter, Record, Source as RecordSource};
 use crate::metrics::health::SOURCE_BACKOFF;
 use crate::metrics::{InstantQuery, QueryAnswer, Source, SourceError};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -140,12 +141,16 @@ impl PanelWatch {
         let mut failed_panels = vec![false; self.panels.len()];
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::from_os_rng();
         let mut next = Instant::now();
+        // Crossings the journal could not take yet, oldest first: the detector has moved on,
+        // so they are kept and retried in order rather than lost.
+        let mut unrecorded: VecDeque<(String, Event)> = VecDeque::new();
         loop {
             tokio::select! {
                 _ = tx.closed() => return,
                 _ = tokio::time::sleep_until(next) => {}
             }
             next = Instant::now() + self.refresh;
+            flush(&journal, &mut unrecorded, &report).await;
             for (i, panel) in self.panels.iter().enumerate() {
                 let now = chrono::Utc::now();
                 let q = InstantQuery {
@@ -170,12 +175,9 @@ impl PanelWatch {
                             continue;
                         };
                         for c in detectors[i].feed(now, value) {
-                            let event = c.event(&panel.title);
-                            if !record(&journal, &panel.title, event, &report).await {
-                                // Recorded crossings keep their order: stop this round here.
-                                break;
-                            }
+                            unrecorded.push_back((panel.title.clone(), c.event(&panel.title)));
                         }
+                        flush(&journal, &mut unrecorded, &report).await;
                     }
                     Err(e) if e.is_transient() => {
                         let wait = self
@@ -208,29 +210,40 @@ impl PanelWatch {
     }
 }
 
-/// Appends one crossing; false when it could not be recorded (reported).
-async fn record(
+/// The most crossings kept while the journal cannot take them; older ones are dropped (and
+/// said so in the log) rather than grow without bound.
+const MAX_UNRECORDED: usize = 1000;
+
+/// Appends the waiting crossings in order; stops at the first that fails (reported), which
+/// stays first in line.
+async fn flush(
     journal: &JournalWriter,
-    title: &str,
-    event: Event,
+    unrecorded: &mut VecDeque<(String, Event)>,
     report: &impl Fn(PanelReport),
-) -> bool {
-    match journal
-        .append(RecordSource::Metric, title, event.clone())
-        .await
-    {
-        Ok(r) => {
-            tracing::info!(seq = r.seq, "crossing recorded");
-            report(PanelReport::Recorded(r));
-            true
+) {
+    while unrecorded.len() > MAX_UNRECORDED {
+        if let Some((_, e)) = unrecorded.pop_front() {
+            tracing::error!(event = %crate::incident::timeline::describe(&e), "crossing dropped");
         }
-        Err(e) => {
-            tracing::error!(error = %e, "crossing not recorded");
-            report(PanelReport::NotRecorded {
-                event: crate::incident::timeline::describe(&event),
-                error: e.to_string(),
-            });
-            false
+    }
+    while let Some((title, event)) = unrecorded.front() {
+        match journal
+            .append(RecordSource::Metric, title, event.clone())
+            .await
+        {
+            Ok(r) => {
+                tracing::info!(seq = r.seq, "crossing recorded");
+                report(PanelReport::Recorded(r));
+                unrecorded.pop_front();
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "crossing not recorded; kept to retry");
+                report(PanelReport::NotRecorded {
+                    event: crate::incident::timeline::describe(event),
+                    error: e.to_string(),
+                });
+                return;
+            }
         }
     }
 }
