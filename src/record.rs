@@ -65,7 +65,7 @@ pub async fn run(
              --alertmanager URL, or set [prometheus] url / [alertmanager] url in warroom.toml"
         );
     }
-    let (incident, recovery) = store.open_incident(&id, ROLE)?;
+    let (incident, recovery) = crate::incident::cli::open_waiting(&store, &id, ROLE)?;
     if let Some(torn) = &recovery.torn {
         eprintln!(
             "warning: the journal's last line ({} bytes at line {}) was torn ({}); it was cut off \

@@ -2,6 +2,10 @@
 //! can write to the timeline. Each writing command takes the incident's lock briefly, appends
 //! one record (synced), and releases the lock.
 
+mod takeover;
+
+pub use takeover::open_for_console;
+
 use super::event::{Event, Priority, Severity, Source, Status};
 use super::record::Record;
 use super::store::{IncidentId, OpenIncident, Store, StoreError};
@@ -136,9 +140,13 @@ fn actor() -> String {
         .unwrap_or_else(|| "operator".into())
 }
 
-/// Locks and opens an incident. Another short `incident` command holding the lock is waited for
-/// (a few seconds at most, with backoff); a console or recorder is not.
-fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery)> {
+/// Locks and opens an incident for `role`. Another short `incident` command holding the lock
+/// is waited for (a few seconds at most, with backoff); a console or recorder is not.
+pub fn open_waiting(
+    store: &Store,
+    id: &IncidentId,
+    role: &str,
+) -> std::result::Result<(OpenIncident, super::Recovery), StoreError> {
     let backoff = Backoff {
         base: Duration::from_millis(10),
         cap: Duration::from_millis(250),
@@ -149,23 +157,7 @@ fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery
     let mut attempts = 0;
     loop {
         attempts += 1;
-        match store.open_incident(id, ROLE) {
-            Ok((incident, recovery)) => {
-                if let Some(torn) = &recovery.torn {
-                    eprintln!(
-                        "warning: the journal's last line ({} bytes at line {}) was torn ({}); it \
-                         was cut off and kept in \"{}\"; every record before it is intact.",
-                        torn.len,
-                        torn.line,
-                        torn.reason,
-                        torn.kept_at
-                            .as_deref()
-                            .map(|p| p.display().to_string())
-                            .unwrap_or_default()
-                    );
-                }
-                return Ok((incident, recovery));
-            }
+        match store.open_incident(id, role) {
             Err(StoreError::Held { holder, .. })
                 if (holder.role == ROLE || holder.pid == 0)
                     && backoff.may_retry(attempts)
@@ -173,9 +165,28 @@ fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery
             {
                 std::thread::sleep(backoff.delay(attempts - 1, &mut rng));
             }
-            Err(e) => return Err(e.into()),
+            other => return other,
         }
     }
+}
+
+/// [`open_waiting`] for these commands, saying so when a torn tail was cut off.
+fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery)> {
+    let (incident, recovery) = open_waiting(store, id, ROLE)?;
+    if let Some(torn) = &recovery.torn {
+        eprintln!(
+            "warning: the journal's last line ({} bytes at line {}) was torn ({}); it \
+             was cut off and kept in \"{}\"; every record before it is intact.",
+            torn.len,
+            torn.line,
+            torn.reason,
+            torn.kept_at
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    Ok((incident, recovery))
 }
 
 fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
@@ -331,61 +342,4 @@ fn stress(store: &Store, id: &str, count: u64, out: &mut impl Write) -> Result<(
         out.flush()?;
     }
     Ok(())
-}
-
-/// Opens `id` for the console. When a headless recorder holds it, says so and offers to take
-/// over: with `take_over` (`--take-over`) at once, otherwise after a yes on the terminal (never
-/// when stdin is not a terminal). The stop is recorded: the recorder records its interruption
-/// and the console a notice of the takeover.
-pub fn open_for_console(
-    store: &Store,
-    id: &IncidentId,
-    take_over: bool,
-) -> Result<(OpenIncident, super::Recovery)> {
-    use std::io::IsTerminal;
-    let holder = match store.open_incident(id, "console") {
-        Err(StoreError::Held { holder, .. }) if holder.role == crate::record::ROLE => holder,
-        other => return Ok(other?),
-    };
-    let held = format!(
-        "incident {id} is held by {} (pid {}, since {})",
-        holder.command(),
-        holder.pid,
-        holder.since.format("%Y-%m-%d %H:%M:%S UTC")
-    );
-    if !take_over {
-        if !std::io::stdin().is_terminal() {
-            bail!(
-                "{held}; pass --take-over to stop it and open the console, or stop it first \
-                 (`kill -TERM {}`)",
-                holder.pid
-            );
-        }
-        eprint!("{held}; take over? [y/N] ");
-        std::io::stderr().flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") {
-            bail!("{held}; left to it. Its timeline: `warroom incident timeline {id}`");
-        }
-    }
-    eprintln!("asking {} (pid {}) to stop…", holder.command(), holder.pid);
-    let (mut incident, mut recovery, stopped) =
-        store.take_over(id, "console", super::store::TAKEOVER_WAIT)?;
-    if let Some(h) = stopped {
-        let notice = Event::JournalNotice {
-            message: format!(
-                "the console (pid {}) took over from {} (pid {})",
-                std::process::id(),
-                h.command(),
-                h.pid
-            ),
-        };
-        let record = incident
-            .journal
-            .append(Source::System, "warroom", notice)
-            .wrap_err("the takeover could not be recorded")?;
-        recovery.records.push(record);
-    }
-    Ok((incident, recovery))
 }

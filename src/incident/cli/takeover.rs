@@ -1,0 +1,66 @@
+//! The console's way into an incident a headless recorder holds: say who holds it, ask (or
+//! take `--take-over` as the answer), stop the recorder through the store's takeover, and
+//! record the takeover.
+
+use super::open_waiting;
+use crate::incident::event::{Event, Source};
+use crate::incident::store::{IncidentId, OpenIncident, Store, StoreError};
+use color_eyre::eyre::{Result, WrapErr, bail};
+use std::io::Write;
+
+/// Opens `id` for the console. When a headless recorder holds it, says so and offers to take
+/// over: with `take_over` (`--take-over`) at once, otherwise after a yes on the terminal (never
+/// when stdin is not a terminal). The stop is recorded: the recorder records its interruption
+/// and the console a notice of the takeover.
+pub fn open_for_console(
+    store: &Store,
+    id: &IncidentId,
+    take_over: bool,
+) -> Result<(OpenIncident, crate::incident::Recovery)> {
+    use std::io::IsTerminal;
+    let holder = match open_waiting(store, id, "console") {
+        Err(StoreError::Held { holder, .. }) if holder.role == crate::record::ROLE => holder,
+        other => return Ok(other?),
+    };
+    let held = format!(
+        "incident {id} is held by {} (pid {}, since {})",
+        holder.command(),
+        holder.pid,
+        holder.since.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    if !take_over {
+        if !std::io::stdin().is_terminal() {
+            bail!(
+                "{held}; pass --take-over to stop it and open the console, or stop it first \
+                 (`kill -TERM {}`)",
+                holder.pid
+            );
+        }
+        eprint!("{held}; take over? [y/N] ");
+        std::io::stderr().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") {
+            bail!("{held}; left to it. Its timeline: `warroom incident timeline {id}`");
+        }
+    }
+    eprintln!("asking {} (pid {}) to stop…", holder.command(), holder.pid);
+    let (mut incident, mut recovery, stopped) =
+        store.take_over(id, "console", crate::incident::store::TAKEOVER_WAIT)?;
+    if let Some(h) = stopped {
+        let notice = Event::JournalNotice {
+            message: format!(
+                "the console (pid {}) took over from {} (pid {})",
+                std::process::id(),
+                h.command(),
+                h.pid
+            ),
+        };
+        let record = incident
+            .journal
+            .append(Source::System, "warroom", notice)
+            .wrap_err("the takeover could not be recorded")?;
+        recovery.records.push(record);
+    }
+    Ok((incident, recovery))
+}
