@@ -52,6 +52,8 @@ pub async fn open(
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
+    // Checked before the incident is opened, so a bad URL never costs a recorder its lock.
+    let alerts = crate::alerts::AlertIntake::from_config(&config)?;
     let journal = open_incident(
         &mut model,
         data_dir,
@@ -64,7 +66,7 @@ pub async fn open(
     let services = Services {
         source,
         journal: Some(journal),
-        alerts: crate::alerts::AlertIntake::from_config(&config)?,
+        alerts,
     };
     run_terminal(model, services, clock).await
 }
