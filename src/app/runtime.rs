@@ -123,6 +123,11 @@ pub async fn open_incident(
         id: id.to_string(),
         title: summary.title,
     });
+    // Crossings already recorded (by a recorder before a takeover, or an earlier console) are
+    // where the detectors start, so they are not recorded twice.
+    model.detectors = (model.panels.iter())
+        .map(|p| crate::record::panels::detector_from_journal(&p.config, &records))
+        .collect();
     model.timeline = records;
     Ok(writer)
 }
