@@ -186,3 +186,69 @@ async fn a_crossing_the_journal_cannot_take_is_kept_and_recorded_once_later() {
     assert_eq!(recorded(&reports), 0, "{reports:?}");
     assert_eq!(crossings(&store, &id).len(), 1, "not recorded again");
 }
+
+/// A console opened on an incident whose journal already holds a crossing (a recorder's, before
+/// a takeover) starts its detector there: the same crossing is not recorded twice.
+#[tokio::test]
+async fn a_console_continues_from_the_recorders_crossings() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let config = warroom::config::Config::default();
+    let title = config.panels[0].title.clone();
+    let warn = config.panels[0]
+        .warn
+        .expect("the first default panel has a warn threshold");
+    // Past warn, short of crit.
+    let mid = config.panels[0]
+        .crit
+        .map_or(warn * 1.1, |c| (warn + c) / 2.0);
+    let t0 = chrono::Utc::now() - chrono::Duration::seconds(30);
+    {
+        let (mut incident, _) = store.open_incident(&id, "recorder").unwrap();
+        incident
+            .journal
+            .append(
+                warroom::incident::Source::Metric,
+                &title,
+                Event::ThresholdCrossed {
+                    panel: title.clone(),
+                    level: Level::Warn,
+                    direction: Direction::Up,
+                    value: mid,
+                    threshold: warn,
+                    at: t0,
+                },
+            )
+            .unwrap();
+    }
+    let fresh = || {
+        warroom::app::Model::new(
+            &config,
+            warroom::theme::Theme::fallback(),
+            "test".into(),
+            chrono::Utc::now(),
+        )
+    };
+    let mut model = fresh();
+    let writer = warroom::app::runtime::open_incident(
+        &mut model,
+        data.path(),
+        Some(&id.to_string()),
+        None,
+        None,
+        false,
+    )
+    .await
+    .unwrap();
+    let still_above = model.detectors[0].feed(t0 + chrono::Duration::seconds(20), mid);
+    assert!(still_above.is_empty(), "{still_above:?}");
+    // Without the journal, a console would record it again.
+    assert_eq!(
+        fresh().detectors[0]
+            .feed(t0 + chrono::Duration::seconds(20), mid)
+            .len(),
+        1
+    );
+    drop(writer);
+}

@@ -227,7 +227,7 @@ fn a_takeover_stops_the_recorder_and_keeps_the_journal() {
         .take_over(&id, "console", Duration::from_secs(10))
         .expect("the takeover");
     assert_eq!(stopped.map(|s| s.pid), Some(h.pid));
-    assert!(exited(&mut rec.0, Duration::from_secs(5)).success());
+    assert!(exited(&mut rec.0, Duration::from_secs(10)).success());
     assert!(recovery.torn.is_none(), "the recorder left no torn record");
     assert_eq!(
         recovery.records[..before.len()],

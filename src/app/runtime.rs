@@ -52,6 +52,8 @@ pub async fn open(
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
+    // Checked before the incident is opened, so a bad URL never costs a recorder its lock.
+    let alerts = crate::alerts::AlertIntake::from_config(&config)?;
     let journal = open_incident(
         &mut model,
         data_dir,
@@ -64,7 +66,7 @@ pub async fn open(
     let services = Services {
         source,
         journal: Some(journal),
-        alerts: crate::alerts::AlertIntake::from_config(&config)?,
+        alerts,
         runbooks: super::runner::RunbookSetup::new(
             config.runbook_dir.into_iter().collect(),
             vec![],
@@ -125,6 +127,11 @@ pub async fn open_incident(
         id: id.to_string(),
         title: summary.title,
     });
+    // Crossings already recorded (by a recorder before a takeover, or an earlier console) are
+    // where the detectors start, so they are not recorded twice.
+    model.detectors = (model.panels.iter())
+        .map(|p| crate::record::panels::detector_from_journal(&p.config, &records))
+        .collect();
     model.timeline = records;
     Ok(writer)
 }
