@@ -266,7 +266,9 @@ async fn run_one(
     }
     print!("{}", plan::render(rb, &resolved, &targets, &backoff));
     println!();
-    let mut sinks: Vec<Box<dyn RunSink>> = vec![Box::new(Progress)];
+    // The durable record first: a line on screen says a transition is recorded, so it is
+    // printed only once the journal (or the run's file) holds it.
+    let mut sinks: Vec<Box<dyn RunSink>> = Vec::new();
     let intents: Arc<dyn IntentStore> = match &journal {
         Some((writer, records)) => {
             sinks.push(Box::new(JournalSink::new(
@@ -288,6 +290,7 @@ async fn run_one(
             Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?)
         }
     };
+    let progress: Box<dyn RunSink> = Box::new(Progress);
     let writer = journal.map(|(w, _)| w);
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
     // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
@@ -326,7 +329,7 @@ async fn run_one(
         vars: resolved,
         source,
         sender: http::Sender::new(backoff, http::run_retry_budget())?,
-        sink: Arc::new(Tee(sinks)),
+        sink: Arc::new(Tee(sinks.into_iter().chain([progress]).collect())),
         intents,
         operator,
         control,
