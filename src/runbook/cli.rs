@@ -240,6 +240,31 @@ async fn run_one(
     } else {
         Arc::new(LineOperator::stdio())
     };
+    let resume = match resume {
+        Some(id) if id.is_empty() => {
+            let last = journal.as_ref().and_then(|(_, records)| {
+                super::journal::unfinished_runs(records)
+                    .into_iter()
+                    .rev()
+                    .find(|r| r.runbook == rb.name)
+            });
+            match last {
+                Some(r) => Some(r.run_id),
+                None => {
+                    return usage(&format!(
+                        "no unfinished run of \"{}\" to resume{}; pass --resume RUN_ID (the id is on the run's first line)",
+                        rb.name,
+                        if journal.is_some() {
+                            " in this incident"
+                        } else {
+                            " (without --incident, name the run)"
+                        }
+                    ));
+                }
+            }
+        }
+        other => other,
+    };
     let (run_id, from) = match &resume {
         None => (
             format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ")),
