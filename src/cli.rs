@@ -193,8 +193,9 @@ pub enum RunbookCmd {
         /// Prometheus base URL for gates and target queries.
         #[arg(long, value_name = "URL")]
         prometheus: Option<String>,
-        /// Continue a run that stopped (a crash): completed steps are not re-run.
-        #[arg(long, value_name = "RUN_ID")]
+        /// Continue a run that stopped (a crash): completed steps are not re-run. Without
+        /// RUN_ID, the last unfinished run of this runbook in the incident (--incident).
+        #[arg(long, value_name = "RUN_ID", num_args = 0..=1, default_missing_value = "")]
         resume: Option<String>,
     },
 }

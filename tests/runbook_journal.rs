@@ -273,6 +273,12 @@ async fn a_crash_at_every_journal_record_then_resume_from_the_journal_acts_once(
             Err(ResumeError::Finished(..)) => RunOutcome::Succeeded,
             Err(e) => panic!("limit {limit}: {e}"),
             Ok(p) => {
+                // The same journal with another version of the runbook: refused.
+                let changed = runbook(&format!("{}/", s.uri()));
+                assert!(matches!(
+                    resume_point(&changed, &back),
+                    Err(ResumeError::Changed { .. })
+                ));
                 assert_eq!(
                     unfinished_runs(&records).len(),
                     1,
@@ -305,6 +311,7 @@ async fn a_crash_at_every_journal_record_then_resume_from_the_journal_acts_once(
             );
         }
     }
+    eprintln!("{full} journal records; {in_doubt_seen} cuts left a step in doubt");
     assert!(
         in_doubt_seen > 0,
         "no cut left a step in doubt: the test did not exercise resume"

@@ -202,14 +202,20 @@ async fn kill_9_in_flight_then_resume_from_the_journal_acts_once() {
         "no answer can have been recorded: {journal:#?}"
     );
 
-    // Resume: the rollback is in doubt; retry it (same key), confirm each step by name. The
-    // exec step is declined, which ends the run (exit 3) before its 30 s sleep.
+    // Resume (the last unfinished run when no id is given): the rollback is in doubt; retry it
+    // (same key), confirm each step by name. The exec step is declined, which ends the run
+    // (exit 3) before its 30 s sleep.
     let o = run(
-        &s.args(&base, &["--resume", &run_id]),
+        &s.args(&base, &["--resume"]),
         s.data.path(),
         "retry\nrollback\nretries\nno\n",
     );
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("run {run_id} resumed")),
+        "{}",
+        text(&o)
+    );
     let rollbacks = s.requests("/control/rollback").await;
     assert_eq!(rollbacks.len(), 2, "re-sent once after the crash");
     assert!(

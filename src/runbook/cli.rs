@@ -240,6 +240,31 @@ async fn run_one(
     } else {
         Arc::new(LineOperator::stdio())
     };
+    let resume = match resume {
+        Some(id) if id.is_empty() => {
+            let last = journal.as_ref().and_then(|(_, records)| {
+                super::journal::unfinished_runs(records)
+                    .into_iter()
+                    .rev()
+                    .find(|r| r.runbook == rb.name)
+            });
+            match last {
+                Some(r) => Some(r.run_id),
+                None => {
+                    return usage(&format!(
+                        "no unfinished run of \"{}\" to resume{}; pass --resume RUN_ID (the id is on the run's first line)",
+                        rb.name,
+                        if journal.is_some() {
+                            " in this incident"
+                        } else {
+                            " (without --incident, name the run)"
+                        }
+                    ));
+                }
+            }
+        }
+        other => other,
+    };
     let (run_id, from) = match &resume {
         None => (
             format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ")),
@@ -266,7 +291,9 @@ async fn run_one(
     }
     print!("{}", plan::render(rb, &resolved, &targets, &backoff));
     println!();
-    let mut sinks: Vec<Box<dyn RunSink>> = vec![Box::new(Progress)];
+    // The durable record first: a line on screen says a transition is recorded, so it is
+    // printed only once the journal (or the run's file) holds it.
+    let mut sinks: Vec<Box<dyn RunSink>> = Vec::new();
     let intents: Arc<dyn IntentStore> = match &journal {
         Some((writer, records)) => {
             sinks.push(Box::new(JournalSink::new(
@@ -288,6 +315,7 @@ async fn run_one(
             Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?)
         }
     };
+    let progress: Box<dyn RunSink> = Box::new(Progress);
     let writer = journal.map(|(w, _)| w);
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
     // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
@@ -326,7 +354,7 @@ async fn run_one(
         vars: resolved,
         source,
         sender: http::Sender::new(backoff, http::run_retry_budget())?,
-        sink: Arc::new(Tee(sinks)),
+        sink: Arc::new(Tee(sinks.into_iter().chain([progress]).collect())),
         intents,
         operator,
         control,

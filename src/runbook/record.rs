@@ -193,7 +193,7 @@ pub fn new_key() -> String {
     format!("wr-{v:032x}")
 }
 
-/// Events kept in memory (tests, the console until the journal lands).
+/// Events kept in memory (tests; the console's live view beside the journal).
 #[derive(Debug, Default)]
 pub struct MemorySink(pub Mutex<Vec<RunRecord>>);
 
@@ -242,7 +242,7 @@ impl IntentStore for MemoryIntents {
 }
 
 /// An append-only JSONL file, each line written with one call and synced: the headless CLI's
-/// record of a run until the incident journal takes over.
+/// record of a run made without `--incident` (with one, the incident's journal records it).
 #[derive(Debug)]
 pub struct JsonlFile {
     path: PathBuf,
