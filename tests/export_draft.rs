@@ -319,6 +319,12 @@ fn the_status_page_lists_each_stage_with_its_time() {
         "{text}"
     );
     assert!(text.contains("**Root cause** A deploy applied"), "{text}");
+    // Each update is its own list item: a blank line before the next, none at the end.
+    assert!(
+        text.contains("(1 hour 35 minutes).\n\n5. postmortem"),
+        "{text}"
+    );
+    assert!(text.ends_with("backoff and jitter.\n"), "{text}");
 }
 
 #[test]
