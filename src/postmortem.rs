@@ -18,6 +18,8 @@
 pub mod chart;
 pub mod cli;
 pub mod facts;
+pub mod figures;
+pub mod impact;
 pub mod lint;
 pub mod signals;
 pub mod template;

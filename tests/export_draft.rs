@@ -319,6 +319,12 @@ fn the_status_page_lists_each_stage_with_its_time() {
         "{text}"
     );
     assert!(text.contains("**Root cause** A deploy applied"), "{text}");
+    // Each update is its own list item: a blank line before the next, none at the end.
+    assert!(
+        text.contains("(1 hour 35 minutes).\n\n5. postmortem"),
+        "{text}"
+    );
+    assert!(text.ends_with("backoff and jitter.\n"), "{text}");
 }
 
 #[test]
@@ -331,6 +337,8 @@ fn json_carries_the_facts_and_the_lint() {
     assert_eq!(v["impact"]["start"]["utc"], "2026-07-17T06:18:00Z");
     assert_eq!(v["signals"]["error_ratio"]["text"], "81%");
     assert_eq!(v["actions"][1]["owner"], serde_json::Value::Null);
+    assert_eq!(v["resolution"][0]["at"], "2026-07-17T07:14:00Z");
+    assert_eq!(v["timeline"][0]["at"], "2026-07-17T05:52:00Z");
     assert!(
         v["lint"]
             .as_array()

@@ -184,11 +184,17 @@ fn charts_are_valid_svg_with_thresholds_and_the_impact_window() {
         "end {}, plot {left}..{right}",
         x + w
     );
-    // Four actions marked, numbered as in the resolution list.
-    for n in ["1", "2", "3", "4"] {
+    // Four actions marked, numbered as in the resolution list; the two a minute apart share
+    // one label.
+    for n in ["1", "2", "3–4"] {
         assert!(
             texts.iter().any(|t| t == n),
             "no action mark {n} in {texts:?}"
         );
     }
+    let action_lines = doc
+        .descendants()
+        .filter(|n| n.attribute("stroke") == Some("#3C3C3C"))
+        .count();
+    assert_eq!(action_lines, 4, "{text}");
 }

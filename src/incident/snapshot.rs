@@ -6,7 +6,7 @@
 //! [`capture`] then [`write_all`]); `warroom export` can take them itself when they are missing.
 
 use crate::config::{BadWhen, PanelConfig, Unit};
-use crate::metrics::{RangeQuery, Source};
+use crate::metrics::{RangeQuery, Source, SourceError};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -122,8 +122,9 @@ fn unique_slugs<'a>(titles: impl Iterator<Item = &'a str>) -> Vec<String> {
         .collect()
 }
 
-/// Queries every panel over `window`, one query at a time (a failing backend is asked once per
-/// panel, never more). A panel whose query fails gets a snapshot that says why.
+/// Queries every panel over `window`, one query at a time. A panel whose query fails gets a
+/// snapshot that says why; once the backend has timed out or cannot be reached, the remaining
+/// panels are not asked (each would wait out its own timeout on a backend that is down).
 pub async fn capture(
     source: &dyn Source,
     panels: &[PanelConfig],
@@ -131,6 +132,7 @@ pub async fn capture(
 ) -> Vec<PanelSnapshot> {
     let slugs = unique_slugs(panels.iter().map(|p| p.title.as_str()));
     let mut out = Vec::with_capacity(panels.len());
+    let mut down: Option<String> = None;
     for (order, (panel, slug)) in panels.iter().zip(slugs).enumerate() {
         let q = RangeQuery {
             query: panel.query.clone(),
@@ -138,7 +140,17 @@ pub async fn capture(
             end: window.to.timestamp_millis() as f64 / 1000.0,
             step: window.step_s,
         };
-        let (series, error) = match source.query_range(q).await {
+        let answer = match &down {
+            Some(e) => Err(format!("not asked: {e}")),
+            None => source.query_range(q).await.map_err(|e| {
+                let text = crate::sanitize::line(&e.to_string()).into_owned();
+                if matches!(e, SourceError::Timeout(_) | SourceError::Unreachable(_)) {
+                    down = Some(text.clone());
+                }
+                text
+            }),
+        };
+        let (series, error) = match answer {
             Ok(answer) => {
                 let series = answer
                     .series
@@ -155,10 +167,7 @@ pub async fn capture(
                     .collect();
                 (series, None)
             }
-            Err(e) => (
-                Vec::new(),
-                Some(crate::sanitize::line(&e.to_string()).into_owned()),
-            ),
+            Err(e) => (Vec::new(), Some(e)),
         };
         out.push(PanelSnapshot {
             order,
@@ -285,6 +294,53 @@ mod tests {
             unique_slugs(["A b", "a-b", "c"].into_iter()),
             vec!["a-b", "a-b-2", "c"]
         );
+    }
+
+    /// A backend that is down, counting how often it is asked.
+    struct Down(std::sync::atomic::AtomicUsize);
+
+    impl Source for Down {
+        fn describe(&self) -> String {
+            "down".into()
+        }
+        fn query_range(
+            &self,
+            _: RangeQuery,
+        ) -> futures::future::BoxFuture<'static, Result<crate::metrics::QueryAnswer, SourceError>>
+        {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Err(SourceError::Unreachable("connection refused".into())) })
+        }
+        fn query(
+            &self,
+            _: crate::metrics::InstantQuery,
+        ) -> futures::future::BoxFuture<'static, Result<crate::metrics::QueryAnswer, SourceError>>
+        {
+            Box::pin(async { Err(SourceError::Unreachable("connection refused".into())) })
+        }
+        fn ready(&self) -> futures::future::BoxFuture<'static, Result<(), SourceError>> {
+            Box::pin(async { Err(SourceError::Unreachable("connection refused".into())) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_backend_that_is_down_is_asked_once() {
+        let down = Down(Default::default());
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let snaps = capture(
+            &down,
+            &crate::config::default_panels(),
+            SnapshotWindow::covering(at, at + chrono::Duration::hours(1), 15.0),
+        )
+        .await;
+        assert_eq!(down.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(snaps.len(), 8);
+        assert!(snaps.iter().all(|s| {
+            s.series.is_empty()
+                && s.error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("connection refused"))
+        }));
     }
 
     #[tokio::test]

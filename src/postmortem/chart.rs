@@ -119,7 +119,8 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(|e| fail(&e))?;
         let x_fmt = |x: &f64| {
-            let m = x.round().rem_euclid(1440.0) as i64;
+            // Truncated like every clock time in the draft (07:00:50 is "07:00").
+            let m = (x + 1e-6).floor().rem_euclid(1440.0) as i64;
             format!("{:02}:{:02}", m / 60, m % 60)
         };
         let y_fmt = |y: &f64| words::axis(unit, *y);
@@ -203,26 +204,43 @@ pub fn render(snap: &PanelSnapshot, marks: &Marks, tz: Tz) -> Result<String, Cha
                 .map_err(|e| fail(&e))?;
         }
 
-        for (t, label) in marks
+        // Actions close together (within 2 % of the width) share one label, "3–12", so the
+        // numbers stay readable; each still gets its line.
+        let shown: Vec<(f64, &String)> = marks
             .actions
             .iter()
             .map(|(t, l)| (fx(*t), l))
             .filter(|(t, _)| *t >= x0 && *t <= x1)
-        {
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(t, y0), (t, y1)],
-                    ACTION.stroke_width(1),
-                )))
-                .map_err(|e| fail(&e))?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label.clone(),
+            .collect();
+        let close = (x1 - x0) * 0.02;
+        let mut groups: Vec<(f64, String, String)> = Vec::new();
+        for (t, label) in &shown {
+            match groups.last_mut() {
+                Some(g) if *t - g.0 <= close => g.2 = (*label).clone(),
+                _ => groups.push((*t, (*label).clone(), (*label).clone())),
+            }
+        }
+        chart
+            .draw_series(
+                shown.iter().map(|(t, _)| {
+                    PathElement::new(vec![(*t, y0), (*t, y1)], ACTION.stroke_width(1))
+                }),
+            )
+            .map_err(|e| fail(&e))?;
+        chart
+            .draw_series(groups.into_iter().map(|(t, first, last)| {
+                let label = if first == last {
+                    first
+                } else {
+                    format!("{first}–{last}")
+                };
+                Text::new(
+                    label,
                     (t, y1),
                     ("sans-serif", 12).into_font().color(&ACTION),
-                )))
-                .map_err(|e| fail(&e))?;
-        }
+                )
+            }))
+            .map_err(|e| fail(&e))?;
 
         chart
             .configure_series_labels()

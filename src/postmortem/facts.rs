@@ -3,19 +3,18 @@
 //! `--format json` all read this one structure; nothing here is invented: what is not known is
 //! `None` or empty, and the templates put a marked prompt for the author there.
 
+use super::figures;
+use super::impact;
 use super::signals::{self, Role};
-use super::timeline::{self, Crossing, Row, Step};
+use super::timeline::{self, Row, Step};
 use super::words;
-use crate::incident::event::{Event, Level, Status, Tag};
+use crate::incident::event::{Event, Status, Tag};
 use crate::incident::record::Record;
 use crate::incident::snapshot::PanelSnapshot;
 use crate::incident::summary::summarize;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
-
-/// How far before the impact the "before" latency is read.
-const BEFORE: Duration = Duration::minutes(15);
 
 /// An instant, written every way the draft needs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -192,72 +191,6 @@ pub fn strip_tags(text: &str) -> String {
         .join(" ")
 }
 
-fn secs(at: DateTime<Utc>) -> f64 {
-    at.timestamp_millis() as f64 / 1000.0
-}
-
-fn from_secs(t: f64) -> DateTime<Utc> {
-    DateTime::from_timestamp_millis((t * 1000.0).round() as i64).unwrap_or_default()
-}
-
-/// The crossings that define the impact: the error-ratio panel's critical ones if it has any,
-/// else every critical crossing, else all of them.
-fn impact_crossings<'a>(all: &'a [Crossing], error_panel: Option<&str>) -> Vec<&'a Crossing> {
-    let is_error = |c: &Crossing| match error_panel {
-        Some(p) => c.panel == p,
-        None => c.panel.to_lowercase().contains("error"),
-    };
-    let pick = |f: &dyn Fn(&Crossing) -> bool| all.iter().filter(|c| f(c)).collect::<Vec<_>>();
-    let e = pick(&|c| is_error(c) && c.level == Level::Crit);
-    if !e.is_empty() {
-        return e;
-    }
-    let c = pick(&|c| c.level == Level::Crit);
-    if !c.is_empty() {
-        return c;
-    }
-    pick(&|_| true)
-}
-
-/// (start, end) from crossings: the first bad one, and the back crossing after which every
-/// one of them stayed back (none while any is still bad).
-/// When the signals came back, and on which panel.
-type Back = (DateTime<Utc>, String);
-
-fn signal_window(set: &[&Crossing]) -> (Option<DateTime<Utc>>, Option<Back>) {
-    let start = set.iter().find(|c| c.bad).map(|c| c.at);
-    let mut bad: std::collections::BTreeSet<(&str, bool)> = Default::default();
-    let mut end = None;
-    for c in set {
-        let key = (c.panel.as_str(), c.level == Level::Crit);
-        if c.bad {
-            bad.insert(key);
-            end = None;
-        } else {
-            bad.remove(&key);
-            if bad.is_empty() {
-                end = Some((c.at, c.panel.clone()));
-            }
-        }
-    }
-    (start, end)
-}
-
-fn peak_of(
-    snap: &PanelSnapshot,
-    window: (Option<f64>, Option<f64>),
-    tz: Tz,
-    text: impl Fn(f64) -> String,
-) -> Option<Peak> {
-    let (value, t) = signals::peak(snap, window.0, window.1)?;
-    Some(Peak {
-        panel: snap.title.clone(),
-        value,
-        text: text(value),
-        at: Moment::new(from_secs(t), tz),
-    })
-}
-
 /// Computes the facts of incident `id` from its records (journal order) and snapshots.
 pub fn compute(id: &str, records: &[Record], snaps: &[PanelSnapshot], tz: Tz) -> Facts {
     let summary = summarize(records);
@@ -272,115 +205,18 @@ pub fn compute(id: &str, records: &[Record], snaps: &[PanelSnapshot], tz: Tz) ->
     };
     let error_panel = role(Role::ErrorRatio);
 
-    // The impact window: what a person set wins; the crossings fill in the rest.
-    let set = impact_crossings(&crossings, error_panel.map(|s| s.title.as_str()));
-    let (sig_start, sig_end) = signal_window(&set);
-    let start = summary.impact_start.or(sig_start);
-    let end = summary
-        .impact_end
-        .or(sig_end.as_ref().map(|e| e.0))
-        .filter(|e| start.is_none_or(|s| *e >= s));
-    let source = match (
-        summary.impact_start.is_some() || summary.impact_end.is_some(),
-        sig_start.is_some(),
-    ) {
-        (true, true) if summary.impact_start.is_some() && summary.impact_end.is_some() => "journal",
-        (true, true) => "journal and signals",
-        (true, false) => "journal",
-        _ => "signals",
-    };
+    let w = impact::window(&summary, &crossings, error_panel.map(|s| s.title.as_str()));
+    let (start, end) = (w.start, w.end);
     let impact = start.map(|s| Impact {
         start: Moment::new(s, tz),
         end: end.map(|e| Moment::new(e, tz)),
         duration: end.map(|e| words::between(s, e)),
-        source: source.into(),
-        signal_start: sig_start.map(|t| Moment::new(t, tz)),
-        signal_end: sig_end.as_ref().map(|e| Moment::new(e.0, tz)),
+        source: w.source.into(),
+        signal_start: w.signal_start.map(|t| Moment::new(t, tz)),
+        signal_end: w.signal_end.as_ref().map(|e| Moment::new(e.0, tz)),
     });
-    let window = (start.map(secs), end.map(secs));
 
-    let mut missing = Vec::new();
-    let mut need = |what: &str, found: bool| {
-        if !found {
-            missing.push(what.to_string());
-        }
-    };
-    let mut signals = Signals {
-        error_ratio: error_panel.and_then(|s| peak_of(s, window, tz, words::percent)),
-        pool_saturation: role(Role::PoolSaturation)
-            .and_then(|s| peak_of(s, window, tz, words::percent)),
-        retry_amplification: role(Role::RetryAmplification)
-            .and_then(|s| peak_of(s, window, tz, |v| words::number(v, 1))),
-        ..Signals::default()
-    };
-    if let Some(lat) = role(Role::Latency)
-        && let Some(series) = signals::median_series(lat)
-    {
-        let first = series.points.first().map_or(0.0, |p| p[0]);
-        let (b_from, b_to) = match start {
-            Some(s) => (secs(s - BEFORE), secs(s)),
-            None => (first, first + BEFORE.num_seconds() as f64),
-        };
-        let before = signals::median_between(series, b_from, b_to);
-        let peak = signals::series_peak(
-            series,
-            window.0.unwrap_or(f64::MIN),
-            window.1.unwrap_or(f64::MAX),
-        );
-        if let (Some(before), Some((peak, t))) = (before, peak) {
-            signals.latency = Some(Latency {
-                panel: lat.title.clone(),
-                before,
-                before_text: words::seconds(before),
-                peak,
-                peak_text: words::seconds(peak),
-                at: Moment::new(from_secs(t), tz),
-            });
-        }
-    }
-    if let (Some(rate), Some(errors), Some(s), Some(e)) =
-        (role(Role::RequestRate), error_panel, start, end)
-        && let Some(n) = signals::failed_requests(rate, errors, s, e)
-    {
-        signals.failed_requests = Some(Peak {
-            panel: rate.title.clone(),
-            value: n,
-            text: words::estimate(n),
-            at: Moment::new(e, tz),
-        });
-    }
-    if snaps.is_empty() {
-        need(
-            "no panel snapshots: the peak error ratio, pool saturation, latency and retry \
-             amplification and the charts are missing",
-            false,
-        );
-    } else {
-        need(
-            "peak error ratio (no snapshot of an error-ratio panel with data)",
-            signals.error_ratio.is_some(),
-        );
-        need(
-            "peak pool saturation (no snapshot of a pool-saturation panel with data)",
-            signals.pool_saturation.is_some(),
-        );
-        need(
-            "latency before and at the peak (no latency panel with data before and during the \
-             impact)",
-            signals.latency.is_some(),
-        );
-        need(
-            "peak retry amplification (no snapshot of a retry-amplification panel with data)",
-            signals.retry_amplification.is_some(),
-        );
-        for s in snaps.iter().filter(|s| s.error.is_some()) {
-            missing.push(format!(
-                "panel \"{}\": its query failed when the snapshot was taken ({})",
-                s.title,
-                s.error.as_deref().unwrap_or_default()
-            ));
-        }
-    }
+    let (signals, mut missing) = figures::compute(snaps, &with_data, start, end, tz);
     if impact.is_none() {
         missing.push(
             "the impact window (no threshold crossing and no impact start in the journal)".into(),
@@ -512,7 +348,7 @@ pub fn compute(id: &str, records: &[Record], snaps: &[PanelSnapshot], tz: Tz) ->
         timeline: rows,
         detection,
         resolution: timeline::steps(&events, tz),
-        recovery: sig_end.map(|(at, panel)| Recovery {
+        recovery: w.signal_end.map(|(at, panel)| Recovery {
             panel,
             at: Moment::new(at, tz),
         }),

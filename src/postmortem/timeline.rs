@@ -21,7 +21,7 @@ pub const COLLAPSE: Duration = Duration::minutes(10);
 /// A row of the timeline table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    #[serde(skip)]
+    /// When (UTC, RFC 3339 in JSON).
     pub at: DateTime<Utc>,
     /// "07:18" in the configured timezone.
     pub time: String,
@@ -338,7 +338,7 @@ pub struct Step {
     pub detail: Option<String>,
     /// Whether it worked (succeeded).
     pub ok: bool,
-    #[serde(skip)]
+    /// When it finished (UTC, RFC 3339 in JSON).
     pub at: DateTime<Utc>,
 }
 

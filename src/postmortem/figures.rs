@@ -1,0 +1,137 @@
+//! The figures the draft reads from the panel snapshots, in the facts' own types, and the list
+//! of those that could not be read and why.
+
+use super::facts::{Latency, Moment, Peak, Signals};
+use super::signals::{self, Role};
+use super::words;
+use crate::incident::snapshot::PanelSnapshot;
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+
+/// How far before the impact the "before" latency is read.
+const BEFORE: Duration = Duration::minutes(15);
+
+fn secs(at: DateTime<Utc>) -> f64 {
+    at.timestamp_millis() as f64 / 1000.0
+}
+
+fn from_secs(t: f64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis((t * 1000.0).round() as i64).unwrap_or_default()
+}
+
+fn peak_of(
+    snap: &PanelSnapshot,
+    window: (Option<f64>, Option<f64>),
+    tz: Tz,
+    text: impl Fn(f64) -> String,
+) -> Option<Peak> {
+    let (value, t) = signals::peak(snap, window.0, window.1)?;
+    Some(Peak {
+        panel: snap.title.clone(),
+        value,
+        text: text(value),
+        at: Moment::new(from_secs(t), tz),
+    })
+}
+
+/// The figures over the impact window (`start`..`end`; the whole snapshot where they are not
+/// known) from the snapshots with data, and what is missing.
+pub fn compute(
+    snaps: &[PanelSnapshot],
+    with_data: &[&PanelSnapshot],
+    start: Option<DateTime<Utc>>,
+    end: Option<DateTime<Utc>>,
+    tz: Tz,
+) -> (Signals, Vec<String>) {
+    let role = |r: Role| {
+        with_data
+            .iter()
+            .copied()
+            .find(|s| signals::role(s) == Some(r))
+    };
+    let error_panel = role(Role::ErrorRatio);
+    let window = (start.map(secs), end.map(secs));
+    let mut missing = Vec::new();
+    let mut need = |what: &str, found: bool| {
+        if !found {
+            missing.push(what.to_string());
+        }
+    };
+    let mut signals = Signals {
+        error_ratio: error_panel.and_then(|s| peak_of(s, window, tz, words::percent)),
+        pool_saturation: role(Role::PoolSaturation)
+            .and_then(|s| peak_of(s, window, tz, words::percent)),
+        retry_amplification: role(Role::RetryAmplification)
+            .and_then(|s| peak_of(s, window, tz, |v| words::number(v, 1))),
+        ..Signals::default()
+    };
+    if let Some(lat) = role(Role::Latency)
+        && let Some(series) = signals::median_series(lat)
+    {
+        let first = series.points.first().map_or(0.0, |p| p[0]);
+        let (b_from, b_to) = match start {
+            Some(s) => (secs(s - BEFORE), secs(s)),
+            None => (first, first + BEFORE.num_seconds() as f64),
+        };
+        let before = signals::median_between(series, b_from, b_to);
+        let peak = signals::series_peak(
+            series,
+            window.0.unwrap_or(f64::MIN),
+            window.1.unwrap_or(f64::MAX),
+        );
+        if let (Some(before), Some((peak, t))) = (before, peak) {
+            signals.latency = Some(Latency {
+                panel: lat.title.clone(),
+                before,
+                before_text: words::seconds(before),
+                peak,
+                peak_text: words::seconds(peak),
+                at: Moment::new(from_secs(t), tz),
+            });
+        }
+    }
+    if let (Some(rate), Some(errors), Some(s), Some(e)) =
+        (role(Role::RequestRate), error_panel, start, end)
+        && let Some(n) = signals::failed_requests(rate, errors, s, e)
+    {
+        signals.failed_requests = Some(Peak {
+            panel: rate.title.clone(),
+            value: n,
+            text: words::estimate(n),
+            at: Moment::new(e, tz),
+        });
+    }
+    if snaps.is_empty() {
+        need(
+            "no panel snapshots: the peak error ratio, pool saturation, latency and retry \
+             amplification and the charts are missing",
+            false,
+        );
+    } else {
+        need(
+            "peak error ratio (no snapshot of an error-ratio panel with data)",
+            signals.error_ratio.is_some(),
+        );
+        need(
+            "peak pool saturation (no snapshot of a pool-saturation panel with data)",
+            signals.pool_saturation.is_some(),
+        );
+        need(
+            "latency before and at the peak (no latency panel with data before and during the \
+             impact)",
+            signals.latency.is_some(),
+        );
+        need(
+            "peak retry amplification (no snapshot of a retry-amplification panel with data)",
+            signals.retry_amplification.is_some(),
+        );
+        for s in snaps.iter().filter(|s| s.error.is_some()) {
+            missing.push(format!(
+                "panel \"{}\": its query failed when the snapshot was taken ({})",
+                s.title,
+                s.error.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    (signals, missing)
+}

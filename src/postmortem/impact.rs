@@ -1,0 +1,136 @@
+//! When customers were affected: the impact window a person set in the journal, else the one
+//! the threshold crossings give.
+
+use super::timeline::Crossing;
+use crate::incident::event::Level;
+use crate::incident::summary::Summary;
+use chrono::{DateTime, Utc};
+use std::collections::BTreeSet;
+
+/// When the signals came back, and on which panel.
+pub type Back = (DateTime<Utc>, String);
+
+/// The impact window and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    pub start: Option<DateTime<Utc>>,
+    pub end: Option<DateTime<Utc>>,
+    /// `journal`, `signals` or `journal and signals`.
+    pub source: &'static str,
+    /// What the crossings alone give.
+    pub signal_start: Option<DateTime<Utc>>,
+    pub signal_end: Option<Back>,
+}
+
+/// The crossings that define the impact: the error-ratio panel's critical ones if it has any,
+/// else every critical crossing, else all of them. Without a known error-ratio panel, a panel
+/// whose title says "error" stands in.
+fn impact_crossings<'a>(all: &'a [Crossing], error_panel: Option<&str>) -> Vec<&'a Crossing> {
+    let is_error = |c: &Crossing| match error_panel {
+        Some(p) => c.panel == p,
+        None => c.panel.to_lowercase().contains("error"),
+    };
+    let pick = |f: &dyn Fn(&Crossing) -> bool| all.iter().filter(|c| f(c)).collect::<Vec<_>>();
+    let e = pick(&|c| is_error(c) && c.level == Level::Crit);
+    if !e.is_empty() {
+        return e;
+    }
+    let c = pick(&|c| c.level == Level::Crit);
+    if !c.is_empty() {
+        return c;
+    }
+    pick(&|_| true)
+}
+
+/// (start, end) from crossings: the first bad one, and the back crossing after which every
+/// one of them stayed back (none while any is still bad).
+fn signal_window(set: &[&Crossing]) -> (Option<DateTime<Utc>>, Option<Back>) {
+    let start = set.iter().find(|c| c.bad).map(|c| c.at);
+    let mut bad: BTreeSet<(&str, bool)> = BTreeSet::new();
+    let mut end = None;
+    for c in set {
+        let key = (c.panel.as_str(), c.level == Level::Crit);
+        if c.bad {
+            bad.insert(key);
+            end = None;
+        } else {
+            bad.remove(&key);
+            if bad.is_empty() {
+                end = Some((c.at, c.panel.clone()));
+            }
+        }
+    }
+    (start, end)
+}
+
+/// The impact window: what a person set wins; the crossings fill in the rest.
+pub fn window(summary: &Summary, crossings: &[Crossing], error_panel: Option<&str>) -> Window {
+    let set = impact_crossings(crossings, error_panel);
+    let (sig_start, sig_end) = signal_window(&set);
+    let start = summary.impact_start.or(sig_start);
+    let end = summary
+        .impact_end
+        .or(sig_end.as_ref().map(|e| e.0))
+        .filter(|e| start.is_none_or(|s| *e >= s));
+    let by_hand = (summary.impact_start.is_some(), summary.impact_end.is_some());
+    let source = match by_hand {
+        (true, true) => "journal",
+        (false, false) => "signals",
+        _ if sig_start.is_some() => "journal and signals",
+        _ => "journal",
+    };
+    Window {
+        start,
+        end,
+        source,
+        signal_start: sig_start,
+        signal_end: sig_end,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(min: i64, panel: &str, level: Level, bad: bool) -> Crossing {
+        Crossing {
+            at: DateTime::from_timestamp(min * 60, 0).unwrap(),
+            panel: panel.into(),
+            level,
+            bad,
+            value: 0.0,
+            threshold: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_error_ratio_defines_the_window_and_a_person_overrides_it() {
+        let all = [
+            c(1, "Pool saturation", Level::Crit, true),
+            c(3, "Error ratio", Level::Warn, true),
+            c(5, "Error ratio", Level::Crit, true),
+            c(9, "Error ratio", Level::Crit, false),
+            c(11, "Error ratio", Level::Crit, true),
+            c(20, "Error ratio", Level::Crit, false),
+            c(25, "Pool saturation", Level::Crit, false),
+        ];
+        let w = window(&Summary::default(), &all, Some("Error ratio"));
+        let at = |m: i64| DateTime::from_timestamp(m * 60, 0).unwrap();
+        assert_eq!(
+            (w.start, w.end, w.source),
+            (Some(at(5)), Some(at(20)), "signals")
+        );
+        let still_bad = window(&Summary::default(), &all[..5], Some("Error ratio"));
+        assert_eq!(still_bad.end, None);
+        let by_hand = Summary {
+            impact_start: Some(at(2)),
+            ..Summary::default()
+        };
+        let w = window(&by_hand, &all, None);
+        assert_eq!(
+            (w.start, w.end, w.source),
+            (Some(at(2)), Some(at(20)), "journal and signals")
+        );
+        assert_eq!(w.signal_start, Some(at(5)));
+    }
+}
