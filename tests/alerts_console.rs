@@ -79,6 +79,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         source: Arc::new(Silent),
         journal: Some(journal),
         alerts: Some(AlertIntake::new(vec![endpoint], Duration::from_millis(50))),
+        runbooks: Default::default(),
     };
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let (store2, id2) = (store.clone(), id.clone());

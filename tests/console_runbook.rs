@@ -142,6 +142,7 @@ async fn console(
         None,
         Some("Planner rehearsal".into()),
         None,
+        false,
     )
     .await
     .expect("incident");
@@ -149,6 +150,7 @@ async fn console(
     let services = Services {
         source: Arc::new(r.store.clone()),
         journal: Some(journal),
+        alerts: None,
         runbooks: demo_runbooks(&config, &r.control_url(), &r.service_label),
     };
     let (tx, rx) = mpsc::unbounded_channel();
