@@ -12,6 +12,7 @@ use chrono::{DateTime, NaiveTime, Utc};
 use color_eyre::eyre::{WrapErr, bail, eyre};
 use play::Play;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -275,6 +276,11 @@ pub async fn headless(
                     .arg(metrics_url)
                     .arg("--var")
                     .arg(format!("base_url={}", stage.url()));
+                // Waits and gate intervals on the simulated clock, as they would be at 1x.
+                for var in play::simulated_time_vars(Path::new("runbooks"), &p.runbook, args.speed)
+                {
+                    cmd.arg("--var").arg(var);
+                }
                 if let Some(id) = &args.incident {
                     cmd.args(["--incident", id]);
                 }

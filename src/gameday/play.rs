@@ -1,6 +1,7 @@
 //! Plays: the runbooks a headless rehearsal runs, and when (`pool-exhaustion@+3m`).
 
 use chrono::NaiveTime;
+use std::path::Path;
 use std::time::Duration;
 
 /// When a play starts, in the scenario's terms.
@@ -67,6 +68,36 @@ impl Play {
     }
 }
 
+/// `--var name=VALUE` arguments that run `runbook`'s duration variables (gate intervals, soaks,
+/// settle times) on the simulated clock: their defaults divided by `speed`, so a 10 s interval
+/// is 10 simulated seconds at any speed. Runbooks without duration variables get none.
+pub fn simulated_time_vars(dir: &Path, runbook: &str, speed: f64) -> Vec<String> {
+    let Ok(loaded) = crate::runbook::load::load_dir(dir) else {
+        return Vec::new();
+    };
+    let Some(rb) = loaded
+        .runbooks
+        .iter()
+        .find(|r| r.name == runbook || r.file.file_stem().is_some_and(|s| s == runbook))
+    else {
+        return Vec::new();
+    };
+    rb.variables
+        .iter()
+        .filter(|v| v.kind == crate::runbook::model::VarKind::Duration)
+        .filter_map(|v| {
+            let d = humantime::parse_duration(v.default.as_deref()?).ok()?;
+            let ms = (d.as_secs_f64() * 1000.0 / speed)
+                .round()
+                .max(MIN_SCALED_MS);
+            Some(format!("{}={}ms", v.name, ms as u64))
+        })
+        .collect()
+}
+
+/// The shortest scaled duration: a gate read more often than this only measures noise.
+const MIN_SCALED_MS: f64 = 100.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +117,18 @@ mod tests {
         // A night shift: 00:10 after a 22:30 start is the next day.
         let p = Play::parse("x@00:10").unwrap();
         assert_eq!(p.at(clock("22:30"), None).unwrap(), 6000.0);
+    }
+
+    #[test]
+    fn duration_variables_follow_the_simulated_clock() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
+        let vars = simulated_time_vars(&dir, "pool-exhaustion", 10.0);
+        assert!(vars.contains(&"interval=1000ms".to_string()), "{vars:?}");
+        assert!(vars.contains(&"soak=1500ms".to_string()), "{vars:?}");
+        // Not a duration variable: the rate window is a PromQL string, already simulated time.
+        assert!(!vars.iter().any(|v| v.starts_with("window=")), "{vars:?}");
+        assert!(simulated_time_vars(&dir, "disable-retries", 10.0).is_empty());
+        assert!(simulated_time_vars(&dir, "no-such-runbook", 10.0).is_empty());
     }
 
     #[test]
