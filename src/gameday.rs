@@ -5,7 +5,7 @@
 
 pub mod play;
 
-use crate::app::demo::{CONTROL_ADDR, HISTORY_S, SCRAPE_S, at, epoch, score_text};
+use crate::app::demo::{CONTROL_ADDR, HISTORY_S, SCRAPE_S, SimClock, at, epoch, score_text};
 use crate::metrics::embedded::EmbeddedSource;
 use crate::sim::{Scenario, Sim, SimService, server};
 use chrono::{DateTime, NaiveTime, Utc};
@@ -35,6 +35,8 @@ pub struct Stage {
     pub service: Arc<SimService>,
     pub store: EmbeddedSource,
     pub addr: SocketAddr,
+    /// The scenario's `service` label (runbooks' `service`).
+    pub service_label: String,
     /// The wall time of simulated second 0.
     pub epoch: DateTime<Utc>,
     /// The simulated second the stage started at.
@@ -44,20 +46,21 @@ pub struct Stage {
 
 impl Stage {
     /// Stage `scenario` five minutes before its first fault with twenty minutes of history in
-    /// the store (keeping `retention` of simulated time), serving on `listen`, or by default
-    /// on the shipped runbooks' default target, falling back to any free loopback port.
+    /// the store (keeping `retention` of simulated time), simulated second 0 being `epoch`,
+    /// serving on `listen`, or by default on the shipped runbooks' default target, falling
+    /// back to any free loopback port.
     pub async fn start(
         scenario: Scenario,
         seed: u64,
         speed: f64,
-        tz: chrono_tz::Tz,
+        epoch: DateTime<Utc>,
         listen: Option<&str>,
         retention: Duration,
     ) -> color_eyre::Result<Stage> {
         if !(speed.is_finite() && speed > 0.0 && speed <= 1000.0) {
             bail!("--speed must be above 0 and at most 1000, not \"{speed}\"");
         }
-        let epoch = epoch(&scenario.start_clock, tz, Utc::now());
+        let service_label = scenario.service.clone();
         let start_at = scenario.fault_at().map_or(0.0, |f| (f - 300.0).max(0.0));
         let mut sim = Sim::new(scenario, seed);
         let store = EmbeddedSource::new(retention);
@@ -114,6 +117,7 @@ impl Stage {
             service,
             store,
             addr,
+            service_label,
             epoch,
             start_at,
             tasks: vec![serving, clock],
@@ -128,6 +132,11 @@ impl Stage {
     /// The simulated second now.
     pub fn now(&self) -> f64 {
         self.service.with_sim(Sim::now)
+    }
+
+    /// The simulator's time as the console's clock.
+    pub fn clock(&self) -> SimClock {
+        SimClock::new(self.service.clone(), self.epoch)
     }
 }
 
@@ -199,11 +208,12 @@ pub async fn headless(
     schedule.sort_by(|a, b| a.0.total_cmp(&b.0));
     let name = scenario.name.clone();
     let duration = scenario.duration_s;
+    let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
     let stage = Stage::start(
         scenario,
         args.seed,
         args.speed,
-        config.timezone,
+        epoch,
         args.listen.as_deref(),
         args.retention,
     )

@@ -9,12 +9,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use warroom::app::demo::{Rehearsal, demo_runbooks};
+use warroom::app::demo::demo_runbooks;
 use warroom::app::dialog::{Body, Purpose};
 use warroom::app::runtime::{Services, open_incident, spawn_all};
 use warroom::app::{Model, Msg, update};
 use warroom::clock::Clock;
 use warroom::config::Config;
+use warroom::gameday::Stage;
 use warroom::incident::event::StepState;
 use warroom::incident::{Event, Store};
 use warroom::runbook::record::RunOutcome;
@@ -125,11 +126,18 @@ fn epoch() -> DateTime<Utc> {
 async fn console(
     dir: &std::path::Path,
     runbook_dirs: Vec<std::path::PathBuf>,
-) -> (Console, Rehearsal, String) {
+) -> (Console, Stage, String) {
     let scenario = Scenario::load("planner-peak").expect("scenario");
-    let r = Rehearsal::start(scenario, 1, 30.0, epoch(), "127.0.0.1:0")
-        .await
-        .expect("rehearsal");
+    let r = Stage::start(
+        scenario,
+        1,
+        30.0,
+        epoch(),
+        Some("127.0.0.1:0"),
+        warroom::metrics::embedded::DEFAULT_RETENTION,
+    )
+    .await
+    .expect("rehearsal");
     let clock: Arc<dyn Clock> = Arc::new(r.clock());
     let config = Config {
         runbook_dir: runbook_dirs.first().cloned(),
@@ -151,7 +159,7 @@ async fn console(
         source: Arc::new(r.store.clone()),
         journal: Some(journal),
         alerts: None,
-        runbooks: demo_runbooks(&config, &r.control_url(), &r.service_label),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

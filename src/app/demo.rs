@@ -6,11 +6,12 @@
 use super::model::Model;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::metrics::embedded::{DEFAULT_RETENTION, EmbeddedSource};
-use crate::sim::{Scenario, Sim, SimService, server};
+use crate::gameday::Stage;
+use crate::metrics::embedded::DEFAULT_RETENTION;
+use crate::sim::{Scenario, Sim, SimService};
 use crate::theme::Theme;
 use chrono::{DateTime, NaiveTime, TimeZone, Utc};
-use color_eyre::eyre::{WrapErr, bail, eyre};
+use color_eyre::eyre::{bail, eyre};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -32,6 +33,12 @@ pub struct SimClock {
     epoch: DateTime<Utc>,
 }
 
+impl SimClock {
+    pub fn new(service: Arc<SimService>, epoch: DateTime<Utc>) -> SimClock {
+        SimClock { service, epoch }
+    }
+}
+
 impl Clock for SimClock {
     fn now(&self) -> DateTime<Utc> {
         at(self.epoch, self.service.with_sim(Sim::now))
@@ -41,10 +48,6 @@ impl Clock for SimClock {
 /// The wall time of simulated second `t`.
 pub fn at(epoch: DateTime<Utc>, t: f64) -> DateTime<Utc> {
     epoch + chrono::Duration::milliseconds((t * 1000.0) as i64)
-}
-
-fn unix(epoch: DateTime<Utc>, t: f64) -> f64 {
-    epoch.timestamp_millis() as f64 / 1000.0 + t
 }
 
 /// Simulated second 0 as a date: today, at the scenario's "HH:MM" in `tz`.
@@ -71,16 +74,13 @@ pub async fn run(
     let name = scenario.name.clone();
     let briefing = reflow(&scenario.briefing);
     let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
-    let r = Rehearsal::start(scenario, seed, speed, epoch, CONTROL_ADDR).await?;
-    let (service, store, control) = (r.service.clone(), r.store.clone(), r.control);
+    let r = Stage::start(scenario, seed, speed, epoch, None, DEFAULT_RETENTION).await?;
+    let (service, store, control) = (r.service.clone(), r.store.clone(), r.addr);
 
     // Refresh once a wall-clock second: in simulated time that is `speed` seconds.
     config.refresh = Duration::from_secs_f64(speed.max(1.0));
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
-    let clock: Arc<dyn Clock> = Arc::new(SimClock {
-        service: service.clone(),
-        epoch,
-    });
+    let clock: Arc<dyn Clock> = Arc::new(r.clock());
     let source_name = format!("embedded · {name} {speed}× · control http://{control}");
     let mut model = Model::new(&config, theme, source_name, clock.now());
     model.briefing = Some(briefing);
@@ -88,107 +88,13 @@ pub async fn run(
         model.notify(w, true, None);
     }
     let mut services = super::runtime::Services::metrics_only(Arc::new(store.clone()));
-    services.runbooks = demo_runbooks(&config, &r.control_url(), &r.service_label);
+    services.runbooks = demo_runbooks(&config, &r.url(), &r.service_label);
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
     let code = result?;
     let score = service.with_sim(|s| s.score().clone());
     println!("warroom demo: {name}\n{}", score_text(&score));
     Ok(code)
-}
-
-/// The simulator running in-process: its model on its own clock, its control API on loopback,
-/// and its samples scraped into an embedded store every [`SCRAPE_S`] simulated seconds. The
-/// tasks stop when this is dropped.
-pub struct Rehearsal {
-    pub service: Arc<SimService>,
-    pub store: EmbeddedSource,
-    pub control: std::net::SocketAddr,
-    /// The scenario's `service` label.
-    pub service_label: String,
-    /// Simulated second 0 as a date.
-    pub epoch: DateTime<Utc>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Drop for Rehearsal {
-    fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
-        }
-    }
-}
-
-impl Rehearsal {
-    /// Start `scenario` a few minutes before its fault, with [`HISTORY_S`] of history in the
-    /// store, the control API on `listen` (or a free loopback port when it is taken).
-    pub async fn start(
-        scenario: Scenario,
-        seed: u64,
-        speed: f64,
-        epoch: DateTime<Utc>,
-        listen: &str,
-    ) -> color_eyre::Result<Rehearsal> {
-        let service_label = scenario.service.clone();
-        let start_at = scenario.fault_at().map_or(0.0, |f| (f - 300.0).max(0.0));
-        let mut sim = Sim::new(scenario, seed);
-        let store = EmbeddedSource::new(DEFAULT_RETENTION);
-        let mut t = (start_at - HISTORY_S).max(0.0);
-        while t <= start_at {
-            sim.run_until(t);
-            store.ingest(
-                unix(epoch, sim.now()),
-                &crate::sim::exposition::samples(&sim),
-            );
-            t += SCRAPE_S;
-        }
-        let service = Arc::new(SimService::new(sim, speed));
-        let listener = match tokio::net::TcpListener::bind(listen).await {
-            Ok(l) => l,
-            Err(_) => tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .wrap_err("cannot listen on a loopback port for the simulator's control API")?,
-        };
-        let control = listener.local_addr()?;
-        let router = server::router(service.clone());
-        let serving = tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
-        let clock_task = tokio::spawn(server::run_clock(service.clone(), start_at));
-        let scraper = {
-            let (service, store) = (service.clone(), store.clone());
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_secs_f64(SCRAPE_S / speed));
-                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-                loop {
-                    tick.tick().await;
-                    let (samples, t) = service.samples();
-                    store.ingest(unix(epoch, t), &samples);
-                }
-            })
-        };
-        Ok(Rehearsal {
-            service,
-            store,
-            control,
-            service_label,
-            epoch,
-            tasks: vec![serving, clock_task, scraper],
-        })
-    }
-
-    /// The control API's base URL, as runbooks' `base_url`.
-    pub fn control_url(&self) -> String {
-        format!("http://{}", self.control)
-    }
-
-    /// The simulator's time as a clock.
-    pub fn clock(&self) -> SimClock {
-        SimClock {
-            service: self.service.clone(),
-            epoch: self.epoch,
-        }
-    }
 }
 
 /// The runbooks of a rehearsal act on the in-process simulator: its control API is their
