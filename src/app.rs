@@ -7,6 +7,7 @@ pub mod demo;
 pub mod dialog;
 pub mod editor;
 pub mod effect;
+pub mod export;
 pub mod logging;
 pub mod model;
 pub mod msg;

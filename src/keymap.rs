@@ -71,6 +71,7 @@ pub enum Action {
     ImpactEnd,
     Correct,
     EditorNote,
+    Export,
     TimelineFilter,
     TimelineOrder,
     Run,
@@ -82,7 +83,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 31] = [
+    pub const ALL: [Action; 32] = [
         Action::Quit,
         Action::Help,
         Action::Close,
@@ -106,6 +107,7 @@ impl Action {
         Action::ImpactEnd,
         Action::Correct,
         Action::EditorNote,
+        Action::Export,
         Action::TimelineFilter,
         Action::TimelineOrder,
         Action::Run,
@@ -142,6 +144,7 @@ impl Action {
             Action::ImpactEnd => "impact_end",
             Action::Correct => "correct",
             Action::EditorNote => "editor_note",
+            Action::Export => "export",
             Action::TimelineFilter => "timeline_filter",
             Action::TimelineOrder => "timeline_order",
             Action::Run => "run",
@@ -179,6 +182,7 @@ impl Action {
             Action::ImpactEnd => "mark when the impact ended",
             Action::Correct => "correct or retract a timeline record",
             Action::EditorNote => "write a note in $EDITOR",
+            Action::Export => "export the postmortem draft",
             Action::TimelineFilter => "timeline: show one source, then the next",
             Action::TimelineOrder => "timeline: newest or oldest first",
             Action::Run => "run the runbook (after typing its name)",
@@ -364,6 +368,7 @@ fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
             (Action::Timeline, &["t"]),
             (Action::Note, &["n"]),
             (Action::EditorNote, &["e"]),
+            (Action::Export, &["E"]),
             (Action::Runbooks, &["b"]),
             (Action::Status, &["s"]),
             (Action::Severity, &["v"]),

@@ -80,6 +80,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         journal: Some(journal),
         alerts: Some(AlertIntake::new(vec![endpoint], Duration::from_millis(50))),
         runbooks: Default::default(),
+        export: None,
     };
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let (store2, id2) = (store.clone(), id.clone());

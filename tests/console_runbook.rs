@@ -159,6 +159,13 @@ async fn console(
         source: Arc::new(r.store.clone()),
         journal: Some(journal),
         alerts: None,
+        export: Some(warroom::app::export::ExportSetup {
+            store: Store::new(dir),
+            id: Store::new(dir).find(&id).expect("the incident"),
+            panels: config.panels.clone(),
+            timezone: config.timezone,
+            step_s: 5.0,
+        }),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
     };
     let (tx, rx) = mpsc::unbounded_channel();
@@ -386,4 +393,32 @@ async fn pool_exhaustion_recovers_the_demo() {
     eprintln!("pool-exhaustion took {:?}", started.elapsed());
     assert_eq!(run.outcome, Some(RunOutcome::Succeeded), "{run:#?}");
     assert!(!r.service.with_sim(|s| s.retries_enabled(Layer::Gateway)));
+}
+
+/// `E` takes the panel snapshots from the console's own source and exports the draft, off the
+/// loop, and says where it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_from_the_console_takes_snapshots_and_writes_the_draft() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _r, id) = console(dir.path(), vec![]).await;
+    c.key(KeyCode::Char('E'));
+    c.until("the export", Duration::from_secs(60), |m| {
+        m.notice
+            .as_ref()
+            .is_some_and(|n| n.text.starts_with("exported") || n.text.contains("failed"))
+    })
+    .await;
+    let notice = c.model.notice.as_ref().unwrap().text.clone();
+    assert!(notice.starts_with("exported "), "{notice}");
+    let store = Store::new(dir.path());
+    let id = store.find(&id).unwrap();
+    let draft = std::fs::read_to_string(store.exports_dir(&id).join("postmortem.md")).unwrap();
+    assert!(draft.contains("## Timeline"), "{draft}");
+    assert!(notice.contains("postmortem.md"), "{notice}");
+    let snaps = std::fs::read_dir(store.snapshots_dir(&id)).unwrap().count();
+    assert_eq!(snaps, config_panels(), "one snapshot per panel");
+}
+
+fn config_panels() -> usize {
+    Config::default().panels.len()
 }

@@ -53,4 +53,7 @@ pub enum Effect {
     /// Suspend the terminal and write a note in `$VISUAL`/`$EDITOR`; answers as
     /// `Msg::EditorClosed`.
     EditNote,
+    /// Take the panel snapshots over the incident so far and export the postmortem draft, off
+    /// the loop; answers as `Msg::Exported`.
+    Export,
 }

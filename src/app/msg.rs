@@ -32,6 +32,8 @@ pub enum Msg {
     },
     /// A journal append finished: the synced record, or why it is not durable.
     Recorded(Result<crate::incident::Record, String>),
+    /// The export finished: where the draft is and how many lint findings, or why it failed.
+    Exported(Result<(String, usize), String>),
     /// The runbook list was (re)loaded.
     RunbooksLoaded(Vec<super::catalog::Entry>),
     /// A runbook's plan is ready (or cannot be made).

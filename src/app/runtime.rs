@@ -67,12 +67,29 @@ pub async fn open(
         source,
         journal: Some(journal),
         alerts,
+        export: export_setup(&model, data_dir, &config),
         runbooks: super::runner::RunbookSetup::new(
             config.runbook_dir.into_iter().collect(),
             vec![],
         ),
     };
     run_terminal(model, services, clock).await
+}
+
+/// How `E` exports the incident the model has open.
+fn export_setup(
+    model: &Model,
+    data_dir: &Path,
+    config: &Config,
+) -> Option<super::export::ExportSetup> {
+    let id = crate::incident::IncidentId::parse(&model.incident.as_ref()?.id).ok()?;
+    Some(super::export::ExportSetup {
+        store: crate::incident::Store::new(data_dir),
+        id,
+        panels: config.panels.clone(),
+        timezone: config.timezone,
+        step_s: config.refresh.as_secs_f64().max(1.0),
+    })
 }
 
 /// Start a new incident (or continue `id`), hold its lock through a journal writer, and put
@@ -191,6 +208,8 @@ pub struct Services {
     pub alerts: Option<crate::alerts::AlertIntake>,
     /// Runbook directories, variables and the controls of running runs.
     pub runbooks: super::runner::RunbookSetup,
+    /// Where and how the open incident is exported (`E`), when one is open.
+    pub export: Option<super::export::ExportSetup>,
 }
 
 impl Services {
@@ -201,6 +220,7 @@ impl Services {
             journal: None,
             alerts: None,
             runbooks: Default::default(),
+            export: None,
         }
     }
 }
@@ -420,6 +440,17 @@ pub fn spawn_all(
             Effect::Answer { reply, answer } => reply.send(answer),
             // Handled by the loop, which owns the terminal.
             Effect::EditNote => {}
+            Effect::Export => {
+                let tx = tx.clone();
+                let Some(setup) = services.export.clone() else {
+                    let _ = tx.send(Msg::Exported(Err("no incident is open".into())));
+                    continue;
+                };
+                let source = services.source.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Exported(super::export::run(setup, source).await));
+                });
+            }
         }
     }
 }

@@ -67,6 +67,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     | Action::ImpactEnd
                     | Action::Correct
                     | Action::EditorNote
+                    | Action::Export
                     | Action::TimelineFilter
                     | Action::TimelineOrder) => {
                         model.dirty = true;
@@ -203,6 +204,18 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 p.land_latest(result, at);
             }
             return after_answer(model, panel, at);
+        }
+        Msg::Exported(result) => {
+            match result {
+                Ok((path, 0)) => model.notify(format!("exported {path}"), false, Some(30)),
+                Ok((path, n)) => model.notify(
+                    format!("exported {path}; lint: {n} finding(s), see `warroom export`"),
+                    false,
+                    Some(30),
+                ),
+                Err(e) => model.notify(format!("export failed: {e}"), true, Some(30)),
+            }
+            model.dirty = true;
         }
         Msg::Recorded(result) => {
             model.recording = model.recording.saturating_sub(1);

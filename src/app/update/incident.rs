@@ -147,6 +147,14 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
             )
         }
         Action::EditorNote => return vec![Effect::EditNote],
+        Action::Export => {
+            if model.incident.is_none() {
+                model.notify("no incident is open: nothing to export", true, Some(5));
+                return Vec::new();
+            }
+            model.notify("exporting the postmortem draft…", false, None);
+            return vec![Effect::Export];
+        }
         _ => return Vec::new(),
     });
     Vec::new()
