@@ -259,6 +259,41 @@ pub fn snapshot_window(records: &[Record], min_step_s: f64) -> Option<SnapshotWi
     Some(SnapshotWindow::covering(first, last, min_step_s))
 }
 
+/// Takes the panel snapshots over the incident so far (from `source`, one query at a time) and
+/// writes them beside the journal, replacing older ones, unless every panel failed: snapshots
+/// holding only errors would replace good ones taken earlier. Returns how many were written.
+/// The console's export and `warroom record`'s stop call it.
+pub async fn take_snapshots(
+    store: &Store,
+    id: &IncidentId,
+    source: &dyn crate::metrics::Source,
+    panels: &[crate::config::PanelConfig],
+    step_s: f64,
+) -> Result<usize, ExportError> {
+    let (s, i) = (store.clone(), id.clone());
+    let records = tokio::task::spawn_blocking(move || s.read(&i))
+        .await
+        .map_err(|e| ExportError::Capture {
+            backend: source.describe(),
+            error: e.to_string(),
+        })??
+        .records;
+    let Some(window) = snapshot_window(&records, step_s) else {
+        return Ok(0);
+    };
+    let snaps = snapshot::capture(source, panels, window).await;
+    if let Some(e) = snaps.iter().find_map(|s| s.error.as_ref())
+        && snaps.iter().all(|s| s.error.is_some())
+    {
+        return Err(ExportError::Capture {
+            backend: source.describe(),
+            error: e.clone(),
+        });
+    }
+    let dir = store.snapshots_dir(id);
+    Ok(snapshot::write_all(&dir, &snaps)?.len())
+}
+
 /// Takes and writes the incident's panel snapshots when it has none (for `warroom export
 /// --prometheus`); returns how many were written.
 pub async fn capture_missing(

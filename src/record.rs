@@ -27,6 +27,8 @@ pub const ROLE: &str = "recorder";
 
 /// How long the parts get to finish the append in hand once asked to stop.
 const STOP_WAIT: Duration = Duration::from_secs(5);
+/// The longest a stopping recorder spends taking the panel snapshots.
+const SNAPSHOT_WAIT: Duration = Duration::from_secs(20);
 
 /// What the parts report, for the status lines.
 #[derive(Debug)]
@@ -77,6 +79,7 @@ pub async fn run(
     let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
     let mut parts = Vec::new();
     let mut what = Vec::new();
+    let snapshot_source = metrics.clone();
     if let Some(source) = metrics {
         what.push(format!(
             "{} panels from {}",
@@ -126,6 +129,25 @@ pub async fn run(
         let abort = part.abort_handle();
         if tokio::time::timeout(STOP_WAIT, part).await.is_err() {
             abort.abort();
+        }
+    }
+    // The panels over the incident so far, for the postmortem: bounded, so a hung Prometheus
+    // never keeps the lock.
+    if let Some(source) = snapshot_source {
+        let take = crate::postmortem::take_snapshots(
+            &store,
+            &id,
+            source.as_ref(),
+            &config.panels,
+            config.refresh.as_secs_f64().max(1.0),
+        );
+        match tokio::time::timeout(SNAPSHOT_WAIT, take).await {
+            Ok(Ok(n)) => eprintln!("warroom record: {n} panel snapshots written"),
+            Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
+            Err(_) => eprintln!(
+                "warroom record: panel snapshots not taken within {}s",
+                SNAPSHOT_WAIT.as_secs()
+            ),
         }
     }
     let stopped = journal

@@ -249,6 +249,20 @@ fn the_recorder_records_alerts_and_crossings_from_real_components_and_stops_clea
         })
     );
     assert!(log().contains("stopped by SIGTERM"), "{}", log());
+    // On its way out it took the panels' snapshots for the postmortem, with data in them.
+    let snaps = warroom::incident::snapshot::read_all(&store.snapshots_dir(&found)).unwrap();
+    assert_eq!(
+        snaps.len(),
+        warroom::config::default_panels().len(),
+        "{}",
+        log()
+    );
+    assert!(
+        snaps
+            .iter()
+            .any(|s| s.error.is_none() && s.series.iter().any(|x| !x.points.is_empty())),
+        "snapshots hold no data"
+    );
     eprintln!("the recorder's status lines:\n{}", log());
 }
 

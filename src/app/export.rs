@@ -3,7 +3,6 @@
 //! exactly as `warroom export ID` would, all off the UI loop.
 
 use crate::config::PanelConfig;
-use crate::incident::snapshot;
 use crate::incident::{IncidentId, Store};
 use crate::metrics::Source;
 use crate::postmortem::{self, ExportOptions, Format};
@@ -22,22 +21,17 @@ pub struct ExportSetup {
 
 /// Take the snapshots and export; `Ok((path of the draft, lint findings))`.
 pub async fn run(setup: ExportSetup, source: Arc<dyn Source>) -> Result<(String, usize), String> {
-    let (store, id) = (setup.store.clone(), setup.id.clone());
-    let records = tokio::task::spawn_blocking(move || store.read(&id))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?
-        .records;
-    if let Some(window) = postmortem::snapshot_window(&records, setup.step_s) {
-        let snaps = snapshot::capture(source.as_ref(), &setup.panels, window).await;
-        // Snapshots holding only errors would replace good ones taken earlier: keep those.
-        if snaps.iter().any(|s| s.error.is_none()) {
-            let dir = setup.store.snapshots_dir(&setup.id);
-            tokio::task::spawn_blocking(move || snapshot::write_all(&dir, &snaps))
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
-        }
+    // A failed capture still exports: the lint says which facts are missing.
+    let taken = postmortem::take_snapshots(
+        &setup.store,
+        &setup.id,
+        source.as_ref(),
+        &setup.panels,
+        setup.step_s,
+    )
+    .await;
+    if let Err(e) = &taken {
+        tracing::warn!(error = %e, "export: snapshots not taken");
     }
     let report = tokio::task::spawn_blocking(move || {
         let opts = ExportOptions::new(Format::Markdown, setup.timezone);
