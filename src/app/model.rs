@@ -151,18 +151,9 @@ pub struct PlanView {
 
 /// The crossing rule of a panel: its thresholds, hysteresis of 5 %, and a minute to settle so
 /// a flapping value does not flood the timeline.
+/// The console watches its panels by the recorder's rule: one rule for both.
 fn detector(p: &crate::config::PanelConfig) -> crate::incident::crossing::Detector {
-    use crate::incident::crossing::{Detector, Rule, Worse};
-    Detector::new(Rule {
-        warn: p.warn,
-        crit: p.crit,
-        worse: match p.bad_when {
-            crate::config::BadWhen::Above => Worse::Above,
-            crate::config::BadWhen::Below => Worse::Below,
-        },
-        hysteresis: None,
-        min_duration: Duration::from_secs(60),
-    })
+    crate::incident::crossing::Detector::new(crate::record::panels::rule(p))
 }
 
 impl Model {
