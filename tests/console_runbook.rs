@@ -259,6 +259,14 @@ async fn a_shipped_runbook_from_the_demo_pane_changes_the_simulator_and_is_journ
         Some("run Cancelled"),
         "{kinds:#?}"
     );
+    // The run is in the runbook domain's own form, so `warroom runbook run --resume` can read
+    // it back: its transitions and its one idempotency key.
+    let store = Store::new(dir.path());
+    let records = store.read(&store.find(&id).unwrap()).unwrap().records;
+    let replayed = warroom::runbook::journal::run_records(&records, &run_id);
+    assert!(replayed.len() >= 5, "{replayed:#?}");
+    let keys = warroom::runbook::journal::intents_of(&records, &run_id);
+    assert_eq!(keys.len(), 1, "{keys:?}");
     // What the console shows is what the journal holds.
     let shown = c
         .model

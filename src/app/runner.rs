@@ -4,7 +4,7 @@
 
 use super::msg::Msg;
 use super::operator::ConsoleOperator;
-use super::run_record::{ConsoleSink, JournalIntents};
+use super::run_record::{ConsoleIntents, ConsoleSink};
 use crate::clock::SharedClock;
 use crate::incident::JournalWriter;
 use crate::incident::event::RunRef;
@@ -168,21 +168,16 @@ pub fn start(
         run_id: run_id.clone(),
         tx: tx.clone(),
     });
-    exec.sink = Arc::new(ConsoleSink {
-        run: RunRef {
+    exec.sink = Arc::new(ConsoleSink::new(
+        RunRef {
             run_id: run_id.clone(),
             runbook: rb.name.clone(),
             hash: rb.hash.clone(),
         },
-        journal: journal.clone(),
-        tx: tx.clone(),
-    });
-    exec.intents = Arc::new(JournalIntents {
-        run_id: run_id.clone(),
-        journal,
-        tx: tx.clone(),
-        keys: Mutex::default(),
-    });
+        journal.clone(),
+        tx.clone(),
+    ));
+    exec.intents = Arc::new(ConsoleIntents::new(&run_id, journal, tx.clone()));
     let (tx, controls) = (tx.clone(), setup.controls.clone());
     tokio::spawn(async move {
         let outcome = exec.run().await;

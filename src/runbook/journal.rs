@@ -176,14 +176,22 @@ impl JournalSink {
     }
 }
 
-impl RunSink for JournalSink {
-    fn record(&self, record: &RunRecord) -> Result<(), RecordError> {
+impl JournalSink {
+    /// Record one transition and hand back the synced record (`None` when the transition
+    /// stays on the live sinks only), for a caller that shows it, such as the console.
+    pub fn append(&self, record: &RunRecord) -> Result<Option<Record>, RecordError> {
         let Some(event) = self.event(&record.event) else {
-            return Ok(());
+            return Ok(None);
         };
         append_now(&self.writer, &self.run.run_id, event)
-            .map(|_| ())
+            .map(Some)
             .map_err(not_recorded)
+    }
+}
+
+impl RunSink for JournalSink {
+    fn record(&self, record: &RunRecord) -> Result<(), RecordError> {
+        self.append(record).map(|_| ())
     }
 }
 
@@ -213,22 +221,23 @@ impl JournalIntents {
     }
 }
 
-impl IntentStore for JournalIntents {
-    fn key(&self, scope: &str) -> Result<String, RecordError> {
-        self.key_for(scope, "")
-    }
-
-    fn key_for(&self, scope: &str, request: &str) -> Result<String, RecordError> {
+impl JournalIntents {
+    /// The key for `scope`, and the synced `RunbookIntent` record when the key is new.
+    pub fn key_recorded(
+        &self,
+        scope: &str,
+        request: &str,
+    ) -> Result<(String, Option<Record>), RecordError> {
         let mut keys = self.keys.lock().map_err(|_| Self::poisoned())?;
         if let Some(k) = keys.get(scope) {
-            return Ok(k.clone());
+            return Ok((k.clone(), None));
         }
         let key = new_key();
         // The scope is "RUN/STEP[/TARGET/BATCH]"; the journal keeps the part after the run.
         let step = scope
             .strip_prefix(&format!("{}/", self.run_id))
             .unwrap_or(scope);
-        append_now(
+        let record = append_now(
             &self.writer,
             &self.run_id,
             Event::RunbookIntent {
@@ -240,7 +249,17 @@ impl IntentStore for JournalIntents {
         )
         .map_err(not_recorded)?;
         keys.insert(scope.to_string(), key.clone());
-        Ok(key)
+        Ok((key, Some(record)))
+    }
+}
+
+impl IntentStore for JournalIntents {
+    fn key(&self, scope: &str) -> Result<String, RecordError> {
+        self.key_for(scope, "")
+    }
+
+    fn key_for(&self, scope: &str, request: &str) -> Result<String, RecordError> {
+        self.key_recorded(scope, request).map(|(k, _)| k)
     }
 }
 
