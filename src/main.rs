@@ -21,10 +21,18 @@ fn main() -> color_eyre::Result<ExitCode> {
             &args.scenario,
             args.speed,
             args.seed,
+            Default::default(),
         )),
-        Command::Gameday(args) if args.prometheus.is_none() && !args.headless => rt.block_on(
-            warroom::app::demo::run(cli.config.as_deref(), &args.scenario, args.speed, args.seed),
-        ),
+        Command::Gameday(args) if !args.headless => rt.block_on(warroom::app::demo::run(
+            cli.config.as_deref(),
+            &args.scenario,
+            args.speed,
+            args.seed,
+            warroom::app::demo::Metrics {
+                prometheus: args.prometheus,
+                listen: args.listen,
+            },
+        )),
         Command::Gameday(args) if args.headless => rt.block_on(warroom::gameday::headless(
             cli.config.as_deref(),
             &data_dir,

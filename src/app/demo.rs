@@ -59,12 +59,23 @@ pub fn epoch(start_clock: &str, tz: chrono_tz::Tz, today: DateTime<Utc>) -> Date
         .map_or(today, |d| d.with_timezone(&Utc))
 }
 
+/// Where a rehearsal's console reads its metrics.
+#[derive(Debug, Clone, Default)]
+pub struct Metrics {
+    /// A real Prometheus that scrapes the simulator (at `listen`); `None`: the embedded store.
+    pub prometheus: Option<String>,
+    /// Where the simulator listens (default 127.0.0.1:9187, or any free port without
+    /// `prometheus`).
+    pub listen: Option<String>,
+}
+
 /// Run the console on `scenario` at `speed`× with noise `seed`.
 pub async fn run(
     config_path: Option<&Path>,
     scenario: &str,
     speed: f64,
     seed: u64,
+    metrics: Metrics,
 ) -> color_eyre::Result<ExitCode> {
     if !(speed.is_finite() && speed > 0.0 && speed <= 1000.0) {
         bail!("--speed must be above 0 and at most 1000, not \"{speed}\"");
@@ -74,8 +85,17 @@ pub async fn run(
     let name = scenario.name.clone();
     let briefing = reflow(&scenario.briefing);
     let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
-    let r = Stage::start(scenario, seed, speed, epoch, None, DEFAULT_RETENTION).await?;
+    // A real Prometheus expects its target where it was told: no fallback port then.
+    let listen = match (&metrics.prometheus, &metrics.listen) {
+        (_, Some(l)) => Some(l.as_str()),
+        (Some(_), None) => Some(CONTROL_ADDR),
+        (None, None) => None,
+    };
+    let r = Stage::start(scenario, seed, speed, epoch, listen, DEFAULT_RETENTION).await?;
     let (service, store, control) = (r.service.clone(), r.store.clone(), r.addr);
+    if let Some(url) = metrics.prometheus {
+        return on_prometheus(config, url, r, name, briefing, speed).await;
+    }
 
     // Refresh once a wall-clock second: in simulated time that is `speed` seconds.
     config.refresh = Duration::from_secs_f64(speed.max(1.0));
@@ -94,6 +114,42 @@ pub async fn run(
     let code = result?;
     let score = service.with_sim(|s| s.score().clone());
     println!("warroom demo: {name}\n{}", score_text(&score));
+    Ok(code)
+}
+
+/// `warroom gameday SCENARIO --prometheus URL`: the console on a real Prometheus that scrapes
+/// the rehearsal's simulator. Its data are stamped with wall time, so the console's clock is
+/// the wall clock; the simulated time is in the source line and the score at the end.
+async fn on_prometheus(
+    mut config: Config,
+    url: String,
+    r: Stage,
+    name: String,
+    briefing: String,
+    speed: f64,
+) -> color_eyre::Result<ExitCode> {
+    config.prometheus.url = Some(url.trim_end_matches('/').to_string());
+    let source = super::source::from_config(&config)?;
+    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let clock: Arc<dyn Clock> = Arc::new(crate::clock::WallClock);
+    let source_name = format!(
+        "{} · {name} {speed}× · scrapes http://{}",
+        source.describe(),
+        r.addr
+    );
+    let mut model = Model::new(&config, theme, source_name, clock.now());
+    model.briefing = Some(briefing);
+    if let Some(w) = warning {
+        model.notify(w, true, None);
+    }
+    let mut services = super::runtime::Services::metrics_only(source);
+    services.runbooks = demo_runbooks(&config, &r.url(), &r.service_label);
+    let result = super::runtime::run_terminal(model, services, clock).await;
+    let service = r.service.clone();
+    drop(r);
+    let code = result?;
+    let score = service.with_sim(|s| s.score().clone());
+    println!("warroom gameday: {name}\n{}", score_text(&score));
     Ok(code)
 }
 
