@@ -18,6 +18,7 @@ fn main() -> color_eyre::Result<ExitCode> {
         }
         Command::Demo(args) => rt.block_on(warroom::app::demo::run(
             cli.config.as_deref(),
+            &data_dir,
             &args.scenario,
             args.speed,
             args.seed,
@@ -25,6 +26,7 @@ fn main() -> color_eyre::Result<ExitCode> {
         )),
         Command::Gameday(args) if !args.headless => rt.block_on(warroom::app::demo::run(
             cli.config.as_deref(),
+            &data_dir,
             &args.scenario,
             args.speed,
             args.seed,

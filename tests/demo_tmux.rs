@@ -33,6 +33,11 @@ fn demo_shows_the_outage_developing_and_quits_cleanly() {
     // The bad deploy lands 5 simulated minutes in (5 s at 60×): the pools fill up.
     let screen = term.expect("100.0% ▲ CRIT", Duration::from_secs(60));
     assert!(screen.contains("embedded · planner-peak"), "{screen}");
+    // The rehearsal is an incident: the crossing is on its timeline, and `E` exports it.
+    term.send(&["t"]);
+    term.expect("rose above", Duration::from_secs(30));
+    term.send(&["E"]);
+    term.expect("exported", Duration::from_secs(60));
     term.send(&["q"]);
     let screen = term.expect("[exited 0]", Duration::from_secs(10));
     assert_eq!(
@@ -42,4 +47,14 @@ fn demo_shows_the_outage_developing_and_quits_cleanly() {
     );
     assert!(screen.contains("warroom demo: planner-peak"), "{screen}");
     assert!(screen.contains("minutes over objective"), "{screen}");
+    let incidents = dir.path().join("data").join("incidents");
+    let incident = std::fs::read_dir(&incidents)
+        .expect("the rehearsal's incident")
+        .next()
+        .expect("one incident")
+        .unwrap()
+        .path();
+    let draft = std::fs::read_to_string(incident.join("exports").join("postmortem.md")).unwrap();
+    assert!(draft.contains("Rehearsal: "), "{draft}");
+    assert!(draft.contains("## Timeline"), "{draft}");
 }

@@ -72,6 +72,7 @@ pub struct Metrics {
 /// Run the console on `scenario` at `speed`× with noise `seed`.
 pub async fn run(
     config_path: Option<&Path>,
+    data_dir: &Path,
     scenario: &str,
     speed: f64,
     seed: u64,
@@ -83,6 +84,7 @@ pub async fn run(
     let mut config = Config::load(config_path)?;
     let scenario = Scenario::load(scenario).map_err(|d| eyre!("{d}"))?;
     let name = scenario.name.clone();
+    let title = format!("Rehearsal: {}", scenario.title);
     let briefing = reflow(&scenario.briefing);
     let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
     // A real Prometheus expects its target where it was told: no fallback port then.
@@ -94,7 +96,12 @@ pub async fn run(
     let r = Stage::start(scenario, seed, speed, epoch, listen, DEFAULT_RETENTION).await?;
     let (service, store, control) = (r.service.clone(), r.store.clone(), r.addr);
     if let Some(url) = metrics.prometheus {
-        return on_prometheus(config, url, r, name, briefing, speed).await;
+        let names = Names {
+            name,
+            title,
+            briefing,
+        };
+        return on_prometheus(config, data_dir, url, r, names, speed).await;
     }
 
     // Refresh once a wall-clock second: in simulated time that is `speed` seconds.
@@ -107,8 +114,25 @@ pub async fn run(
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
-    let mut services = super::runtime::Services::metrics_only(Arc::new(store.clone()));
-    services.runbooks = demo_runbooks(&config, &r.url(), &r.service_label);
+    // A rehearsal is an incident like any other, its records in simulated time: the timeline,
+    // the runbooks' records and the export all work as they would for real.
+    let journal = super::runtime::open_incident_with_clock(
+        &mut model,
+        data_dir,
+        None,
+        Some(title),
+        None,
+        false,
+        Some(clock.clone()),
+    )
+    .await?;
+    let services = super::runtime::Services {
+        source: Arc::new(store.clone()),
+        journal: Some(journal),
+        alerts: None,
+        export: super::runtime::export_setup(&model, data_dir, &config),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
+    };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
     let code = result?;
@@ -120,14 +144,26 @@ pub async fn run(
 /// `warroom gameday SCENARIO --prometheus URL`: the console on a real Prometheus that scrapes
 /// the rehearsal's simulator. Its data are stamped with wall time, so the console's clock is
 /// the wall clock; the simulated time is in the source line and the score at the end.
+/// A rehearsal's names: the scenario's, the incident's title, and the briefing.
+struct Names {
+    name: String,
+    title: String,
+    briefing: String,
+}
+
 async fn on_prometheus(
     mut config: Config,
+    data_dir: &Path,
     url: String,
     r: Stage,
-    name: String,
-    briefing: String,
+    names: Names,
     speed: f64,
 ) -> color_eyre::Result<ExitCode> {
+    let Names {
+        name,
+        title,
+        briefing,
+    } = names;
     config.prometheus.url = Some(url.trim_end_matches('/').to_string());
     let source = super::source::from_config(&config)?;
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
@@ -142,8 +178,15 @@ async fn on_prometheus(
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
-    let mut services = super::runtime::Services::metrics_only(source);
-    services.runbooks = demo_runbooks(&config, &r.url(), &r.service_label);
+    let journal =
+        super::runtime::open_incident(&mut model, data_dir, None, Some(title), None, false).await?;
+    let services = super::runtime::Services {
+        source,
+        journal: Some(journal),
+        alerts: None,
+        export: super::runtime::export_setup(&model, data_dir, &config),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
+    };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();
     drop(r);

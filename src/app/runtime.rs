@@ -77,7 +77,7 @@ pub async fn open(
 }
 
 /// How `E` exports the incident the model has open.
-fn export_setup(
+pub(crate) fn export_setup(
     model: &Model,
     data_dir: &Path,
     config: &Config,
@@ -102,6 +102,20 @@ pub async fn open_incident(
     severity: Option<&str>,
     take_over: bool,
 ) -> color_eyre::Result<crate::incident::JournalWriter> {
+    open_incident_with_clock(model, data_dir, id, title, severity, take_over, None).await
+}
+
+/// [`open_incident`], its records stamped by `clock` when given (a rehearsal's simulated
+/// time) instead of the wall clock.
+pub async fn open_incident_with_clock(
+    model: &mut Model,
+    data_dir: &Path,
+    id: Option<&str>,
+    title: Option<String>,
+    severity: Option<&str>,
+    take_over: bool,
+    clock: Option<Arc<dyn Clock>>,
+) -> color_eyre::Result<crate::incident::JournalWriter> {
     use crate::incident::vocabulary::Severity;
     use crate::incident::{Event, JournalWriter, Source as RecordSource, Store};
     let store = Store::new(data_dir);
@@ -110,7 +124,10 @@ pub async fn open_incident(
         Some(id) => (store.find(id)?, false),
         None => (store.create(model.now)?, true),
     };
-    let (incident, recovery) = crate::incident::cli::open_for_console(&store, &id, take_over)?;
+    let (mut incident, recovery) = crate::incident::cli::open_for_console(&store, &id, take_over)?;
+    if let Some(clock) = clock {
+        incident.journal.set_clock(clock);
+    }
     if let Some(torn) = &recovery.torn {
         model.notify(
             format!("the journal's last record was torn and set aside ({torn:?})"),

@@ -223,6 +223,11 @@ impl Journal {
         Journal::open_with(path, Arc::new(WallClock), |f| Box::new(f))
     }
 
+    /// Stamps the records appended from now on with `clock` (a rehearsal's simulated time).
+    pub fn set_clock(&mut self, clock: SharedClock) {
+        self.clock = clock;
+    }
+
     /// Opens with a given clock and a wrapper around the file (tests inject faults with
     /// `FaultyStorage`).
     pub fn open_with(
