@@ -166,7 +166,7 @@ async fn console(
             timezone: config.timezone,
             step_s: 5.0,
         }),
-        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label, 30.0),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (
@@ -365,11 +365,9 @@ async fn abort_stops_the_run_between_actions() {
 }
 
 /// The whole `pool-exhaustion` runbook from the demo's pane, every confirmation typed, until
-/// the simulated error ratio is under 2 % (its last step). Minutes of wall time (soaks and
-/// gate intervals are real seconds), so run on demand:
-/// `cargo test --test console_runbook -- --ignored`.
+/// the simulated error ratio is under 2 % (its last step). Its soaks and gate intervals run on
+/// the simulated clock (the demo divides them by the speed), so it takes seconds, not minutes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
 async fn pool_exhaustion_recovers_the_demo() {
     let dir = tempfile::tempdir().unwrap();
     let (mut c, r, _id) = console(dir.path(), vec![]).await;

@@ -131,7 +131,7 @@ pub async fn run(
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(&model, data_dir, &config),
-        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
@@ -185,7 +185,7 @@ async fn on_prometheus(
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(&model, data_dir, &config),
-        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();
@@ -203,14 +203,25 @@ pub fn demo_runbooks(
     config: &Config,
     control_url: &str,
     service: &str,
+    speed: f64,
 ) -> super::runner::RunbookSetup {
-    super::runner::RunbookSetup::new(
-        config.runbook_dir.iter().cloned().collect(),
-        vec![
-            ("base_url".into(), control_url.to_string()),
-            ("service".into(), service.to_string()),
-        ],
-    )
+    let dirs: Vec<std::path::PathBuf> = config.runbook_dir.iter().cloned().collect();
+    let mut vars = vec![
+        ("base_url".into(), control_url.to_string()),
+        ("service".into(), service.to_string()),
+    ];
+    // Gate intervals, soaks and settle times on the simulated clock, as they would be at 1x
+    // (a name shared by two runbooks takes the first one's value).
+    for entry in super::catalog::load(&dirs) {
+        if let super::catalog::Entry::Ready(rb) = entry {
+            for (k, v) in crate::gameday::play::simulated_durations(&rb, speed) {
+                if !vars.iter().any(|(name, _)| *name == k) {
+                    vars.push((k, v));
+                }
+            }
+        }
+    }
+    super::runner::RunbookSetup::new(dirs, vars)
 }
 
 /// Join the hard-wrapped lines of each paragraph so the overlay can wrap them to its width.

@@ -50,6 +50,24 @@ impl RunbookSetup {
 
     /// Resolve `rb`'s variables: this console's values for the variables it has, then the
     /// environment and defaults.
+    /// `rb` with its variables resolved and the duration fields that name a variable set:
+    /// what a run or a plan uses.
+    pub fn bind(&self, rb: &Runbook) -> Result<(Runbook, vars::Resolved), String> {
+        let resolved = self.resolve(rb)?;
+        let shipped = super::catalog::SHIPPED
+            .iter()
+            .find(|(f, _)| std::path::Path::new(f) == rb.file)
+            .map(|(_, text)| (*text).to_string());
+        let text = match shipped {
+            Some(t) => t,
+            None => std::fs::read_to_string(&rb.file)
+                .map_err(|e| format!("cannot read \"{}\" again: {e}", rb.file.display()))?,
+        };
+        let bound = crate::runbook::load::bind_text(rb, &text, &resolved.values)
+            .map_err(|d| d.to_string())?;
+        Ok((bound, resolved))
+    }
+
     pub fn resolve(&self, rb: &Runbook) -> Result<vars::Resolved, String> {
         let overrides: Vec<String> = self
             .vars
@@ -100,7 +118,8 @@ pub async fn prepare_plan(
     source: Arc<dyn Source>,
     clock: SharedClock,
 ) -> Result<Plan, String> {
-    let resolved = setup.resolve(rb)?;
+    let (bound, resolved) = setup.bind(rb)?;
+    let rb = &bound;
     let probe = executor_for(rb, resolved.clone(), source, "plan", clock)?;
     let mut targets = BTreeMap::new();
     let mut batches = BTreeMap::new();
@@ -139,7 +158,7 @@ pub fn start(
         run_id: run_id.clone(),
         outcome,
     };
-    let resolved = match setup.resolve(rb) {
+    let (bound, resolved) = match setup.bind(rb) {
         Ok(r) => r,
         Err(e) => {
             let _ = tx.send(Msg::Planned {
@@ -150,6 +169,7 @@ pub fn start(
             return;
         }
     };
+    let rb = &bound;
     let mut exec = match executor_for(rb, resolved, source, &run_id, clock) {
         Ok(e) => e,
         Err(e) => {

@@ -82,6 +82,17 @@ pub fn simulated_time_vars(dir: &Path, runbook: &str, speed: f64) -> Vec<String>
     else {
         return Vec::new();
     };
+    simulated_durations(rb, speed)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect()
+}
+
+/// `rb`'s duration variables with their defaults divided by `speed`, as (name, value).
+pub fn simulated_durations(
+    rb: &crate::runbook::model::Runbook,
+    speed: f64,
+) -> Vec<(String, String)> {
     rb.variables
         .iter()
         .filter(|v| v.kind == crate::runbook::model::VarKind::Duration)
@@ -90,7 +101,7 @@ pub fn simulated_time_vars(dir: &Path, runbook: &str, speed: f64) -> Vec<String>
             let ms = (d.as_secs_f64() * 1000.0 / speed)
                 .round()
                 .max(MIN_SCALED_MS);
-            Some(format!("{}={}ms", v.name, ms as u64))
+            Some((v.name.clone(), format!("{}ms", ms as u64)))
         })
         .collect()
 }

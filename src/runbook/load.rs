@@ -418,4 +418,4 @@ pub fn content_hash(source: &str) -> String {
 mod durations;
 mod steps;
 
-pub use durations::bind;
+pub use durations::{bind, bind_text};

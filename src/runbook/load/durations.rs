@@ -23,7 +23,20 @@ pub fn bind(rb: &Runbook, values: &BTreeMap<String, String>) -> Result<Runbook, 
             format!("cannot read the runbook again: {e}"),
         )])
     })?;
-    let bound = parse_with(&name, &rb.file, &source, values)?;
+    bind_text(rb, &source, values)
+}
+
+/// [`bind`] with the runbook's text given (a runbook built into the binary has no file).
+pub fn bind_text(
+    rb: &Runbook,
+    source: &str,
+    values: &BTreeMap<String, String>,
+) -> Result<Runbook, Diagnostics> {
+    if !rb.variables.iter().any(|v| v.kind == VarKind::Duration) {
+        return Ok(rb.clone());
+    }
+    let name = rb.file.display().to_string();
+    let bound = parse_with(&name, &rb.file, source, values)?;
     if bound.hash != rb.hash {
         return Err(Diagnostics(vec![Diagnostic::at(
             &name,
