@@ -81,6 +81,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         alerts: Some(AlertIntake::new(vec![endpoint], Duration::from_millis(50))),
         runbooks: Default::default(),
         export: None,
+        rehearsal: None,
     };
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let (store2, id2) = (store.clone(), id.clone());

@@ -167,6 +167,7 @@ async fn console(
             step_s: 5.0,
         }),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, 30.0),
+        rehearsal: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

@@ -36,6 +36,7 @@ fn demo_shows_the_outage_developing_and_quits_cleanly() {
     // The rehearsal is an incident: the crossing is on its timeline, and `E` exports it.
     term.send(&["t"]);
     term.expect("rose above", Duration::from_secs(30));
+    term.expect("Simulated fault", Duration::from_secs(10));
     term.send(&["E"]);
     term.expect("exported", Duration::from_secs(60));
     term.send(&["q"]);

@@ -132,6 +132,7 @@ pub async fn run(
         alerts: None,
         export: super::runtime::export_setup(&model, data_dir, &config),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
+        rehearsal: Some(r.service.clone()),
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
@@ -186,6 +187,7 @@ async fn on_prometheus(
         alerts: None,
         export: super::runtime::export_setup(&model, data_dir, &config),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
+        rehearsal: Some(r.service.clone()),
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();
@@ -222,6 +224,36 @@ pub fn demo_runbooks(
         }
     }
     super::runner::RunbookSetup::new(dirs, vars)
+}
+
+/// Put the rehearsal's faults on the incident's timeline as they land (its control actions are
+/// recorded by the runbooks that make them). Ends when the console does.
+pub async fn record_faults(
+    service: Arc<SimService>,
+    journal: crate::incident::JournalWriter,
+    tx: tokio::sync::mpsc::UnboundedSender<super::msg::Msg>,
+) {
+    use crate::incident::{Event, Source as RecordSource};
+    let mut seen = service.with_sim(|s| s.events().len());
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    while !tx.is_closed() {
+        tick.tick().await;
+        let new: Vec<crate::sim::model::Event> =
+            service.with_sim(|s| s.events().iter().skip(seen).cloned().collect());
+        seen += new.len();
+        for e in new.into_iter().filter(|e| !e.mitigation) {
+            let event = Event::SimFault {
+                fault: e.what.trim_start_matches("fault: ").to_string(),
+                detail: format!("injected at simulated second {:.0}", e.at_s),
+                active: true,
+            };
+            let result = journal
+                .append(RecordSource::Sim, "simulator", event)
+                .await
+                .map_err(|e| e.to_string());
+            let _ = tx.send(super::msg::Msg::Recorded(result));
+        }
+    }
 }
 
 /// Join the hard-wrapped lines of each paragraph so the overlay can wrap them to its width.

@@ -68,6 +68,7 @@ pub async fn open(
         journal: Some(journal),
         alerts,
         export: export_setup(&model, data_dir, &config),
+        rehearsal: None,
         runbooks: super::runner::RunbookSetup::new(
             config.runbook_dir.into_iter().collect(),
             vec![],
@@ -227,6 +228,8 @@ pub struct Services {
     pub runbooks: super::runner::RunbookSetup,
     /// Where and how the open incident is exported (`E`), when one is open.
     pub export: Option<super::export::ExportSetup>,
+    /// The simulator of a rehearsal, whose faults go on the timeline as they land.
+    pub rehearsal: Option<Arc<crate::sim::SimService>>,
 }
 
 impl Services {
@@ -238,6 +241,7 @@ impl Services {
             alerts: None,
             runbooks: Default::default(),
             export: None,
+            rehearsal: None,
         }
     }
 }
@@ -296,6 +300,9 @@ where
             }
             _ => None,
         });
+    }
+    if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
+        tokio::spawn(super::demo::record_faults(sim, journal, tx.clone()));
     }
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
