@@ -54,10 +54,11 @@ fn a_headless_rehearsal_runs_against_a_real_prometheus() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let r: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no report ({e}):\n{stderr}"));
-    // Prometheus scraped the rehearsal's simulator.
+    // Prometheus scraped the rehearsal's simulator. The rehearsal has ended and its target is
+    // gone (its series are stale now), so look back over the last minutes.
     let (status, body) = prometheus::http_get(
         prom.port,
-        "/api/v1/query?query=sum(app_logical_requests_total)",
+        "/api/v1/query?query=sum(max_over_time(app_logical_requests_total%5B5m%5D))",
         Duration::from_secs(5),
     )
     .expect("Prometheus answers");
