@@ -2,6 +2,9 @@
 //! listening), idle CPU while 8 panels refresh every 5 s, and resident memory.
 //! Needs `prometheus` and `tmux`. Run: `cargo bench --bench console` (about 90 s).
 
+#[path = "support/figure.rs"]
+mod figure;
+
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
 #[path = "../tests/support/tmux.rs"]
@@ -106,6 +109,24 @@ fn run(url: &str, label: &str, idle_secs: u64) {
         "{label:<28} first frame {first:>7.2} ms | idle CPU {cpu_pct:>5.2} % of a core over {idle_secs} s | RSS {:>6.1} MiB (peak {:.1} MiB)",
         status_kib(pid, "VmRSS:") as f64 / 1024.0,
         status_kib(pid, "VmHWM:") as f64 / 1024.0
+    );
+    figure::report(
+        &format!("console start to first frame, {label}"),
+        first,
+        "ms",
+        figure::Target::Under(30.0),
+    );
+    figure::report(
+        &format!("console idle CPU, 8 panels every 5 s, {label}"),
+        cpu_pct,
+        "% of a core",
+        figure::Target::Under(0.2),
+    );
+    figure::report(
+        &format!("console resident memory, {label}"),
+        status_kib(pid, "VmRSS:") as f64 / 1024.0,
+        "MiB",
+        figure::Target::Under(15.0),
     );
     term.send(&["q"]);
     term.expect("[exited 0]", Duration::from_secs(10));

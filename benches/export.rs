@@ -6,6 +6,9 @@
 //! A plain main (percentiles, not criterion's means). Run: `cargo bench --bench export`.
 //! Files go under `$WARROOM_BENCH_DIR` (default `target/`), so the syncs are the disk's.
 
+#[path = "support/figure.rs"]
+mod figure;
+
 #[path = "../tests/fixtures/export/incident.rs"]
 mod incident;
 
@@ -171,5 +174,11 @@ fn main() {
         "export  (read, check, render, write with syncs): median {:.1} ms, p99 {:.1} ms (target < 100 ms)",
         percentile(&exports, 0.5).as_secs_f64() * 1e3,
         percentile(&exports, 0.99).as_secs_f64() * 1e3
+    );
+    figure::report(
+        "export of a 10,000-event journal with 8 snapshots and charts, median",
+        percentile(&exports, 0.5).as_secs_f64() * 1e3,
+        "ms",
+        figure::Target::Under(100.0),
     );
 }

@@ -8,6 +8,9 @@
 //!
 //! Run: `cargo bench --bench render` (`SERIES=N` changes the series per panel, default 10)
 
+#[path = "support/figure.rs"]
+mod figure;
+
 use chrono::{DateTime, Utc};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -79,6 +82,16 @@ fn main() {
         println!(
             "{:<10} {frames:>8} {median:>8.3}ms {p99:>8.3}ms",
             format!("{w}x{h}")
+        );
+        figure::report(
+            &format!("frame time, 8 panels x 10 series x 400 points, {w}x{h}, p99"),
+            p99,
+            "ms",
+            if (w, h) == (200, 60) {
+                figure::Target::Under(3.0)
+            } else {
+                figure::Target::None
+            },
         );
     }
     flood(now);
@@ -211,6 +224,12 @@ fn flood(now: DateTime<Utc>) {
         );
         println!(
             "{name:<28} {frames:>8} {median:>8.3}ms {p99:>8.3}ms  ({seq} records on the timeline)"
+        );
+        figure::report(
+            &format!("frame time during a batch run and a timeline flood, {name}, p99"),
+            p99,
+            "ms",
+            figure::Target::None,
         );
     }
 }
