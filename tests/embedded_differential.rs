@@ -14,21 +14,11 @@ mod prometheus;
 mod sim_support;
 use sim_support::control;
 
-use prometheus::{PromOptions, free_port, http_get, wait_ready};
+use prometheus::{PromOptions, free_port, http_get};
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use warroom::metrics::embedded::EmbeddedSource;
 use warroom::metrics::{InstantQuery, Labels, QueryAnswer, RangeQuery, Source};
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Queries beyond the dashboard's, for the rest of the engine: matching, set operators,
 /// comparisons, offsets, other functions and aggregations, scalars, absent series.
@@ -292,28 +282,10 @@ async fn every_dashboard_and_runbook_query_matches_prometheus() {
     }) else {
         return;
     };
-    let logs = tempfile::tempdir().expect("temp dir");
-    let mut sim = Sim(Command::new(env!("CARGO_BIN_EXE_warroom"))
-        .args([
-            "sim",
-            "serve",
-            "planner-peak",
-            "--speed",
-            "30",
-            "--seed",
-            "1",
-        ])
-        .args(["--start-at", "1100", "--listen"])
-        .arg(format!("127.0.0.1:{sim_port}"))
-        .arg("--log-file")
-        .arg(logs.path().join("warroom.log"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start warroom sim serve"));
-    assert!(
-        wait_ready(sim_port, "/healthz", Duration::from_secs(10)),
-        "the simulator did not start"
+    let sim = sim_support::serve(
+        sim_port,
+        "planner-peak",
+        &["--speed", "30", "--seed", "1", "--start-at", "1100"],
     );
     let began = now();
     // The fault develops; a restart (a counter reset) and a scale-in (series that leave)
@@ -327,8 +299,7 @@ async fn every_dashboard_and_runbook_query_matches_prometheus() {
         control(sim_port, action, body);
     }
     tokio::time::sleep(Duration::from_secs_f64((began + 22.0 - now()).max(0.0))).await;
-    let _ = sim.0.kill();
-    let _ = sim.0.wait();
+    drop(sim);
     tokio::time::sleep(Duration::from_secs(4)).await;
     // Scrapes after `end` may still be landing; nothing at or before it changes any more.
     let end = ((now() - 2.0) * 1000.0).round() / 1000.0;

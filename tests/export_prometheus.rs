@@ -4,20 +4,13 @@
 
 #[path = "support/prometheus.rs"]
 mod prometheus;
+#[path = "support/sim.rs"]
+mod sim_support;
 
-use prometheus::{PromOptions, free_port, http_get, wait_ready};
+use prometheus::{PromOptions, free_port, http_get};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn run(data: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_warroom"))
@@ -61,27 +54,10 @@ fn missing_snapshots_are_taken_from_prometheus_and_feed_the_draft() {
     let data = tempfile::tempdir().unwrap();
     let d = data.path();
     // 120 simulated seconds (four at 30x) before the bad deploy at 07:00.
-    let _sim = Sim(Command::new(env!("CARGO_BIN_EXE_warroom"))
-        .args([
-            "sim",
-            "serve",
-            "planner-peak",
-            "--speed",
-            "30",
-            "--start-at",
-            "1080",
-        ])
-        .arg("--listen")
-        .arg(format!("127.0.0.1:{sim_port}"))
-        .arg("--log-file")
-        .arg(d.join("sim.log"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start warroom sim serve"));
-    assert!(
-        wait_ready(sim_port, "/healthz", Duration::from_secs(10)),
-        "the simulator did not start"
+    let _sim = sim_support::serve(
+        sim_port,
+        "planner-peak",
+        &["--speed", "30", "--start-at", "1080"],
     );
     let out = run(d, &["incident", "new", "--title", "Planner pools full"]);
     assert!(out.status.success());

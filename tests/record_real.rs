@@ -11,7 +11,7 @@ mod prometheus;
 #[path = "support/sim.rs"]
 mod sim_support;
 
-use prometheus::{PromOptions, free_port, wait_ready};
+use prometheus::{PromOptions, free_port};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -113,25 +113,11 @@ fn the_recorder_records_alerts_and_crossings_from_real_components_and_stops_clea
     };
     let data = tempfile::tempdir().unwrap();
     // 120 simulated seconds (four at 30x) before the bad deploy saturates the pools.
-    let _sim = Killed(
-        warroom(data.path())
-            .args([
-                "sim",
-                "serve",
-                "planner-peak",
-                "--speed",
-                "30",
-                "--start-at",
-                "1080",
-            ])
-            .arg("--listen")
-            .arg(format!("127.0.0.1:{sim_port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start warroom sim serve"),
+    let _sim = sim_support::serve(
+        sim_port,
+        "planner-peak",
+        &["--speed", "30", "--start-at", "1080"],
     );
-    assert!(wait_ready(sim_port, "/healthz", Duration::from_secs(10)));
     std::fs::write(
         data.path().join("warroom.toml"),
         "refresh = \"1s\"\ntimezone = \"Europe/Berlin\"\n[alerts]\ninterval = \"1s\"\ntimeout = \"3s\"\n",

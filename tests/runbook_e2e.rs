@@ -14,8 +14,10 @@
 
 #[path = "support/prometheus.rs"]
 mod prometheus;
+#[path = "support/sim.rs"]
+mod sim_support;
 
-use prometheus::{PromOptions, PromServer, free_port, http_get, wait_ready};
+use prometheus::{PromOptions, PromServer, free_port, http_get};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -42,8 +44,7 @@ impl Drop for Killed {
 struct Incident {
     sim_port: u16,
     prom: PromServer,
-    _sim: Killed,
-    _logs: tempfile::TempDir,
+    _sim: sim_support::SimServer,
 }
 
 fn incident() -> Option<Incident> {
@@ -53,29 +54,15 @@ fn incident() -> Option<Incident> {
         scrape_interval: "250ms",
         ..PromOptions::default()
     })?;
-    let logs = tempfile::tempdir().unwrap();
-    let sim = Killed(
-        Command::new(env!("CARGO_BIN_EXE_warroom"))
-            .args(["sim", "serve", "planner-peak", "--seed", "1"])
-            .args(["--speed", SPEED, "--start-at", START_AT])
-            .arg("--listen")
-            .arg(format!("127.0.0.1:{sim_port}"))
-            .arg("--log-file")
-            .arg(logs.path().join("sim.log"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start warroom sim serve"),
-    );
-    assert!(
-        wait_ready(sim_port, "/healthz", Duration::from_secs(15)),
-        "the simulator did not start"
+    let sim = sim_support::serve(
+        sim_port,
+        "planner-peak",
+        &["--seed", "1", "--speed", SPEED, "--start-at", START_AT],
     );
     Some(Incident {
         sim_port,
         prom,
         _sim: sim,
-        _logs: logs,
     })
 }
 

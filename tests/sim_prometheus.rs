@@ -8,18 +8,8 @@ mod prometheus;
 mod sim_support;
 use sim_support::control;
 
-use prometheus::{PromOptions, free_port, http_get, wait_ready};
-use std::process::{Child, Command, Stdio};
+use prometheus::{PromOptions, free_port, http_get};
 use std::time::{Duration, Instant};
-
-struct Sim(Child);
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 const SATURATION: &str = "min(db_pool_connections_in_use / db_pool_connections_max)";
 const AMPLIFICATION: &str = "(sum(rate(app_logical_requests_total[5s])) + \
@@ -67,29 +57,11 @@ fn prometheus_sees_the_storm_and_the_recovery() {
     }) else {
         return;
     };
-    let logs = tempfile::tempdir().expect("temp dir");
     // 120 simulated seconds (four at 30x) before the bad deploy at 07:00.
-    let sim = Sim(Command::new(env!("CARGO_BIN_EXE_warroom"))
-        .args([
-            "sim",
-            "serve",
-            "planner-peak",
-            "--speed",
-            "30",
-            "--start-at",
-            "1080",
-        ])
-        .arg("--listen")
-        .arg(format!("127.0.0.1:{sim_port}"))
-        .arg("--log-file")
-        .arg(logs.path().join("warroom.log"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start warroom sim serve"));
-    assert!(
-        wait_ready(sim_port, "/healthz", Duration::from_secs(10)),
-        "the simulator did not start"
+    let sim = sim_support::serve(
+        sim_port,
+        "planner-peak",
+        &["--speed", "30", "--start-at", "1080"],
     );
 
     let storm = wait_for(prom.port, Duration::from_secs(25), |s, a| {
