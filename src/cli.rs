@@ -311,8 +311,11 @@ pub struct PublishArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ReplayArgs {
+    /// The incident to replay (`warroom incident list` shows them).
     pub id: String,
-    #[arg(long, default_value_t = 1.0)]
+    /// Replay seconds per wall-clock second (60: a two-hour incident plays in two minutes;
+    /// `+`/`-` change it while playing).
+    #[arg(long, default_value_t = 60.0)]
     pub speed: f64,
 }
 

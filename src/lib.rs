@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod paths;
 pub mod postmortem;
 pub mod record;
+pub mod replay;
 pub mod runbook;
 pub mod sanitize;
 pub mod secret;

@@ -63,6 +63,9 @@ fn main() -> color_eyre::Result<ExitCode> {
             cli.config.as_deref(),
             &data_dir,
         )),
+        Command::Replay(args) => {
+            rt.block_on(warroom::replay::run(cli.config.as_deref(), &data_dir, args))
+        }
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

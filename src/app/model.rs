@@ -112,6 +112,18 @@ pub struct Model {
     pub help_from: Mode,
     /// Action items handed out here and not yet acknowledged, so two quick ones get two ids.
     pub actions_pending: u32,
+    /// Set while replaying an incident (read-only): the status bar shows this instead of the
+    /// source, the incident and the console's key hints.
+    pub replay: Option<ReplayBar>,
+}
+
+/// What the status bar shows during a replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayBar {
+    /// `REPLAY ▶ playing 60× · <id> <title>`.
+    pub state: String,
+    /// The replay's own key hints.
+    pub hints: String,
 }
 
 /// The runbook pane's state.
@@ -201,6 +213,7 @@ impl Model {
             help_scroll: 0,
             help_from: Mode::Dashboard,
             actions_pending: 0,
+            replay: None,
         }
     }
 

@@ -24,12 +24,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let local = model.now.with_timezone(&model.tz);
     let range = humantime::format_duration(crate::app::model::RANGES[model.range_idx]);
     let sep = || Span::styled(" │ ", t.muted);
-    let mut spans = vec![
-        Span::raw(" "),
-        Span::styled(s.name.clone(), t.text),
-        Span::raw(" "),
-        Span::styled(health, hstyle),
-    ];
+    let mut spans = vec![Span::raw(" ")];
+    match &model.replay {
+        // A replay reads a journal: there is no source, and it records nothing.
+        Some(r) => spans.push(Span::styled(r.state.clone(), t.accent)),
+        None => spans.extend([
+            Span::styled(s.name.clone(), t.text),
+            Span::raw(" "),
+            Span::styled(health, hstyle),
+        ]),
+    }
     // A notice comes early: on a narrow terminal the end of the bar is cut off.
     if let Some(n) = &model.notice {
         spans.push(sep());
@@ -40,7 +44,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     }
     spans.push(sep());
     spans.push(Span::styled(format!("range {range}"), t.text));
-    if let Some(i) = &model.incident {
+    if let Some(i) = model.incident.as_ref().filter(|_| model.replay.is_none()) {
         let (state, style) = super::timeline::journal_state(model);
         spans.push(sep());
         spans.push(Span::styled(format!("incident {}", i.id), t.text));
@@ -82,14 +86,15 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let k = &model.keymap;
     let d = Mode::Dashboard;
     spans.push(sep());
-    spans.push(Span::styled(
-        format!(
+    let hints = match &model.replay {
+        Some(r) => r.hints.clone(),
+        None => format!(
             "{} help  {} zoom  {} quit",
             k.hint(d, Action::Help),
             k.hint(d, Action::Zoom),
             k.hint(d, Action::Quit)
         ),
-        t.muted,
-    ));
+    };
+    spans.push(Span::styled(hints, t.muted));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
 }
