@@ -120,8 +120,10 @@ pub struct Model {
 /// What the status bar shows during a replay.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayBar {
-    /// `REPLAY ▶ playing 60× · <id> <title>`.
+    /// `REPLAY ▶ playing 60×`.
     pub state: String,
+    /// The incident's id and title.
+    pub incident: String,
     /// The replay's own key hints.
     pub hints: String,
 }

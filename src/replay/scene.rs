@@ -159,12 +159,8 @@ impl Scene {
             "⏸ paused"
         };
         m.replay = Some(ReplayBar {
-            state: format!(
-                "REPLAY {state} {} · {} {}",
-                speed_text(cursor.speed()),
-                loaded.id,
-                loaded.title
-            ),
+            state: format!("REPLAY {state} {}", speed_text(cursor.speed())),
+            incident: format!("{} {}", loaded.id, loaded.title),
             hints: super::keys::HINTS.to_string(),
         });
         m.dirty = true;

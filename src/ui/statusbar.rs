@@ -24,10 +24,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let local = model.now.with_timezone(&model.tz);
     let range = humantime::format_duration(crate::app::model::RANGES[model.range_idx]);
     let sep = || Span::styled(" │ ", t.muted);
+    let clock = Span::styled(local.format("%Y-%m-%d %H:%M:%S %Z").to_string(), t.text);
     let mut spans = vec![Span::raw(" ")];
     match &model.replay {
-        // A replay reads a journal: there is no source, and it records nothing.
-        Some(r) => spans.push(Span::styled(r.state.clone(), t.accent)),
+        // A replay reads a journal: there is no source, and it records nothing. Its time
+        // comes early, so a narrow terminal still shows where the replay is.
+        Some(r) => spans.extend([
+            Span::styled(r.state.clone(), t.accent),
+            sep(),
+            clock.clone(),
+        ]),
         None => spans.extend([
             Span::styled(s.name.clone(), t.text),
             Span::raw(" "),
@@ -41,6 +47,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
             n.text.clone(),
             if n.warning { t.warn } else { t.accent },
         ));
+    }
+    if let Some(r) = &model.replay {
+        spans.push(sep());
+        spans.push(Span::styled(r.incident.clone(), t.text));
     }
     spans.push(sep());
     spans.push(Span::styled(format!("range {range}"), t.text));
@@ -78,11 +88,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         spans.push(sep());
         spans.push(Span::styled("⏸ paused", t.warn));
     }
-    spans.push(sep());
-    spans.push(Span::styled(
-        local.format("%Y-%m-%d %H:%M:%S %Z").to_string(),
-        t.text,
-    ));
+    if model.replay.is_none() {
+        spans.push(sep());
+        spans.push(clock);
+    }
     let k = &model.keymap;
     let d = Mode::Dashboard;
     spans.push(sep());
