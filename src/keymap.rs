@@ -74,6 +74,7 @@ pub enum Action {
     Export,
     TimelineFilter,
     TimelineOrder,
+    JumpToPanel,
     Run,
     PauseRun,
     AbortRun,
@@ -83,7 +84,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 32] = [
+    pub const ALL: [Action; 33] = [
         Action::Quit,
         Action::Help,
         Action::Close,
@@ -110,6 +111,7 @@ impl Action {
         Action::Export,
         Action::TimelineFilter,
         Action::TimelineOrder,
+        Action::JumpToPanel,
         Action::Run,
         Action::PauseRun,
         Action::AbortRun,
@@ -147,6 +149,7 @@ impl Action {
             Action::Export => "export",
             Action::TimelineFilter => "timeline_filter",
             Action::TimelineOrder => "timeline_order",
+            Action::JumpToPanel => "jump_to_panel",
             Action::Run => "run",
             Action::PauseRun => "pause_run",
             Action::AbortRun => "abort_run",
@@ -185,6 +188,7 @@ impl Action {
             Action::Export => "export the postmortem draft",
             Action::TimelineFilter => "timeline: show one source, then the next",
             Action::TimelineOrder => "timeline: newest or oldest first",
+            Action::JumpToPanel => "go to the newest crossing's panel; again: older",
             Action::Run => "run the runbook (after typing its name)",
             Action::PauseRun => "pause or resume the run (between actions)",
             Action::AbortRun => "abort the run (between actions)",
@@ -378,6 +382,7 @@ fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
             (Action::Correct, &["c"]),
             (Action::TimelineFilter, &["f"]),
             (Action::TimelineOrder, &["o"]),
+            (Action::JumpToPanel, &["g"]),
         ],
         Mode::Help => vec![
             (Action::Close, &["esc", "?", "q", "f1"]),

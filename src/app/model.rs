@@ -106,6 +106,8 @@ pub struct Model {
     pub timeline_filter: Option<crate::incident::Source>,
     /// The timeline pane lists the oldest record first.
     pub oldest_first: bool,
+    /// The threshold crossing jumped to with `g` (its sequence number), marked in the pane.
+    pub jumped: Option<u64>,
     /// Lines the help overlay is scrolled down by.
     pub help_scroll: u16,
     /// The mode help was opened from (it returns there).
@@ -198,6 +200,7 @@ impl Model {
             dialogs_waiting: std::collections::VecDeque::new(),
             timeline_filter: None,
             oldest_first: false,
+            jumped: None,
             help_scroll: 0,
             help_from: Mode::Dashboard,
             actions_pending: 0,

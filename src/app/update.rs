@@ -69,7 +69,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     | Action::EditorNote
                     | Action::Export
                     | Action::TimelineFilter
-                    | Action::TimelineOrder) => {
+                    | Action::TimelineOrder
+                    | Action::JumpToPanel) => {
                         model.dirty = true;
                         return incident::key(model, a);
                     }
