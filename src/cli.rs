@@ -125,7 +125,8 @@ pub struct GamedayArgs {
     /// Headless: print the score as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Headless: record the runbook runs in this incident.
+    /// Headless: record the rehearsal in this incident (by default a new one, titled after
+    /// the scenario), in simulated time.
     #[arg(long, value_name = "ID")]
     pub incident: Option<String>,
 }

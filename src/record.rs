@@ -90,6 +90,7 @@ pub async fn run(
             source,
             panels: config.panels.clone(),
             refresh: config.refresh,
+            clock: std::sync::Arc::new(crate::clock::WallClock),
         };
         parts.push(tokio::spawn(watch.run(
             journal.clone(),

@@ -10,15 +10,18 @@ fn warroom() -> Command {
     Command::new(env!("CARGO_BIN_EXE_warroom"))
 }
 
-/// Run to completion (bounded), returning the JSON report.
+/// Run to completion (bounded), returning the JSON report. Output goes to files, not pipes:
+/// the report (the simulator's record at every scrape) is larger than a pipe holds, and the
+/// child would wait for a reader that waits for it.
 fn run(args: &[&str], limit: Duration) -> serde_json::Value {
     let data = tempfile::tempdir().unwrap();
+    let (out, err) = (data.path().join("stdout"), data.path().join("stderr"));
     let mut child = warroom()
         .arg("--data-dir")
         .arg(data.path())
         .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
     let began = Instant::now();
@@ -28,16 +31,18 @@ fn run(args: &[&str], limit: Duration) -> serde_json::Value {
         }
         if began.elapsed() > limit {
             let _ = child.kill();
-            panic!("gameday {args:?} did not finish within {limit:?}");
+            panic!(
+                "gameday {args:?} did not finish within {limit:?}: {}",
+                std::fs::read_to_string(&err).unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = std::fs::read_to_string(&out).unwrap();
     serde_json::from_str(&stdout).unwrap_or_else(|e| {
         panic!(
             "no JSON report ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+            std::fs::read_to_string(&err).unwrap_or_default()
         )
     })
 }

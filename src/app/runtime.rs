@@ -302,7 +302,15 @@ where
         });
     }
     if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
-        tokio::spawn(super::demo::record_faults(sim, journal, tx.clone()));
+        let (report, alive) = (tx.clone(), tx.clone());
+        tokio::spawn(super::demo::record_faults(
+            sim,
+            journal,
+            move |r| {
+                let _ = report.send(Msg::Recorded(r));
+            },
+            move || !alive.is_closed(),
+        ));
     }
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
