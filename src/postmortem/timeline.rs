@@ -321,7 +321,12 @@ pub fn rows(
             }
             _ => continue,
         };
-        rows.push(row(r.time, text));
+        // A change from GitHub is placed when it happened, not when warroom learned of it.
+        let at = match e {
+            Event::Change { at: Some(at), .. } => *at,
+            _ => r.time,
+        };
+        rows.push(row(at, text));
     }
     rows.sort_by_key(|r| r.at);
     rows
