@@ -71,7 +71,7 @@ pub fn rows(timeline: &[Record]) -> Vec<ChangeRow<'_>> {
             _ => None,
         })
         .collect();
-    rows.sort_by(|a, b| b.at.cmp(&a.at));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.at));
     rows
 }
 
