@@ -166,6 +166,29 @@ mod tests {
     }
 
     #[test]
+    fn reports_reach_the_timeline_and_the_pane() {
+        let config = Config::parse("w.toml", "[github]\nwatch = [\"acme/api\"]\n").unwrap();
+        let now = "2026-11-29T10:30:00Z".parse().unwrap();
+        let mut m = Model::new(&config, crate::theme::Theme::fallback(), "x".into(), now);
+        assert_eq!(m.changes.watching, Some(vec!["acme/api".to_string()]));
+        report(
+            &mut m,
+            ChangesReport::Down {
+                error: "GitHub could not be reached \u{1b}[2J".into(),
+                retry_in: std::time::Duration::from_secs(75),
+            },
+        );
+        let trouble = m.changes.trouble.clone().unwrap();
+        assert!(trouble.ends_with("next try in 75s"), "{trouble}");
+        assert!(crate::sanitize::is_clean(&trouble, false), "{trouble}");
+        report(&mut m, ChangesReport::Recorded(change(7, "#42", None)));
+        report(&mut m, ChangesReport::Up);
+        assert!(m.changes.trouble.is_none());
+        assert_eq!(m.timeline.len(), 1);
+        assert_eq!(rows(&m.timeline)[0].kind, ChangeKind::PullRequest);
+    }
+
+    #[test]
     fn links_lose_their_scheme_and_are_cut() {
         assert_eq!(short_link("https://ci.example/d/11", 40), "ci.example/d/11");
         assert_eq!(short_link("http://abcdefghij", 5), "abcd…");
