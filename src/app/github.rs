@@ -60,3 +60,38 @@ pub fn setup(
         warning,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Octocrab's client is built on the tokio runtime.
+    #[tokio::test]
+    async fn one_client_for_the_feed_and_publishing_and_a_missing_token_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let id = IncidentId::parse("2026-11-29-1").unwrap();
+        let config = Config::parse(
+            "w.toml",
+            "[github]\napi_url = \"http://127.0.0.1:1\"\nwatch = [\"acme/api\"]\npostmortems = \"acme/pm\"\ntoken_env = \"WARROOM_TEST_NO_SUCH_TOKEN\"\n",
+        )
+        .unwrap();
+        let (setup, warning) = setup(&config, &store, Some(&id)).unwrap();
+        let setup = setup.unwrap();
+        let changes = setup.changes.unwrap();
+        assert_eq!(changes.repos()[0].to_string(), "acme/api");
+        assert_eq!(setup.publish.unwrap().repo.to_string(), "acme/pm");
+        let warning = warning.unwrap();
+        assert!(warning.contains("WARROOM_TEST_NO_SUCH_TOKEN"), "{warning}");
+
+        let none = Config::parse("w.toml", "").unwrap();
+        assert!(setup_is_none(&none, &store));
+        // Watching without an incident: the feed, but nothing to publish.
+        let (setup, _) = super::setup(&config, &store, None).unwrap();
+        assert!(setup.unwrap().publish.is_none());
+    }
+
+    fn setup_is_none(config: &Config, store: &Store) -> bool {
+        matches!(super::setup(config, store, None), Ok((None, None)))
+    }
+}
