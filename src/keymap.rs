@@ -81,10 +81,12 @@ pub enum Action {
     NextField,
     PrevField,
     Open,
+    Changes,
+    Publish,
 }
 
 impl Action {
-    pub const ALL: [Action; 33] = [
+    pub const ALL: [Action; 35] = [
         Action::Quit,
         Action::Help,
         Action::Close,
@@ -118,6 +120,8 @@ impl Action {
         Action::NextField,
         Action::PrevField,
         Action::Open,
+        Action::Changes,
+        Action::Publish,
     ];
 
     /// The name used in the config file.
@@ -156,6 +160,8 @@ impl Action {
             Action::NextField => "next_field",
             Action::PrevField => "prev_field",
             Action::Open => "open",
+            Action::Changes => "changes",
+            Action::Publish => "publish",
         }
     }
 
@@ -195,6 +201,8 @@ impl Action {
             Action::NextField => "next field",
             Action::PrevField => "previous field",
             Action::Open => "show the selected runbook's plan",
+            Action::Changes => "show or hide GitHub changes (deploys, merges)",
+            Action::Publish => "publish the postmortem to GitHub (asks first)",
         }
     }
 
@@ -373,6 +381,8 @@ fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
             (Action::Note, &["n"]),
             (Action::EditorNote, &["e"]),
             (Action::Export, &["E"]),
+            (Action::Publish, &["P"]),
+            (Action::Changes, &["C"]),
             (Action::Runbooks, &["b"]),
             (Action::Status, &["s"]),
             (Action::Severity, &["v"]),

@@ -168,6 +168,7 @@ async fn console(
         }),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, 30.0),
         rehearsal: None,
+        github: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

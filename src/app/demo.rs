@@ -133,6 +133,7 @@ pub async fn run(
         export: super::runtime::export_setup(&model, data_dir, &config),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
+        github: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
@@ -188,6 +189,7 @@ async fn on_prometheus(
         export: super::runtime::export_setup(&model, data_dir, &config),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
+        github: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();

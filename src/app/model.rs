@@ -114,6 +114,10 @@ pub struct Model {
     pub help_from: Mode,
     /// Action items handed out here and not yet acknowledged, so two quick ones get two ids.
     pub actions_pending: u32,
+    /// The Changes pane (GitHub's deployments, releases, merged pull requests).
+    pub changes: super::changes::ChangesPane,
+    /// Publishing to GitHub (`P`).
+    pub publish: super::publish::PublishView,
 }
 
 /// The runbook pane's state.
@@ -204,6 +208,13 @@ impl Model {
             help_scroll: 0,
             help_from: Mode::Dashboard,
             actions_pending: 0,
+            changes: super::changes::ChangesPane::from_config(config),
+            publish: super::publish::PublishView {
+                repo: (config.github.as_ref())
+                    .and_then(|g| g.postmortems.as_ref())
+                    .map(|r| r.to_string()),
+                in_flight: false,
+            },
         }
     }
 
