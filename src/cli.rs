@@ -288,9 +288,10 @@ pub struct ExportArgs {
     /// file's Prometheus URL is used otherwise, if it has one).
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
-    /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m".
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
-    pub gap_limit: std::time::Duration,
+    /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m" (default: the
+    /// config's `[export] gap_limit`, else 30 minutes).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub gap_limit: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

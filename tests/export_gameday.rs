@@ -64,7 +64,12 @@ fn utc(v: &serde_json::Value) -> DateTime<Utc> {
 fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simulator() {
     let dir = tempfile::tempdir().unwrap();
     let (data, config) = (dir.path().join("data"), dir.path().join("warroom.toml"));
-    std::fs::write(&config, "timezone = \"Europe/London\"\n").unwrap();
+    // A one-minute gap limit: the lint must find the five quiet minutes before the fault.
+    std::fs::write(
+        &config,
+        "timezone = \"Europe/London\"\n[export]\ngap_limit = \"1m\"\n",
+    )
+    .unwrap();
     let cli = |args: &[&str]| {
         let mut c = warroom(&data, &config);
         c.args(args);
@@ -126,7 +131,11 @@ fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simu
     let out = dir.path().join("out");
     let out_s = out.to_str().unwrap();
     cli(&["export", id, "--format", "json", "--out", out_s]);
-    cli(&["export", id, "--out", out_s]);
+    let printed = cli(&["export", id, "--out", out_s]);
+    let quiet = "gap: the timeline has nothing between 06:55 and 07:00";
+    assert!(printed.contains(quiet), "the config's gap limit: {printed}");
+    let printed = cli(&["export", id, "--out", out_s, "--gap-limit", "10m"]);
+    assert!(!printed.contains(quiet), "--gap-limit wins: {printed}");
     let facts: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("facts.json")).unwrap_or_else(|_| {
             let names: Vec<_> = std::fs::read_dir(&out)

@@ -97,6 +97,7 @@ pub(crate) fn export_setup(
         panels: config.panels.clone(),
         timezone: config.timezone,
         step_s: config.refresh.as_secs_f64().max(1.0),
+        gap_limit: config.gap_limit,
     })
 }
 
