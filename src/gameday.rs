@@ -95,7 +95,8 @@ pub struct Stage {
     pub start_at: f64,
     /// Simulated seconds per wall second.
     pub speed: f64,
-    /// The simulator's own record at every scrape, for checking what warroom made of it.
+    /// The simulator's own record at every scrape (as far back as the store's retention), for
+    /// checking what warroom made of it.
     pub scrapes: Arc<std::sync::Mutex<Vec<Scrape>>>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -152,6 +153,7 @@ impl Stage {
         // the way, so the store sees a sample every SCRAPE_S simulated seconds at any speed.
         let clock = {
             let (service, store, scrapes) = (service.clone(), store.clone(), scrapes.clone());
+            let keep = ((retention.as_secs_f64() / SCRAPE_S).ceil() as usize).max(1);
             tokio::spawn(async move {
                 let began = tokio::time::Instant::now();
                 let mut next_scrape = start_at + SCRAPE_S;
@@ -166,6 +168,11 @@ impl Stage {
                         store.ingest(unix(epoch, t), &samples);
                         let scrape = service.with_sim(Scrape::of);
                         if let Ok(mut s) = scrapes.lock() {
+                            // As long a record as the store keeps samples, no longer.
+                            if s.len() >= keep {
+                                let excess = s.len() + 1 - keep;
+                                s.drain(..excess);
+                            }
                             s.push(scrape);
                         }
                         next_scrape += SCRAPE_S;

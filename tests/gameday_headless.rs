@@ -84,6 +84,18 @@ fn two_simulated_hours_stay_under_100_mb_with_old_samples_pruned() {
         per_series >= kept * 0.5,
         "{per_series} samples per series: scrapes were lost"
     );
+    // The simulator's own record is kept as long as the samples, no longer.
+    let record = r["simulator"]
+        .as_array()
+        .expect("the simulator's record")
+        .len();
+    assert!(
+        record == kept as usize,
+        "{record} scrapes kept of the simulator's record"
+    );
+    // The rehearsal was recorded as an incident, with a snapshot per panel.
+    assert!(r["incident"].is_string(), "{}", r["incident"]);
+    assert_eq!(r["snapshots"], 8);
     let peak = r["peak_rss_bytes"].as_f64().expect("VmHWM on Linux");
     assert!(peak < 100.0 * 1024.0 * 1024.0, "peak RSS {peak} bytes");
     // The kernel's own account of the child agrees.
