@@ -22,13 +22,20 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let t = &model.theme;
     let (state, style) = journal_state(model);
+    // The zone always shows (times in the pane carry no zone); the incident's id only when it
+    // fits beside the journal's state (the status bar names the incident too).
+    let zone = model.now.with_timezone(&model.tz).format("%Z").to_string();
     let title = match &model.incident {
-        Some(i) => format!(
-            " Timeline · {} · {} ",
-            i.id,
-            model.now.with_timezone(&model.tz).format("%Z")
-        ),
-        None => " Timeline ".to_string(),
+        Some(i) => {
+            let full = format!(" Timeline · {} · {zone} ", i.id);
+            let room = usize::from(area.width).saturating_sub(4 + state.chars().count() + 2);
+            if full.chars().count() <= room {
+                full
+            } else {
+                format!(" Timeline · {zone} ")
+            }
+        }
+        None => format!(" Timeline · {zone} "),
     };
     let mut block = Block::bordered()
         .border_style(t.border)
