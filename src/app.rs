@@ -3,16 +3,19 @@
 //! comes back as a [`Msg`].
 
 pub mod catalog;
+pub mod changes;
 pub mod demo;
 pub mod dialog;
 pub mod editor;
 pub mod effect;
 pub mod export;
+pub mod github;
 pub mod logging;
 pub mod model;
 pub mod msg;
 pub mod operator;
 pub mod panel;
+pub mod publish;
 pub mod run;
 pub mod run_record;
 pub mod runner;

@@ -125,7 +125,8 @@ pub struct GamedayArgs {
     /// Headless: print the score as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Headless: record the runbook runs in this incident.
+    /// Headless: record the rehearsal in this incident (by default a new one, titled after
+    /// the scenario), in simulated time.
     #[arg(long, value_name = "ID")]
     pub incident: Option<String>,
 }
@@ -287,9 +288,10 @@ pub struct ExportArgs {
     /// file's Prometheus URL is used otherwise, if it has one).
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
-    /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m".
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
-    pub gap_limit: std::time::Duration,
+    /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m" (default: the
+    /// config's `[export] gap_limit`, else 30 minutes).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub gap_limit: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

@@ -38,6 +38,9 @@ pub struct Config {
     pub runbook_dir: Option<PathBuf>,
     /// `[github]`: the changes feed and publishing; `None` when the section is absent.
     pub github: Option<GithubConfig>,
+    /// `[export] gap_limit`: the longest quiet stretch of a timeline the postmortem lint
+    /// accepts.
+    pub gap_limit: Duration,
 }
 
 /// How to reach Prometheus.
@@ -107,6 +110,7 @@ impl Default for Config {
             panels: default_panels(),
             runbook_dir: None,
             github: None,
+            gap_limit: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -127,6 +131,14 @@ struct RawConfig {
     #[serde(default)]
     panel: Vec<Spanned<panels::RawPanel>>,
     github: Option<github::RawGithub>,
+    export: Option<RawExport>,
+}
+
+/// `[export]`: how postmortem drafts are checked.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExport {
+    gap_limit: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -253,6 +265,10 @@ impl Config {
         }
         if let Some(t) = raw.theme {
             cfg.theme = t;
+        }
+        if let Some(g) = raw.export.and_then(|e| e.gap_limit) {
+            cfg.gap_limit = parse_duration(&g, "[export] gap_limit", 60..=7 * 86_400)
+                .map_err(|m| err(g.span(), m))?;
         }
         cfg.runbook_dir = raw.runbook_dir;
         if let Some(keys) = raw.keys {

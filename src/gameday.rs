@@ -1,22 +1,25 @@
 //! Game days: a simulated outage staged in-process (the simulator, the embedded store and one
 //! loopback server for both), and `warroom gameday SCENARIO --headless`, a rehearsal with no
-//! one at the console: the plays given on the command line run as real `warroom runbook run`
-//! processes against the stage, and the score is printed at the end.
+//! one at the console: the rehearsal is recorded as an incident in simulated time ([`record`]),
+//! the plays given on the command line run the runbook executor against the stage ([`run`]),
+//! and the score is printed at the end.
 
 pub mod play;
+pub mod record;
+pub mod run;
 
 use crate::app::demo::{CONTROL_ADDR, HISTORY_S, SCRAPE_S, SimClock, at, epoch, score_text};
 use crate::metrics::embedded::EmbeddedSource;
+use crate::runbook::executor::Control;
+use crate::runbook::record::RunOutcome;
 use crate::sim::{Scenario, Sim, SimService, server};
 use chrono::{DateTime, NaiveTime, Utc};
 use color_eyre::eyre::{WrapErr, bail, eyre};
 use play::Play;
 use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncBufReadExt;
 use tokio::task::JoinHandle;
 
 /// How often the headless loop looks at the simulated clock (wall time).
@@ -27,6 +30,55 @@ const CLOCK_TICK: Duration = Duration::from_millis(20);
 const PROGRESS_S: f64 = 300.0;
 /// How long runbooks still running at the end get to record their interruption.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// The simulator's own figures at one scrape: its ground truth, in the game day's JSON report.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Scrape {
+    /// Simulated second.
+    pub t: f64,
+    /// Errors over attempts answered in the minute before `t` (what `rate(...[1m])` reads).
+    pub error_ratio: f64,
+    /// Attempts answered by any instance since the start (planned restarts included).
+    pub answered: f64,
+    /// Logical requests since the start.
+    pub logical: f64,
+}
+
+impl Scrape {
+    fn of(sim: &Sim) -> Scrape {
+        let t = sim.now();
+        Scrape {
+            t,
+            error_ratio: sim.window(t - 60.0, t).error_ratio,
+            answered: sim
+                .instances()
+                .iter()
+                .map(|i| i.codes.iter().sum::<f64>())
+                .sum(),
+            logical: sim.totals().logical,
+        }
+    }
+}
+
+/// See [`Stage::scrape_clock`].
+#[derive(Debug)]
+pub struct LastScrape {
+    scrapes: Arc<std::sync::Mutex<Vec<Scrape>>>,
+    epoch: DateTime<Utc>,
+    start_at: f64,
+}
+
+impl crate::clock::Clock for LastScrape {
+    fn now(&self) -> DateTime<Utc> {
+        let t = self
+            .scrapes
+            .lock()
+            .ok()
+            .and_then(|s| s.last().map(|s| s.t))
+            .unwrap_or(self.start_at);
+        at(self.epoch, t)
+    }
+}
 
 /// A running rehearsal: the simulator advancing at `speed`, its samples going into the
 /// embedded store every simulated scrape interval, and one loopback HTTP server with the
@@ -41,6 +93,11 @@ pub struct Stage {
     pub epoch: DateTime<Utc>,
     /// The simulated second the stage started at.
     pub start_at: f64,
+    /// Simulated seconds per wall second.
+    pub speed: f64,
+    /// The simulator's own record at every scrape (as far back as the store's retention), for
+    /// checking what warroom made of it.
+    pub scrapes: Arc<std::sync::Mutex<Vec<Scrape>>>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -74,6 +131,7 @@ impl Stage {
             t += SCRAPE_S;
         }
         let service = Arc::new(SimService::new(sim, speed));
+        let scrapes = Arc::new(std::sync::Mutex::new(Vec::new()));
         let listener = match listen {
             Some(addr) => tokio::net::TcpListener::bind(addr)
                 .await
@@ -94,7 +152,8 @@ impl Stage {
         // One task advances the simulator and scrapes it at every simulated scrape interval on
         // the way, so the store sees a sample every SCRAPE_S simulated seconds at any speed.
         let clock = {
-            let (service, store) = (service.clone(), store.clone());
+            let (service, store, scrapes) = (service.clone(), store.clone(), scrapes.clone());
+            let keep = ((retention.as_secs_f64() / SCRAPE_S).ceil() as usize).max(1);
             tokio::spawn(async move {
                 let began = tokio::time::Instant::now();
                 let mut next_scrape = start_at + SCRAPE_S;
@@ -107,6 +166,15 @@ impl Stage {
                         service.advance_to(next_scrape);
                         let (samples, t) = service.samples();
                         store.ingest(unix(epoch, t), &samples);
+                        let scrape = service.with_sim(Scrape::of);
+                        if let Ok(mut s) = scrapes.lock() {
+                            // As long a record as the store keeps samples, no longer.
+                            if s.len() >= keep {
+                                let excess = s.len() + 1 - keep;
+                                s.drain(..excess);
+                            }
+                            s.push(scrape);
+                        }
                         next_scrape += SCRAPE_S;
                     }
                     service.advance_to(target);
@@ -120,6 +188,8 @@ impl Stage {
             service_label,
             epoch,
             start_at,
+            speed,
+            scrapes,
             tasks: vec![serving, clock],
         })
     }
@@ -137,6 +207,16 @@ impl Stage {
     /// The simulator's time as the console's clock.
     pub fn clock(&self) -> SimClock {
         SimClock::new(self.service.clone(), self.epoch)
+    }
+
+    /// A clock that reads the time of the latest scrape: readings taken at it fall exactly
+    /// on the store's samples, so a crossing is dated at the scrape that showed it.
+    pub fn scrape_clock(&self) -> LastScrape {
+        LastScrape {
+            scrapes: self.scrapes.clone(),
+            epoch: self.epoch,
+            start_at: self.start_at,
+        }
     }
 }
 
@@ -162,11 +242,19 @@ struct Report {
     simulated_to_s: f64,
     score: crate::sim::score::Score,
     plays: Vec<PlayReport>,
+    /// The incident the rehearsal was recorded in (`warroom export` drafts its postmortem).
+    incident: String,
+    /// Panel snapshots written beside its journal.
+    snapshots: usize,
     /// Series and samples held by the embedded store at the end.
     store_series: usize,
     store_samples: usize,
     /// The process's peak resident memory (VmHWM), when the system tells it.
     peak_rss_bytes: Option<u64>,
+    /// The simulator's own record at every scrape of the rehearsal.
+    simulator: Vec<Scrape>,
+    /// The time simulated second 0 stands for (the journal's and the snapshots' clock).
+    epoch: DateTime<Utc>,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -174,7 +262,10 @@ struct PlayReport {
     runbook: String,
     at_s: f64,
     started_at_s: Option<f64>,
-    /// The runbook process's exit code; `None` when it did not start or was stopped.
+    /// How the run ended (succeeded, failed, aborted); `None` when it did not run or was
+    /// stopped without an answer.
+    outcome: Option<String>,
+    /// The exit code `warroom runbook run` gives that outcome.
     exit_code: Option<i32>,
 }
 
@@ -245,23 +336,39 @@ pub async fn headless(
         }
     }
 
+    // The rehearsal is an incident, recorded in simulated time like the demo's.
+    let recording =
+        record::Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &name)
+            .await?;
+    eprintln!(
+        "warroom gameday: recording incident {} in simulated time",
+        recording.id
+    );
     // Gates and targets read the real Prometheus when there is one, else the embedded store.
     let stage_url = stage.url();
-    let metrics_url = args.prometheus.as_deref().unwrap_or(&stage_url);
-    if let Some(url) = &args.prometheus {
-        eprintln!("warroom gameday: runbooks read {url}; it must scrape {stage_url}/metrics");
-    }
-    let exe = std::env::current_exe().wrap_err("cannot find warroom's own executable")?;
+    let source: Arc<dyn crate::metrics::Source> = match &args.prometheus {
+        Some(url) => {
+            eprintln!("warroom gameday: runbooks read {url}; it must scrape {stage_url}/metrics");
+            let mut c = config.clone();
+            c.prometheus.url = Some(url.trim_end_matches('/').to_string());
+            crate::app::source::from_config(&c)?
+        }
+        None => Arc::new(stage.store.clone()),
+    };
+    let setup =
+        crate::app::demo::demo_runbooks(&config, &stage_url, &stage.service_label, args.speed);
+    let clock: crate::clock::SharedClock = Arc::new(stage.clock());
     let mut reports: Vec<PlayReport> = schedule
         .iter()
         .map(|(t, p)| PlayReport {
             runbook: p.runbook.clone(),
             at_s: *t,
             started_at_s: None,
+            outcome: None,
             exit_code: None,
         })
         .collect();
-    let mut running: Vec<(usize, tokio::process::Child, JoinHandle<()>)> = Vec::new();
+    let mut running: Vec<(usize, run::Running)> = Vec::new();
     let mut next_progress = stage.start_at + PROGRESS_S;
     let mut tick = tokio::time::interval(POLL);
     let interrupted = tokio::signal::ctrl_c();
@@ -277,58 +384,38 @@ pub async fn headless(
         let now = stage.now();
         for (i, (t, p)) in schedule.iter().enumerate() {
             if reports[i].started_at_s.is_none() && *t <= now && *t >= stage.start_at && *t <= end {
-                let mut cmd = tokio::process::Command::new(&exe);
-                cmd.arg("--data-dir").arg(data_dir);
-                if let Some(c) = config_path {
-                    cmd.arg("--config").arg(c);
-                }
-                cmd.args(["runbook", "run", &p.runbook, "--yes", "--prometheus"])
-                    .arg(metrics_url)
-                    .arg("--var")
-                    .arg(format!("base_url={}", stage.url()));
-                // Waits and gate intervals on the simulated clock, as they would be at 1x.
-                for var in play::simulated_time_vars(Path::new("runbooks"), &p.runbook, args.speed)
-                {
-                    cmd.arg("--var").arg(var);
-                }
-                if let Some(id) = &args.incident {
-                    cmd.args(["--incident", id]);
-                }
-                cmd.stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .kill_on_drop(true);
                 eprintln!("[{}] play: {}", clock_text(now), p.runbook);
                 reports[i].started_at_s = Some(now);
-                match cmd.spawn() {
-                    Ok(mut child) => {
-                        let relay = relay_output(
-                            &mut child,
-                            p.runbook.clone(),
-                            stage.service.clone(),
-                            stage.epoch,
-                            config.timezone,
-                        );
-                        running.push((i, child, relay));
+                match run::start(
+                    &p.runbook,
+                    &setup,
+                    source.clone(),
+                    recording.writer.clone(),
+                    clock.clone(),
+                    config.timezone,
+                ) {
+                    Ok(r) => running.push((i, r)),
+                    Err(e) => {
+                        eprintln!("[{}] {} did not start: {e}", clock_text(now), p.runbook);
+                        reports[i].outcome = Some("did not start".into());
+                        reports[i].exit_code = Some(2);
                     }
-                    Err(e) => eprintln!("[{}] {} did not start: {e}", clock_text(now), p.runbook),
                 }
             }
         }
         let mut still = Vec::new();
-        for (i, mut child, relay) in running.drain(..) {
-            match child.try_wait() {
-                Ok(Some(status)) => {
-                    let _ = relay.await;
-                    reports[i].exit_code = status.code();
-                    eprintln!(
-                        "[{}] {} ended: {}",
-                        clock_text(now),
-                        reports[i].runbook,
-                        describe_exit(status.code())
-                    );
-                }
-                _ => still.push((i, child, relay)),
+        for (i, r) in running.drain(..) {
+            if r.task.is_finished() {
+                let outcome = r.task.await.unwrap_or(RunOutcome::Failed);
+                reports[i].outcome = Some(format!("{outcome:?}").to_lowercase());
+                reports[i].exit_code = Some(i32::from(outcome.exit_code()));
+                eprintln!(
+                    "[{}] {} ended: {outcome:?}",
+                    clock_text(now),
+                    reports[i].runbook
+                );
+            } else {
+                still.push((i, r));
             }
         }
         running = still;
@@ -341,25 +428,23 @@ pub async fn headless(
         }
     }
     // Runbooks still running are stopped between actions, as an operator's abort would.
-    for (i, mut child, relay) in running {
-        if let Some(pid) = child.id() {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-        }
-        match tokio::time::timeout(STOP_GRACE, child.wait()).await {
-            Ok(Ok(status)) => reports[i].exit_code = status.code(),
-            _ => {
-                let _ = child.kill().await;
+    for (i, r) in running {
+        let _ = r.control.send(Control::Abort);
+        let abort = r.task.abort_handle();
+        match tokio::time::timeout(STOP_GRACE, r.task).await {
+            Ok(Ok(outcome)) => {
+                reports[i].outcome = Some(format!("{outcome:?}").to_lowercase());
+                reports[i].exit_code = Some(i32::from(outcome.exit_code()));
             }
+            _ => abort.abort(),
         }
-        let _ = relay.await;
         eprintln!(
             "warroom gameday: {} was stopped at the end of the rehearsal",
             reports[i].runbook
         );
     }
+    let incident = recording.id.to_string();
+    let snapshots = recording.finish(&config, &stage).await?;
     let simulated_to_s = stage.now();
     let score = stage.service.with_sim(|s| s.score().clone());
     let (store_series, store_samples) = stage.store.size();
@@ -371,22 +456,31 @@ pub async fn headless(
         simulated_to_s,
         score,
         plays: reports,
+        incident,
+        snapshots,
         store_series,
         store_samples,
         peak_rss_bytes: peak_rss_bytes(),
+        simulator: stage.scrapes.lock().map(|s| s.clone()).unwrap_or_default(),
+        epoch: stage.epoch,
     };
     drop(stage);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("warroom gameday: {name}\n{}", score_text(&report.score));
+        println!(
+            "  incident {} ({} panel snapshots): warroom export {}",
+            report.incident, report.snapshots, report.incident
+        );
         for p in &report.plays {
             println!(
                 "  play {:<22} {}",
                 p.runbook,
-                match (p.started_at_s, p.exit_code) {
+                match (p.started_at_s, &p.outcome) {
                     (None, _) => "did not run".to_string(),
-                    (Some(_), code) => describe_exit(code),
+                    (Some(_), Some(outcome)) => outcome.clone(),
+                    (Some(_), None) => "stopped".to_string(),
                 }
             );
         }
@@ -399,47 +493,6 @@ pub async fn headless(
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
-}
-
-/// Print a runbook process's output as it comes, each line stamped with the simulated time.
-fn relay_output(
-    child: &mut tokio::process::Child,
-    name: String,
-    service: Arc<SimService>,
-    epoch: DateTime<Utc>,
-    tz: chrono_tz::Tz,
-) -> JoinHandle<()> {
-    let out = child.stdout.take();
-    let err = child.stderr.take();
-    tokio::spawn(async move {
-        let stamp = move |line: &str| {
-            let t = at(epoch, service.with_sim(Sim::now)).with_timezone(&tz);
-            eprintln!(
-                "[{}] {name} | {}",
-                t.format("%H:%M:%S"),
-                crate::sanitize::line(line)
-            );
-        };
-        let mut out = out.map(|o| tokio::io::BufReader::new(o).lines());
-        let mut err = err.map(|e| tokio::io::BufReader::new(e).lines());
-        // Bounded by the child: both streams end when it exits.
-        loop {
-            let line = tokio::select! {
-                l = async { match out.as_mut() { Some(o) => o.next_line().await, None => std::future::pending().await } } => {
-                    match l { Ok(Some(l)) => Some(l), _ => { out = None; None } }
-                }
-                l = async { match err.as_mut() { Some(e) => e.next_line().await, None => std::future::pending().await } } => {
-                    match l { Ok(Some(l)) => Some(l), _ => { err = None; None } }
-                }
-            };
-            if let Some(l) = line {
-                stamp(&l);
-            }
-            if out.is_none() && err.is_none() {
-                break;
-            }
-        }
     })
 }
 
@@ -476,15 +529,4 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-/// A `warroom runbook run` exit code in words.
-fn describe_exit(code: Option<i32>) -> String {
-    match code {
-        Some(0) => "completed (exit 0)".into(),
-        Some(1) => "failed (exit 1)".into(),
-        Some(3) => "aborted (exit 3)".into(),
-        Some(c) => format!("ended with exit {c}"),
-        None => "stopped by a signal".into(),
-    }
 }

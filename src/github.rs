@@ -17,6 +17,7 @@ pub mod changes;
 pub mod cli;
 pub mod client;
 pub mod deliver;
+pub mod intake;
 pub mod limits;
 pub mod marker;
 pub mod outbox;
@@ -27,6 +28,7 @@ pub mod timer;
 
 pub use changes::{Change, ChangesFeed, Window};
 pub use client::{Github, GithubError};
+pub use intake::{ChangesIntake, ChangesReport};
 pub use outbox::Outbox;
 pub use publication::Publication;
 pub use timer::{Timer, VirtualTimer, WallTimer};

@@ -74,16 +74,19 @@ pub enum Action {
     Export,
     TimelineFilter,
     TimelineOrder,
+    JumpToPanel,
     Run,
     PauseRun,
     AbortRun,
     NextField,
     PrevField,
     Open,
+    Changes,
+    Publish,
 }
 
 impl Action {
-    pub const ALL: [Action; 32] = [
+    pub const ALL: [Action; 35] = [
         Action::Quit,
         Action::Help,
         Action::Close,
@@ -110,12 +113,15 @@ impl Action {
         Action::Export,
         Action::TimelineFilter,
         Action::TimelineOrder,
+        Action::JumpToPanel,
         Action::Run,
         Action::PauseRun,
         Action::AbortRun,
         Action::NextField,
         Action::PrevField,
         Action::Open,
+        Action::Changes,
+        Action::Publish,
     ];
 
     /// The name used in the config file.
@@ -147,12 +153,15 @@ impl Action {
             Action::Export => "export",
             Action::TimelineFilter => "timeline_filter",
             Action::TimelineOrder => "timeline_order",
+            Action::JumpToPanel => "jump_to_panel",
             Action::Run => "run",
             Action::PauseRun => "pause_run",
             Action::AbortRun => "abort_run",
             Action::NextField => "next_field",
             Action::PrevField => "prev_field",
             Action::Open => "open",
+            Action::Changes => "changes",
+            Action::Publish => "publish",
         }
     }
 
@@ -185,12 +194,15 @@ impl Action {
             Action::Export => "export the postmortem draft",
             Action::TimelineFilter => "timeline: show one source, then the next",
             Action::TimelineOrder => "timeline: newest or oldest first",
+            Action::JumpToPanel => "go to the newest crossing's panel; again: older",
             Action::Run => "run the runbook (after typing its name)",
             Action::PauseRun => "pause or resume the run (between actions)",
             Action::AbortRun => "abort the run (between actions)",
             Action::NextField => "next field",
             Action::PrevField => "previous field",
             Action::Open => "show the selected runbook's plan",
+            Action::Changes => "show or hide GitHub changes (deploys, merges)",
+            Action::Publish => "publish the postmortem to GitHub (asks first)",
         }
     }
 
@@ -369,6 +381,8 @@ fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
             (Action::Note, &["n"]),
             (Action::EditorNote, &["e"]),
             (Action::Export, &["E"]),
+            (Action::Publish, &["P"]),
+            (Action::Changes, &["C"]),
             (Action::Runbooks, &["b"]),
             (Action::Status, &["s"]),
             (Action::Severity, &["v"]),
@@ -378,6 +392,7 @@ fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
             (Action::Correct, &["c"]),
             (Action::TimelineFilter, &["f"]),
             (Action::TimelineOrder, &["o"]),
+            (Action::JumpToPanel, &["g"]),
         ],
         Mode::Help => vec![
             (Action::Close, &["esc", "?", "q", "f1"]),

@@ -1,10 +1,11 @@
 //! `warroom record ID`: the recording engine without a screen, so the timeline records itself
 //! even when nobody has the console open (for example on a server).
 //!
-//! It takes the incident's lock as `recorder` and runs two parts, each a task the console can
-//! spawn too, both writing through one [`JournalWriter`]: the panel watch ([`panels`]: the
-//! dashboard's queries, threshold crossings by the console's `Detector` rule) and the alert
-//! intake ([`crate::alerts`]). Each recorded event is one status line on stderr; logs go to
+//! It takes the incident's lock as `recorder` and runs up to three parts, each a task the
+//! console can spawn too, all writing through one [`JournalWriter`]: the panel watch
+//! ([`panels`]: the dashboard's queries, threshold crossings by the console's `Detector` rule),
+//! the alert intake ([`crate::alerts`]) and the GitHub changes intake
+//! ([`crate::github::intake`]). Each recorded event is one status line on stderr; logs go to
 //! the log file. SIGINT or SIGTERM (a console taking over sends one) stops both parts after
 //! the append in hand, records the interruption, and releases the lock.
 
@@ -12,6 +13,7 @@ pub mod panels;
 
 use crate::alerts::{AlertIntake, AlertReport, source_name};
 use crate::config::Config;
+use crate::github::{ChangesIntake, ChangesReport};
 use crate::incident::store::Store;
 use crate::incident::timeline::{describe, format_time};
 use crate::incident::{Event, JournalWriter, Record, Source};
@@ -35,6 +37,7 @@ const SNAPSHOT_WAIT: Duration = Duration::from_secs(20);
 enum Report {
     Alert(AlertReport),
     Panel(PanelReport),
+    Changes(ChangesReport),
 }
 
 /// Runs `warroom record`.
@@ -61,10 +64,12 @@ pub async fn run(
         None => None,
     };
     let intake = AlertIntake::from_config(&config)?;
-    if metrics.is_none() && intake.is_none() {
+    let changes = changes_intake(&config)?;
+    if metrics.is_none() && intake.is_none() && changes.is_none() {
         bail!(
-            "nothing to record: no Prometheus and no Alertmanager; pass --prometheus URL and/or \
-             --alertmanager URL, or set [prometheus] url / [alertmanager] url in warroom.toml"
+            "nothing to record: no Prometheus, no Alertmanager and no GitHub repositories; pass \
+             --prometheus URL and/or --alertmanager URL, or set [prometheus] url / \
+             [alertmanager] url / [github] watch in warroom.toml"
         );
     }
     let (incident, recovery) = crate::incident::cli::open_waiting(&store, &id, ROLE)?;
@@ -90,6 +95,7 @@ pub async fn run(
             source,
             panels: config.panels.clone(),
             refresh: config.refresh,
+            clock: std::sync::Arc::new(crate::clock::WallClock),
         };
         parts.push(tokio::spawn(watch.run(
             journal.clone(),
@@ -104,6 +110,15 @@ pub async fn run(
         parts.push(
             intake.spawn(journal.clone(), &recovery.records, tx.clone(), |r| {
                 Some(Report::Alert(r))
+            }),
+        );
+    }
+    if let Some(changes) = changes {
+        let repos: Vec<String> = changes.repos().iter().map(|r| r.to_string()).collect();
+        what.push(format!("changes in {}", repos.join(", ")));
+        parts.push(
+            changes.spawn(journal.clone(), &recovery.records, tx.clone(), |r| {
+                Some(Report::Changes(r))
             }),
         );
     }
@@ -181,13 +196,22 @@ fn recorded(r: &Record, tz: chrono_tz::Tz) {
 /// One short line on stderr per event or source change.
 fn status_line(report: &Report, tz: chrono_tz::Tz) {
     match report {
-        Report::Alert(AlertReport::Recorded(r)) | Report::Panel(PanelReport::Recorded(r)) => {
-            recorded(r, tz)
-        }
+        Report::Alert(AlertReport::Recorded(r))
+        | Report::Panel(PanelReport::Recorded(r))
+        | Report::Changes(ChangesReport::Recorded(r)) => recorded(r, tz),
         Report::Alert(AlertReport::NotRecorded { event, error })
-        | Report::Panel(PanelReport::NotRecorded { event, error }) => {
+        | Report::Panel(PanelReport::NotRecorded { event, error })
+        | Report::Changes(ChangesReport::NotRecorded {
+            change: event,
+            error,
+        }) => {
             eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}")
         }
+        Report::Changes(ChangesReport::Down { error, retry_in }) => eprintln!(
+            "GitHub changes unavailable: {error}; next try in {}s",
+            retry_in.as_secs()
+        ),
+        Report::Changes(ChangesReport::Up) => eprintln!("GitHub changes: answering"),
         Report::Alert(AlertReport::SourceDown {
             source,
             error,
@@ -212,6 +236,28 @@ fn status_line(report: &Report, tz: chrono_tz::Tz) {
             eprintln!("panel \"{panel}\": query refused: {error}")
         }
     }
+}
+
+/// The changes intake `[github] watch` asks for, on the process's one GitHub client. Without a
+/// token only public repositories can be read; that is said once, not an error.
+fn changes_intake(config: &Config) -> Result<Option<ChangesIntake>> {
+    let Some(cfg) = config.github.as_ref().filter(|g| !g.watch.is_empty()) else {
+        return Ok(None);
+    };
+    let token = match crate::github::client::load_token(&cfg.token) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("warning: {e}; only public repositories can be read");
+            None
+        }
+    };
+    let gh = crate::github::Github::new(
+        &cfg.api_url,
+        token.as_ref(),
+        cfg.timeout,
+        std::sync::Arc::new(crate::github::WallTimer),
+    )?;
+    Ok(ChangesIntake::from_config(cfg, std::sync::Arc::new(gh)))
 }
 
 /// SIGINT and SIGTERM.

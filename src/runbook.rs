@@ -28,7 +28,7 @@ pub mod vars;
 
 mod cli;
 mod format;
-mod progress;
+pub mod progress;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -10,6 +10,7 @@
 //! ```
 
 pub mod briefing;
+pub mod changes;
 pub mod dashboard;
 pub mod dialog;
 pub mod help;
@@ -38,12 +39,20 @@ pub fn view(frame: &mut Frame, model: &Model) {
         return;
     }
     let (main, status) = layout::split_status(area);
-    let (panels, timeline) = layout::split_timeline(main, model.show_timeline);
+    let side_shown = model.show_timeline || model.changes.shown;
+    let (panels, side) = layout::split_timeline(main, side_shown);
     if let Some(area) = panels {
         dashboard::draw(frame, area, model);
     }
-    if let Some(area) = timeline {
-        timeline::draw(frame, area, model);
+    if let Some(side) = side {
+        let (timeline, changes) =
+            layout::split_side(side, model.show_timeline, model.changes.shown);
+        if let Some(area) = timeline {
+            timeline::draw(frame, area, model);
+        }
+        if let Some(area) = changes {
+            changes::draw(frame, area, model);
+        }
     }
     let under_help = if model.mode == Mode::Help {
         model.help_from
@@ -52,7 +61,7 @@ pub fn view(frame: &mut Frame, model: &Model) {
     };
     if under_help == Mode::Runbooks {
         // The pane takes the panels' place; the timeline stays beside it.
-        let (pane, _) = layout::split_timeline(main, model.show_timeline && main.width >= 100);
+        let (pane, _) = layout::split_timeline(main, side_shown && main.width >= 100);
         runbooks::draw(frame, pane.unwrap_or(main), model);
     }
     if model.mode == Mode::Note {

@@ -82,6 +82,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         runbooks: Default::default(),
         export: None,
         rehearsal: None,
+        github: None,
     };
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let (store2, id2) = (store.clone(), id.clone());

@@ -165,9 +165,11 @@ async fn console(
             panels: config.panels.clone(),
             timezone: config.timezone,
             step_s: 5.0,
+            gap_limit: config.gap_limit,
         }),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, 30.0),
         rehearsal: None,
+        github: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

@@ -10,15 +10,18 @@ fn warroom() -> Command {
     Command::new(env!("CARGO_BIN_EXE_warroom"))
 }
 
-/// Run to completion (bounded), returning the JSON report.
+/// Run to completion (bounded), returning the JSON report. Output goes to files, not pipes:
+/// the report (the simulator's record at every scrape) is larger than a pipe holds, and the
+/// child would wait for a reader that waits for it.
 fn run(args: &[&str], limit: Duration) -> serde_json::Value {
     let data = tempfile::tempdir().unwrap();
+    let (out, err) = (data.path().join("stdout"), data.path().join("stderr"));
     let mut child = warroom()
         .arg("--data-dir")
         .arg(data.path())
         .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
     let began = Instant::now();
@@ -28,16 +31,18 @@ fn run(args: &[&str], limit: Duration) -> serde_json::Value {
         }
         if began.elapsed() > limit {
             let _ = child.kill();
-            panic!("gameday {args:?} did not finish within {limit:?}");
+            panic!(
+                "gameday {args:?} did not finish within {limit:?}: {}",
+                std::fs::read_to_string(&err).unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = std::fs::read_to_string(&out).unwrap();
     serde_json::from_str(&stdout).unwrap_or_else(|e| {
         panic!(
             "no JSON report ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+            std::fs::read_to_string(&err).unwrap_or_default()
         )
     })
 }
@@ -79,6 +84,18 @@ fn two_simulated_hours_stay_under_100_mb_with_old_samples_pruned() {
         per_series >= kept * 0.5,
         "{per_series} samples per series: scrapes were lost"
     );
+    // The simulator's own record is kept as long as the samples, no longer.
+    let record = r["simulator"]
+        .as_array()
+        .expect("the simulator's record")
+        .len();
+    assert!(
+        record == kept as usize,
+        "{record} scrapes kept of the simulator's record"
+    );
+    // The rehearsal was recorded as an incident, with a snapshot per panel.
+    assert!(r["incident"].is_string(), "{}", r["incident"]);
+    assert_eq!(r["snapshots"], 8);
     let peak = r["peak_rss_bytes"].as_f64().expect("VmHWM on Linux");
     assert!(peak < 100.0 * 1024.0 * 1024.0, "peak RSS {peak} bytes");
     // The kernel's own account of the child agrees.

@@ -24,6 +24,7 @@ fn describe(events: &[warroom::github::Change]) -> Vec<(String, String, String, 
                 reference,
                 title,
                 url,
+                ..
             } => (
                 c.at.format("%H:%M").to_string() + " " + repo,
                 reference.clone(),

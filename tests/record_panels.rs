@@ -99,6 +99,7 @@ async fn watch(
         source: Arc::new(Gauge(value)),
         panels: vec![panel()],
         refresh: Duration::from_millis(30),
+        clock: std::sync::Arc::new(warroom::clock::WallClock),
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let task = tokio::spawn(w.run(writer, records, tx, Some));

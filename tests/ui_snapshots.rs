@@ -426,6 +426,31 @@ fn timeline_pane() {
     let screen = render(&m).to_string();
     assert!(!screen.contains("Pool wait p99"), "{screen}");
     insta::assert_snapshot!("timeline_80x24", screen);
+    // `g` jumps from the crossing to its panel, and the pane scrolls to keep the crossing in
+    // view under sixty newer notes.
+    let mut m = model(120, 40);
+    timeline(&mut m, t0() - chrono::Duration::minutes(50));
+    for i in 0..60 {
+        m.timeline.push(record(
+            5 + i,
+            t0() - chrono::Duration::seconds(60 - i as i64),
+            Source::Operator,
+            Event::note(format!("later note {i}")),
+        ));
+    }
+    assert!(!render(&m).to_string().contains("Pool saturation ▲"));
+    key(&mut m, 'g');
+    let pool = m
+        .panels
+        .iter()
+        .position(|p| p.config.title == "Pool saturation")
+        .expect("the default dashboard has a pool panel");
+    assert_eq!((m.selected, m.zoomed, m.jumped), (pool, true, Some(2)));
+    let screen = render(&m).to_string();
+    let marked: Vec<&str> = screen.lines().filter(|l| l.contains('▶')).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(marked[0].contains("Pool saturation"), "{screen}");
+    insta::assert_snapshot!("timeline_jumped_120x40", screen);
 }
 
 fn key(m: &mut Model, c: char) {

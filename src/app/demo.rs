@@ -133,6 +133,7 @@ pub async fn run(
         export: super::runtime::export_setup(&model, data_dir, &config),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
+        github: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
@@ -188,6 +189,7 @@ async fn on_prometheus(
         export: super::runtime::export_setup(&model, data_dir, &config),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
+        github: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();
@@ -227,16 +229,18 @@ pub fn demo_runbooks(
 }
 
 /// Put the rehearsal's faults on the incident's timeline as they land (its control actions are
-/// recorded by the runbooks that make them). Ends when the console does.
+/// recorded by the runbooks that make them). Each append's result goes to `report`; the task
+/// ends once `alive` says whoever listens (the console, the game day) has gone.
 pub async fn record_faults(
     service: Arc<SimService>,
     journal: crate::incident::JournalWriter,
-    tx: tokio::sync::mpsc::UnboundedSender<super::msg::Msg>,
+    report: impl Fn(Result<crate::incident::Record, String>) + Send,
+    alive: impl Fn() -> bool + Send,
 ) {
     use crate::incident::{Event, Source as RecordSource};
     let mut seen = service.with_sim(|s| s.events().len());
     let mut tick = tokio::time::interval(Duration::from_millis(500));
-    while !tx.is_closed() {
+    while alive() {
         tick.tick().await;
         let new: Vec<crate::sim::model::Event> =
             service.with_sim(|s| s.events().iter().skip(seen).cloned().collect());
@@ -251,7 +255,7 @@ pub async fn record_faults(
                 .append(RecordSource::Sim, "simulator", event)
                 .await
                 .map_err(|e| e.to_string());
-            let _ = tx.send(super::msg::Msg::Recorded(result));
+            report(result);
         }
     }
 }

@@ -30,6 +30,8 @@ pub enum Purpose {
         start: bool,
     },
     Correction,
+    /// Publish the postmortem (the choice is the form).
+    Publish,
 }
 
 /// One field of a form.

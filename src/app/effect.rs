@@ -56,4 +56,7 @@ pub enum Effect {
     /// Take the panel snapshots over the incident so far and export the postmortem draft, off
     /// the loop; answers as `Msg::Exported`.
     Export,
+    /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
+    /// answers as `Msg::Published` (and `Msg::Journaled` for the timeline record).
+    Publish(crate::github::publish::Target),
 }

@@ -17,6 +17,8 @@ pub struct ExportSetup {
     pub timezone: chrono_tz::Tz,
     /// The finest step of the snapshots, in seconds (the refresh interval).
     pub step_s: f64,
+    /// The longest quiet stretch of the timeline the lint accepts.
+    pub gap_limit: std::time::Duration,
 }
 
 /// Take the snapshots and export; `Ok((path of the draft, lint findings))`.
@@ -34,7 +36,9 @@ pub async fn run(setup: ExportSetup, source: Arc<dyn Source>) -> Result<(String,
         tracing::warn!(error = %e, "export: snapshots not taken");
     }
     let report = tokio::task::spawn_blocking(move || {
-        let opts = ExportOptions::new(Format::Markdown, setup.timezone);
+        let mut opts = ExportOptions::new(Format::Markdown, setup.timezone);
+        opts.gap_limit =
+            chrono::Duration::from_std(setup.gap_limit).unwrap_or(postmortem::DEFAULT_GAP_LIMIT);
         postmortem::export(&setup.store, &setup.id, &opts)
     })
     .await

@@ -106,12 +106,18 @@ pub struct Model {
     pub timeline_filter: Option<crate::incident::Source>,
     /// The timeline pane lists the oldest record first.
     pub oldest_first: bool,
+    /// The threshold crossing jumped to with `g` (its sequence number), marked in the pane.
+    pub jumped: Option<u64>,
     /// Lines the help overlay is scrolled down by.
     pub help_scroll: u16,
     /// The mode help was opened from (it returns there).
     pub help_from: Mode,
     /// Action items handed out here and not yet acknowledged, so two quick ones get two ids.
     pub actions_pending: u32,
+    /// The Changes pane (GitHub's deployments, releases, merged pull requests).
+    pub changes: super::changes::ChangesPane,
+    /// Publishing to GitHub (`P`).
+    pub publish: super::publish::PublishView,
     /// Set while replaying an incident (read-only): the status bar shows this instead of the
     /// source, the incident and the console's key hints.
     pub replay: Option<ReplayBar>,
@@ -212,9 +218,17 @@ impl Model {
             dialogs_waiting: std::collections::VecDeque::new(),
             timeline_filter: None,
             oldest_first: false,
+            jumped: None,
             help_scroll: 0,
             help_from: Mode::Dashboard,
             actions_pending: 0,
+            changes: super::changes::ChangesPane::from_config(config),
+            publish: super::publish::PublishView {
+                repo: (config.github.as_ref())
+                    .and_then(|g| g.postmortems.as_ref())
+                    .map(|r| r.to_string()),
+                in_flight: false,
+            },
             replay: None,
         }
     }

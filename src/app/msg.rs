@@ -61,6 +61,11 @@ pub enum Msg {
     Journaled(Box<crate::incident::Record>),
     /// The external editor closed: the note's text, or why there is none.
     EditorClosed(Result<String, String>),
+    /// The changes intake recorded a change, or could not, or GitHub stopped or started
+    /// answering.
+    Changes(crate::github::ChangesReport),
+    /// The publish task finished, gave up, or will try again.
+    Published(super::publish::PublishReport),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
 }

@@ -63,12 +63,19 @@ pub async fn open(
         args.take_over,
     )
     .await?;
+    let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
+    let (github, warning) =
+        super::github::setup(&config, &crate::incident::Store::new(data_dir), id.as_ref())?;
+    if let Some(w) = warning {
+        model.notify(w, true, Some(30));
+    }
     let services = Services {
         source,
         journal: Some(journal),
         alerts,
         export: export_setup(&model, data_dir, &config),
         rehearsal: None,
+        github,
         runbooks: super::runner::RunbookSetup::new(
             config.runbook_dir.into_iter().collect(),
             vec![],
@@ -90,6 +97,7 @@ pub(crate) fn export_setup(
         panels: config.panels.clone(),
         timezone: config.timezone,
         step_s: config.refresh.as_secs_f64().max(1.0),
+        gap_limit: config.gap_limit,
     })
 }
 
@@ -230,6 +238,8 @@ pub struct Services {
     pub export: Option<super::export::ExportSetup>,
     /// The simulator of a rehearsal, whose faults go on the timeline as they land.
     pub rehearsal: Option<Arc<crate::sim::SimService>>,
+    /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
+    pub github: Option<super::github::GithubSetup>,
 }
 
 impl Services {
@@ -242,6 +252,7 @@ impl Services {
             runbooks: Default::default(),
             export: None,
             rehearsal: None,
+            github: None,
         }
     }
 }
@@ -301,8 +312,27 @@ where
             _ => None,
         });
     }
+    if let (Some(github), Some(journal)) = (services.github.as_ref(), services.journal.clone()) {
+        if let Some(intake) = github.changes.clone() {
+            intake.spawn(journal.clone(), &model.timeline, tx.clone(), |r| {
+                Some(Msg::Changes(r))
+            });
+        }
+        // What an earlier console or `warroom publish` left in the outbox is finished now.
+        if let Some(publish) = github.publish.clone().filter(|p| p.has_pending()) {
+            super::publish::spawn(publish, None, Some(journal), tx.clone());
+        }
+    }
     if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
-        tokio::spawn(super::demo::record_faults(sim, journal, tx.clone()));
+        let (report, alive) = (tx.clone(), tx.clone());
+        tokio::spawn(super::demo::record_faults(
+            sim,
+            journal,
+            move |r| {
+                let _ = report.send(Msg::Recorded(r));
+            },
+            move || !alive.is_closed(),
+        ));
     }
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -464,6 +494,22 @@ pub fn spawn_all(
             Effect::Answer { reply, answer } => reply.send(answer),
             // Handled by the loop, which owns the terminal.
             Effect::EditNote => {}
+            Effect::Publish(target) => {
+                match services.github.as_ref().and_then(|g| g.publish.clone()) {
+                    Some(setup) => super::publish::spawn(
+                        setup,
+                        Some(target),
+                        services.journal.clone(),
+                        tx.clone(),
+                    ),
+                    None => {
+                        let _ = tx.send(Msg::Published(super::publish::PublishReport::Failed {
+                            error: "publishing is not configured here".into(),
+                            retry_in: None,
+                        }));
+                    }
+                }
+            }
             Effect::Export => {
                 let tx = tx.clone();
                 let Some(setup) = services.export.clone() else {

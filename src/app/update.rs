@@ -60,6 +60,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                         model.dirty = true;
                         return runbooks::open(model);
                     }
+                    Action::Changes => super::changes::toggle(model),
+                    Action::Publish => return super::publish::ask(model),
                     a @ (Action::Status
                     | Action::Severity
                     | Action::ActionItem
@@ -69,7 +71,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     | Action::EditorNote
                     | Action::Export
                     | Action::TimelineFilter
-                    | Action::TimelineOrder) => {
+                    | Action::TimelineOrder
+                    | Action::JumpToPanel) => {
                         model.dirty = true;
                         return incident::key(model, a);
                     }
@@ -233,6 +236,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             model.dirty = true;
         }
+        Msg::Changes(report) => super::changes::report(model, report),
+        Msg::Published(report) => super::publish::report(model, report),
         Msg::Interrupted(signal) => {
             model.quit = Some(Quit::Signal(signal));
         }
@@ -478,6 +483,7 @@ fn submit_dialog(model: &mut Model) -> Vec<Effect> {
             reply: reply.clone(),
             answer: Answer::Confirmed(true),
         }],
+        Purpose::Publish => super::publish::confirmed(model, &d),
         Purpose::Decide { reply, .. } => {
             let i = d.selected().unwrap_or(0);
             vec![Effect::Answer {

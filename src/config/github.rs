@@ -9,7 +9,7 @@
 //! watch = ["acme/journey-planner", "acme/infra"]
 //! postmortems = "acme/postmortems"
 //! lookback = "24h"                         # changes before the incident window also shown
-//! poll = "2m"                              # the changes feed's pace
+//! poll = "1m"                              # the changes feed's pace (default 1m)
 //! timeout = "30s"                          # every call ends within this
 //! token_file = "~/.config/warroom/github-token"
 //! ```
@@ -55,7 +55,7 @@ impl Default for GithubConfig {
             watch: Vec::new(),
             postmortems: None,
             lookback: Duration::from_secs(24 * 3600),
-            poll: Duration::from_secs(120),
+            poll: Duration::from_secs(60),
             timeout: Duration::from_secs(30),
             token: SecretRef::Env(DEFAULT_TOKEN_ENV.into()),
             base_branch: None,

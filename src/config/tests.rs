@@ -122,3 +122,19 @@ fn key_bindings_are_checked_where_they_are_written() {
         "x"
     );
 }
+
+#[test]
+fn the_export_gap_limit_is_read_and_checked() {
+    assert_eq!(
+        Config::parse("w.toml", "").unwrap().gap_limit,
+        Duration::from_secs(1800)
+    );
+    let c = Config::parse("w.toml", "[export]\ngap_limit = \"45m\"\n").unwrap();
+    assert_eq!(c.gap_limit, Duration::from_secs(45 * 60));
+    let d = invalid("[export]\ngap_limit = \"5s\"\n");
+    assert!(
+        d.to_string().contains("gap_limit \"5s\" is out of range"),
+        "{d}"
+    );
+    assert!(d.to_string().contains(":2:"), "the line is named: {d}");
+}

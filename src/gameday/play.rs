@@ -1,7 +1,6 @@
 //! Plays: the runbooks a headless rehearsal runs, and when (`pool-exhaustion@+3m`).
 
 use chrono::NaiveTime;
-use std::path::Path;
 use std::time::Duration;
 
 /// When a play starts, in the scenario's terms.
@@ -68,26 +67,6 @@ impl Play {
     }
 }
 
-/// `--var name=VALUE` arguments that run `runbook`'s duration variables (gate intervals, soaks,
-/// settle times) on the simulated clock: their defaults divided by `speed`, so a 10 s interval
-/// is 10 simulated seconds at any speed. Runbooks without duration variables get none.
-pub fn simulated_time_vars(dir: &Path, runbook: &str, speed: f64) -> Vec<String> {
-    let Ok(loaded) = crate::runbook::load::load_dir(dir) else {
-        return Vec::new();
-    };
-    let Some(rb) = loaded
-        .runbooks
-        .iter()
-        .find(|r| r.name == runbook || r.file.file_stem().is_some_and(|s| s == runbook))
-    else {
-        return Vec::new();
-    };
-    simulated_durations(rb, speed)
-        .into_iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect()
-}
-
 /// `rb`'s duration variables with their defaults divided by `speed`, as (name, value).
 pub fn simulated_durations(
     rb: &crate::runbook::model::Runbook,
@@ -112,6 +91,7 @@ const MIN_SCALED_MS: f64 = 100.0;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn clock(s: &str) -> NaiveTime {
         NaiveTime::parse_from_str(s, "%H:%M").unwrap()
@@ -133,13 +113,20 @@ mod tests {
     #[test]
     fn duration_variables_follow_the_simulated_clock() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
-        let vars = simulated_time_vars(&dir, "pool-exhaustion", 10.0);
-        assert!(vars.contains(&"interval=1000ms".to_string()), "{vars:?}");
-        assert!(vars.contains(&"soak=1500ms".to_string()), "{vars:?}");
+        let loaded = crate::runbook::load::load_dir(&dir).unwrap();
+        let vars = |name: &str| {
+            let rb = loaded.runbooks.iter().find(|r| r.name == name).unwrap();
+            simulated_durations(rb, 10.0)
+        };
+        let pool = vars("pool-exhaustion");
+        assert!(
+            pool.contains(&("interval".into(), "1000ms".into())),
+            "{pool:?}"
+        );
+        assert!(pool.contains(&("soak".into(), "1500ms".into())), "{pool:?}");
         // Not a duration variable: the rate window is a PromQL string, already simulated time.
-        assert!(!vars.iter().any(|v| v.starts_with("window=")), "{vars:?}");
-        assert!(simulated_time_vars(&dir, "disable-retries", 10.0).is_empty());
-        assert!(simulated_time_vars(&dir, "no-such-runbook", 10.0).is_empty());
+        assert!(!pool.iter().any(|(k, _)| k == "window"), "{pool:?}");
+        assert!(vars("disable-retries").is_empty());
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! incident window and a look-back before it become one `Event::Change` each, in time order.
 //! A feed remembers what it has returned, so polling again yields only what is new: a
 //! deployment whose status moved on (in progress → success) is new again, with its new state.
+//! What it remembers is computed from the event itself ([`key_of`]), so a feed started again
+//! after a restart learns it back from the journal ([`ChangesFeed::remember`]).
 //! Polls are slow and go through the one [`Github`] client, so one request is in flight.
 
 use super::client::{Github, GithubError};
 use crate::config::RepoName;
+use crate::incident::Record;
 use crate::incident::event::Event;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -36,10 +39,64 @@ pub struct Change {
     /// When it happened (deployment created, release published, pull request merged).
     pub at: DateTime<Utc>,
     pub kind: ChangeKind,
-    /// What makes it this change, for de-duplication across polls.
+    /// What makes it this change, for de-duplication across polls ([`key_of`] its event).
     pub key: String,
+    /// Who made it (the deployment's creator, the release's author, the pull request's
+    /// author), sanitized: the actor of its timeline record.
+    pub who: Option<String>,
     /// The timeline event (sanitized).
     pub event: Event,
+}
+
+impl ChangeKind {
+    /// The kind of a change event, from the form of the reference this feed gives it:
+    /// `#42` for a pull request, `deploy ENV REF@SHA` for a deployment, the tag for a release.
+    pub fn of(event: &Event) -> Option<ChangeKind> {
+        let Event::Change { reference, .. } = event else {
+            return None;
+        };
+        Some(match reference.strip_prefix('#') {
+            Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                ChangeKind::PullRequest
+            }
+            _ if reference.starts_with("deploy ") => ChangeKind::Deployment,
+            _ => ChangeKind::Release,
+        })
+    }
+
+    /// A short word for the pane.
+    pub fn word(self) -> &'static str {
+        match self {
+            ChangeKind::Deployment => "deploy",
+            ChangeKind::Release => "release",
+            ChangeKind::PullRequest => "merged",
+        }
+    }
+}
+
+/// What makes a change event this change: the repository and pull request number, the
+/// repository and tag, or for a deployment everything the event says (a deployment's status
+/// moving on is a new change; two deployments of one commit differ in their time).
+pub fn key_of(event: &Event) -> Option<String> {
+    let kind = ChangeKind::of(event)?;
+    let Event::Change {
+        repo,
+        reference,
+        title,
+        at,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    Some(match kind {
+        ChangeKind::PullRequest => format!("{repo}#pr:{reference}"),
+        ChangeKind::Release => format!("{repo}#release:{reference}"),
+        ChangeKind::Deployment => format!(
+            "{repo}#{reference}@{}:{title}",
+            at.map(|t| t.timestamp()).unwrap_or_default()
+        ),
+    })
 }
 
 /// The deployments, releases and merged pull requests of a few repositories.
@@ -63,6 +120,24 @@ impl ChangesFeed {
             lookback,
             seen: HashSet::new(),
         }
+    }
+
+    /// The repositories watched.
+    pub fn repos(&self) -> &[RepoName] {
+        &self.repos
+    }
+
+    /// Marks the changes already on the timeline as seen, so a feed started after a restart
+    /// does not record them again.
+    pub fn remember(&mut self, records: &[Record]) {
+        self.seen
+            .extend(records.iter().filter_map(|r| key_of(&r.kind)));
+    }
+
+    /// Forgets a change returned by the last poll (it could not be recorded), so the next poll
+    /// returns it again.
+    pub fn forget(&mut self, key: &str) {
+        self.seen.remove(key);
     }
 
     /// The changes in `window` (and the look-back before it) not returned before, oldest
@@ -135,11 +210,11 @@ impl ChangesFeed {
             out.push(change(
                 at,
                 ChangeKind::Deployment,
-                format!("{repo}#deployment:{id}:{state}"),
                 repo,
                 reference,
                 format!("{what} ({state})"),
                 url,
+                login(&d["creator"]),
             ));
         }
         Ok(())
@@ -171,11 +246,11 @@ impl ChangesFeed {
             out.push(change(
                 at,
                 ChangeKind::Release,
-                format!("{repo}#release:{}", rel["id"].as_u64().unwrap_or_default()),
                 repo,
                 tag.to_string(),
                 format!("release {name}"),
                 rel["html_url"].as_str().map(String::from),
+                login(&rel["author"]),
             ));
         }
         Ok(())
@@ -199,11 +274,11 @@ impl ChangesFeed {
             out.push(change(
                 at,
                 ChangeKind::PullRequest,
-                format!("{repo}#pr:{n}"),
                 repo,
                 format!("#{n}"),
                 format!("merged: {}", pr["title"].as_str().unwrap_or("")),
                 pr["html_url"].as_str().map(String::from),
+                login(&pr["merged_by"]).or_else(|| login(&pr["user"])),
             ));
         }
         Ok(())
@@ -213,24 +288,35 @@ impl ChangesFeed {
 fn change(
     at: DateTime<Utc>,
     kind: ChangeKind,
-    key: String,
     repo: &RepoName,
     reference: String,
     title: String,
     url: Option<String>,
+    who: Option<String>,
 ) -> Change {
+    let event = Event::Change {
+        repo: repo.to_string(),
+        reference,
+        title,
+        url,
+        at: Some(at),
+    }
+    .sanitized();
     Change {
         at,
         kind,
-        key,
-        event: Event::Change {
-            repo: repo.to_string(),
-            reference,
-            title,
-            url,
-        }
-        .sanitized(),
+        key: key_of(&event).unwrap_or_default(),
+        who: who.map(|w| crate::sanitize::line(&w).into_owned()),
+        event,
     }
+}
+
+/// A user's login from a GitHub user object.
+fn login(user: &Value) -> Option<String> {
+    user["login"]
+        .as_str()
+        .filter(|l| !l.trim().is_empty())
+        .map(String::from)
 }
 
 fn time(v: &Value) -> Option<DateTime<Utc>> {

@@ -123,13 +123,16 @@ pub enum Event {
         idempotency_key: String,
         outcome: String,
     },
-    /// A change from GitHub: a deploy, a merged pull request.
+    /// A change from GitHub: a deploy, a release, a merged pull request.
     Change {
         repo: String,
         reference: String,
         title: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         url: Option<String>,
+        /// When it happened on GitHub (the record's time is when warroom learned of it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<DateTime<Utc>>,
     },
     /// A simulated fault started (`active`) or was cleared, in a rehearsal.
     SimFault {
@@ -259,6 +262,7 @@ impl Event {
                 reference,
                 title,
                 url,
+                ..
             } => {
                 one(repo);
                 one(reference);

@@ -23,10 +23,15 @@ pub struct SnapshotWindow {
 
 impl SnapshotWindow {
     /// A window over `from..to` with a step that keeps charts under about 720 points (never
-    /// finer than `min_step_s`).
+    /// finer than `min_step_s`), starting on a multiple of the step (as dashboards align their
+    /// range queries), so every reading falls on the same instants as the scrapes that a
+    /// step of the scrape interval lines up with, and two captures of one incident agree.
     pub fn covering(from: DateTime<Utc>, to: DateTime<Utc>, min_step_s: f64) -> SnapshotWindow {
         let span = (to - from).num_milliseconds().max(0) as f64 / 1000.0;
         let step_s = (span / 720.0).ceil().max(min_step_s).max(1.0);
+        let step_ms = (step_s * 1000.0) as i64;
+        let aligned = from.timestamp_millis().div_euclid(step_ms) * step_ms;
+        let from = DateTime::from_timestamp_millis(aligned).unwrap_or(from);
         SnapshotWindow { from, to, step_s }
     }
 }

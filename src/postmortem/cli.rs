@@ -49,7 +49,8 @@ pub async fn run(
     );
     opts.out = args.out;
     opts.template = args.template;
-    opts.gap_limit = chrono::Duration::from_std(args.gap_limit).unwrap_or(super::DEFAULT_GAP_LIMIT);
+    opts.gap_limit = chrono::Duration::from_std(args.gap_limit.unwrap_or(config.gap_limit))
+        .unwrap_or(super::DEFAULT_GAP_LIMIT);
     let report = tokio::task::spawn_blocking(move || export(&store, &id, &opts)).await??;
     for path in &report.written {
         println!("wrote {}", path.display());

@@ -321,7 +321,12 @@ pub fn rows(
             }
             _ => continue,
         };
-        rows.push(row(r.time, text));
+        // A change from GitHub is placed when it happened, not when warroom learned of it.
+        let at = match e {
+            Event::Change { at: Some(at), .. } => *at,
+            _ => r.time,
+        };
+        rows.push(row(at, text));
     }
     rows.sort_by_key(|r| r.at);
     rows
@@ -367,4 +372,43 @@ pub fn steps(events: &[(&Record, &Event)], tz: Tz) -> Vec<Step> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incident::Source;
+
+    #[test]
+    fn a_change_is_placed_when_it_happened() {
+        let record = |seq, time: &str, kind: Event| Record {
+            seq,
+            time: time.parse().unwrap(),
+            source: Source::Github,
+            actor: "ana".into(),
+            kind,
+        };
+        let note = record(1, "2026-11-29T10:00:00Z", Event::note("looking"));
+        let change = record(
+            2,
+            "2026-11-29T10:05:00Z",
+            Event::Change {
+                repo: "acme/api".into(),
+                reference: "#42".into(),
+                title: "merged: x".into(),
+                url: None,
+                at: Some("2026-11-29T09:30:00Z".parse().unwrap()),
+            },
+        );
+        let events = [(&note, &note.kind), (&change, &change.kind)];
+        let fmt = |_: &str, v: f64| v.to_string();
+        let rows = rows(&events, &[], None, &fmt, chrono_tz::UTC);
+        let got: Vec<(String, bool)> = rows
+            .iter()
+            .map(|r| (r.time.clone(), r.event.starts_with("Change")))
+            .collect();
+        assert_eq!(got.len(), 2);
+        assert!(got[0].1, "the change (09:30) comes first: {got:?}");
+        assert!(got[0].0.contains("09:30"), "{got:?}");
+    }
 }

@@ -111,6 +111,9 @@ pub struct PanelWatch {
     pub source: Arc<dyn Source>,
     pub panels: Vec<PanelConfig>,
     pub refresh: Duration,
+    /// The time readings are asked for and crossings are dated at: the wall clock, or a
+    /// rehearsal's simulated clock.
+    pub clock: crate::clock::SharedClock,
 }
 
 /// No query outlives this, whatever the source's own timeout says.
@@ -152,7 +155,7 @@ impl PanelWatch {
             next = Instant::now() + self.refresh;
             flush(&journal, &mut unrecorded, &report).await;
             for (i, panel) in self.panels.iter().enumerate() {
-                let now = chrono::Utc::now();
+                let now = self.clock.now();
                 let q = InstantQuery {
                     query: panel.query.clone(),
                     time: Some(now.timestamp_millis() as f64 / 1000.0),

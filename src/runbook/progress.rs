@@ -8,7 +8,15 @@ pub(super) struct Progress;
 
 impl RunSink for Progress {
     fn record(&self, r: &RunRecord) -> Result<(), RecordError> {
-        let t = r.at.format("%H:%M:%SZ");
+        let mut o = std::io::stdout().lock();
+        let _ = writeln!(o, "{}", line(r, &r.at.format("%H:%M:%SZ").to_string()));
+        Ok(())
+    }
+}
+
+/// The progress line of one transition, stamped with `t`, sanitized.
+pub fn line(r: &RunRecord, t: &str) -> String {
+    {
         let line = match &r.event {
             RunEvent::RunStarted {
                 runbook,
@@ -76,8 +84,6 @@ impl RunSink for Progress {
             RunEvent::Declined { what, .. } => format!("{t}   NOT confirmed \"{what}\""),
             RunEvent::RunFinished { outcome } => format!("{t} run finished: {outcome:?}"),
         };
-        let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{}", crate::sanitize::line(&line));
-        Ok(())
+        crate::sanitize::line(&line).into_owned()
     }
 }

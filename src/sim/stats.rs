@@ -84,11 +84,14 @@ pub struct Window {
 impl Sim {
     /// Aggregate the steps in `[from_s, to_s)`.
     pub fn window(&self, from_s: f64, to_s: f64) -> Window {
-        let steps: Vec<&StepStats> = self
+        // The history is in time order: find the window's ends instead of scanning it all
+        // (a game day asks for the last minute at every scrape of a long rehearsal).
+        let first = self.history.partition_point(|s| s.t < from_s - 1e-9);
+        let end = self
             .history
-            .iter()
-            .filter(|s| s.t >= from_s - 1e-9 && s.t < to_s - 1e-9)
-            .collect();
+            .partition_point(|s| s.t < to_s - 1e-9)
+            .max(first);
+        let steps: Vec<&StepStats> = self.history.range(first..end).collect();
         let mut w = Window {
             min_saturation: 1.0,
             min_up: usize::MAX,

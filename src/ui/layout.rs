@@ -42,6 +42,20 @@ pub fn split_timeline(main: Rect, show: bool) -> (Option<Rect>, Option<Rect>) {
     (Some(panels), Some(timeline))
 }
 
+/// Split the side area between the timeline (above) and the Changes pane (below) when both
+/// are shown; either takes it all alone.
+pub fn split_side(side: Rect, timeline: bool, changes: bool) -> (Option<Rect>, Option<Rect>) {
+    match (timeline, changes) {
+        (true, true) => {
+            let [top, bottom] =
+                Layout::vertical([Constraint::Percentage(55), Constraint::Min(0)]).areas(side);
+            (Some(top), Some(bottom))
+        }
+        (false, true) => (None, Some(side)),
+        _ => (Some(side), None),
+    }
+}
+
 /// The plot width of one panel in terminal columns, for choosing query steps.
 pub fn plot_columns(width: u16, panels: usize, zoomed: bool) -> u16 {
     let cols = if zoomed {

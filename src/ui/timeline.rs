@@ -14,6 +14,7 @@ use crate::incident::event::Direction;
 use crate::incident::timeline::describe;
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
@@ -21,13 +22,20 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let t = &model.theme;
     let (state, style) = journal_state(model);
+    // The zone always shows (times in the pane carry no zone); the incident's id only when it
+    // fits beside the journal's state (the status bar names the incident too).
+    let zone = model.now.with_timezone(&model.tz).format("%Z").to_string();
     let title = match &model.incident {
-        Some(i) => format!(
-            " Timeline · {} · {} ",
-            i.id,
-            model.now.with_timezone(&model.tz).format("%Z")
-        ),
-        None => " Timeline ".to_string(),
+        Some(i) => {
+            let full = format!(" Timeline · {} · {zone} ", i.id);
+            let room = usize::from(area.width).saturating_sub(4 + state.chars().count() + 2);
+            if full.chars().count() <= room {
+                full
+            } else {
+                format!(" Timeline · {zone} ")
+            }
+        }
+        None => format!(" Timeline · {zone} "),
     };
     let mut block = Block::bordered()
         .border_style(t.border)
@@ -75,8 +83,21 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     } else {
         Box::new(shown.rev())
     };
-    let lines: Vec<Line> = ordered
-        .take(usize::from(inner.height))
+    // The crossing jumped to (`g`) stays on screen: the list starts late enough to show it.
+    let height = usize::from(inner.height);
+    let marked = model.jumped.and_then(|seq| {
+        let mut shown = model
+            .timeline
+            .iter()
+            .filter(|r| model.timeline_filter.is_none_or(|s| r.source == s));
+        let i = shown.position(|r| r.seq == seq)?;
+        Some(if model.oldest_first { i } else { shown.count() })
+    });
+    let start = marked.map_or(0, |i| (i + 1).saturating_sub(height));
+    let build = marked.map_or(height, |i| (i + 1 - start).max(height));
+    let mut lines: Vec<Line> = ordered
+        .skip(start)
+        .take(build)
         .map(|r| {
             let what_style = match &r.kind {
                 Event::ThresholdCrossed {
@@ -87,15 +108,32 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 Event::AlertFiring { .. } => t.crit,
                 _ => t.text,
             };
-            Line::from(vec![
+            let marked = model.jumped == Some(r.seq);
+            let line = Line::from(vec![
                 Span::styled(short_time(r.time, model.tz, spans_days), t.muted),
-                Span::raw(" "),
+                Span::raw(if marked { "▶" } else { " " }),
                 Span::styled(format!("{:<8}", r.source.to_string()), t.accent),
                 Span::raw(" "),
                 Span::styled(describe(&r.kind), what_style),
-            ])
+            ]);
+            if marked {
+                line.patch_style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                line
+            }
         })
         .collect();
+    // Long records wrap onto more rows: drop rows from the top until the marked one fits.
+    if let Some(i) = marked.map(|i| i - start) {
+        let rows = |l: &Line| l.width().max(1).div_ceil(usize::from(inner.width.max(1)));
+        let mut used: usize = lines[..=i].iter().map(rows).sum();
+        let mut drop = 0;
+        while used > height && drop < i {
+            used -= rows(&lines[drop]);
+            drop += 1;
+        }
+        lines.drain(..drop);
+    }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 

@@ -58,6 +58,10 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
             model.oldest_first = !model.oldest_first;
             return Vec::new();
         }
+        Action::JumpToPanel => {
+            jump_to_panel(model);
+            return Vec::new();
+        }
         _ => {}
     }
     if model.incident.is_none() {
@@ -282,5 +286,45 @@ pub fn editor_closed(model: &mut Model, result: Result<String, String>) -> Vec<E
             model.notify(e, true, Some(10));
             Vec::new()
         }
+    }
+}
+
+/// `g`: select and zoom the panel of the newest threshold crossing on the timeline; pressed
+/// again, the crossing before that one, wrapping around. The crossing is marked in the pane,
+/// which opens if it was closed. Crossings of a panel that is no longer configured are skipped.
+pub fn jump_to_panel(model: &mut Model) {
+    let crossings: Vec<(u64, usize)> = model
+        .timeline
+        .iter()
+        .rev()
+        .filter_map(|r| match &r.kind {
+            Event::ThresholdCrossed { panel, .. } => model
+                .panels
+                .iter()
+                .position(|p| &p.config.title == panel)
+                .map(|i| (r.seq, i)),
+            _ => None,
+        })
+        .collect();
+    if crossings.is_empty() {
+        model.notify(
+            "no threshold crossing on the timeline yet to jump from",
+            false,
+            Some(5),
+        );
+        return;
+    }
+    let next = model
+        .jumped
+        .and_then(|seq| crossings.iter().position(|(s, _)| *s == seq))
+        .map_or(0, |i| (i + 1) % crossings.len());
+    let (seq, panel) = crossings[next];
+    model.jumped = Some(seq);
+    model.selected = panel;
+    model.zoomed = true;
+    model.show_timeline = true;
+    // The pane shows every source again, so the marked crossing is on it.
+    if model.timeline_filter.is_some_and(|s| s != Source::Metric) {
+        model.timeline_filter = None;
     }
 }

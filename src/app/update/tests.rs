@@ -3,7 +3,7 @@ use super::*;
 mod console;
 use crate::app::PanelState;
 use crate::config::Config;
-use crate::incident::{Event, Source};
+use crate::incident::{Event, Record, Source};
 use crate::metrics::health::HealthState;
 use crate::metrics::{Point, QueryAnswer, Series, SourceError};
 use crate::theme::Theme;
@@ -386,4 +386,63 @@ fn crossing_a_threshold_records_one_event_each_way() {
         .count();
     // Warn and crit each go up once and come back once.
     assert_eq!((ups, downs), (2, 2), "{recorded:?}");
+}
+
+fn crossing(seq: u64, panel: &str, direction: crate::incident::event::Direction) -> Record {
+    Record {
+        seq,
+        time: t0() + chrono::Duration::seconds(seq as i64 * 60),
+        source: Source::Metric,
+        actor: "warroom".into(),
+        kind: Event::ThresholdCrossed {
+            panel: panel.into(),
+            level: crate::incident::event::Level::Crit,
+            direction,
+            value: 0.97,
+            threshold: 0.95,
+            at: t0(),
+        },
+    }
+}
+
+#[test]
+fn g_jumps_from_the_newest_crossing_to_its_panel_then_to_older_ones() {
+    use crate::incident::event::Direction;
+    let mut m = with_incident();
+    update(&mut m, key('g'));
+    assert!(m.jumped.is_none());
+    assert!(
+        m.notice
+            .as_ref()
+            .is_some_and(|n| n.text.contains("no threshold crossing")),
+        "{:?}",
+        m.notice
+    );
+    let titles: Vec<String> = m.panels.iter().map(|p| p.config.title.clone()).collect();
+    assert!(titles.len() >= 3, "{titles:?}");
+    m.timeline = vec![
+        crossing(1, &titles[2], Direction::Up),
+        Record {
+            seq: 2,
+            time: t0(),
+            source: Source::Operator,
+            actor: "ana".into(),
+            kind: Event::note("looking"),
+        },
+        crossing(3, "a panel no longer configured", Direction::Up),
+        crossing(4, &titles[1], Direction::Up),
+    ];
+    m.timeline_filter = Some(Source::Operator);
+    update(&mut m, key('g'));
+    assert_eq!((m.selected, m.jumped, m.zoomed), (1, Some(4), true));
+    assert!(m.show_timeline);
+    assert_eq!(m.timeline_filter, None, "the marked crossing must be shown");
+    update(&mut m, key('g'));
+    assert_eq!(
+        (m.selected, m.jumped),
+        (2, Some(1)),
+        "the unknown panel is skipped"
+    );
+    update(&mut m, key('g'));
+    assert_eq!((m.selected, m.jumped), (1, Some(4)), "wraps to the newest");
 }

@@ -1,0 +1,178 @@
+//! A headless rehearsal is an incident, as the demo's is: its journal is stamped in simulated
+//! time and records what the console would have recorded (the panels' threshold crossings, by
+//! the recorder's rule, and the simulator's faults), the plays' runbook steps, and at the end
+//! the panel snapshots, so `warroom export` drafts its postmortem afterwards with no simulator
+//! or Prometheus left running.
+
+use super::Stage;
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::incident::store::{IncidentId, Store};
+use crate::incident::timeline::describe;
+use crate::incident::vocabulary::Severity;
+use crate::incident::{Event, JournalWriter, Record, Source as RecordSource};
+use crate::record::panels::{PanelReport, PanelWatch};
+use color_eyre::eyre::{Result, WrapErr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// The lock role of a headless game day.
+pub const ROLE: &str = "gameday";
+
+/// The fastest the panel watch polls, in wall time, whatever the speed: up to 50× it reads
+/// every simulated scrape; faster, some scrapes go unread and a crossing may be dated one
+/// scrape late.
+const MIN_REFRESH: Duration = Duration::from_millis(100);
+/// How long the recording parts get to finish the append in hand.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+/// The longest the snapshots at the end may take.
+const SNAPSHOT_WAIT: Duration = Duration::from_secs(20);
+
+/// The rehearsal's incident while it is recorded.
+pub struct Recording {
+    pub id: IncidentId,
+    pub writer: JournalWriter,
+    /// What the journal held when the rehearsal began (a continued incident's records).
+    pub records: Vec<Record>,
+    store: Store,
+    parts: Vec<JoinHandle<()>>,
+    /// Set to true to stop the panel watch and the fault recording.
+    stop: watch::Sender<bool>,
+}
+
+impl Recording {
+    /// Opens incident `id` (continuing it) or a new one titled after the scenario, holds its
+    /// lock, stamps its journal with the stage's clock, and starts recording the panels (from
+    /// the stage's own store, in simulated time) and the simulator's faults.
+    pub async fn start(
+        data_dir: &std::path::Path,
+        id: Option<&str>,
+        config: &Config,
+        stage: &Stage,
+        scenario: &str,
+    ) -> Result<Recording> {
+        let clock: SharedClock = Arc::new(stage.clock());
+        let store = Store::new(data_dir);
+        let (id, new) = match id {
+            Some(id) => (store.find(id)?, false),
+            None => (store.create(clock.now())?, true),
+        };
+        let (mut incident, recovery) = store
+            .open_incident(&id, ROLE)
+            .wrap_err_with(|| format!("cannot record the rehearsal into incident {id}"))?;
+        incident.journal.set_clock(clock.clone());
+        let writer = JournalWriter::spawn(incident).wrap_err("cannot start the journal writer")?;
+        let mut records = recovery.records;
+        if new {
+            let event = Event::IncidentOpened {
+                title: format!("Rehearsal: {scenario}"),
+                severity: Severity::Sev2,
+            };
+            let actor = crate::app::model::operator_name();
+            records.push(writer.append(RecordSource::Operator, &actor, event).await?);
+        }
+        let (stop, stopped) = watch::channel(false);
+        let tz = config.timezone;
+        let (tx, mut rx) = mpsc::unbounded_channel::<PanelReport>();
+        let watch = PanelWatch {
+            source: Arc::new(stage.store.clone()),
+            panels: config.panels.clone(),
+            refresh: scrape_wall(stage.speed),
+            clock: Arc::new(stage.scrape_clock()),
+        };
+        let mut parts = vec![tokio::spawn(watch.run(
+            writer.clone(),
+            records.clone(),
+            tx,
+            Some,
+        ))];
+        // Status lines on stderr (stdout is for the report). Stopping drops the receiver, which
+        // is what ends the watch.
+        let mut stopping = stopped.clone();
+        parts.push(tokio::spawn(async move {
+            loop {
+                let r = tokio::select! {
+                    r = rx.recv() => r,
+                    _ = stopping.wait_for(|s| *s) => None,
+                };
+                let Some(r) = r else { break };
+                match r {
+                    PanelReport::Recorded(r) => line(&r, tz),
+                    PanelReport::NotRecorded { event, error } => {
+                        eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}")
+                    }
+                    PanelReport::PanelFailed { panel, error } => {
+                        eprintln!("panel \"{panel}\": query refused: {error}")
+                    }
+                    PanelReport::SourceDown { .. } | PanelReport::SourceUp => {}
+                }
+            }
+        }));
+        parts.push(tokio::spawn(crate::app::demo::record_faults(
+            stage.service.clone(),
+            writer.clone(),
+            move |r| match r {
+                Ok(r) => line(&r, tz),
+                Err(e) => eprintln!("NOT RECORDED (the journal is not durable): a fault: {e}"),
+            },
+            move || !*stopped.borrow(),
+        )));
+        Ok(Recording {
+            id,
+            writer,
+            records,
+            store,
+            parts,
+            stop,
+        })
+    }
+
+    /// Stops recording, takes the panel snapshots from the stage's store over the incident,
+    /// and releases the lock. Returns how many snapshots were written.
+    pub async fn finish(mut self, config: &Config, stage: &Stage) -> Result<usize> {
+        let _ = self.stop.send(true);
+        for part in self.parts.drain(..) {
+            let abort = part.abort_handle();
+            if tokio::time::timeout(STOP_WAIT, part).await.is_err() {
+                abort.abort();
+            }
+        }
+        let take = crate::postmortem::take_snapshots(
+            &self.store,
+            &self.id,
+            &stage.store,
+            &config.panels,
+            crate::app::demo::SCRAPE_S,
+        );
+        let written = match tokio::time::timeout(SNAPSHOT_WAIT, take).await {
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => {
+                eprintln!("warroom gameday: the panel snapshots were not taken: {e}");
+                0
+            }
+            Err(_) => {
+                eprintln!("warroom gameday: the panel snapshots took too long and were skipped");
+                0
+            }
+        };
+        Ok(written)
+    }
+}
+
+/// One simulated scrape interval in wall time at `speed`, not below [`MIN_REFRESH`].
+fn scrape_wall(speed: f64) -> Duration {
+    Duration::from_secs_f64(crate::app::demo::SCRAPE_S / speed.max(f64::MIN_POSITIVE))
+        .max(MIN_REFRESH)
+}
+
+/// A recorded event as a status line, stamped with its (simulated) time.
+fn line(r: &Record, tz: chrono_tz::Tz) {
+    eprintln!(
+        "[{}] {} {}",
+        r.time.with_timezone(&tz).format("%H:%M:%S"),
+        r.source,
+        crate::sanitize::line(&describe(&r.kind))
+    );
+}
