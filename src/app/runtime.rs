@@ -69,10 +69,7 @@ pub async fn open(
         alerts,
         export: export_setup(&model, data_dir, &config),
         rehearsal: None,
-        runbooks: super::runner::RunbookSetup::new(
-            config.runbook_dir.into_iter().collect(),
-            vec![],
-        ),
+        runbooks: super::runner::RunbookSetup::from_config(&config),
     };
     run_terminal(model, services, clock).await
 }

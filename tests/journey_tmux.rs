@@ -1,0 +1,548 @@
+//! A whole incident, end to end, as an on-call engineer lives it (issue 9): a real Prometheus
+//! with an alerting rule on pool saturation and a real Alertmanager scrape and watch
+//! `warroom sim serve planner-peak --speed 30`; `warroom open` runs in a real terminal (tmux)
+//! and is driven only with keys and read only from the screen: the pool-saturation panel turns
+//! critical and the alert reaches the timeline; severity, a tagged note and an action item
+//! are recorded; `pool-exhaustion` runs from the runbook pane with its confirmations and the
+//! error ratio recovers; the incident is resolved, exported, and the console quits. Then the
+//! journal, the draft (the house format, its facts against the simulator's own record) and
+//! the terminal are checked, and the console's resource use is reported as figures.
+//!
+//! The same journey with `warroom demo` (no Prometheus) is the second test.
+
+#[path = "support/alertmanager.rs"]
+mod alertmanager;
+#[path = "../benches/support/figure.rs"]
+mod figure;
+#[path = "support/journey.rs"]
+mod journey;
+#[path = "support/procstat.rs"]
+mod procstat;
+#[path = "support/prometheus.rs"]
+mod prometheus;
+#[path = "support/sim.rs"]
+mod sim_support;
+#[path = "support/tmux.rs"]
+mod tmux;
+
+use chrono::{DateTime, Utc};
+use journey::Journey;
+use prometheus::{PromOptions, free_port};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use warroom::incident::Event;
+
+const SPEED: f64 = 30.0;
+/// Prometheus scrapes and evaluates every second: 30 simulated seconds at 30x.
+const SCRAPE_S: f64 = 1.0;
+
+/// Fires while any instance's pool is nearly full.
+const RULES: &str = r#"groups:
+  - name: warroom-journey
+    interval: 1s
+    rules:
+      - alert: PoolSaturated
+        expr: max(db_pool_connections_in_use / db_pool_connections_max) > 0.95
+        for: 1s
+        labels:
+          severity: page
+        annotations:
+          summary: "database connection pools are full"
+"#;
+
+/// Rate windows of 3 s: 90 simulated seconds at 30x, the one-minute windows of the default
+/// dashboard compressed (a 1 s scrape leaves two or three samples in each).
+const PANELS: &str = r#"
+[[panel]]
+title = "Pool saturation"
+query = "max by (pod) (db_pool_connections_in_use / db_pool_connections_max)"
+unit = "percent"
+warn = 0.8
+crit = 0.95
+legend = "{{pod}}"
+
+[[panel]]
+title = "Error ratio"
+query = 'sum(rate(app_requests_total{code=~"5.."}[3s])) / sum(rate(app_requests_total[3s]))'
+unit = "percent"
+warn = 0.01
+crit = 0.05
+
+[[panel]]
+title = "Retry amplification"
+query = "sum(rate(app_requests_total[3s])) / sum(rate(app_logical_requests_total[3s]))"
+unit = "ratio"
+warn = 1.3
+crit = 2.0
+
+[[panel]]
+title = "Instances up"
+query = "sum(app_instance_up) / count(app_instance_up)"
+unit = "percent"
+warn = 0.9
+crit = 0.7
+bad_when = "below"
+"#;
+
+/// The steps of `pool-exhaustion`, in order.
+const STEPS: [&str; 6] = [
+    "why",
+    "rollback",
+    "disable-retries",
+    "amplification-falls",
+    "restart",
+    "recovered",
+];
+
+/// One reading of the simulator's own `/state`: when (wall clock), its last simulated
+/// minute's error ratio, and its fullest pool.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    at: DateTime<Utc>,
+    error_ratio: f64,
+    pool: f64,
+}
+
+/// Reads the simulator's `/state` every 250 ms until stopped (bounded: at most 20 minutes).
+struct SimRecord {
+    readings: Arc<Mutex<Vec<Reading>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl SimRecord {
+    fn start(port: u16) -> SimRecord {
+        let readings = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (r, s) = (readings.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for _ in 0..4800 {
+                if s.load(Ordering::Relaxed) {
+                    break;
+                }
+                let at = Utc::now();
+                if let Some((200, body)) =
+                    prometheus::http_get(port, "/state", Duration::from_secs(2))
+                    && let Ok(v) = serde_json::from_str::<serde_json::Value>(&body)
+                {
+                    let pool = v["instances"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|i| Some(i["pool_in_use"].as_f64()? / i["pool_max"].as_f64()?))
+                        .fold(0.0, f64::max);
+                    if let Some(e) = v["last_minute"]["error_ratio"].as_f64() {
+                        r.lock().unwrap().push(Reading {
+                            at,
+                            error_ratio: e,
+                            pool,
+                        });
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        });
+        SimRecord { readings, stop }
+    }
+
+    fn finish(&self) -> Vec<Reading> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.readings.lock().unwrap().clone()
+    }
+}
+
+impl Drop for SimRecord {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Prometheus's own count of the HTTP requests it answered, by handler.
+fn prometheus_requests(port: u16) -> BTreeMap<String, f64> {
+    let (_, body) = prometheus::http_get(port, "/metrics", Duration::from_secs(5))
+        .expect("prometheus /metrics");
+    let mut by = BTreeMap::new();
+    for line in body.lines() {
+        let Some(rest) = line.strip_prefix("prometheus_http_requests_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        let handler = labels
+            .split("handler=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .unwrap_or("?")
+            .to_string();
+        *by.entry(handler).or_insert(0.0) += value.trim().parse::<f64>().unwrap_or(0.0);
+    }
+    by
+}
+
+/// The same incident actions in both journeys: severity, a tagged note, an action item.
+fn record_the_incident(j: &Journey) {
+    j.keys(&["v"]);
+    j.expect("Incident severity", Duration::from_secs(10));
+    // The dialog starts on SEV-3 (or the current severity); one up is SEV-2.
+    j.keys(&["Up", "Enter"]);
+    j.expect("Severity set to SEV-2", Duration::from_secs(10));
+    j.keys(&["n"]);
+    j.expect("Note for the timeline", Duration::from_secs(10));
+    j.text("the stop-times query bypasses its index after the deploy #root-cause");
+    j.keys(&["Enter"]);
+    j.expect("bypasses its index after the deploy", Duration::from_secs(10));
+    j.keys(&["a"]);
+    j.expect("Action item", Duration::from_secs(10));
+    j.text("Add an index check to the release pipeline");
+    j.keys(&["Tab"]);
+    j.text("planner-team");
+    j.keys(&["Tab"]);
+    j.text("P1");
+    j.keys(&["Tab"]);
+    j.text("2026-12-31");
+    j.keys(&["Enter"]);
+    j.expect("index check", Duration::from_secs(10));
+}
+
+/// Open the runbook pane, run `pool-exhaustion` with its confirmations, close the pane.
+fn run_pool_exhaustion(j: &Journey) -> String {
+    j.keys(&["b"]);
+    j.expect("pool-exhaustion", Duration::from_secs(10));
+    // The list is sorted: batch-restart, disable-retries, pool-exhaustion.
+    j.keys(&["j", "j", "Enter"]);
+    let plan = j.expect("Plan · pool-exhaustion", Duration::from_secs(20));
+    j.keys(&["x"]);
+    j.expect("Run runbook \"pool-exhaustion\"?", Duration::from_secs(10));
+    j.text("pool-exhaustion");
+    j.keys(&["Enter"]);
+    let end = j.run_to_the_end("pool-exhaustion", Duration::from_secs(150), 12);
+    for step in STEPS {
+        assert!(
+            end.contains(&format!("✓ {step}")),
+            "step {step} did not succeed:\n{end}"
+        );
+    }
+    j.keys(&["Escape"]);
+    j.keys(&["Escape"]);
+    j.wait(
+        "the runbook pane to close",
+        Duration::from_secs(10),
+        |s| !s.contains("Run · pool-exhaustion"),
+    );
+    plan
+}
+
+/// Resolve, export, quit; the terminal is restored and shows the shell.
+fn resolve_export_quit(j: &Journey) {
+    j.keys(&["s"]);
+    j.expect("Incident status", Duration::from_secs(10));
+    // The choices wrap: one up from the first (no status yet) is the last, resolved.
+    j.keys(&["Up"]);
+    j.wait("resolved to be selected", Duration::from_secs(5), |s| {
+        s.contains("▸ resolved")
+    });
+    j.keys(&["Enter"]);
+    j.expect("Status: resolved", Duration::from_secs(10));
+    j.keys(&["E"]);
+    j.expect("exported", Duration::from_secs(60));
+}
+
+fn quit(j: &Journey) -> String {
+    j.keys(&["q"]);
+    let screen = j.expect("[exited 0]", Duration::from_secs(20));
+    assert_eq!(
+        j.term.format("#{alternate_on}"),
+        "0",
+        "the terminal was restored (alternate screen left):\n{screen}"
+    );
+    screen
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+fn secs(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {
+    (a - b).num_milliseconds() as f64 / 1000.0
+}
+
+#[test]
+fn journey_against_prometheus_from_alert_to_postmortem() {
+    let Some(am) = alertmanager::start() else {
+        return;
+    };
+    let sim_port = free_port();
+    let Some(prom) = prometheus::start(PromOptions {
+        targets: vec![format!("127.0.0.1:{sim_port}")],
+        scrape_interval: "1s",
+        rules: Some(RULES.into()),
+        alertmanager: Some(am.address()),
+        extra_args: Vec::new(),
+    }) else {
+        return;
+    };
+    if prometheus::require_binary("tmux").is_none() {
+        return;
+    }
+    // 120 simulated seconds (four at 30x) before the bad deploy.
+    let _sim = sim_support::serve(
+        sim_port,
+        "planner-peak",
+        &["--speed", "30", "--start-at", "1080"],
+    );
+    let record = SimRecord::start(sim_port);
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("warroom.toml"),
+        &format!(
+            r#"refresh = "1s"
+range = "5m"
+timezone = "Europe/Berlin"
+
+[prometheus]
+url = "{prom}"
+timeout = "5s"
+
+[alertmanager]
+url = "{am}"
+
+[alerts]
+interval = "1s"
+timeout = "3s"
+
+[runbooks.vars]
+base_url = "http://127.0.0.1:{sim_port}"
+window = "3s"
+interval = "1s"
+soak = "1s"
+settle = "1s"
+{PANELS}"#,
+            prom = prom.url,
+            am = am.url,
+        ),
+    );
+    let before = prometheus_requests(prom.port);
+    let Some(term) = tmux::Tmux::start(
+        &journey::console_command(dir.path(), "open --title \"Journey planner peak\""),
+        160,
+        48,
+    ) else {
+        return;
+    };
+    let j = Journey::new(term, dir.path());
+    let console_pid = procstat::first_child(j.term.format("#{pane_pid}").parse().unwrap())
+        .expect("the console's process");
+    j.expect("Pool saturation", Duration::from_secs(20));
+    assert_eq!(j.term.format("#{alternate_on}"), "1", "the console's screen");
+    j.wait(
+        "the pool-saturation panel to turn critical",
+        Duration::from_secs(60),
+        |s| s.contains("▲ CRIT"),
+    );
+    j.keys(&["t"]);
+    j.expect("Alert firing: PoolSaturated", Duration::from_secs(60));
+    record_the_incident(&j);
+    let plan = run_pool_exhaustion(&j);
+    assert!(
+        plan.contains(&format!("POST http://127.0.0.1:{sim_port}/control/rollback")),
+        "the plan posts to the simulator named in [runbooks.vars]:\n{plan}"
+    );
+    // The error ratio is back under its warning level on the dashboard.
+    j.wait(
+        "the error ratio to recover on its panel",
+        Duration::from_secs(30),
+        |s| s.lines().any(|l| l.contains("Error ratio") && l.contains("✓ ok")),
+    );
+    resolve_export_quit(&j);
+    // Resource use, read just before the console quits.
+    let ticks = procstat::cpu_ticks(console_pid);
+    let hwm_kib = procstat::status_kib(console_pid, "VmHWM:");
+    quit(&j);
+    let after = prometheus_requests(prom.port);
+    let readings = record.finish();
+
+    let requests: f64 = after
+        .iter()
+        .filter(|(h, _)| h.as_str() != "/metrics")
+        .map(|(h, v)| v - before.get(h).copied().unwrap_or(0.0))
+        .sum();
+    let by_handler: Vec<String> = after
+        .iter()
+        .filter(|(h, _)| h.as_str() != "/metrics")
+        .map(|(h, v)| format!("{h}={}", v - before.get(h).copied().unwrap_or(0.0)))
+        .filter(|s| !s.ends_with("=0"))
+        .collect();
+    eprintln!("requests to Prometheus by handler: {by_handler:?}");
+    let cpu_s = ticks as f64 / procstat::TICKS_PER_SEC;
+    assert!(cpu_s > 0.0 && hwm_kib > 0, "the console's /proc was read");
+    assert!(requests > 0.0, "the console queried Prometheus");
+    figure::report("journey console CPU", cpu_s, "s", figure::Target::None);
+    figure::report(
+        "journey console peak memory (VmHWM)",
+        hwm_kib as f64 / 1024.0,
+        "MiB",
+        figure::Target::Under(100.0),
+    );
+    figure::report(
+        "journey requests to Prometheus",
+        requests,
+        "requests",
+        figure::Target::None,
+    );
+
+    // The journal.
+    let id = journey::only_incident(dir.path());
+    let records = journey::timeline(dir.path(), &id);
+    journey::check_journal(&records, &STEPS, Some("PoolSaturated"));
+    let resolved_alert = records
+        .iter()
+        .any(|r| matches!(&r.kind, Event::AlertResolved { name, .. } if name == "PoolSaturated"));
+    eprintln!("alert resolved on the timeline: {resolved_alert}");
+
+    // The draft the console exported: the house format.
+    let md = std::fs::read_to_string(
+        dir.path()
+            .join("data/incidents")
+            .join(&id)
+            .join("exports/postmortem.md"),
+    )
+    .expect("the console's export");
+    journey::check_draft(&md);
+    assert!(md.contains("PoolSaturated"), "the alert in the draft:\n{md}");
+
+    // Its facts (from the same journal and snapshots) against the simulator's own record.
+    let out = journey::warroom(dir.path())
+        .args(["export", &id, "--format", "json", "--out"])
+        .arg(dir.path().join("facts"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let facts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("facts/postmortem.json")).unwrap(),
+    )
+    .unwrap();
+    compare_with_the_simulator(&facts, &readings);
+}
+
+/// Impact start and end within two scrape intervals of the simulator's own error ratio
+/// crossing 5 % (and falling back under 95 % of it), and the peaks within a few percent.
+fn compare_with_the_simulator(facts: &serde_json::Value, readings: &[Reading]) {
+    let crit = 0.05;
+    let at = |k: &str| {
+        let s = facts["impact"][k]["utc"]
+            .as_str()
+            .unwrap_or_else(|| panic!("impact {k} in the facts: {facts:#}"));
+        DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .with_timezone(&Utc)
+    };
+    let (start, end) = (at("start"), at("end"));
+    let truth_start = readings
+        .iter()
+        .find(|r| r.error_ratio >= crit)
+        .expect("the simulator's error ratio crossed 5 %")
+        .at;
+    let truth_end = readings
+        .iter()
+        .rfind(|r| r.error_ratio >= crit * 0.95)
+        .unwrap()
+        .at;
+    let peak_truth = readings.iter().map(|r| r.error_ratio).fold(0.0, f64::max);
+    let pool_truth = readings.iter().map(|r| r.pool).fold(0.0, f64::max);
+    let peak = facts["signals"]["error_ratio"]["value"].as_f64().unwrap();
+    let pool = facts["signals"]["pool_saturation"]["value"].as_f64().unwrap();
+    eprintln!(
+        "impact start {start} (simulator {truth_start}, {:+.1} s), end {end} (simulator {truth_end}, {:+.1} s); peak error ratio {peak} (simulator {peak_truth}), pool {pool} (simulator {pool_truth})",
+        secs(start, truth_start),
+        secs(end, truth_end)
+    );
+    let slack = 2.0 * SCRAPE_S + 1.0;
+    assert!(
+        secs(start, truth_start).abs() <= slack,
+        "impact start {start} vs the simulator's {truth_start}"
+    );
+    assert!(
+        secs(end, truth_end).abs() <= slack,
+        "impact end {end} vs the simulator's {truth_end}"
+    );
+    assert!(
+        (peak - peak_truth).abs() <= peak_truth * 0.05,
+        "peak error ratio {peak} vs the simulator's {peak_truth}"
+    );
+    assert!(
+        (pool - pool_truth).abs() <= 0.02,
+        "peak pool saturation {pool} vs the simulator's {pool_truth}"
+    );
+    let _ = SPEED;
+}
+
+/// The same journey with `warroom demo`: no Prometheus, no Alertmanager; the rehearsal's own
+/// simulator and embedded store, its runbooks bound to them.
+#[test]
+fn journey_in_the_demo_from_crossing_to_postmortem() {
+    if prometheus::require_binary("tmux").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("warroom.toml"),
+        "timezone = \"Europe/Berlin\"\n[runbooks.vars]\nbase_url = \"http://127.0.0.1:1\"\n",
+    );
+    let Some(term) = tmux::Tmux::start(
+        &journey::console_command(dir.path(), "demo --speed 30"),
+        160,
+        48,
+    ) else {
+        return;
+    };
+    let j = Journey::new(term, dir.path());
+    j.expect("Briefing", Duration::from_secs(20));
+    j.keys(&["Escape"]);
+    j.wait("the briefing to close", Duration::from_secs(10), |s| {
+        !s.contains("Briefing")
+    });
+    // The bad deploy lands 5 simulated minutes in (10 s at 30x): the pools fill up.
+    j.wait(
+        "the pool-saturation panel to turn critical",
+        Duration::from_secs(60),
+        |s| s.contains("▲ CRIT"),
+    );
+    j.keys(&["t"]);
+    j.expect("rose above", Duration::from_secs(30));
+    record_the_incident(&j);
+    let plan = run_pool_exhaustion(&j);
+    // The rehearsal's own simulator, not the config's base_url: its values come first.
+    assert!(
+        plan.contains("POST http://127.0.0.1:") && !plan.contains("http://127.0.0.1:1/"),
+        "the demo's control URL:\n{plan}"
+    );
+    j.wait(
+        "the error ratio to recover on its panel",
+        Duration::from_secs(60),
+        |s| s.lines().any(|l| l.contains("Error ratio") && l.contains("✓ ok")),
+    );
+    resolve_export_quit(&j);
+    let screen = quit(&j);
+    assert!(screen.contains("warroom demo: planner-peak"), "{screen}");
+    assert!(screen.contains("time to first mitigation"), "{screen}");
+
+    let id = journey::only_incident(dir.path());
+    let records = journey::timeline(dir.path(), &id);
+    journey::check_journal(&records, &STEPS, None);
+    let md = std::fs::read_to_string(
+        dir.path()
+            .join("data/incidents")
+            .join(&id)
+            .join("exports/postmortem.md"),
+    )
+    .expect("the console's export");
+    journey::check_draft(&md);
+    assert!(md.contains("Rehearsal: "), "{md}");
+}
