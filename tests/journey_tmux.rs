@@ -191,9 +191,12 @@ fn record_the_incident(j: &Journey) {
     j.expect("Severity set to SEV-2", Duration::from_secs(10));
     j.keys(&["n"]);
     j.expect("Note for the timeline", Duration::from_secs(10));
-    j.text("the stop-times query bypasses its index after the deploy #root-cause");
+    j.text("stop_times bypasses its index after the deploy #root-cause");
     j.keys(&["Enter"]);
-    j.expect("bypasses its index after the deploy", Duration::from_secs(10));
+    // The timeline wraps long lines: wait for one word of the note, the editor closed.
+    j.wait("the note on the timeline", Duration::from_secs(10), |s| {
+        s.contains("stop_times") && !s.contains("Note for the timeline")
+    });
     j.keys(&["a"]);
     j.expect("Action item", Duration::from_secs(10));
     j.text("Add an index check to the release pipeline");
@@ -204,7 +207,7 @@ fn record_the_incident(j: &Journey) {
     j.keys(&["Tab"]);
     j.text("2026-12-31");
     j.keys(&["Enter"]);
-    j.expect("index check", Duration::from_secs(10));
+    j.expect("Action item AI-1:", Duration::from_secs(10));
 }
 
 /// Open the runbook pane, run `pool-exhaustion` with its confirmations, close the pane.
@@ -333,14 +336,14 @@ settle = "1s"
         return;
     };
     let j = Journey::new(term, dir.path());
+    j.expect("Pool saturation", Duration::from_secs(20));
     let console_pid = procstat::first_child(j.term.format("#{pane_pid}").parse().unwrap())
         .expect("the console's process");
-    j.expect("Pool saturation", Duration::from_secs(20));
     assert_eq!(j.term.format("#{alternate_on}"), "1", "the console's screen");
     j.wait(
         "the pool-saturation panel to turn critical",
         Duration::from_secs(60),
-        |s| s.contains("▲ CRIT"),
+        |s| journey::panel_headline(s, "Pool saturation").is_some_and(|h| h.ends_with("▲ CRIT")),
     );
     j.keys(&["t"]);
     j.expect("Alert firing: PoolSaturated", Duration::from_secs(60));
@@ -354,8 +357,11 @@ settle = "1s"
     j.wait(
         "the error ratio to recover on its panel",
         Duration::from_secs(30),
-        |s| s.lines().any(|l| l.contains("Error ratio") && l.contains("✓ ok")),
+        |s| journey::panel_headline(s, "Error ratio").is_some_and(|h| h.ends_with("✓ ok")),
     );
+    // The console records a recovery once the value has stayed back for a minute (its rule
+    // against flapping): then the timeline has the end of the impact.
+    j.expect("Error ratio fell below crit", Duration::from_secs(90));
     resolve_export_quit(&j);
     // Resource use, read just before the console quits.
     let ticks = procstat::cpu_ticks(console_pid);
@@ -425,7 +431,7 @@ settle = "1s"
         String::from_utf8_lossy(&out.stderr)
     );
     let facts: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("facts/postmortem.json")).unwrap(),
+        &std::fs::read_to_string(dir.path().join("facts/facts.json")).unwrap(),
     )
     .unwrap();
     compare_with_the_simulator(&facts, &readings);
@@ -512,7 +518,7 @@ fn journey_in_the_demo_from_crossing_to_postmortem() {
     j.wait(
         "the pool-saturation panel to turn critical",
         Duration::from_secs(60),
-        |s| s.contains("▲ CRIT"),
+        |s| journey::panel_headline(s, "Pool saturation").is_some_and(|h| h.ends_with("▲ CRIT")),
     );
     j.keys(&["t"]);
     j.expect("rose above", Duration::from_secs(30));
@@ -526,7 +532,7 @@ fn journey_in_the_demo_from_crossing_to_postmortem() {
     j.wait(
         "the error ratio to recover on its panel",
         Duration::from_secs(60),
-        |s| s.lines().any(|l| l.contains("Error ratio") && l.contains("✓ ok")),
+        |s| journey::panel_headline(s, "Error ratio").is_some_and(|h| h.ends_with("✓ ok")),
     );
     resolve_export_quit(&j);
     let screen = quit(&j);

@@ -149,6 +149,22 @@ impl Journey {
     }
 }
 
+/// The first line inside the panel titled `title` (its value and level, e.g. `100.0% ▲ CRIT`):
+/// the text under the title's column on the line below it, up to the panel's right border.
+pub fn panel_headline(screen: &str, title: &str) -> Option<String> {
+    let lines: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let needle: Vec<char> = format!("┌ {title} ").chars().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(col) = line.windows(needle.len()).position(|w| w == needle.as_slice()) else {
+            continue;
+        };
+        let below = lines.get(i + 1)?;
+        let rest: String = below.iter().skip(col + 1).take_while(|c| **c != '│').collect();
+        return Some(rest.trim().to_string());
+    }
+    None
+}
+
 /// The word a typed-confirmation dialog asks for: `Type "WORD" to go ahead`.
 pub fn asked_word(screen: &str) -> Option<String> {
     let rest = screen.split("Type \"").nth(1)?;
