@@ -33,8 +33,15 @@ fn ok(dir: &std::path::Path, args: &[&str]) -> String {
 #[test]
 fn a_headless_gameday_recovers_with_pool_exhaustion_and_records_the_incident() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("warroom.toml"), "timezone = \"Europe/Berlin\"\n").unwrap();
-    let id = ok(dir.path(), &["incident", "new", "--title", "Game day: planner peak"]);
+    std::fs::write(
+        dir.path().join("warroom.toml"),
+        "timezone = \"Europe/Berlin\"\n",
+    )
+    .unwrap();
+    let id = ok(
+        dir.path(),
+        &["incident", "new", "--title", "Game day: planner peak"],
+    );
     ok(
         dir.path(),
         &[
@@ -113,11 +120,15 @@ fn a_headless_gameday_recovers_with_pool_exhaustion_and_records_the_incident() {
         "recovered",
     ] {
         assert!(
-            has(&|e| matches!(e, Event::RunbookStep { step: s, state: StepState::Succeeded, .. } if s == step)),
+            has(
+                &|e| matches!(e, Event::RunbookStep { step: s, state: StepState::Succeeded, .. } if s == step)
+            ),
             "step {step} not recorded as succeeded: {records:#?}"
         );
     }
-    assert!(has(&|e| matches!(e, Event::Note { tags, .. } if tags.contains(&Tag::Summary))));
+    assert!(has(
+        &|e| matches!(e, Event::Note { tags, .. } if tags.contains(&Tag::Summary))
+    ));
     assert!(has(
         &|e| matches!(e, Event::ActionItem { owner, .. } if owner.as_deref() == Some("sre"))
     ));

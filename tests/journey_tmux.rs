@@ -230,11 +230,9 @@ fn run_pool_exhaustion(j: &Journey) -> String {
     }
     j.keys(&["Escape"]);
     j.keys(&["Escape"]);
-    j.wait(
-        "the runbook pane to close",
-        Duration::from_secs(10),
-        |s| !s.contains("Run · pool-exhaustion"),
-    );
+    j.wait("the runbook pane to close", Duration::from_secs(10), |s| {
+        !s.contains("Run · pool-exhaustion")
+    });
     plan
 }
 
@@ -339,7 +337,11 @@ settle = "1s"
     j.expect("Pool saturation", Duration::from_secs(20));
     let console_pid = procstat::first_child(j.term.format("#{pane_pid}").parse().unwrap())
         .expect("the console's process");
-    assert_eq!(j.term.format("#{alternate_on}"), "1", "the console's screen");
+    assert_eq!(
+        j.term.format("#{alternate_on}"),
+        "1",
+        "the console's screen"
+    );
     j.wait(
         "the pool-saturation panel to turn critical",
         Duration::from_secs(60),
@@ -350,7 +352,9 @@ settle = "1s"
     record_the_incident(&j);
     let plan = run_pool_exhaustion(&j);
     assert!(
-        plan.contains(&format!("POST http://127.0.0.1:{sim_port}/control/rollback")),
+        plan.contains(&format!(
+            "POST http://127.0.0.1:{sim_port}/control/rollback"
+        )),
         "the plan posts to the simulator named in [runbooks.vars]:\n{plan}"
     );
     // The error ratio is back under its warning level on the dashboard.
@@ -417,7 +421,10 @@ settle = "1s"
     )
     .expect("the console's export");
     journey::check_draft(&md);
-    assert!(md.contains("PoolSaturated"), "the alert in the draft:\n{md}");
+    assert!(
+        md.contains("PoolSaturated"),
+        "the alert in the draft:\n{md}"
+    );
 
     // Its facts (from the same journal and snapshots) against the simulator's own record.
     let out = journey::warroom(dir.path())
@@ -445,9 +452,7 @@ fn compare_with_the_simulator(facts: &serde_json::Value, readings: &[Reading]) {
         let s = facts["impact"][k]["utc"]
             .as_str()
             .unwrap_or_else(|| panic!("impact {k} in the facts: {facts:#}"));
-        DateTime::parse_from_rfc3339(s)
-            .unwrap()
-            .with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
     };
     let (start, end) = (at("start"), at("end"));
     let truth_start = readings
@@ -463,7 +468,9 @@ fn compare_with_the_simulator(facts: &serde_json::Value, readings: &[Reading]) {
     let peak_truth = readings.iter().map(|r| r.error_ratio).fold(0.0, f64::max);
     let pool_truth = readings.iter().map(|r| r.pool).fold(0.0, f64::max);
     let peak = facts["signals"]["error_ratio"]["value"].as_f64().unwrap();
-    let pool = facts["signals"]["pool_saturation"]["value"].as_f64().unwrap();
+    let pool = facts["signals"]["pool_saturation"]["value"]
+        .as_f64()
+        .unwrap();
     eprintln!(
         "impact start {start} (simulator {truth_start}, {:+.1} s), end {end} (simulator {truth_end}, {:+.1} s); peak error ratio {peak} (simulator {peak_truth}), pool {pool} (simulator {pool_truth})",
         secs(start, truth_start),

@@ -98,7 +98,11 @@ impl RunbookSetup {
         );
         vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|e| {
             let e = e.to_string();
-            match self.config_vars.iter().find(|(k, _)| e.contains(&format!("\"{k}\""))) {
+            match self
+                .config_vars
+                .iter()
+                .find(|(k, _)| e.contains(&format!("\"{k}\"")))
+            {
                 Some(_) => format!("{e} (check [runbooks.vars] in warroom.toml)"),
                 None => e,
             }

@@ -122,6 +122,30 @@ pub fn overrides_for(
     Ok(out)
 }
 
+/// `rb`'s variables for `warroom runbook plan/run`: `--var` (`cli`) first, then the config's
+/// `[runbooks.vars]` for the variables `rb` declares, then the environment and the defaults.
+/// A bad value that came from the config says so, and where.
+pub fn resolve(
+    cfg: &super::Config,
+    rb: &crate::runbook::model::Runbook,
+    cli: &[String],
+) -> Result<crate::runbook::vars::Resolved, String> {
+    // Later overrides win in `vars::resolve`: the config first, `--var` after.
+    let mut overrides = overrides_for(&cfg.runbook_vars, rb)?;
+    overrides.extend(cli.iter().cloned());
+    crate::runbook::vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|e| {
+        let e = e.to_string();
+        let from_config = cfg.runbook_vars.iter().any(|(k, _)| {
+            e.contains(&format!("\"{k}\"")) && !cli.iter().any(|c| c.starts_with(&format!("{k}=")))
+        });
+        match (from_config, &cfg.file) {
+            (true, Some(f)) => format!("{e} (set in [runbooks.vars] of \"{}\")", f.display()),
+            (true, None) => format!("{e} (set in [runbooks.vars])"),
+            _ => e,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::{Config, ConfigError};
@@ -156,8 +180,11 @@ mod tests {
         let c = Config::parse("w.toml", "runbook_dir = \"old\"\n").unwrap();
         assert_eq!(c.runbook_dir, Some("old".into()));
         assert!(c.runbook_vars.is_empty());
-        let c = Config::parse("w.toml", "runbook_dir = \"old\"\n[runbooks.vars]\nx = \"1\"\n")
-            .unwrap();
+        let c = Config::parse(
+            "w.toml",
+            "runbook_dir = \"old\"\n[runbooks.vars]\nx = \"1\"\n",
+        )
+        .unwrap();
         assert_eq!(c.runbook_dir, Some("old".into()));
         assert_eq!(c.runbook_vars.len(), 1);
     }
@@ -169,12 +196,52 @@ mod tests {
         assert!(e.contains("keep one"), "{e}");
         let e = err("[runbooks.vars]\nwindow = [\"1m\"]\n");
         assert!(e.starts_with("w.toml:2:10:"), "{e}");
-        assert!(e.contains("expected a string, a boolean or a number"), "{e}");
+        assert!(
+            e.contains("expected a string, a boolean or a number"),
+            "{e}"
+        );
         let e = err("[runbooks.vars]\n\"bad name\" = \"x\"\n");
         assert!(e.starts_with("w.toml:2:1:"), "{e}");
         assert!(e.contains("cannot be a variable name"), "{e}");
         let e = err("[runbooks]\nvariables = {}\n");
         assert!(e.starts_with("w.toml:2:"), "{e}");
+    }
+
+    fn pool_exhaustion() -> crate::runbook::model::Runbook {
+        let (file, text) = crate::app::catalog::SHIPPED
+            .iter()
+            .find(|(f, _)| f.ends_with("pool-exhaustion.toml"))
+            .unwrap();
+        crate::runbook::load::parse(file, std::path::Path::new(file), text).unwrap()
+    }
+
+    #[test]
+    fn the_command_line_wins_over_the_config_which_wins_over_defaults() {
+        let cfg = Config::parse(
+            "w.toml",
+            "[runbooks.vars]\nwindow = \"3s\"\ninterval = \"1s\"\nunrelated = \"x\"\n",
+        )
+        .unwrap();
+        let rb = pool_exhaustion();
+        let r = super::resolve(&cfg, &rb, &["window=9s".into()]).unwrap();
+        assert_eq!(r.values["window"], "9s");
+        assert_eq!(r.values["interval"], "1s");
+        assert_eq!(r.values["soak"], "15s");
+        // A bad value from the config says where it came from; from --var it does not.
+        let bad = Config::parse("w.toml", "[runbooks.vars]\ninterval = \"soon\"\n").unwrap();
+        let e = super::resolve(&bad, &rb, &[]).unwrap_err();
+        assert!(
+            e.contains("\"soon\"") && e.contains("[runbooks.vars]"),
+            "{e}"
+        );
+        let e = super::resolve(&cfg, &rb, &["interval=never".into()]).unwrap_err();
+        assert!(
+            e.contains("\"never\"") && !e.contains("[runbooks.vars]"),
+            "{e}"
+        );
+        // Unknown names on the command line are still refused.
+        let e = super::resolve(&cfg, &rb, &["unrelated=1".into()]).unwrap_err();
+        assert!(e.contains("no variable \"unrelated\""), "{e}");
     }
 
     #[test]

@@ -176,27 +176,14 @@ pub async fn run(
     }
 }
 
-/// `rb`'s variables: `--var` first, then the config's `[runbooks.vars]` for the variables `rb`
-/// declares (others are for other runbooks), then the environment and the defaults.
+/// `rb`'s variables with the config's `[runbooks.vars]` under `--var`.
 fn resolve_with_config(
     rb: &Runbook,
     cli: &[String],
     config: Option<&Path>,
 ) -> Result<vars::Resolved, String> {
     let cfg = crate::config::Config::load(config).map_err(|e| e.to_string())?;
-    // Later overrides win in `vars::resolve`: the config first, `--var` after.
-    let mut overrides = crate::config::runbooks::overrides_for(&cfg.runbook_vars, rb)?;
-    overrides.extend(cli.iter().cloned());
-    vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|e| {
-        let e = e.to_string();
-        let from_config = cfg.runbook_vars.iter().any(|(k, _)| {
-            e.contains(&format!("\"{k}\"")) && !cli.iter().any(|c| c.starts_with(&format!("{k}=")))
-        });
-        match (from_config, &cfg.file) {
-            (true, Some(f)) => format!("{e} (set in [runbooks.vars] of \"{}\")", f.display()),
-            _ => e,
-        }
-    })
+    crate::config::runbooks::resolve(&cfg, rb, cli)
 }
 
 fn usage(msg: &str) -> color_eyre::Result<ExitCode> {

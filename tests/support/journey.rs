@@ -83,7 +83,9 @@ impl Journey {
 
     /// Wait until the screen contains `text`.
     pub fn expect(&self, text: &str, within: Duration) -> String {
-        self.wait(&format!("{text:?} on the screen"), within, |s| s.contains(text))
+        self.wait(&format!("{text:?} on the screen"), within, |s| {
+            s.contains(text)
+        })
     }
 
     /// The last lines of the console's log.
@@ -155,11 +157,18 @@ pub fn panel_headline(screen: &str, title: &str) -> Option<String> {
     let lines: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
     let needle: Vec<char> = format!("┌ {title} ").chars().collect();
     for (i, line) in lines.iter().enumerate() {
-        let Some(col) = line.windows(needle.len()).position(|w| w == needle.as_slice()) else {
+        let Some(col) = line
+            .windows(needle.len())
+            .position(|w| w == needle.as_slice())
+        else {
             continue;
         };
         let below = lines.get(i + 1)?;
-        let rest: String = below.iter().skip(col + 1).take_while(|c| **c != '│').collect();
+        let rest: String = below
+            .iter()
+            .skip(col + 1)
+            .take_while(|c| **c != '│')
+            .collect();
         return Some(rest.trim().to_string());
     }
     None
@@ -229,25 +238,45 @@ pub fn check_journal(records: &[Record], runbook_steps: &[&str], alert: Option<&
     }
     need(
         "the severity SEV-2".into(),
-        has(&|e| matches!(e, Event::SeverityChanged { severity: Severity::Sev2 })),
+        has(&|e| {
+            matches!(
+                e,
+                Event::SeverityChanged {
+                    severity: Severity::Sev2
+                }
+            )
+        }),
     );
     need(
         "the note with its #root-cause tag".into(),
-        has(&|e| matches!(e, Event::Note { tags, text } if tags.contains(&Tag::RootCause) && text.contains("bypasses its index"))),
+        has(
+            &|e| matches!(e, Event::Note { tags, text } if tags.contains(&Tag::RootCause) && text.contains("bypasses its index")),
+        ),
     );
     need(
         "the action item".into(),
-        has(&|e| matches!(e, Event::ActionItem { action, owner, .. } if action.contains("index check") && owner.as_deref() == Some("planner-team"))),
+        has(
+            &|e| matches!(e, Event::ActionItem { action, owner, .. } if action.contains("index check") && owner.as_deref() == Some("planner-team")),
+        ),
     );
     for step in runbook_steps {
         need(
             format!("runbook step {step} succeeded"),
-            has(&|e| matches!(e, Event::RunbookStep { step: s, state: StepState::Succeeded, .. } if s == step)),
+            has(
+                &|e| matches!(e, Event::RunbookStep { step: s, state: StepState::Succeeded, .. } if s == step),
+            ),
         );
     }
     need(
         "the status resolved".into(),
-        has(&|e| matches!(e, Event::StatusChanged { status: Status::Resolved })),
+        has(&|e| {
+            matches!(
+                e,
+                Event::StatusChanged {
+                    status: Status::Resolved
+                }
+            )
+        }),
     );
     assert!(
         missing.is_empty(),
@@ -283,6 +312,12 @@ pub fn check_draft(md: &str) {
         .filter(|s| !md.contains(s))
         .collect();
     assert!(missing.is_empty(), "draft lacks {missing:?}:\n{md}");
-    assert!(md.contains("index check"), "the action item is in the draft:\n{md}");
-    assert!(md.contains("pool-exhaustion"), "the runbook is in the draft:\n{md}");
+    assert!(
+        md.contains("index check"),
+        "the action item is in the draft:\n{md}"
+    );
+    assert!(
+        md.contains("pool-exhaustion"),
+        "the runbook is in the draft:\n{md}"
+    );
 }
