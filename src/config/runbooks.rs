@@ -69,12 +69,16 @@ impl RawRunbooks {
                 toml::Value::Integer(i) => i.to_string(),
                 toml::Value::Float(f) => f.to_string(),
                 other => {
+                    let what = match other {
+                        toml::Value::Array(_) => "an array",
+                        toml::Value::Table(_) => "a table",
+                        _ => "a date",
+                    };
                     return Err((
                         span,
                         format!(
-                            "[runbooks.vars] {}: a {} is not a variable value; expected a string, a boolean or a number, e.g. {} = \"2s\"",
+                            "[runbooks.vars] {}: {what} is not a variable value; expected a string, a boolean or a number, e.g. {} = \"2s\"",
                             name.get_ref(),
-                            other.type_str(),
                             name.get_ref()
                         ),
                     ));
@@ -120,6 +124,21 @@ pub fn overrides_for(
         out.push(format!("{k}={v}"));
     }
     Ok(out)
+}
+
+/// The names in `vars` that none of `runbooks` declares (`warroom runbook check` says so).
+pub fn undeclared<'a>(
+    vars: &'a [(String, String)],
+    runbooks: &[crate::runbook::model::Runbook],
+) -> Vec<&'a str> {
+    vars.iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| {
+            !runbooks
+                .iter()
+                .any(|rb| rb.variables.iter().any(|v| v.name == *k))
+        })
+        .collect()
 }
 
 /// `rb`'s variables for `warroom runbook plan/run`: `--var` (`cli`) first, then the config's
@@ -260,6 +279,7 @@ mod tests {
             super::overrides_for(&vars, &rb).unwrap(),
             vec!["base_url=http://y".to_string()]
         );
+        assert_eq!(super::undeclared(&vars, &[rb.clone()]), vec!["other"]);
         let e = super::overrides_for(&[("token".into(), "s3cret".into())], &rb).unwrap_err();
         assert!(e.contains("is secret") && e.contains("\"TOKEN\""), "{e}");
         assert!(!e.contains("s3cret"), "{e}");

@@ -117,6 +117,16 @@ pub async fn run(
             for (_, d) in &loaded.broken {
                 writeln!(out, "{d}")?;
             }
+            // A config variable no runbook declares is likely a typo: said, not fatal.
+            if let Ok(cfg) = crate::config::Config::load(config) {
+                for name in crate::config::runbooks::undeclared(&cfg.runbook_vars, &loaded.runbooks)
+                {
+                    writeln!(
+                        out,
+                        "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
+                    )?;
+                }
+            }
             writeln!(
                 out,
                 "{} runbook(s) ok, {} broken",
