@@ -279,7 +279,10 @@ mod tests {
             super::overrides_for(&vars, &rb).unwrap(),
             vec!["base_url=http://y".to_string()]
         );
-        assert_eq!(super::undeclared(&vars, &[rb.clone()]), vec!["other"]);
+        assert_eq!(
+            super::undeclared(&vars, std::slice::from_ref(&rb)),
+            vec!["other"]
+        );
         let e = super::overrides_for(&[("token".into(), "s3cret".into())], &rb).unwrap_err();
         assert!(e.contains("is secret") && e.contains("\"TOKEN\""), "{e}");
         assert!(!e.contains("s3cret"), "{e}");
