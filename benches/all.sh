@@ -2,17 +2,26 @@
 # Every benchmark, one table: the figure, its target, and whether it holds.
 # Usage: bash benches/all.sh [BENCH...]     (default: all of them; about 10 minutes)
 # Needs prometheus, promtool and tmux for the console, demo, embedded and fetch benchmarks.
+# `journey` is the end-to-end test (tests/journey_tmux.rs: Prometheus, Alertmanager, tmux, a
+# debug build): the console's CPU seconds, peak memory and requests to Prometheus over a whole
+# incident, from its FIGURE lines.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 benches=("$@")
 if [ ${#benches[@]} -eq 0 ]; then
-  benches=($(sed -n 's/^name = "\(.*\)"$/\1/p' <(sed -n '/^\[\[bench\]\]/,/^$/p' Cargo.toml)))
+  benches=($(sed -n 's/^name = "\(.*\)"$/\1/p' <(sed -n '/^\[\[bench\]\]/,/^$/p' Cargo.toml)) journey)
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 cargo bench --no-run >/dev/null 2>&1 || { echo "benches/all.sh: the benchmarks do not build; run cargo bench --no-run" >&2; exit 1; }
 for b in "${benches[@]}"; do
   echo "== $b" >&2
+  if [ "$b" = journey ]; then
+    if ! cargo test -q --test journey_tmux journey_against_prometheus -- --nocapture 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"; then
+      echo "benches/all.sh: the journey test printed no figures (are prometheus, prometheus-alertmanager and tmux installed?)" >&2
+    fi
+    continue
+  fi
   if ! cargo bench -q --bench "$b" 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"; then
     echo "benches/all.sh: $b printed no figures" >&2
   fi

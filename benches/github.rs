@@ -3,8 +3,12 @@
 //! 10 ms ticker on the same runtime runs while publishing against a GitHub that never answers
 //! (the console's loop and runbook steps must not be slowed), next to the same ticker alone.
 //!
-//! A plain main. Run: `cargo bench --bench github`.
+//! A plain main. Run: `cargo bench --bench github`. Figure lines for `benches/all.sh`: the
+//! smallest gap between writes, the most requests in flight, the ticker's p99 lateness while
+//! publishing to a hung GitHub, and how long publishing took to give up.
 
+#[path = "support/figure.rs"]
+mod figure;
 #[path = "../tests/support/github_mock.rs"]
 mod github_mock;
 
@@ -72,6 +76,18 @@ fn main() {
             gaps.iter().max().copied().unwrap_or(0),
             mock.state.lock().map(|s| s.max_in_flight).unwrap_or(0)
         );
+        figure::report(
+            "smallest gap between writes",
+            gaps.iter().min().copied().unwrap_or(0) as f64,
+            "ms",
+            figure::Target::AtLeast(1000.0),
+        );
+        figure::report(
+            "most requests in flight",
+            mock.state.lock().map(|s| s.max_in_flight).unwrap_or(0) as f64,
+            "requests",
+            figure::Target::Under(2.0),
+        );
 
         // The loop while GitHub hangs.
         let alone = ticker(300).await;
@@ -115,6 +131,18 @@ fn main() {
             pct(&busy, 0.99),
             pct(&busy, 1.0),
             gave_up_after.as_secs_f64()
+        );
+        figure::report(
+            "10 ms ticker p99 lateness while GitHub hangs",
+            pct(&busy, 0.99),
+            "ms",
+            figure::Target::Under((pct(&alone, 0.99) + 5.0).ceil()),
+        );
+        figure::report(
+            "publishing to a hung GitHub gives up after",
+            gave_up_after.as_secs_f64(),
+            "s",
+            figure::Target::Under(35.0),
         );
     });
 }

@@ -1,8 +1,13 @@
 //! Runbook benchmarks: the executor's own overhead per step (note steps do no work of their
 //! own, so what is measured is checkpoint, confirmation, records and bookkeeping), one gate
-//! judgement, one rollout decision over a 500-instance fleet, and rendering a plan.
+//! judgement, one rollout decision over a 500-instance fleet, and rendering a plan. After
+//! criterion's report, figure lines for `benches/all.sh`: the median executor overhead per step
+//! (in memory, and durable in a journal) and the median time to render a plan.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+#[path = "support/figure.rs"]
+mod figure;
+
+use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -179,4 +184,107 @@ criterion_group!(
     gate_and_rollout,
     plan_render
 );
-criterion_main!(benches);
+
+/// Median of `n` timings of `f`, in seconds.
+fn median(n: usize, mut f: impl FnMut()) -> f64 {
+    let mut v: Vec<f64> = (0..n)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    figure::quantile(&v, 0.5)
+}
+
+/// The figure lines: plain medians on the wall clock, next to criterion's means.
+fn figures() {
+    let mut src = String::from("name = \"bench\"\n");
+    for i in 0..STEPS {
+        src += &format!("[[step]]\nid = \"n{i}\"\nkind = \"note\"\ntext = \"step {i}\"\n");
+    }
+    let rb = load::parse("bench.toml", Path::new("bench.toml"), &src).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let exec = |sink: Arc<dyn RunSink>, intents: Arc<dyn warroom::runbook::record::IntentStore>| {
+        Executor {
+            vars: vars::resolve(&rb, &[], |_| None).unwrap(),
+            runbook: rb.clone(),
+            source: None,
+            sender: http::Sender::new(
+                warroom::backoff::Backoff::default(),
+                http::run_retry_budget(),
+            )
+            .unwrap(),
+            sink,
+            intents,
+            operator: Arc::new(AssumeYes),
+            control: watch::channel(Control::Run).1,
+            clock: Arc::new(warroom::clock::WallClock),
+            run_id: "bench".into(),
+            dry_run: false,
+        }
+    };
+    let memory = exec(Arc::new(Discard), Arc::new(MemoryIntents::default()));
+    let per_step = median(50, || {
+        rt.block_on(memory.run());
+    }) / STEPS as f64;
+    figure::report(
+        "executor overhead per step (memory)",
+        per_step * 1e6,
+        "us",
+        figure::Target::Under(1000.0),
+    );
+
+    use warroom::incident::event::RunRef;
+    use warroom::incident::store::Store;
+    use warroom::incident::writer::JournalWriter;
+    use warroom::runbook::journal::{JournalIntents, JournalSink};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let (incident, _) = store.open_incident(&id, "bench").unwrap();
+    let writer = JournalWriter::spawn(incident).unwrap();
+    let run = RunRef {
+        run_id: "bench".into(),
+        runbook: rb.name.clone(),
+        hash: rb.hash.clone(),
+    };
+    let journal = exec(
+        Arc::new(JournalSink::new(writer.clone(), run)),
+        Arc::new(JournalIntents::new(writer, "bench", &[])),
+    );
+    let per_step = median(5, || {
+        rt.block_on(journal.run());
+    }) / STEPS as f64;
+    figure::report(
+        "executor step recorded in the journal (synced)",
+        per_step * 1e3,
+        "ms",
+        figure::Target::Under(50.0),
+    );
+
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks/pool-exhaustion.toml");
+    let pool = load::load_file(&file).unwrap();
+    let v = vars::resolve(&pool, &[], |_| None).unwrap();
+    let render = median(200, || {
+        black_box(plan::render(
+            &pool,
+            &v,
+            &Default::default(),
+            &warroom::backoff::Backoff::default(),
+        ));
+    });
+    figure::report(
+        "plan render (pool-exhaustion)",
+        render * 1e3,
+        "ms",
+        figure::Target::Under(10.0),
+    );
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    figures();
+}

@@ -203,7 +203,7 @@ pub enum RunbookCmd {
 
 #[derive(Debug, Args, Clone)]
 pub struct RunbookDirArgs {
-    /// Directory of runbooks (default: ./runbooks, then the config's runbook_dir).
+    /// Directory of runbooks (default: ./runbooks, then the config's [runbooks] dir).
     #[arg(long, value_name = "DIR")]
     pub runbooks: Option<PathBuf>,
 }

@@ -7,6 +7,7 @@
 pub mod alerts;
 pub mod github;
 pub mod panels;
+pub mod runbooks;
 
 use crate::diagnostic::Diagnostic;
 use serde::Deserialize;
@@ -35,7 +36,10 @@ pub struct Config {
     /// Key bindings: the defaults with `[keys.MODE]` overrides, checked for duplicates.
     pub keymap: crate::keymap::Keymap,
     pub panels: Vec<PanelConfig>,
+    /// `[runbooks] dir` (or the older top-level `runbook_dir`).
     pub runbook_dir: Option<PathBuf>,
+    /// `[runbooks.vars]`: values for every runbook that declares the variable.
+    pub runbook_vars: Vec<(String, String)>,
     /// `[github]`: the changes feed and publishing; `None` when the section is absent.
     pub github: Option<GithubConfig>,
     /// `[export] gap_limit`: the longest quiet stretch of a timeline the postmortem lint
@@ -109,6 +113,7 @@ impl Default for Config {
             keymap: crate::keymap::Keymap::default(),
             panels: default_panels(),
             runbook_dir: None,
+            runbook_vars: Vec::new(),
             github: None,
             gap_limit: Duration::from_secs(30 * 60),
         }
@@ -125,7 +130,8 @@ struct RawConfig {
     range: Option<Spanned<String>>,
     timezone: Option<Spanned<String>>,
     theme: Option<String>,
-    runbook_dir: Option<PathBuf>,
+    runbook_dir: Option<Spanned<PathBuf>>,
+    runbooks: Option<runbooks::RawRunbooks>,
     keys: Option<Spanned<BTreeMap<String, BTreeMap<String, KeyList>>>>,
     /// `[[panel]]` entries replace the default dashboard.
     #[serde(default)]
@@ -270,7 +276,16 @@ impl Config {
             cfg.gap_limit = parse_duration(&g, "[export] gap_limit", 60..=7 * 86_400)
                 .map_err(|m| err(g.span(), m))?;
         }
-        cfg.runbook_dir = raw.runbook_dir;
+        if let Some(r) = raw.runbooks {
+            let r = r
+                .validate(raw.runbook_dir.as_ref())
+                .map_err(|(span, m)| err(span, m))?;
+            cfg.runbook_dir = r.dir;
+            cfg.runbook_vars = r.vars;
+        }
+        if let Some(d) = raw.runbook_dir {
+            cfg.runbook_dir = Some(d.into_inner());
+        }
         if let Some(keys) = raw.keys {
             let span = keys.span();
             let plain = keys

@@ -202,7 +202,8 @@ async fn on_prometheus(
 
 /// The runbooks of a rehearsal act on the in-process simulator: its control API is their
 /// `base_url` and the scenario's service is their `service`; their gates read the embedded
-/// store the dashboard reads.
+/// store the dashboard reads. The config's `[runbooks.vars]` fill in the variables the
+/// rehearsal does not set itself.
 pub fn demo_runbooks(
     config: &Config,
     control_url: &str,
@@ -225,7 +226,7 @@ pub fn demo_runbooks(
             }
         }
     }
-    super::runner::RunbookSetup::new(dirs, vars)
+    super::runner::RunbookSetup::new(dirs, vars).with_config_vars(config)
 }
 
 /// Put the rehearsal's faults on the incident's timeline as they land (its control actions are

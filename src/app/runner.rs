@@ -29,6 +29,11 @@ pub struct Plan {
 
 /// What runs need from the runtime: where runbooks are, the variables set for this console,
 /// and the controls of the runs in progress.
+///
+/// A variable's value, first found wins: this console's own values (`vars`: a rehearsal's
+/// simulator), then the config's `[runbooks.vars]` (`config_vars`), then the variable's
+/// environment variable, then its default. A name a runbook does not declare is ignored for
+/// that runbook: one config serves every runbook.
 #[derive(Clone, Default)]
 pub struct RunbookSetup {
     /// Directories searched besides the shipped runbooks.
@@ -36,6 +41,8 @@ pub struct RunbookSetup {
     /// Variable values for every runbook that has the variable (the demo sets `base_url` and
     /// `service`); a runbook without it is not affected.
     pub vars: Vec<(String, String)>,
+    /// `[runbooks.vars]` of the config file.
+    pub config_vars: Vec<(String, String)>,
     controls: Arc<Mutex<HashMap<String, watch::Sender<Control>>>>,
 }
 
@@ -44,12 +51,23 @@ impl RunbookSetup {
         RunbookSetup {
             dirs,
             vars,
+            config_vars: Vec::new(),
             controls: Arc::default(),
         }
     }
 
-    /// Resolve `rb`'s variables: this console's values for the variables it has, then the
-    /// environment and defaults.
+    /// The config's runbook directory and `[runbooks.vars]`, with no console values.
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        RunbookSetup::new(config.runbook_dir.iter().cloned().collect(), Vec::new())
+            .with_config_vars(config)
+    }
+
+    /// The same setup with the config's `[runbooks.vars]` under this console's own values.
+    pub fn with_config_vars(mut self, config: &crate::config::Config) -> Self {
+        self.config_vars = config.runbook_vars.clone();
+        self
+    }
+
     /// `rb` with its variables resolved and the duration fields that name a variable set:
     /// what a run or a plan uses.
     pub fn bind(&self, rb: &Runbook) -> Result<(Runbook, vars::Resolved), String> {
@@ -68,14 +86,27 @@ impl RunbookSetup {
         Ok((bound, resolved))
     }
 
+    /// Resolve `rb`'s variables in the order above.
     pub fn resolve(&self, rb: &Runbook) -> Result<vars::Resolved, String> {
-        let overrides: Vec<String> = self
-            .vars
-            .iter()
-            .filter(|(k, _)| rb.variables.iter().any(|v| &v.name == k && !v.secret))
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|e| e.to_string())
+        // Later overrides win in `vars::resolve`: the config first, this console's values after.
+        let mut overrides = crate::config::runbooks::overrides_for(&self.config_vars, rb)?;
+        overrides.extend(
+            self.vars
+                .iter()
+                .filter(|(k, _)| rb.variables.iter().any(|v| &v.name == k && !v.secret))
+                .map(|(k, v)| format!("{k}={v}")),
+        );
+        vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|e| {
+            let e = e.to_string();
+            match self
+                .config_vars
+                .iter()
+                .find(|(k, _)| e.contains(&format!("\"{k}\"")))
+            {
+                Some(_) => format!("{e} (check [runbooks.vars] in warroom.toml)"),
+                None => e,
+            }
+        })
     }
 
     /// Ask the run `run_id` to pause, resume or abort; false when it is not running.
@@ -209,4 +240,54 @@ pub fn start(
             outcome,
         });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn pool_exhaustion() -> Runbook {
+        super::super::catalog::load(&[])
+            .into_iter()
+            .find_map(|e| e.runbook().filter(|r| r.name == "pool-exhaustion").cloned())
+            .unwrap()
+    }
+
+    #[test]
+    fn config_vars_override_defaults_and_bind_durations_and_the_console_wins() {
+        let config = Config::parse(
+            "w.toml",
+            "[runbooks.vars]\nbase_url = \"http://127.0.0.1:5\"\ninterval = \"1s\"\nwindow = \"4s\"\nnot_in_any_runbook = \"x\"\n",
+        )
+        .unwrap();
+        let setup = RunbookSetup::from_config(&config);
+        let (bound, resolved) = setup.bind(&pool_exhaustion()).unwrap();
+        assert_eq!(resolved.values["base_url"], "http://127.0.0.1:5");
+        assert_eq!(resolved.values["window"], "4s");
+        assert_eq!(resolved.values["soak"], "15s", "defaults stay");
+        assert!(!resolved.values.contains_key("not_in_any_runbook"));
+        let wait = bound.steps.iter().find(|s| s.id == "recovered").unwrap();
+        let StepKind::Wait { gate, .. } = &wait.kind else {
+            panic!("{wait:?}")
+        };
+        assert_eq!(gate.interval, Duration::from_secs(1));
+        // A rehearsal's own values come before the config's.
+        let demo = RunbookSetup::new(vec![], vec![("base_url".into(), "http://sim".into())])
+            .with_config_vars(&config);
+        assert_eq!(
+            demo.resolve(&pool_exhaustion()).unwrap().values["base_url"],
+            "http://sim"
+        );
+    }
+
+    #[test]
+    fn a_bad_config_value_names_the_config() {
+        let config = Config::parse("w.toml", "[runbooks.vars]\ninterval = \"soon\"\n").unwrap();
+        let e = RunbookSetup::from_config(&config)
+            .resolve(&pool_exhaustion())
+            .unwrap_err();
+        assert!(e.contains("\"interval\" is \"soon\""), "{e}");
+        assert!(e.contains("[runbooks.vars]"), "{e}");
+    }
 }

@@ -76,10 +76,7 @@ pub async fn open(
         export: export_setup(&model, data_dir, &config),
         rehearsal: None,
         github,
-        runbooks: super::runner::RunbookSetup::new(
-            config.runbook_dir.into_iter().collect(),
-            vec![],
-        ),
+        runbooks: super::runner::RunbookSetup::from_config(&config),
     };
     run_terminal(model, services, clock).await
 }

@@ -20,17 +20,26 @@ use std::sync::Arc;
 /// Exit status when runbooks do not load or arguments are wrong.
 pub const EXIT_USAGE: u8 = 2;
 
-fn dir_of(d: &RunbookDirArgs) -> PathBuf {
-    d.runbooks
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("runbooks"))
+/// `--runbooks`, else `./runbooks` when it exists, else the config's `[runbooks] dir`.
+fn dir_of(d: &RunbookDirArgs, config: Option<&Path>) -> PathBuf {
+    let here = PathBuf::from("runbooks");
+    if let Some(dir) = &d.runbooks {
+        return dir.clone();
+    }
+    if here.is_dir() {
+        return here;
+    }
+    crate::config::Config::load(config)
+        .ok()
+        .and_then(|c| c.runbook_dir)
+        .unwrap_or(here)
 }
 
-fn load_dir(d: &RunbookDirArgs) -> Result<Loaded, String> {
-    let dir = dir_of(d);
+fn load_dir(d: &RunbookDirArgs, config: Option<&Path>) -> Result<Loaded, String> {
+    let dir = dir_of(d, config);
     load::load_dir(&dir).map_err(|e| {
         format!(
-            "cannot read the runbook directory \"{}\": {e}; pass --runbooks DIR",
+            "cannot read the runbook directory \"{}\": {e}; pass --runbooks DIR or set [runbooks] dir in warroom.toml",
             dir.display()
         )
     })
@@ -75,7 +84,7 @@ pub async fn run(
     let mut out = std::io::stdout().lock();
     match cmd {
         RunbookCmd::List(d) => {
-            let loaded = match load_dir(&d) {
+            let loaded = match load_dir(&d, config) {
                 Ok(l) => l,
                 Err(e) => return usage(&e),
             };
@@ -98,7 +107,7 @@ pub async fn run(
         }
         RunbookCmd::Check { files, dir } => {
             let loaded = if files.is_empty() {
-                match load_dir(&dir) {
+                match load_dir(&dir, config) {
                     Ok(l) => l,
                     Err(e) => return usage(&e),
                 }
@@ -107,6 +116,16 @@ pub async fn run(
             };
             for (_, d) in &loaded.broken {
                 writeln!(out, "{d}")?;
+            }
+            // A config variable no runbook declares is likely a typo: said, not fatal.
+            if let Ok(cfg) = crate::config::Config::load(config) {
+                for name in crate::config::runbooks::undeclared(&cfg.runbook_vars, &loaded.runbooks)
+                {
+                    writeln!(
+                        out,
+                        "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
+                    )?;
+                }
             }
             writeln!(
                 out,
@@ -121,16 +140,16 @@ pub async fn run(
             })
         }
         RunbookCmd::Plan { name, dir, vars } => {
-            let loaded = match load_dir(&dir) {
+            let loaded = match load_dir(&dir, config) {
                 Ok(l) => l,
                 Err(e) => return usage(&e),
             };
             let Some(rb) = find(&loaded, &name) else {
                 return usage(&not_found(&loaded, &name));
             };
-            let resolved = match vars::resolve(rb, &vars, |k| std::env::var(k).ok()) {
+            let resolved = match resolve_with_config(rb, &vars, config) {
                 Ok(v) => v,
-                Err(e) => return usage(&e.to_string()),
+                Err(e) => return usage(&e),
             };
             let rb = &match load::bind(rb, &resolved.values) {
                 Ok(b) => b,
@@ -167,6 +186,16 @@ pub async fn run(
     }
 }
 
+/// `rb`'s variables with the config's `[runbooks.vars]` under `--var`.
+fn resolve_with_config(
+    rb: &Runbook,
+    cli: &[String],
+    config: Option<&Path>,
+) -> Result<vars::Resolved, String> {
+    let cfg = crate::config::Config::load(config).map_err(|e| e.to_string())?;
+    crate::config::runbooks::resolve(&cfg, rb, cli)
+}
+
 fn usage(msg: &str) -> color_eyre::Result<ExitCode> {
     eprintln!("warroom runbook: {msg}");
     Ok(ExitCode::from(EXIT_USAGE))
@@ -195,16 +224,16 @@ async fn run_one(
         prometheus,
         resume,
     } = opts;
-    let loaded = match load_dir(&dir) {
+    let loaded = match load_dir(&dir, config) {
         Ok(l) => l,
         Err(e) => return usage(&e),
     };
     let Some(rb) = find(&loaded, &name) else {
         return usage(&not_found(&loaded, &name));
     };
-    let resolved = match vars::resolve(rb, &overrides, |k| std::env::var(k).ok()) {
+    let resolved = match resolve_with_config(rb, &overrides, config) {
         Ok(v) => v,
-        Err(e) => return usage(&e.to_string()),
+        Err(e) => return usage(&e),
     };
     // Durations that name a variable take the run's value.
     let bound = match load::bind(rb, &resolved.values) {
