@@ -17,9 +17,15 @@ cargo bench --no-run >/dev/null 2>&1 || { echo "benches/all.sh: the benchmarks d
 for b in "${benches[@]}"; do
   echo "== $b" >&2
   if [ "$b" = journey ]; then
-    if ! cargo test -q --test journey_tmux journey_against_prometheus -- --nocapture 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"; then
-      echo "benches/all.sh: the journey test printed no figures (are prometheus, prometheus-alertmanager and tmux installed?)" >&2
+    log=$(mktemp)
+    if ! cargo test -q --test journey_tmux journey_against_prometheus -- --nocapture >"$log" 2>&1; then
+      echo "benches/all.sh: the journey test FAILED; its figures are left out. The end of its output:" >&2
+      tail -40 "$log" >&2
+    else
+      grep -P '^figure\t' "$log" | tee /dev/stderr | sed "s/^/$b\t/" >>"$out"
+      grep -qP '^figure\t' "$log" || echo "benches/all.sh: the journey test printed no figures" >&2
     fi
+    rm -f "$log"
     continue
   fi
   if ! cargo bench -q --bench "$b" 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"; then
