@@ -13,10 +13,14 @@ if [ ${#benches[@]} -eq 0 ]; then
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+started=$SECONDS
 cargo bench --no-run >/dev/null 2>&1 || { echo "benches/all.sh: the benchmarks do not build; run cargo bench --no-run" >&2; exit 1; }
-for b in "${benches[@]}"; do
-  echo "== $b" >&2
+built=$SECONDS
+timing=()
+run_one() {
+  local b=$1
   if [ "$b" = journey ]; then
+    local log
     log=$(mktemp)
     if ! cargo test -q --test journey_tmux journey_against_prometheus -- --nocapture >"$log" 2>&1; then
       echo "benches/all.sh: the journey test FAILED; its figures are left out. The end of its output:" >&2
@@ -26,11 +30,17 @@ for b in "${benches[@]}"; do
       grep -qP '^figure\t' "$log" || echo "benches/all.sh: the journey test printed no figures" >&2
     fi
     rm -f "$log"
-    continue
+    return
   fi
   if ! cargo bench -q --bench "$b" 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"; then
     echo "benches/all.sh: $b printed no figures" >&2
   fi
+}
+for b in "${benches[@]}"; do
+  echo "== $b" >&2
+  t0=$SECONDS
+  run_one "$b"
+  timing+=("$b $((SECONDS - t0))s")
 done
 echo
 echo "| bench | figure | measured | target | holds |"
@@ -41,3 +51,5 @@ awk -F'\t' '{
   if (t ~ /^>= /) { n=substr(t,4)+0; holds=(v >= n) ? "yes" : "NO" }
   printf "| %s | %s | %s %s | %s | %s |\n", bench, name, $4, unit, (t=="-" ? "-" : t " " unit), holds
 }' "$out"
+echo
+echo "Build $((built - started))s; then ${timing[*]}; benchmarks $((SECONDS - built))s, all $((SECONDS - started))s."
