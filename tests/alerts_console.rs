@@ -3,8 +3,11 @@
 //! console's timeline as soon as it is durable. An alert already in the journal is not
 //! recorded again when the console opens.
 
+#[path = "support/silent.rs"]
+mod silent;
+use silent::Silent;
+
 use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
-use futures::future::BoxFuture;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::sync::Arc;
@@ -18,28 +21,9 @@ use warroom::config::Config;
 use warroom::incident::event::AlertSource;
 use warroom::incident::{Event, JournalWriter, Store};
 use warroom::metrics::prometheus::Auth;
-use warroom::metrics::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
 use warroom::theme::Theme;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-/// Panels stay loading: this test is about alerts.
-struct Silent;
-
-impl Source for Silent {
-    fn describe(&self) -> String {
-        "silent".into()
-    }
-    fn query_range(&self, _q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn query(&self, _q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
 
 fn alert_count(store: &Store, id: &warroom::incident::IncidentId) -> usize {
     store

@@ -3,12 +3,15 @@
 //! releases and merged pull requests on the timeline in the order they happened, once each,
 //! however often it polls; opened again on the same incident it records only what is new.
 
+#[path = "support/silent.rs"]
+mod silent;
+use silent::Silent;
+
 #[path = "support/github_mock.rs"]
 mod github_mock;
 
 use chrono::{Duration as Span, Utc};
 use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
-use futures::future::BoxFuture;
 use github_mock::GithubMock;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -23,26 +26,7 @@ use warroom::clock::WallClock;
 use warroom::config::Config;
 use warroom::github::{ChangesIntake, Github, WallTimer};
 use warroom::incident::{Event, IncidentId, JournalWriter, Record, Store};
-use warroom::metrics::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
 use warroom::theme::Theme;
-
-/// Panels stay loading: this test is about changes.
-struct Silent;
-
-impl Source for Silent {
-    fn describe(&self) -> String {
-        "silent".into()
-    }
-    fn query_range(&self, _q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn query(&self, _q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
 
 /// `minutes` ago, as GitHub writes times.
 fn ago(minutes: i64) -> String {

@@ -4,12 +4,15 @@
 //! request and one issue per action item, and the result goes on the timeline once. A console
 //! closed while GitHub is down completes the outbox when it opens the incident again.
 
+#[path = "support/silent.rs"]
+mod silent;
+use silent::Silent;
+
 #[path = "support/github_mock.rs"]
 mod github_mock;
 
 use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
 use futures::channel::mpsc::UnboundedSender;
-use futures::future::BoxFuture;
 use github_mock::{GithubMock, clock, incident_fixture, never_answers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -27,25 +30,7 @@ use warroom::config::Config;
 use warroom::github::outbox::Outbox;
 use warroom::github::{Github, VirtualTimer};
 use warroom::incident::{Event, IncidentId, JournalWriter, Record, Store};
-use warroom::metrics::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
 use warroom::theme::Theme;
-
-struct Silent;
-
-impl Source for Silent {
-    fn describe(&self) -> String {
-        "silent".into()
-    }
-    fn query_range(&self, _q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn query(&self, _q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
 
 type Keys = UnboundedSender<std::io::Result<Input>>;
 
