@@ -507,6 +507,7 @@ fn running(w: u16, h: u16) -> Model {
             result: Ok(warroom::app::runner::Plan {
                 lines: vec!["plan".into()],
                 batches,
+                titles: Default::default(),
             }),
         },
     );
@@ -650,6 +651,7 @@ fn runbook_pane_list_plan_and_run() {
                         "   POST http://127.0.0.1:9187/control/retries".into(),
                     ],
                     batches: Default::default(),
+                    titles: Default::default(),
                 }),
             },
         );

@@ -166,6 +166,8 @@ pub struct PlanView {
     pub lines: Option<Result<Vec<String>, String>>,
     /// Batches per batch step, from the targets known when planning.
     pub batches: std::collections::BTreeMap<String, usize>,
+    /// Step titles with the variables filled in, for the run's step list before each starts.
+    pub titles: std::collections::BTreeMap<String, String>,
     pub scroll: u16,
 }
 

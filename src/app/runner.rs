@@ -25,6 +25,8 @@ pub struct Plan {
     pub lines: Vec<String>,
     /// Batches per batch step, from the targets known now.
     pub batches: BTreeMap<String, usize>,
+    /// Each step's title with the variables filled in (secrets masked), as the run shows it.
+    pub titles: BTreeMap<String, String>,
 }
 
 /// What runs need from the runtime: where runbooks are, the variables set for this console,
@@ -165,12 +167,19 @@ pub async fn prepare_plan(
         }
     }
     let text = plan::render(rb, &resolved, &targets, &crate::backoff::Backoff::default());
+    let titles = (rb.steps.iter())
+        .map(|s| {
+            let title = resolved.masker.mask(&s.title_rendered(&resolved.values));
+            (s.id.clone(), crate::sanitize::line(&title).into_owned())
+        })
+        .collect();
     Ok(Plan {
         lines: text
             .lines()
             .map(|l| crate::sanitize::line(l).into_owned())
             .collect(),
         batches,
+        titles,
     })
 }
 

@@ -93,6 +93,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     Ok(plan) => {
                         p.lines = Some(Ok(plan.lines));
                         p.batches = plan.batches;
+                        p.titles = plan.titles;
                     }
                     Err(e) => p.lines = Some(Err(crate::sanitize::line(&e).into_owned())),
                 },

@@ -78,6 +78,7 @@ fn show_plan(model: &mut Model) -> Vec<Effect> {
         name: rb.name.clone(),
         lines: None,
         batches: Default::default(),
+        titles: Default::default(),
         scroll: 0,
     });
     vec![Effect::PlanRunbook(Box::new(rb))]
@@ -145,6 +146,12 @@ pub fn start(model: &mut Model, rb: Runbook) -> Vec<Effect> {
     let mut view = RunView::new(run_id.clone(), &rb, model.now);
     if let Some(p) = model.runbooks.plan.take().filter(|p| p.name == rb.name) {
         view.batch_totals = p.batches;
+        // The titles as they will run ("Restart planner-api …", not "{{service}}").
+        for step in &mut view.steps {
+            if let Some(t) = p.titles.get(&step.id) {
+                step.title.clone_from(t);
+            }
+        }
     }
     model.runbooks.run = Some(view);
     model.mode = Mode::Runbooks;

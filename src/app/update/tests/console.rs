@@ -64,6 +64,11 @@ fn planned(m: &mut Model, name: &str) {
             result: Ok(Plan {
                 lines: vec!["1. rollback  POST http://127.0.0.1:9187/control/rollback".into()],
                 batches,
+                titles: [(
+                    "restart".to_string(),
+                    "Restart planner-api in batches".to_string(),
+                )]
+                .into(),
             }),
         },
     );
@@ -84,6 +89,13 @@ fn started(m: &mut Model, name: &str) -> String {
     };
     assert_eq!(runbook.name, name);
     assert!(m.dialog.is_none());
+    // Steps not started yet show the planned titles, variables filled in (pool-exhaustion's
+    // restart step is titled "Restart {{service}} …" in the file).
+    let run = m.runbooks.run.as_ref().unwrap();
+    if name == "pool-exhaustion" {
+        let restart = run.steps.iter().find(|s| s.id == "restart").unwrap();
+        assert_eq!(restart.title, "Restart planner-api in batches");
+    }
     run_id.clone()
 }
 
