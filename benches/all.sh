@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every benchmark, one table: the figure, its target, and whether it holds.
-# Usage: bash benches/all.sh [BENCH...]     (default: all of them; about 10 minutes)
+# Usage: bash benches/all.sh [BENCH...]     (default: all of them; about 7 minutes after the build)
 # Needs prometheus, promtool and tmux for the console, demo, embedded and fetch benchmarks.
 # `journey` is the end-to-end test (tests/journey_tmux.rs: Prometheus, Alertmanager, tmux, a
 # debug build): the console's CPU seconds, peak memory and requests to Prometheus over a whole
