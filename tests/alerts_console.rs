@@ -3,20 +3,16 @@
 //! console's timeline as soon as it is durable. An alert already in the journal is not
 //! recorded again when the console opens.
 
-#[path = "support/silent.rs"]
-mod silent;
-use silent::Silent;
+#[path = "support/console.rs"]
+mod console;
+use console::{Silent, quit_when, run_console};
 
-use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use std::sync::Arc;
 use std::time::Duration;
 use warroom::alerts::{AlertEndpoint, AlertIntake};
 use warroom::app::Model;
 use warroom::app::model::IncidentView;
-use warroom::app::runtime::{Services, event_loop};
-use warroom::clock::WallClock;
+use warroom::app::runtime::Services;
 use warroom::config::Config;
 use warroom::incident::event::AlertSource;
 use warroom::incident::{Event, JournalWriter, Store};
@@ -68,31 +64,14 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         rehearsal: None,
         github: None,
     };
-    let (tx, rx) = futures::channel::mpsc::unbounded();
     let (store2, id2) = (store.clone(), id.clone());
-    let driver = tokio::spawn(async move {
-        for _ in 0..100 {
-            if alert_count(&store2, &id2) > 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        // Several more polls of the same alert.
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        tx.unbounded_send(Ok(Input::Key(ctrl_c))).unwrap();
-        tx
-    });
-    let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
-    let model = tokio::time::timeout(
-        Duration::from_secs(15),
-        event_loop(&mut term, model, services, Arc::new(WallClock), rx, |_| {}),
-    )
+    // Several more polls of the same alert once it is recorded.
+    run_console(model, services, 100, Duration::from_secs(15), |tx| {
+        quit_when(tx, 100, Duration::from_millis(400), move || {
+            alert_count(&store2, &id2) > 0
+        })
+    })
     .await
-    .expect("the loop quit")
-    .unwrap();
-    let _tx = driver.await.unwrap();
-    model
 }
 
 #[tokio::test]

@@ -3,26 +3,22 @@
 //! releases and merged pull requests on the timeline in the order they happened, once each,
 //! however often it polls; opened again on the same incident it records only what is new.
 
-#[path = "support/silent.rs"]
-mod silent;
-use silent::Silent;
+#[path = "support/console.rs"]
+mod console;
+use console::{Silent, quit_when, run_console};
 
 #[path = "support/github_mock.rs"]
 mod github_mock;
 
 use chrono::{Duration as Span, Utc};
-use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
 use github_mock::GithubMock;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use warroom::app::Model;
 use warroom::app::github::GithubSetup;
 use warroom::app::model::IncidentView;
-use warroom::app::runtime::{Services, event_loop};
-use warroom::clock::WallClock;
+use warroom::app::runtime::Services;
 use warroom::config::Config;
 use warroom::github::{ChangesIntake, Github, WallTimer};
 use warroom::incident::{Event, IncidentId, JournalWriter, Record, Store};
@@ -135,31 +131,14 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
             publish: None,
         }),
     };
-    let (tx, rx) = futures::channel::mpsc::unbounded();
     let (store2, id2) = (store.clone(), id.clone());
-    let driver = tokio::spawn(async move {
-        for _ in 0..200 {
-            if journal_changes(&store2, &id2).len() >= want {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        // Several more polls of the same changes.
-        tokio::time::sleep(Duration::from_millis(600)).await;
-        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        tx.unbounded_send(Ok(Input::Key(ctrl_c))).unwrap();
-        tx
-    });
-    let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
-    let model = tokio::time::timeout(
-        Duration::from_secs(20),
-        event_loop(&mut term, model, services, Arc::new(WallClock), rx, |_| {}),
-    )
+    // Several more polls of the same changes once they are recorded.
+    run_console(model, services, 120, Duration::from_secs(20), |tx| {
+        quit_when(tx, 200, Duration::from_millis(600), move || {
+            journal_changes(&store2, &id2).len() >= want
+        })
+    })
     .await
-    .expect("the loop quit")
-    .unwrap();
-    let _tx = driver.await.unwrap();
-    model
 }
 
 async fn released(store: &Store, id: &IncidentId) {

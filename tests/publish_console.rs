@@ -4,18 +4,15 @@
 //! request and one issue per action item, and the result goes on the timeline once. A console
 //! closed while GitHub is down completes the outbox when it opens the incident again.
 
-#[path = "support/silent.rs"]
-mod silent;
-use silent::Silent;
+#[path = "support/console.rs"]
+mod console;
+use console::{Keys, Silent, run_console};
 
 #[path = "support/github_mock.rs"]
 mod github_mock;
 
 use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
-use futures::channel::mpsc::UnboundedSender;
 use github_mock::{GithubMock, clock, incident_fixture, never_answers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,16 +20,14 @@ use warroom::app::Model;
 use warroom::app::github::GithubSetup;
 use warroom::app::model::IncidentView;
 use warroom::app::publish::PublishSetup;
-use warroom::app::runtime::{Services, event_loop};
+use warroom::app::runtime::Services;
 use warroom::backoff::Backoff;
-use warroom::clock::{ManualClock, WallClock};
+use warroom::clock::ManualClock;
 use warroom::config::Config;
 use warroom::github::outbox::Outbox;
 use warroom::github::{Github, VirtualTimer};
 use warroom::incident::{Event, IncidentId, JournalWriter, Record, Store};
 use warroom::theme::Theme;
-
-type Keys = UnboundedSender<std::io::Result<Input>>;
 
 fn press(tx: &Keys, code: KeyCode) {
     tx.unbounded_send(Ok(Input::Key(KeyEvent::new(code, KeyModifiers::NONE))))
@@ -128,18 +123,7 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
             publish: Some(publish),
         }),
     };
-    let (tx, rx) = futures::channel::mpsc::unbounded();
-    let driver = tokio::spawn(drive(tx));
-    let mut term = Terminal::new(TestBackend::new(120, 30)).unwrap();
-    let model = tokio::time::timeout(
-        Duration::from_secs(40),
-        event_loop(&mut term, model, services, Arc::new(WallClock), rx, |_| {}),
-    )
-    .await
-    .expect("the loop quit")
-    .unwrap();
-    let _tx = driver.await.unwrap();
-    model
+    run_console(model, services, 120, Duration::from_secs(40), drive).await
 }
 
 async fn released(store: &Store, id: &IncidentId) {
