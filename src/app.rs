@@ -10,7 +10,6 @@ pub mod editor;
 pub mod effect;
 pub mod export;
 pub mod github;
-pub mod logging;
 pub mod model;
 pub mod msg;
 pub mod operator;
@@ -20,7 +19,6 @@ pub mod run;
 pub mod run_record;
 pub mod runner;
 pub mod runtime;
-pub mod source;
 pub mod update;
 
 pub use effect::Effect;

@@ -351,7 +351,7 @@ pub async fn headless(
             eprintln!("warroom gameday: runbooks read {url}; it must scrape {stage_url}/metrics");
             let mut c = config.clone();
             c.prometheus.url = Some(url.trim_end_matches('/').to_string());
-            crate::app::source::from_config(&c)?
+            crate::metrics::from_config::from_config(&c)?
         }
         None => Arc::new(stage.store.clone()),
     };
@@ -371,13 +371,12 @@ pub async fn headless(
     let mut running: Vec<(usize, run::Running)> = Vec::new();
     let mut next_progress = stage.start_at + PROGRESS_S;
     let mut tick = tokio::time::interval(POLL);
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
+    let mut signals = crate::signals::Signals::new();
     loop {
         tokio::select! {
             _ = tick.tick() => {}
-            _ = &mut interrupted => {
-                eprintln!("warroom gameday: interrupted; scoring what ran so far");
+            signal = signals.next() => {
+                eprintln!("warroom gameday: {signal}; scoring what ran so far");
                 break;
             }
         }

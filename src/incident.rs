@@ -7,6 +7,7 @@
 //! [`summary`] folds the records into the incident's current state and [`timeline`] puts them
 //! into words.
 
+pub mod actor;
 pub mod cli;
 pub mod crossing;
 pub mod event;

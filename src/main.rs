@@ -10,7 +10,7 @@ fn main() -> color_eyre::Result<ExitCode> {
         .data_dir
         .clone()
         .unwrap_or_else(warroom::paths::default_data_dir);
-    let _log_guard = warroom::app::logging::init(cli.log_file.as_deref())?;
+    let _log_guard = warroom::logging::init(cli.log_file.as_deref())?;
     let rt = tokio::runtime::Runtime::new()?;
     match cli.command {
         Command::Open(args) => {

@@ -3,6 +3,7 @@
 
 pub mod embedded;
 pub mod fetch;
+pub mod from_config;
 pub mod health;
 pub mod prometheus;
 pub mod series;

@@ -48,7 +48,7 @@ pub async fn run(
 ) -> Result<ExitCode> {
     // Signals first: a takeover's SIGTERM that arrives just after the lock is taken must stop
     // the recorder cleanly, not kill it mid-append.
-    let mut signals = Signals::new()?;
+    let mut signals = crate::signals::Signals::new();
     let mut config = Config::load(config_path)?;
     if let Some(url) = args.prometheus {
         config.prometheus.url = Some(url.trim_end_matches('/').to_string());
@@ -60,7 +60,7 @@ pub async fn run(
     let store = Store::new(data_dir);
     let id = store.find(&args.id)?;
     let metrics = match config.prometheus.url {
-        Some(_) => Some(crate::app::source::from_config(&config)?),
+        Some(_) => Some(crate::metrics::from_config::from_config(&config)?),
         None => None,
     };
     let intake = AlertIntake::from_config(&config)?;
@@ -258,27 +258,4 @@ fn changes_intake(config: &Config) -> Result<Option<ChangesIntake>> {
         std::sync::Arc::new(crate::github::WallTimer),
     )?;
     Ok(ChangesIntake::from_config(cfg, std::sync::Arc::new(gh)))
-}
-
-/// SIGINT and SIGTERM.
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> Result<Signals> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals {
-            term: signal(SignalKind::terminate()).wrap_err("cannot listen for SIGTERM")?,
-            int: signal(SignalKind::interrupt()).wrap_err("cannot listen for SIGINT")?,
-        })
-    }
-
-    async fn next(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.term.recv() => "SIGTERM",
-            _ = self.int.recv() => "SIGINT",
-        }
-    }
 }

@@ -77,7 +77,7 @@ async fn play(
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut last_tick = Instant::now();
-    let mut signals = Signals::new();
+    let mut signals = crate::signals::Signals::new();
     let mut first = true;
     loop {
         if replay.dirty() {
@@ -130,35 +130,4 @@ fn synchronized(begin: bool) {
     } else {
         crossterm::execute!(out, EndSynchronizedUpdate)
     };
-}
-
-/// SIGINT and SIGTERM (from `kill`; in raw mode Ctrl-C is a key) as names.
-struct Signals {
-    term: Option<tokio::signal::unix::Signal>,
-    int: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn new() -> Self {
-        use tokio::signal::unix::{SignalKind, signal};
-        Signals {
-            term: signal(SignalKind::terminate()).ok(),
-            int: signal(SignalKind::interrupt()).ok(),
-        }
-    }
-
-    async fn next(&mut self) -> &'static str {
-        async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
-            match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        }
-        tokio::select! {
-            _ = one(&mut self.term) => "SIGTERM",
-            _ = one(&mut self.int) => "SIGINT",
-        }
-    }
 }

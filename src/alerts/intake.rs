@@ -65,7 +65,7 @@ impl AlertIntake {
         if config.alerts.prometheus
             && let Some(url) = &config.prometheus.url
         {
-            let opts = crate::app::source::client_options(config)?;
+            let opts = crate::metrics::from_config::client_options(config)?;
             endpoints.push(AlertEndpoint::new(
                 AlertSource::Prometheus,
                 url,

@@ -167,7 +167,7 @@ async fn on_prometheus(
         briefing,
     } = names;
     config.prometheus.url = Some(url.trim_end_matches('/').to_string());
-    let source = super::source::from_config(&config)?;
+    let source = crate::metrics::from_config::from_config(&config)?;
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(crate::clock::WallClock);
     let source_name = format!(

@@ -73,6 +73,8 @@ pub struct Model {
     pub tz: chrono_tz::Tz,
     pub theme: Theme,
     pub keymap: Keymap,
+    /// Who is at the keyboard: the actor of the records this console writes.
+    pub actor: String,
     pub source: SourceStatus,
     pub notice: Option<Notice>,
     /// A rehearsal's briefing, shown over the dashboard until dismissed.
@@ -199,6 +201,7 @@ impl Model {
             tz: config.timezone,
             theme,
             keymap: config.keymap.clone(),
+            actor: crate::incident::actor::current(),
             source: SourceStatus {
                 name: source_name,
                 ..Default::default()
@@ -285,10 +288,3 @@ impl Model {
     }
 }
 
-/// Who is at the keyboard, for records: `$WARROOM_ACTOR`, then `$USER`, then `operator`.
-pub fn operator_name() -> String {
-    std::env::var("WARROOM_ACTOR")
-        .or_else(|_| std::env::var("USER"))
-        .map(|s| crate::sanitize::line(&s).into_owned())
-        .unwrap_or_else(|_| "operator".into())
-}

@@ -44,7 +44,7 @@ pub async fn open(
     if let Some(url) = args.prometheus {
         config.prometheus.url = Some(url.trim_end_matches('/').to_string());
     }
-    let source = super::source::from_config(&config)?;
+    let source = crate::metrics::from_config::from_config(&config)?;
     let requested = args.theme.as_deref().unwrap_or(&config.theme).to_string();
     let (theme, warning) = Theme::resolve(&requested, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(WallClock);
@@ -144,7 +144,7 @@ pub async fn open_incident_with_clock(
     let writer =
         JournalWriter::spawn(incident).wrap_err("cannot start the journal writer thread")?;
     let mut records = recovery.records;
-    let actor = super::model::operator_name();
+    let actor = model.actor.clone();
     if new {
         let title = title.clone().unwrap_or_else(|| "Untitled incident".into());
         let event = Event::IncidentOpened {
@@ -333,7 +333,7 @@ where
     }
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut signals = Signals::new();
+    let mut signals = crate::signals::Signals::new();
     let mut last_draw: Option<Instant> = None;
     let mut input_open = true;
     // The first tick schedules the first fetches.
@@ -546,56 +546,4 @@ fn spawn_query(
         // The loop may have ended; nothing to do then.
         let _ = tx.send(answer(result, clock.now()));
     });
-}
-
-/// SIGINT and SIGTERM as a stream of names (raw mode turns Ctrl-C into a key; these come from
-/// `kill`).
-struct Signals {
-    #[cfg(unix)]
-    term: Option<tokio::signal::unix::Signal>,
-    #[cfg(unix)]
-    int: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn new() -> Self {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            Signals {
-                term: signal(SignalKind::terminate()).ok(),
-                int: signal(SignalKind::interrupt()).ok(),
-            }
-        }
-        #[cfg(not(unix))]
-        Signals {}
-    }
-
-    async fn next(&mut self) -> &'static str {
-        #[cfg(unix)]
-        {
-            let term = async {
-                match self.term.as_mut() {
-                    Some(s) => {
-                        s.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            let int = async {
-                match self.int.as_mut() {
-                    Some(s) => {
-                        s.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            tokio::select! {
-                _ = term => "SIGTERM",
-                _ = int => "SIGINT",
-            }
-        }
-        #[cfg(not(unix))]
-        std::future::pending().await
-    }
 }

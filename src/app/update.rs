@@ -331,7 +331,7 @@ fn submit_note(model: &mut Model) -> Vec<Effect> {
     if text.is_empty() || model.incident.is_none() {
         return Vec::new();
     }
-    let actor = super::model::operator_name();
+    let actor = model.actor.clone();
     vec![record(model, Source::Operator, actor, Event::note(text))]
 }
 
@@ -496,7 +496,7 @@ fn submit_dialog(model: &mut Model) -> Vec<Effect> {
             Err(e) => return keep(model, d, e),
             Ok(None) => Vec::new(),
             Ok(Some(event)) => {
-                let actor = super::model::operator_name();
+                let actor = model.actor.clone();
                 vec![record(model, Source::Operator, actor, event)]
             }
         },

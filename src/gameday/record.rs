@@ -70,7 +70,7 @@ impl Recording {
                 title: format!("Rehearsal: {scenario}"),
                 severity: Severity::Sev2,
             };
-            let actor = crate::app::model::operator_name();
+            let actor = crate::incident::actor::current();
             records.push(writer.append(RecordSource::Operator, &actor, event).await?);
         }
         let (stop, stopped) = watch::channel(false);

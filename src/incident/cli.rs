@@ -130,16 +130,6 @@ pub fn run(cmd: IncidentCmd, config: Option<&Path>, data_dir: &Path) -> Result<(
     Ok(())
 }
 
-/// Who the operator is, for the `actor` of what they write.
-fn actor() -> String {
-    std::env::var("WARROOM_ACTOR")
-        .or_else(|_| std::env::var("USER"))
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| sanitize::line(&s).into_owned())
-        .unwrap_or_else(|| "operator".into())
-}
-
 /// Locks and opens an incident for `role`. Another short `incident` command holding the lock
 /// is waited for (a few seconds at most, with backoff); a console or recorder is not.
 pub fn open_waiting(
@@ -192,7 +182,7 @@ fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery
 fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
     incident
         .journal
-        .append(Source::Operator, &actor(), event)
+        .append(Source::Operator, &super::actor::current(), event)
         .wrap_err_with(|| format!("incident \"{}\": nothing was recorded", incident.id))
 }
 

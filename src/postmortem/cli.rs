@@ -24,7 +24,7 @@ pub async fn run(
     if config.prometheus.url.is_some() {
         // A backend that cannot answer must not stop the draft: it is written without the
         // figures, and the lint says which are missing.
-        let captured = match crate::app::source::from_config(&config) {
+        let captured = match crate::metrics::from_config::from_config(&config) {
             Ok(source) => capture_missing(&store, &id, source.as_ref(), &config.panels)
                 .await
                 .map_err(|e| e.to_string()),

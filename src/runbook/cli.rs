@@ -349,19 +349,9 @@ async fn run_one(
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
     // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
     let interrupted = writer.clone();
+    let mut signals = crate::signals::Signals::new();
     tokio::spawn(async move {
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(_) => std::future::pending::<()>().await,
-            }
-        };
-        let signal = tokio::select! {
-            _ = tokio::signal::ctrl_c() => "SIGINT",
-            _ = term => "SIGTERM",
-        };
+        let signal = signals.next().await;
         // Recorded first (bounded), so the timeline shows the signal before the run's end.
         if let Some(w) = interrupted {
             let event = crate::incident::event::Event::Interrupted {
@@ -412,7 +402,7 @@ fn metrics_source(
     if cfg.prometheus.url.is_none() {
         return Ok(None);
     }
-    crate::app::source::from_config(&cfg)
+    crate::metrics::from_config::from_config(&cfg)
         .map(Some)
         .map_err(|e| e.to_string())
 }

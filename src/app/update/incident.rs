@@ -279,7 +279,7 @@ pub fn editor_closed(model: &mut Model, result: Result<String, String>) -> Vec<E
             Vec::new()
         }
         Ok(text) => {
-            let actor = super::super::model::operator_name();
+            let actor = model.actor.clone();
             vec![record(model, Source::Operator, actor, Event::note(text))]
         }
         Err(e) => {

@@ -6,7 +6,7 @@ use tracing_subscriber::EnvFilter;
 
 /// Start logging to `file` (or the default log file). Keep the guard alive until exit so the
 /// last lines are flushed. Filter with `WARROOM_LOG_LEVEL` (default `info`).
-pub fn init(file: Option<&Path>) -> color_eyre::Result<WorkerGuard> {
+pub fn init(file: Option<&Path>) -> std::io::Result<WorkerGuard> {
     let path = file.map_or_else(crate::paths::default_log_file, Path::to_path_buf);
     let dir = path
         .parent()
