@@ -143,7 +143,9 @@ fn journal_overhead(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());
     let id = store.create(chrono::Utc::now()).unwrap();
-    let (incident, _) = store.open_incident(&id, "bench").unwrap();
+    let (incident, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Cli)
+        .unwrap();
     let writer = JournalWriter::spawn(incident).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let run = RunRef {
@@ -243,7 +245,9 @@ fn figures() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());
     let id = store.create(chrono::Utc::now()).unwrap();
-    let (incident, _) = store.open_incident(&id, "bench").unwrap();
+    let (incident, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Cli)
+        .unwrap();
     let writer = JournalWriter::spawn(incident).unwrap();
     let run = RunRef {
         run_id: "bench".into(),

@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// The lock role of the headless recorder.
-pub const ROLE: &str = "recorder";
+pub const ROLE: crate::incident::store::Role = crate::incident::store::Role::Recorder;
 
 /// How long the parts get to finish the append in hand once asked to stop.
 const STOP_WAIT: Duration = Duration::from_secs(5);

@@ -34,7 +34,9 @@ fn alert_count(store: &Store, id: &warroom::incident::IncidentId) -> usize {
 /// Runs the console loop on `id` until the journal holds one alert and a few more polls have
 /// passed; returns the final model.
 async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -> Model {
-    let (incident, recovery) = store.open_incident(id, "console").unwrap();
+    let (incident, recovery) = store
+        .open_incident(id, warroom::incident::store::Role::Console)
+        .unwrap();
     let journal = JournalWriter::spawn(incident).unwrap();
     let mut model = Model::new(
         &Config::default(),

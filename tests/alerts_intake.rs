@@ -49,7 +49,9 @@ struct Running {
 }
 
 fn start(store: &Store, id: &IncidentId, intake: AlertIntake) -> Running {
-    let (incident, recovery) = store.open_incident(id, "recorder").expect("lock");
+    let (incident, recovery) = store
+        .open_incident(id, warroom::incident::store::Role::Recorder)
+        .expect("lock");
     let writer = JournalWriter::spawn(incident).expect("writer");
     let (tx, rx) = mpsc::unbounded_channel();
     let task = intake.spawn(writer.clone(), &recovery.records, tx, Some);

@@ -93,7 +93,9 @@ fn journal_changes(store: &Store, id: &IncidentId) -> Vec<(String, Option<String
 /// Runs the console loop on `id` with the changes feed polling `url` every 100 ms until the
 /// journal holds `want` changes and several more polls have passed; returns the final model.
 async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Model {
-    let (incident, recovery) = store.open_incident(id, "console").unwrap();
+    let (incident, recovery) = store
+        .open_incident(id, warroom::incident::store::Role::Console)
+        .unwrap();
     let journal = JournalWriter::spawn(incident).unwrap();
     let config = Config::parse(
         "warroom.toml",
@@ -167,7 +169,9 @@ async fn the_console_records_each_change_once_in_order_also_after_a_restart() {
     let store = Store::new(data.path());
     let id = store.create(Utc::now()).unwrap();
     {
-        let (mut inc, _) = store.open_incident(&id, "cli").unwrap();
+        let (mut inc, _) = store
+            .open_incident(&id, warroom::incident::store::Role::Cli)
+            .unwrap();
         inc.journal
             .append(
                 warroom::incident::Source::Operator,

@@ -114,7 +114,9 @@ async fn an_edited_action_item_updates_its_issue() {
     let issues_before = mock.state.lock().unwrap().issues.len();
 
     // Correct AI-2 (record 3): new text, owner and priority.
-    let (mut inc, _) = store.open_incident(&id, "cli").unwrap();
+    let (mut inc, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Cli)
+        .unwrap();
     inc.journal
         .append(
             Source::Operator,
@@ -286,7 +288,9 @@ async fn with_a_console_holding_the_incident_the_result_waits_in_the_outbox_for_
     use warroom::github::outbox::{Entry, Outbox};
     let dir = tempfile::tempdir().unwrap();
     let (store, id) = incident_fixture(dir.path());
-    let (incident, _) = store.open_incident(&id, "console").unwrap();
+    let (incident, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Console)
+        .unwrap();
     let console = warroom::incident::JournalWriter::spawn(incident).unwrap();
     let clock = clock();
     let mock = GithubMock::start(Some(clock.clone())).await;

@@ -228,7 +228,9 @@ fn hostile_note_text_is_stored_and_printed_with_no_raw_control_bytes() {
     let store = Store::new(d);
     let found = store.find(&id).unwrap();
     {
-        let (mut incident, _) = store.open_incident(&found, "test").unwrap();
+        let (mut incident, _) = store
+            .open_incident(&found, warroom::incident::store::Role::Cli)
+            .unwrap();
         for sample in HOSTILE_SAMPLES.iter().filter(|s| s.contains('\0')) {
             incident
                 .journal

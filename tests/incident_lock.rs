@@ -30,13 +30,15 @@ fn a_second_writer_in_this_process_is_refused_and_told_who_holds_it() {
     let store = Store::new(data.path());
     let id = store.create(chrono::Utc::now()).unwrap();
 
-    let (mut first, _) = store.open_incident(&id, "console").unwrap();
-    let second = store.open_incident(&id, "recorder");
+    let (mut first, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Console)
+        .unwrap();
+    let second = store.open_incident(&id, warroom::incident::store::Role::Recorder);
     let Err(StoreError::Held { holder, .. }) = &second else {
         panic!("the second writer was not refused: {second:?}");
     };
     assert_eq!(holder.pid, std::process::id());
-    assert_eq!(holder.role, "console");
+    assert_eq!(holder.role, warroom::incident::store::Role::Console);
     let message = second.unwrap_err().to_string();
     assert!(
         message.contains(&format!("pid {}", std::process::id())),
@@ -48,7 +50,7 @@ fn a_second_writer_in_this_process_is_refused_and_told_who_holds_it() {
     );
     assert_eq!(
         store.holder(&id).unwrap().map(|h| h.role),
-        Some("console".into())
+        Some(warroom::incident::store::Role::Console)
     );
 
     first
@@ -65,7 +67,9 @@ fn a_second_writer_in_this_process_is_refused_and_told_who_holds_it() {
         None,
         "dropping the holder releases the lock"
     );
-    let (_second, recovery) = store.open_incident(&id, "recorder").unwrap();
+    let (_second, recovery) = store
+        .open_incident(&id, warroom::incident::store::Role::Recorder)
+        .unwrap();
     assert_eq!(recovery.records.len(), 1);
 }
 
@@ -75,7 +79,9 @@ fn the_cli_refuses_to_write_an_incident_a_console_holds() {
     let id = store.create(chrono::Utc::now()).unwrap();
     let journal = store.journal_path(&id);
 
-    let held = store.open_incident(&id, "console").unwrap();
+    let held = store
+        .open_incident(&id, warroom::incident::store::Role::Console)
+        .unwrap();
     let before = std::fs::read(&journal).unwrap();
     let out = warroom(data.path())
         .args(["incident", "note", &id.to_string(), "from a chat bot"])
@@ -152,11 +158,15 @@ fn a_holder_named_by_a_dead_process_is_reported_as_unknown() {
     let dead_pid = child.id();
     child.wait().unwrap();
 
-    let _held = store.lock(&id, "console").unwrap();
+    let _held = store
+        .lock(&id, warroom::incident::store::Role::Console)
+        .unwrap();
     // The lock file still names an earlier holder that has exited.
     let stale = format!(r#"{{"pid":{dead_pid},"since":"2026-11-29T08:00:00Z","role":"console"}}"#);
     std::fs::write(store.dir(&id).join("lock"), stale).unwrap();
-    let err = store.lock(&id, "cli").unwrap_err();
+    let err = store
+        .lock(&id, warroom::incident::store::Role::Cli)
+        .unwrap_err();
     let Some(holder) = (match &err {
         StoreError::Held { holder, .. } => Some(holder.clone()),
         _ => None,

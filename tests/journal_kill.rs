@@ -18,7 +18,9 @@ fn kill_9_at_random_moments_loses_no_acknowledged_record() {
     let store = Store::new(data.path());
     let id = store.create(chrono::Utc::now()).unwrap();
     {
-        let (mut incident, _) = store.open_incident(&id, "test").unwrap();
+        let (mut incident, _) = store
+            .open_incident(&id, warroom::incident::store::Role::Cli)
+            .unwrap();
         incident
             .journal
             .append(

@@ -77,7 +77,9 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
     clock: &ManualClock,
     drive: impl FnOnce(Keys) -> F,
 ) -> Model {
-    let (incident, recovery) = store.open_incident(id, "console").unwrap();
+    let (incident, recovery) = store
+        .open_incident(id, warroom::incident::store::Role::Console)
+        .unwrap();
     let journal = JournalWriter::spawn(incident).unwrap();
     let config = Config::parse("warroom.toml", "[github]\npostmortems = \"acme/pm\"\n").unwrap();
     let mut model = Model::new(

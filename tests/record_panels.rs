@@ -59,7 +59,9 @@ fn panel() -> PanelConfig {
 }
 
 fn writer(store: &Store, id: &IncidentId, faults: &Faults) -> (JournalWriter, Vec<Record>) {
-    let lock = store.lock(id, "recorder").unwrap();
+    let lock = store
+        .lock(id, warroom::incident::store::Role::Recorder)
+        .unwrap();
     let f = faults.clone();
     let (journal, recovery) = Journal::open_with(
         &store.journal_path(id),
@@ -206,7 +208,9 @@ async fn a_console_continues_from_the_recorders_crossings() {
         .map_or(warn * 1.1, |c| (warn + c) / 2.0);
     let t0 = chrono::Utc::now() - chrono::Duration::seconds(30);
     {
-        let (mut incident, _) = store.open_incident(&id, "recorder").unwrap();
+        let (mut incident, _) = store
+            .open_incident(&id, warroom::incident::store::Role::Recorder)
+            .unwrap();
         incident
             .journal
             .append(

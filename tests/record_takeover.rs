@@ -44,7 +44,9 @@ fn setup() -> (tempfile::TempDir, Store, IncidentId) {
     std::fs::write(data.path().join("warroom.toml"), "").unwrap();
     let store = Store::new(data.path());
     let id = store.create(chrono::Utc::now()).unwrap();
-    let (mut incident, _) = store.open_incident(&id, "cli").unwrap();
+    let (mut incident, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Cli)
+        .unwrap();
     for text in ["before the recorder", "pool at 100% #impact"] {
         incident
             .journal
@@ -224,7 +226,11 @@ fn a_takeover_stops_the_recorder_and_keeps_the_journal() {
     let h = holder(&store, &id);
     let before = store.read(&id).unwrap().records;
     let (mut incident, recovery, stopped) = store
-        .take_over(&id, "console", Duration::from_secs(10))
+        .take_over(
+            &id,
+            warroom::incident::store::Role::Console,
+            Duration::from_secs(10),
+        )
         .expect("the takeover");
     assert_eq!(stopped.map(|s| s.pid), Some(h.pid));
     assert!(exited(&mut rec.0, Duration::from_secs(10)).success());
@@ -248,7 +254,7 @@ fn a_takeover_stops_the_recorder_and_keeps_the_journal() {
     assert_eq!(r.seq, recovery.records.len() as u64 + 1, "no gap");
     assert_eq!(
         store.holder(&id).unwrap().map(|h| h.role),
-        Some("console".into())
+        Some(warroom::incident::store::Role::Console)
     );
     drop(incident);
     let log = std::fs::read_to_string(data.path().join("rec.err")).unwrap();
@@ -256,19 +262,21 @@ fn a_takeover_stops_the_recorder_and_keeps_the_journal() {
 }
 
 fn a_console_or_a_runbook_is_never_stopped() {
-    for role in ["console", "runbook"] {
+    use warroom::incident::store::Role;
+    for role in [Role::Console, Role::Runbook] {
         let (_data, store, id) = setup();
         let held = store.open_incident(&id, role).unwrap();
         let e = store
-            .take_over(&id, "console", Duration::from_millis(200))
+            .take_over(
+                &id,
+                warroom::incident::store::Role::Console,
+                Duration::from_millis(200),
+            )
             .map(|_| ())
             .unwrap_err();
         assert!(matches!(e, TakeOverError::NotAllowed { .. }), "{e}");
         assert!(e.to_string().contains("only a headless recorder"), "{e}");
-        assert_eq!(
-            store.holder(&id).unwrap().map(|h| h.role),
-            Some(role.into())
-        );
+        assert_eq!(store.holder(&id).unwrap().map(|h| h.role), Some(role));
         drop(held);
     }
 }
@@ -296,7 +304,7 @@ fn the_console_prompt_takes_over_in_a_real_terminal() {
     term.send(&["Enter"]);
     assert!(exited(&mut rec.0, Duration::from_secs(10)).success());
     let console = holder(&store, &id);
-    assert_eq!(console.role, "console");
+    assert_eq!(console.role, warroom::incident::store::Role::Console);
     // The console draws and its timeline holds the takeover.
     term.wait_for(Duration::from_secs(10), |s| s.contains(&id.to_string()))
         .expect("the console shows the incident");

@@ -98,7 +98,9 @@ fn replay_plays_pauses_seeks_and_quits_cleanly() {
     let data = dir.path().join("data");
     let (store, id) = recorded(&data);
     // A recorder holds the incident: replay reads it anyway, and changes nothing.
-    let _lock = store.lock(&id, "recorder").unwrap();
+    let _lock = store
+        .lock(&id, warroom::incident::store::Role::Recorder)
+        .unwrap();
     let journal_before = std::fs::read(store.journal_path(&id)).unwrap();
     std::fs::write(dir.path().join("w.toml"), "timezone = \"Europe/Berlin\"\n").unwrap();
     let cmd = format!(

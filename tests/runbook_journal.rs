@@ -130,7 +130,9 @@ fn run_ref(rb: &Runbook) -> RunRef {
 /// later: wait for it (bounded), as a restarted process would find it free.
 fn open(store: &Store, id: &IncidentId) -> (JournalWriter, Vec<Record>) {
     for _ in 0..200 {
-        if let Ok((incident, recovery)) = store.open_incident(id, "runbook") {
+        if let Ok((incident, recovery)) =
+            store.open_incident(id, warroom::incident::store::Role::Runbook)
+        {
             return (JournalWriter::spawn(incident).unwrap(), recovery.records);
         }
         std::thread::sleep(std::time::Duration::from_millis(10));

@@ -170,7 +170,9 @@ async fn the_cumulative_budget_stops_the_third_batch_and_the_journal_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());
     let id = store.create(chrono::Utc::now()).unwrap();
-    let (incident, _) = store.open_incident(&id, "runbook").unwrap();
+    let (incident, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Runbook)
+        .unwrap();
     let w = JournalWriter::spawn(incident).unwrap();
     let rb = batch_runbook(&format!("http://{addr}"));
     let mut exec = executor(&rb, &w, Some(Arc::new(Fleet(restarted.clone()))));
@@ -242,7 +244,9 @@ url = "{0}/control/retries"
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());
     let id = store.create(chrono::Utc::now()).unwrap();
-    let lock = store.lock(&id, "runbook").unwrap();
+    let lock = store
+        .lock(&id, warroom::incident::store::Role::Runbook)
+        .unwrap();
     let faults = Faults::default();
     let f = faults.clone();
     let (journal, _) = Journal::open_with(

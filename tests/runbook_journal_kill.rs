@@ -79,7 +79,10 @@ fn kill_9_while_a_runbook_runs_loses_no_acknowledged_step() {
     }
     // The next writer recovers any torn tail; reading checks every checksum.
     let (incident, _) = store
-        .open_incident(&store.find(&id).unwrap(), "check")
+        .open_incident(
+            &store.find(&id).unwrap(),
+            warroom::incident::store::Role::Cli,
+        )
         .unwrap();
     drop(incident);
     let records = store.read(&store.find(&id).unwrap()).unwrap().records;

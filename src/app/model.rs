@@ -287,4 +287,3 @@ impl Model {
         self.dirty = true;
     }
 }
-

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 /// The lock role of a headless game day.
-pub const ROLE: &str = "gameday";
+pub const ROLE: crate::incident::store::Role = crate::incident::store::Role::Gameday;
 
 /// The fastest the panel watch polls, in wall time, whatever the speed: up to 50× it reads
 /// every simulated scrape; faster, some scrapes go unread and a crossing may be dated one

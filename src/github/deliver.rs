@@ -158,7 +158,7 @@ pub const ACTOR: &str = "warroom publish";
 /// thread ends, a moment later, and a second publication right after would find it held.)
 async fn record(store: &Store, id: &IncidentId, job: &Job, outcome: &Outcome) -> bool {
     let (store, id, event) = (store.clone(), id.clone(), timeline_event(job, outcome));
-    let append = move || match store.open_incident(&id, "publish") {
+    let append = move || match store.open_incident(&id, crate::incident::store::Role::Publish) {
         Ok((mut incident, _)) => incident
             .journal
             .append(Source::Github, ACTOR, event)

@@ -24,10 +24,21 @@ mod tests {
     #[test]
     fn the_actor_comes_from_warroom_actor_then_user_and_blank_counts_as_unset() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
         };
-        assert_eq!(from_env(env(&[("WARROOM_ACTOR", "ana"), ("USER", "root")])), "ana");
-        assert_eq!(from_env(env(&[("WARROOM_ACTOR", " "), ("USER", "root")])), "root");
+        assert_eq!(
+            from_env(env(&[("WARROOM_ACTOR", "ana"), ("USER", "root")])),
+            "ana"
+        );
+        assert_eq!(
+            from_env(env(&[("WARROOM_ACTOR", " "), ("USER", "root")])),
+            "root"
+        );
         assert_eq!(from_env(env(&[("USER", "")])), "operator");
         assert_eq!(from_env(env(&[])), "operator");
         assert!(!from_env(env(&[("USER", "a\u{1b}]0;x\u{7}")])).contains('\u{1b}'));

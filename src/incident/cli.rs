@@ -22,7 +22,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The lock role of these commands: they hold it for milliseconds.
-const ROLE: &str = "cli";
+const ROLE: super::store::Role = super::store::Role::Cli;
 
 /// The timezone times are shown in: the config's `timezone`. A config that cannot be read
 /// does not stop an incident from being fed: it is reported and times are shown in UTC.
@@ -135,7 +135,7 @@ pub fn run(cmd: IncidentCmd, config: Option<&Path>, data_dir: &Path) -> Result<(
 pub fn open_waiting(
     store: &Store,
     id: &IncidentId,
-    role: &str,
+    role: super::store::Role,
 ) -> std::result::Result<(OpenIncident, super::Recovery), StoreError> {
     let backoff = Backoff {
         base: Duration::from_millis(10),
@@ -321,7 +321,7 @@ fn show(store: &Store, id: &str, tz: Tz, out: &mut impl Write) -> Result<()> {
 /// record is synced. Whatever it printed must survive a `kill -9` at any moment.
 fn stress(store: &Store, id: &str, count: u64, out: &mut impl Write) -> Result<()> {
     let found = store.find(id)?;
-    let (mut incident, _) = store.open_incident(&found, "stress")?;
+    let (mut incident, _) = store.open_incident(&found, super::store::Role::Stress)?;
     for i in 0..count {
         let record = incident.journal.append(
             Source::Sim,

@@ -17,7 +17,7 @@
 mod holder;
 mod takeover;
 
-pub use holder::{Holder, process_exists, this_host};
+pub use holder::{Holder, Role, process_exists, this_host};
 pub use takeover::{TAKEOVER_WAIT, TakeOverError};
 
 use super::journal::{Journal, JournalError, Recovery};
@@ -212,7 +212,7 @@ impl Store {
     }
 
     /// Takes the incident's lock for `role`, or says who holds it.
-    pub fn lock(&self, id: &IncidentId, role: &str) -> Result<IncidentLock, StoreError> {
+    pub fn lock(&self, id: &IncidentId, role: Role) -> Result<IncidentLock, StoreError> {
         let mut file = self.try_take(id)?;
         let holder = Holder::me(role);
         // The lock is what excludes; the file's text only tells the next one who we are, so a
@@ -254,9 +254,9 @@ impl Store {
             Ok(()) => Ok(file),
             Err(TryLockError::WouldBlock) => {
                 let holder = read_holder(&mut file);
-                let hint = match holder.role.as_str() {
-                    "console" => "add notes in its console, or close it and try again",
-                    "recorder" => {
+                let hint = match holder.role {
+                    Role::Console => "add notes in its console, or close it and try again",
+                    Role::Recorder => {
                         "`warroom open --incident ID` offers to take it over (notes are then \
                          added in the console), or stop the recorder (SIGTERM) and try again"
                     }
@@ -276,7 +276,7 @@ impl Store {
     pub fn open_incident(
         &self,
         id: &IncidentId,
-        role: &str,
+        role: Role,
     ) -> Result<(OpenIncident, Recovery), StoreError> {
         let lock = self.lock(id, role)?;
         let (journal, recovery) = Journal::open(&self.journal_path(id))?;

@@ -161,7 +161,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());
         let id = store.create(chrono::Utc::now()).unwrap();
-        let (incident, _) = store.open_incident(&id, "console").unwrap();
+        let (incident, _) = store
+            .open_incident(&id, crate::incident::store::Role::Console)
+            .unwrap();
         let writer = JournalWriter::spawn(incident).unwrap();
         let tasks: Vec<_> = (0..20)
             .map(|i| {
@@ -200,7 +202,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());
         let id = store.create(chrono::Utc::now()).unwrap();
-        let lock = store.lock(&id, "console").unwrap();
+        let lock = store
+            .lock(&id, crate::incident::store::Role::Console)
+            .unwrap();
         let faults = Faults::default();
         let f = faults.clone();
         let (journal, _) = Journal::open_with(

@@ -435,7 +435,7 @@ fn open_journal(data_dir: &Path, id: &str) -> Result<OpenJournal, String> {
     let store = crate::incident::store::Store::new(data_dir);
     let id = store.find(id).map_err(|e| e.to_string())?;
     let (incident, recovery) = store
-        .open_incident(&id, "runbook")
+        .open_incident(&id, crate::incident::store::Role::Runbook)
         .map_err(|e| e.to_string())?;
     if let Some(t) = &recovery.torn {
         eprintln!(

@@ -498,7 +498,9 @@ pub fn incident_fixture(
     use warroom::incident::event::{Event, Priority, Severity, Source};
     let store = warroom::incident::Store::new(data_dir);
     let id = store.create(Utc::now()).unwrap();
-    let (mut inc, _) = store.open_incident(&id, "cli").unwrap();
+    let (mut inc, _) = store
+        .open_incident(&id, warroom::incident::store::Role::Cli)
+        .unwrap();
     let mut add = |e: Event| {
         inc.journal.append(Source::Operator, "ana", e).unwrap();
     };

@@ -4,7 +4,7 @@
 
 use super::open_waiting;
 use crate::incident::event::{Event, Source};
-use crate::incident::store::{IncidentId, OpenIncident, Store, StoreError};
+use crate::incident::store::{IncidentId, OpenIncident, Role, Store, StoreError};
 use color_eyre::eyre::{Result, WrapErr, bail};
 use std::io::Write;
 
@@ -18,8 +18,8 @@ pub fn open_for_console(
     take_over: bool,
 ) -> Result<(OpenIncident, crate::incident::Recovery)> {
     use std::io::IsTerminal;
-    let holder = match open_waiting(store, id, "console") {
-        Err(StoreError::Held { holder, .. }) if holder.role == crate::record::ROLE => holder,
+    let holder = match open_waiting(store, id, Role::Console) {
+        Err(StoreError::Held { holder, .. }) if holder.role == Role::Recorder => holder,
         other => return Ok(other?),
     };
     let held = format!(
@@ -46,7 +46,7 @@ pub fn open_for_console(
     }
     eprintln!("asking {} (pid {}) to stop…", holder.command(), holder.pid);
     let (mut incident, mut recovery, stopped) =
-        store.take_over(id, "console", crate::incident::store::TAKEOVER_WAIT)?;
+        store.take_over(id, Role::Console, crate::incident::store::TAKEOVER_WAIT)?;
     if let Some(h) = stopped {
         let notice = Event::JournalNotice {
             message: format!(

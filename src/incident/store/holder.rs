@@ -6,13 +6,72 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{Read, Seek};
 
+/// What kind of process holds an incident's lock: the word written into the lock file, so the
+/// next one can say who is writing and what to do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `warroom open` (and `warroom demo`, a console on a rehearsal).
+    Console,
+    /// `warroom record`, the headless recorder.
+    Recorder,
+    /// `warroom gameday --headless`.
+    Gameday,
+    /// `warroom incident …`: holds it for milliseconds.
+    Cli,
+    /// `warroom runbook run --incident ID`.
+    Runbook,
+    /// `warroom publish` (and the console's `P`), recording a delivery.
+    Publish,
+    /// The crash test's writer (`warroom incident stress`).
+    Stress,
+    /// A role this version does not know (written by a newer one).
+    #[serde(other)]
+    Other,
+}
+
+impl Role {
+    /// The word in the lock file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Console => "console",
+            Role::Recorder => "recorder",
+            Role::Gameday => "gameday",
+            Role::Cli => "cli",
+            Role::Runbook => "runbook",
+            Role::Publish => "publish",
+            Role::Stress => "stress",
+            Role::Other => "other",
+        }
+    }
+
+    /// The holder's program as a person would type it.
+    pub fn command(self) -> &'static str {
+        match self {
+            Role::Console => "warroom open",
+            Role::Recorder => "warroom record",
+            Role::Gameday => "warroom gameday",
+            Role::Cli => "warroom incident",
+            Role::Runbook => "warroom runbook",
+            Role::Publish => "warroom publish",
+            Role::Stress => "warroom incident stress",
+            Role::Other => "another warroom",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Who holds an incident's lock, as written into the lock file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Holder {
     pub pid: u32,
     pub since: DateTime<Utc>,
-    /// `console`, `recorder`, `cli`, `runbook`, …
-    pub role: String,
+    pub role: Role,
     /// The host the holder runs on (empty in lock files written before it was recorded): a
     /// pid means something only on its own host, and the data dir may be shared.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -21,11 +80,11 @@ pub struct Holder {
 
 impl Holder {
     /// A holder record for this process.
-    pub fn me(role: &str) -> Holder {
+    pub fn me(role: Role) -> Holder {
         Holder {
             pid: std::process::id(),
             since: Utc::now(),
-            role: role.to_string(),
+            role,
             host: this_host(),
         }
     }
@@ -38,11 +97,7 @@ impl Holder {
 
     /// The holder's program as a person would type it: `warroom record` for the recorder.
     pub fn command(&self) -> String {
-        match self.role.as_str() {
-            "recorder" => "warroom record".into(),
-            "console" => "warroom open".into(),
-            other => format!("warroom {}", crate::sanitize::line(other)),
-        }
+        self.role.command().into()
     }
 }
 
@@ -51,12 +106,7 @@ impl std::fmt::Display for Holder {
         if self.pid == 0 {
             return f.write_str("another process (it has not written its details yet)");
         }
-        write!(
-            f,
-            "warroom {} (pid {}",
-            crate::sanitize::line(&self.role),
-            self.pid
-        )?;
+        write!(f, "warroom {} (pid {}", self.role, self.pid)?;
         if !self.is_local() {
             write!(f, " on host {}", crate::sanitize::line(&self.host))?;
         }
@@ -79,7 +129,7 @@ pub(super) fn read_holder(file: &mut File) -> Holder {
     let unknown = Holder {
         pid: 0,
         since: DateTime::<Utc>::UNIX_EPOCH,
-        role: String::new(),
+        role: Role::Other,
         host: String::new(),
     };
     let mut text = String::new();

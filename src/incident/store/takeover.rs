@@ -65,7 +65,7 @@ fn refusal(holder: &Holder) -> Option<&'static str> {
     if !holder.is_local() {
         return Some("it runs on another host; stop it there and try again");
     }
-    if holder.role != "recorder" {
+    if holder.role != super::Role::Recorder {
         return Some("only a headless recorder (`warroom record`) is asked to stop");
     }
     None
@@ -77,7 +77,7 @@ impl Store {
     pub fn take_over(
         &self,
         id: &IncidentId,
-        role: &str,
+        role: super::Role,
         wait: Duration,
     ) -> Result<(OpenIncident, Recovery, Option<Holder>), TakeOverError> {
         let holder = match self.open_incident(id, role) {
