@@ -120,7 +120,7 @@ fn flood(now: DateTime<Utc>) {
             title: "bench".into(),
         });
         m.show_timeline = true;
-        let rb = warroom::app::catalog::load(&[])
+        let rb = warroom::runbook::catalog::load(&[])
             .into_iter()
             .find(|e| e.name() == "pool-exhaustion")
             .and_then(|e| e.runbook().cloned())
@@ -137,7 +137,7 @@ fn flood(now: DateTime<Utc>) {
             );
             update(
                 &mut m,
-                Msg::RunbooksLoaded(warroom::app::catalog::load(&[])),
+                Msg::RunbooksLoaded(warroom::runbook::catalog::load(&[])),
             );
         }
         let run = |m: &mut Model, event: RunEvent| {

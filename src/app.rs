@@ -2,7 +2,6 @@
 //! terminal. `update` does no I/O; the runtime turns each [`Effect`] into a task whose answer
 //! comes back as a [`Msg`].
 
-pub mod catalog;
 pub mod changes;
 pub mod demo;
 pub mod dialog;

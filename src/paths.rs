@@ -9,6 +9,11 @@ pub fn default_config_file() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join(APP).join("warroom.toml"))
 }
 
+/// The user's own runbooks: `$XDG_CONFIG_HOME/warroom/runbooks/`.
+pub fn default_runbook_dir() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join(APP).join("runbooks"))
+}
+
 /// The default data directory, where incidents live.
 pub fn default_data_dir() -> PathBuf {
     dirs::data_dir()

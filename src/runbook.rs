@@ -11,11 +11,13 @@
 //!   the first two over the incident's journal, and reads a run back from it to resume.
 
 pub mod batch;
+pub mod catalog;
 pub mod exec;
 pub mod executor;
 pub mod gate;
 pub mod http;
 pub mod journal;
+pub mod launch;
 pub mod load;
 pub mod mask;
 pub mod model;
@@ -23,6 +25,7 @@ pub mod operator;
 pub mod plan;
 pub mod record;
 pub mod resume;
+pub mod setup;
 pub mod template;
 pub mod vars;
 

@@ -465,7 +465,7 @@ fn type_text(m: &mut Model, text: &str) {
 
 /// The runbook pane on the shipped runbooks plus one broken file.
 fn pane(w: u16, h: u16) -> Model {
-    use warroom::app::catalog::{self, Entry};
+    use warroom::runbook::catalog::{self, Entry};
     let mut m = model(w, h);
     key(&mut m, 'b');
     let mut entries = catalog::load(&[]);
@@ -504,7 +504,7 @@ fn running(w: u16, h: u16) -> Model {
         &mut m,
         Msg::Planned {
             name: "pool-exhaustion".into(),
-            result: Ok(warroom::app::runner::Plan {
+            result: Ok(warroom::runbook::setup::Plan {
                 lines: vec!["plan".into()],
                 batches,
                 titles: Default::default(),
@@ -643,7 +643,7 @@ fn runbook_pane_list_plan_and_run() {
             &mut m,
             Msg::Planned {
                 name: "disable-retries".into(),
-                result: Ok(warroom::app::runner::Plan {
+                result: Ok(warroom::runbook::setup::Plan {
                     lines: vec![
                         "runbook disable-retries".into(),
                         "1. note".into(),

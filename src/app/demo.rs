@@ -209,7 +209,7 @@ pub fn demo_runbooks(
     control_url: &str,
     service: &str,
     speed: f64,
-) -> super::runner::RunbookSetup {
+) -> crate::runbook::setup::RunbookSetup {
     let dirs: Vec<std::path::PathBuf> = config.runbook_dir.iter().cloned().collect();
     let mut vars = vec![
         ("base_url".into(), control_url.to_string()),
@@ -217,8 +217,8 @@ pub fn demo_runbooks(
     ];
     // Gate intervals, soaks and settle times on the simulated clock, as they would be at 1x
     // (a name shared by two runbooks takes the first one's value).
-    for entry in super::catalog::load(&dirs) {
-        if let super::catalog::Entry::Ready(rb) = entry {
+    for entry in crate::runbook::catalog::load(&dirs) {
+        if let crate::runbook::catalog::Entry::Ready(rb) = entry {
             for (k, v) in crate::gameday::play::simulated_durations(&rb, speed) {
                 if !vars.iter().any(|(name, _)| *name == k) {
                     vars.push((k, v));
@@ -226,7 +226,7 @@ pub fn demo_runbooks(
             }
         }
     }
-    super::runner::RunbookSetup::new(dirs, vars).with_config_vars(config)
+    crate::runbook::setup::RunbookSetup::new(dirs, vars).with_config_vars(config)
 }
 
 /// Put the rehearsal's faults on the incident's timeline as they land (its control actions are

@@ -140,7 +140,7 @@ pub struct ReplayBar {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct RunbookPane {
     /// Shipped and configured runbooks, broken ones with their error; `None` until loaded.
-    pub entries: Option<Vec<super::catalog::Entry>>,
+    pub entries: Option<Vec<crate::runbook::catalog::Entry>>,
     pub selected: usize,
     /// The plan being shown.
     pub plan: Option<PlanView>,
@@ -155,7 +155,7 @@ impl RunbookPane {
     }
 
     /// The selected entry.
-    pub fn entry(&self) -> Option<&super::catalog::Entry> {
+    pub fn entry(&self) -> Option<&crate::runbook::catalog::Entry> {
         self.entries.as_ref()?.get(self.selected)
     }
 }

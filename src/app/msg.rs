@@ -35,11 +35,11 @@ pub enum Msg {
     /// The export finished: where the draft is and how many lint findings, or why it failed.
     Exported(Result<(String, usize), String>),
     /// The runbook list was (re)loaded.
-    RunbooksLoaded(Vec<super::catalog::Entry>),
+    RunbooksLoaded(Vec<crate::runbook::catalog::Entry>),
     /// A runbook's plan is ready (or cannot be made).
     Planned {
         name: String,
-        result: Result<super::runner::Plan, String>,
+        result: Result<crate::runbook::setup::Plan, String>,
     },
     /// A run's transition, after the journal has it (when there is an incident).
     Run {

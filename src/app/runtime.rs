@@ -76,7 +76,7 @@ pub async fn open(
         export: export_setup(&model, data_dir, &config),
         rehearsal: None,
         github,
-        runbooks: super::runner::RunbookSetup::from_config(&config),
+        runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
     };
     run_terminal(model, services, clock).await
 }
@@ -230,7 +230,7 @@ pub struct Services {
     /// The alert intake, spawned next to the loop when an incident is recorded.
     pub alerts: Option<crate::alerts::AlertIntake>,
     /// Runbook directories, variables and the controls of running runs.
-    pub runbooks: super::runner::RunbookSetup,
+    pub runbooks: crate::runbook::setup::RunbookSetup,
     /// Where and how the open incident is exported (`E`), when one is open.
     pub export: Option<super::export::ExportSetup>,
     /// The simulator of a rehearsal, whose faults go on the timeline as they land.
@@ -458,7 +458,7 @@ pub fn spawn_all(
             Effect::LoadRunbooks => {
                 let (tx, dirs) = (tx.clone(), services.runbooks.dirs.clone());
                 tokio::task::spawn_blocking(move || {
-                    let _ = tx.send(Msg::RunbooksLoaded(super::catalog::load(&dirs)));
+                    let _ = tx.send(Msg::RunbooksLoaded(crate::runbook::catalog::load(&dirs)));
                 });
             }
             Effect::PlanRunbook(rb) => {
@@ -469,7 +469,8 @@ pub fn spawn_all(
                     clock.clone(),
                 );
                 tokio::spawn(async move {
-                    let result = super::runner::prepare_plan(&rb, &setup, source, clock).await;
+                    let result =
+                        crate::runbook::setup::prepare_plan(&rb, &setup, source, clock).await;
                     let _ = tx.send(Msg::Planned {
                         name: rb.name.clone(),
                         result,

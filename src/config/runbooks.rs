@@ -227,7 +227,7 @@ mod tests {
     }
 
     fn pool_exhaustion() -> crate::runbook::model::Runbook {
-        let (file, text) = crate::app::catalog::SHIPPED
+        let (file, text) = crate::runbook::catalog::SHIPPED
             .iter()
             .find(|(f, _)| f.ends_with("pool-exhaustion.toml"))
             .unwrap();

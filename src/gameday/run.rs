@@ -2,14 +2,14 @@
 //! `warroom runbook run --yes`, recorded on the rehearsal's incident through its one journal
 //! writer, its transitions stamped in simulated time and printed on stderr.
 
-use crate::app::runner::RunbookSetup;
 use crate::clock::SharedClock;
 use crate::incident::JournalWriter;
 use crate::incident::event::RunRef;
 use crate::metrics::Source;
-use crate::runbook::executor::{Control, Executor};
+use crate::runbook::executor::Control;
 use crate::runbook::journal::{JournalIntents, JournalSink};
 use crate::runbook::record::{RecordError, RunOutcome, RunRecord, RunSink, Tee};
+use crate::runbook::setup::RunbookSetup;
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -30,7 +30,7 @@ pub fn start(
     clock: SharedClock,
     tz: chrono_tz::Tz,
 ) -> Result<Running, String> {
-    let entries = crate::app::catalog::load(&setup.dirs);
+    let entries = crate::runbook::catalog::load(&setup.dirs);
     let entry = entries
         .iter()
         .find(|e| {
@@ -47,8 +47,8 @@ pub fn start(
             )
         })?;
     let rb = match entry {
-        crate::app::catalog::Entry::Ready(rb) => rb,
-        crate::app::catalog::Entry::Broken { error, .. } => {
+        crate::runbook::catalog::Entry::Ready(rb) => rb,
+        crate::runbook::catalog::Entry::Broken { error, .. } => {
             return Err(format!("runbook \"{runbook}\" does not load: {error}"));
         }
     };
@@ -69,23 +69,12 @@ pub fn start(
         Box::new(Stamped { tz }),
     ]);
     let (control, watched) = watch::channel(Control::Run);
-    let exec = Executor {
-        runbook: bound,
-        vars: resolved,
-        source: Some(source),
-        sender: crate::runbook::http::Sender::new(
-            crate::backoff::Backoff::default(),
-            crate::runbook::http::run_retry_budget(),
-        )
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?,
-        sink: Arc::new(sink),
-        intents: Arc::new(JournalIntents::new(journal, &run_id, &[])),
-        operator: Arc::new(crate::runbook::operator::AssumeYes),
-        control: watched,
-        clock,
-        run_id,
-        dry_run: false,
-    };
+    let mut exec = crate::runbook::launch::executor(&bound, resolved, Some(source), &run_id, clock)
+        .map_err(|e| e.to_string())?;
+    exec.sink = Arc::new(sink);
+    exec.intents = Arc::new(JournalIntents::new(journal, &run_id, &[]));
+    exec.control = watched;
+    exec.dry_run = false;
     Ok(Running {
         control,
         task: tokio::spawn(async move { exec.run().await }),

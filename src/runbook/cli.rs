@@ -1,13 +1,13 @@
 //! `warroom runbook list | check | plan | run`: the headless face of the runbook domain.
 
-use super::executor::{Control, Executor};
+use super::executor::Control;
 use super::journal::{JournalIntents, JournalSink};
 use super::load::{self, Loaded};
 use super::model::{Runbook, StepKind};
 use super::operator::{AssumeYes, LineOperator, Operator};
 use super::progress::Progress;
 use super::record::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
-use super::{http, plan, vars};
+use super::{plan, vars};
 use crate::cli::{RunbookCmd, RunbookDirArgs};
 use crate::incident::event::{RunRef, Source};
 use crate::incident::writer::JournalWriter;
@@ -309,14 +309,14 @@ async fn run_one(
     // The plan first, always: the operator sees every request and command before anything runs.
     let mut targets = BTreeMap::new();
     if let Some(src) = &source {
-        let probe = probe_executor(rb, &resolved, src.clone(), &run_id)?;
-        for s in &rb.steps {
-            if let StepKind::Batch(b) = &s.kind
-                && let Ok(t) = probe.resolve_targets(b).await
-            {
-                targets.insert(s.id.clone(), t);
-            }
-        }
+        let probe = super::launch::executor(
+            rb,
+            resolved.clone(),
+            Some(src.clone()),
+            &run_id,
+            Arc::new(crate::clock::WallClock),
+        )?;
+        targets = super::launch::probe_targets(&probe).await;
     }
     print!("{}", plan::render(rb, &resolved, &targets, &backoff));
     println!();
@@ -368,19 +368,18 @@ async fn run_one(
         }
         let _ = control_tx.send(Control::Abort);
     });
-    let exec = Executor {
-        runbook: rb.clone(),
-        vars: resolved,
+    let mut exec = super::launch::executor(
+        rb,
+        resolved,
         source,
-        sender: http::Sender::new(backoff, http::run_retry_budget())?,
-        sink: Arc::new(Tee(sinks.into_iter().chain([progress]).collect())),
-        intents,
-        operator,
-        control,
-        clock: Arc::new(crate::clock::WallClock),
-        run_id,
-        dry_run,
-    };
+        &run_id,
+        Arc::new(crate::clock::WallClock),
+    )?;
+    exec.sink = Arc::new(Tee(sinks.into_iter().chain([progress]).collect()));
+    exec.intents = intents;
+    exec.operator = operator;
+    exec.control = control;
+    exec.dry_run = dry_run;
     let outcome = exec.run_from(from).await;
     if outcome == RunOutcome::DryRun {
         println!("dry run: nothing was sent and nothing was started");
@@ -405,27 +404,6 @@ fn metrics_source(
     crate::metrics::from_config::from_config(&cfg)
         .map(Some)
         .map_err(|e| e.to_string())
-}
-
-fn probe_executor(
-    rb: &Runbook,
-    resolved: &vars::Resolved,
-    src: Arc<dyn crate::metrics::Source>,
-    run_id: &str,
-) -> color_eyre::Result<Executor> {
-    Ok(Executor {
-        runbook: rb.clone(),
-        vars: resolved.clone(),
-        source: Some(src),
-        sender: http::Sender::new(crate::backoff::Backoff::default(), http::run_retry_budget())?,
-        sink: Arc::new(super::record::MemorySink::default()),
-        intents: Arc::new(super::record::MemoryIntents::default()),
-        operator: Arc::new(AssumeYes),
-        control: tokio::sync::watch::channel(Control::Run).1,
-        clock: Arc::new(crate::clock::WallClock),
-        run_id: run_id.to_string(),
-        dry_run: true,
-    })
 }
 
 /// The incident's journal, locked for this run, with the records it already holds.

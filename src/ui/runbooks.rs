@@ -10,9 +10,9 @@
 //! ```
 
 use crate::app::Model;
-use crate::app::catalog::Entry;
 use crate::app::run::{RunView, StepMark};
 use crate::keymap::{Action, Mode};
+use crate::runbook::catalog::Entry;
 use crate::runbook::executor::Control;
 use crate::runbook::record::{RunOutcome, StepOutcome};
 use crate::theme::Theme;

@@ -1,15 +1,15 @@
 //! The runbook pane, executor dialogs and incident actions, through `update` alone.
 
 use super::*;
-use crate::app::catalog::{self, Entry};
 use crate::app::dialog::{Body, Purpose};
 use crate::app::operator::{Answer, Question, Reply};
-use crate::app::runner::Plan;
 use crate::incident::Record;
 use crate::runbook::batch::Decision;
+use crate::runbook::catalog::{self, Entry};
 use crate::runbook::executor::Control;
 use crate::runbook::operator::Confirmation;
 use crate::runbook::record::{RunEvent, RunOutcome, RunRecord};
+use crate::runbook::setup::Plan;
 
 fn incident_model() -> Model {
     let mut m = model();

@@ -1,0 +1,305 @@
+//! Which runbooks exist: the shipped ones (built into the binary, so an installed warroom has
+//! them from any directory) and every `*.toml` in the runbook directories, searched in this
+//! order: the XDG config dir's `warroom/runbooks/`, the config's `[runbooks] dir`, `./runbooks/`
+//! and `--runbooks DIR`. A runbook of the same name found later replaces the one before it (a
+//! user's file wins over a shipped one) and the list says which is used and where it came from.
+//! A broken file is listed with its error and the others stay usable. The console, the command
+//! line and the game day all take their runbooks from here.
+
+use super::load;
+use super::model::Runbook;
+use std::path::{Path, PathBuf};
+
+/// The shipped runbooks, as `runbooks/NAME.toml` and their text.
+pub const SHIPPED: [(&str, &str); 7] = [
+    (
+        "runbooks/batch-restart.toml",
+        include_str!("../../runbooks/batch-restart.toml"),
+    ),
+    (
+        "runbooks/disable-retries.toml",
+        include_str!("../../runbooks/disable-retries.toml"),
+    ),
+    (
+        "runbooks/pool-exhaustion.toml",
+        include_str!("../../runbooks/pool-exhaustion.toml"),
+    ),
+    (
+        "runbooks/queue-drain.toml",
+        include_str!("../../runbooks/queue-drain.toml"),
+    ),
+    (
+        "runbooks/raise-pool.toml",
+        include_str!("../../runbooks/raise-pool.toml"),
+    ),
+    (
+        "runbooks/rollback-deploy.toml",
+        include_str!("../../runbooks/rollback-deploy.toml"),
+    ),
+    (
+        "runbooks/shed-load.toml",
+        include_str!("../../runbooks/shed-load.toml"),
+    ),
+];
+
+/// One line of the runbook list: a runbook that loads, or a file that does not and why.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    Ready(Box<Runbook>),
+    Broken { file: String, error: String },
+}
+
+impl Entry {
+    /// The name shown in the list: the runbook's name, or the broken file's stem.
+    pub fn name(&self) -> String {
+        match self {
+            Entry::Ready(r) => r.name.clone(),
+            Entry::Broken { file, .. } => Path::new(file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| file.clone()),
+        }
+    }
+
+    pub fn runbook(&self) -> Option<&Runbook> {
+        match self {
+            Entry::Ready(r) => Some(r),
+            Entry::Broken { .. } => None,
+        }
+    }
+}
+
+/// Where a runbook came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Built into warroom.
+    Shipped,
+    /// A file in one of the runbook directories.
+    File(PathBuf),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Shipped => f.write_str("built in"),
+            Origin::File(p) => write!(f, "{}", crate::sanitize::line(&p.display().to_string())),
+        }
+    }
+}
+
+/// The shipped text `rb` was loaded from, if it is a shipped runbook (same path, same bytes).
+fn shipped_text(rb: &Runbook) -> Option<&'static str> {
+    SHIPPED
+        .iter()
+        .find(|(f, text)| Path::new(f) == rb.file && load::content_hash(text) == rb.hash)
+        .map(|(_, text)| *text)
+}
+
+/// Where `rb` came from.
+pub fn origin(rb: &Runbook) -> Origin {
+    match shipped_text(rb) {
+        Some(_) => Origin::Shipped,
+        None => Origin::File(rb.file.clone()),
+    }
+}
+
+/// The text `rb` was loaded from: built in, or its file read again (its hash is checked by
+/// whoever parses it again).
+pub fn text(rb: &Runbook) -> Result<String, String> {
+    match shipped_text(rb) {
+        Some(t) => Ok(t.to_string()),
+        None => std::fs::read_to_string(&rb.file)
+            .map_err(|e| format!("cannot read \"{}\" again: {e}", rb.file.display())),
+    }
+}
+
+/// The runbook directories to search, in order (a later one's runbook wins): the XDG config
+/// dir's `warroom/runbooks/` and `./runbooks/` when they exist, the config's `[runbooks] dir`
+/// between them, and `extra` (`--runbooks DIR`) last.
+pub fn search_dirs(configured: Option<&Path>, extra: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(d) = crate::paths::default_runbook_dir().filter(|d| d.is_dir()) {
+        dirs.push(d);
+    }
+    dirs.extend(configured.map(Path::to_path_buf));
+    let here = PathBuf::from("runbooks");
+    if here.is_dir() {
+        dirs.push(here);
+    }
+    dirs.extend(extra.map(Path::to_path_buf));
+    // The same directory twice (./runbooks is also the config's) is searched once, last.
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for d in dirs.into_iter().rev() {
+        if !unique.iter().any(|u| canon(u) == canon(&d)) {
+            unique.push(d);
+        }
+    }
+    unique.reverse();
+    unique
+}
+
+/// What [`load_catalog`] found: the entries, and the runbooks a later one replaced.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// Sorted by name.
+    pub entries: Vec<Entry>,
+    /// `(name, what was replaced)` for each runbook a later one of the same name replaced.
+    pub replaced: Vec<(String, Origin)>,
+}
+
+impl Catalog {
+    /// The runbook called `name` (or whose file stem is `name`).
+    pub fn find(&self, name: &str) -> Option<&Runbook> {
+        let ready = || self.entries.iter().filter_map(Entry::runbook);
+        ready()
+            .find(|r| r.name == name)
+            .or_else(|| ready().find(|r| r.file.file_stem().is_some_and(|s| s == name)))
+    }
+
+    /// The broken entry whose file is called `name`, if any.
+    pub fn broken(&self, name: &str) -> Option<(&str, &str)> {
+        self.entries.iter().find_map(|e| match e {
+            Entry::Broken { file, error }
+                if Path::new(file).file_stem().is_some_and(|s| s == name) =>
+            {
+                Some((file.as_str(), error.as_str()))
+            }
+            _ => None,
+        })
+    }
+
+    /// The runbooks that load.
+    pub fn runbooks(&self) -> impl Iterator<Item = &Runbook> {
+        self.entries.iter().filter_map(Entry::runbook)
+    }
+}
+
+/// Load the shipped runbooks and those in `dirs`, sorted by name; a directory that cannot be
+/// read is listed as a broken entry that says so.
+pub fn load(dirs: &[PathBuf]) -> Vec<Entry> {
+    load_catalog(dirs).entries
+}
+
+/// [`load`], with what each later runbook replaced.
+pub fn load_catalog(dirs: &[PathBuf]) -> Catalog {
+    let mut replaced = Vec::new();
+    let mut entries: Vec<Entry> = SHIPPED
+        .iter()
+        .map(
+            |(file, text)| match load::parse(file, Path::new(file), text) {
+                Ok(r) => Entry::Ready(Box::new(r)),
+                Err(d) => Entry::Broken {
+                    file: (*file).to_string(),
+                    error: crate::sanitize::multiline(&d.to_string()).into_owned(),
+                },
+            },
+        )
+        .collect();
+    for dir in dirs {
+        let loaded = match load::load_dir(dir) {
+            Ok(l) => l,
+            Err(e) => {
+                entries.push(Entry::Broken {
+                    file: dir.display().to_string(),
+                    error: format!(
+                        "cannot read the runbook directory \"{}\": {e}; check [runbooks] dir in warroom.toml or --runbooks",
+                        dir.display()
+                    ),
+                });
+                continue;
+            }
+        };
+        for r in loaded.runbooks {
+            entries.retain(|e| match e.runbook() {
+                Some(old) if old.name == r.name => {
+                    replaced.push((r.name.clone(), origin(old)));
+                    false
+                }
+                _ => true,
+            });
+            entries.push(Entry::Ready(Box::new(r)));
+        }
+        for (f, d) in loaded.broken {
+            entries.push(Entry::Broken {
+                file: f.display().to_string(),
+                error: crate::sanitize::multiline(&d.to_string()).into_owned(),
+            });
+        }
+    }
+    entries.sort_by_key(Entry::name);
+    Catalog { entries, replaced }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_runbook_file_of_the_checkout_is_shipped_and_nothing_else() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml"))
+            .map(|n| format!("runbooks/{n}"))
+            .collect();
+        on_disk.sort();
+        let mut shipped: Vec<String> = SHIPPED.iter().map(|(f, _)| f.to_string()).collect();
+        shipped.sort();
+        assert_eq!(shipped, on_disk, "SHIPPED must list every runbooks/*.toml");
+        for (f, text) in SHIPPED {
+            assert_eq!(
+                std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(f)).unwrap(),
+                text
+            );
+        }
+    }
+
+    #[test]
+    fn shipped_runbooks_all_load() {
+        let entries = load(&[]);
+        assert_eq!(entries.len(), SHIPPED.len());
+        for e in &entries {
+            assert!(e.runbook().is_some(), "{e:?}");
+        }
+        assert!(entries.iter().any(|e| e.name() == "pool-exhaustion"));
+    }
+
+    #[test]
+    fn a_broken_file_is_listed_and_a_directory_runbook_replaces_a_shipped_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("zz-broken.toml"), "name = \"x\"\n[[step]\n").unwrap();
+        std::fs::write(
+            dir.path().join("mine.toml"),
+            "name = \"shed-load\"\ndescription = \"mine\"\n[[step]]\nid = \"n\"\nkind = \"note\"\ntext = \"hi\"\n",
+        )
+        .unwrap();
+        let catalog = load_catalog(&[dir.path().to_path_buf()]);
+        assert_eq!(
+            catalog.replaced,
+            vec![("shed-load".to_string(), Origin::Shipped)]
+        );
+        let mine = catalog.find("shed-load").unwrap();
+        assert_eq!(origin(mine), Origin::File(dir.path().join("mine.toml")));
+        assert_eq!(
+            text(mine).unwrap(),
+            std::fs::read_to_string(dir.path().join("mine.toml")).unwrap()
+        );
+        let entries = catalog.entries;
+        let broken: Vec<_> = entries
+            .iter()
+            .filter(|e| matches!(e, Entry::Broken { .. }))
+            .collect();
+        assert_eq!(broken.len(), 1, "{entries:?}");
+        let Entry::Broken { error, .. } = broken[0] else {
+            unreachable!()
+        };
+        assert!(error.contains("zz-broken.toml:2"), "{error}");
+        let shed: Vec<_> = entries.iter().filter(|e| e.name() == "shed-load").collect();
+        assert_eq!(shed.len(), 1);
+        assert_eq!(shed[0].runbook().unwrap().description, "mine");
+        assert_eq!(entries.len(), SHIPPED.len() + 1);
+    }
+}
