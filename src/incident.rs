@@ -12,6 +12,7 @@ pub mod cli;
 pub mod crossing;
 pub mod event;
 pub mod journal;
+pub mod open;
 pub mod record;
 pub mod snapshot;
 pub mod storage;

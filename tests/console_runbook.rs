@@ -148,9 +148,12 @@ async fn console(
         &mut model,
         dir,
         None,
-        Some("Planner rehearsal".into()),
-        None,
+        warroom::incident::open::Header {
+            title: Some("Planner rehearsal".into()),
+            severity: None,
+        },
         false,
+        None,
     )
     .await
     .expect("incident");

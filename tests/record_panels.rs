@@ -240,9 +240,9 @@ async fn a_console_continues_from_the_recorders_crossings() {
         &mut model,
         data.path(),
         Some(&id.to_string()),
-        None,
-        None,
+        Default::default(),
         false,
+        None,
     )
     .await
     .unwrap();

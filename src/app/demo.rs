@@ -116,12 +116,15 @@ pub async fn run(
     }
     // A rehearsal is an incident like any other, its records in simulated time: the timeline,
     // the runbooks' records and the export all work as they would for real.
-    let journal = super::runtime::open_incident_with_clock(
+    let header = crate::incident::open::Header {
+        title: Some(title),
+        severity: None,
+    };
+    let journal = super::runtime::open_incident(
         &mut model,
         data_dir,
         None,
-        Some(title),
-        None,
+        header,
         false,
         Some(clock.clone()),
     )
@@ -180,8 +183,12 @@ async fn on_prometheus(
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
+    let header = crate::incident::open::Header {
+        title: Some(title),
+        severity: None,
+    };
     let journal =
-        super::runtime::open_incident(&mut model, data_dir, None, Some(title), None, false).await?;
+        super::runtime::open_incident(&mut model, data_dir, None, header, false, None).await?;
     let services = super::runtime::Services {
         source,
         journal: Some(journal),

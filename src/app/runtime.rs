@@ -54,13 +54,17 @@ pub async fn open(
     }
     // Checked before the incident is opened, so a bad URL never costs a recorder its lock.
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
+    let header = crate::incident::open::Header {
+        title: args.title,
+        severity: args.severity.as_deref().map(str::parse).transpose()?,
+    };
     let journal = open_incident(
         &mut model,
         data_dir,
         args.incident.as_deref(),
-        args.title,
-        args.severity.as_deref(),
+        header,
         args.take_over,
+        None,
     )
     .await?;
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
@@ -99,81 +103,41 @@ pub(crate) fn export_setup(
 }
 
 /// Start a new incident (or continue `id`), hold its lock through a journal writer, and put
-/// what it has recorded so far on the model's timeline.
+/// what it has recorded so far on the model's timeline. Its records are stamped by `clock` when
+/// given (a rehearsal's simulated time) instead of the wall clock.
 pub async fn open_incident(
     model: &mut Model,
     data_dir: &Path,
     id: Option<&str>,
-    title: Option<String>,
-    severity: Option<&str>,
-    take_over: bool,
-) -> color_eyre::Result<crate::incident::JournalWriter> {
-    open_incident_with_clock(model, data_dir, id, title, severity, take_over, None).await
-}
-
-/// [`open_incident`], its records stamped by `clock` when given (a rehearsal's simulated
-/// time) instead of the wall clock.
-pub async fn open_incident_with_clock(
-    model: &mut Model,
-    data_dir: &Path,
-    id: Option<&str>,
-    title: Option<String>,
-    severity: Option<&str>,
+    header: crate::incident::open::Header,
     take_over: bool,
     clock: Option<Arc<dyn Clock>>,
 ) -> color_eyre::Result<crate::incident::JournalWriter> {
-    use crate::incident::vocabulary::Severity;
-    use crate::incident::{Event, JournalWriter, Source as RecordSource, Store};
-    let store = Store::new(data_dir);
-    let severity = severity.map(str::parse::<Severity>).transpose()?;
-    let (id, new) = match id {
-        Some(id) => (store.find(id)?, false),
-        None => (store.create(model.now)?, true),
-    };
-    let (mut incident, recovery) = crate::incident::cli::open_for_console(&store, &id, take_over)?;
-    if let Some(clock) = clock {
-        incident.journal.set_clock(clock);
-    }
-    if let Some(torn) = &recovery.torn {
+    use crate::incident::open::{self, Which};
+    let store = crate::incident::Store::new(data_dir);
+    let which = id.map_or(Which::New(model.now), Which::Existing);
+    let (id, new) = open::resolve(&store, which)?;
+    let (incident, recovery) = crate::incident::cli::open_for_console(&store, &id, take_over)?;
+    let opened = open::begin(incident, recovery, new, header, &model.actor, clock).await?;
+    if let Some(torn) = &opened.torn {
         model.notify(
             format!("the journal's last record was torn and set aside ({torn:?})"),
             true,
             None,
         );
     }
-    let writer =
-        JournalWriter::spawn(incident).wrap_err("cannot start the journal writer thread")?;
-    let mut records = recovery.records;
-    let actor = model.actor.clone();
-    if new {
-        let title = title.clone().unwrap_or_else(|| "Untitled incident".into());
-        let event = Event::IncidentOpened {
-            title,
-            severity: severity.unwrap_or(Severity::Sev3),
-        };
-        records.push(writer.append(RecordSource::Operator, &actor, event).await?);
-    } else {
-        if let Some(t) = title {
-            let event = Event::TitleChanged { title: t };
-            records.push(writer.append(RecordSource::Operator, &actor, event).await?);
-        }
-        if let Some(severity) = severity {
-            let event = Event::SeverityChanged { severity };
-            records.push(writer.append(RecordSource::Operator, &actor, event).await?);
-        }
-    }
-    let summary = crate::incident::summary::summarize(&records);
+    let summary = crate::incident::summary::summarize(&opened.records);
     model.incident = Some(super::model::IncidentView {
-        id: id.to_string(),
+        id: opened.id.to_string(),
         title: summary.title,
     });
     // Crossings already recorded (by a recorder before a takeover, or an earlier console) are
     // where the detectors start, so they are not recorded twice.
     model.detectors = (model.panels.iter())
-        .map(|p| crate::record::panels::detector_from_journal(&p.config, &records))
+        .map(|p| crate::record::panels::detector_from_journal(&p.config, &opened.records))
         .collect();
-    model.timeline = records;
-    Ok(writer)
+    model.timeline = opened.records;
+    Ok(opened.writer)
 }
 
 /// Run the console in the real terminal: raw mode, alternate screen, a panic hook that

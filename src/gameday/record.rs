@@ -7,10 +7,11 @@
 use super::Stage;
 use crate::clock::SharedClock;
 use crate::config::Config;
+use crate::incident::open::{self, Header, Which};
 use crate::incident::store::{IncidentId, Store};
 use crate::incident::timeline::describe;
 use crate::incident::vocabulary::Severity;
-use crate::incident::{Event, JournalWriter, Record, Source as RecordSource};
+use crate::incident::{JournalWriter, Record};
 use crate::record::panels::{PanelReport, PanelWatch};
 use color_eyre::eyre::{Result, WrapErr};
 use std::sync::Arc;
@@ -55,24 +56,20 @@ impl Recording {
     ) -> Result<Recording> {
         let clock: SharedClock = Arc::new(stage.clock());
         let store = Store::new(data_dir);
-        let (id, new) = match id {
-            Some(id) => (store.find(id)?, false),
-            None => (store.create(clock.now())?, true),
-        };
-        let (mut incident, recovery) = store
+        let which = id.map_or(Which::New(clock.now()), Which::Existing);
+        let (id, new) = open::resolve(&store, which)?;
+        let (incident, recovery) = store
             .open_incident(&id, ROLE)
             .wrap_err_with(|| format!("cannot record the rehearsal into incident {id}"))?;
-        incident.journal.set_clock(clock.clone());
-        let writer = JournalWriter::spawn(incident).wrap_err("cannot start the journal writer")?;
-        let mut records = recovery.records;
-        if new {
-            let event = Event::IncidentOpened {
-                title: format!("Rehearsal: {scenario}"),
-                severity: Severity::Sev2,
-            };
-            let actor = crate::incident::actor::current();
-            records.push(writer.append(RecordSource::Operator, &actor, event).await?);
-        }
+        let header = Header {
+            title: Some(format!("Rehearsal: {scenario}")),
+            severity: Some(Severity::Sev2),
+        };
+        // Only a new incident takes the rehearsal's header.
+        let header = if new { header } else { Header::default() };
+        let actor = crate::incident::actor::current();
+        let opened = open::begin(incident, recovery, new, header, &actor, Some(clock)).await?;
+        let (id, writer, records) = (opened.id, opened.writer, opened.records);
         let (stop, stopped) = watch::channel(false);
         let tz = config.timezone;
         let (tx, mut rx) = mpsc::unbounded_channel::<PanelReport>();

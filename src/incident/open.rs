@@ -1,0 +1,181 @@
+//! Opening an incident for writing, the same way for every holder (the console, the demo, a
+//! headless game day): a new one is created and its header recorded, an existing one is
+//! continued with any new title or severity recorded, and its journal's one writer thread is
+//! started. How the lock is taken stays with the caller (the console may offer to take over
+//! from a recorder; a game day never does).
+
+use super::event::{Event, Source};
+use super::journal::{Recovery, TornTail};
+use super::record::Record;
+use super::store::{IncidentId, OpenIncident, Store, StoreError};
+use super::vocabulary::Severity;
+use super::writer::{JournalWriter, WriteError};
+use crate::clock::SharedClock;
+use chrono::{DateTime, Utc};
+
+/// The title of an incident opened without one.
+pub const UNTITLED: &str = "Untitled incident";
+
+/// Which incident to open.
+#[derive(Debug, Clone, Copy)]
+pub enum Which<'a> {
+    /// A new one, created at this time.
+    New(DateTime<Utc>),
+    /// An existing one, by id or unique prefix.
+    Existing(&'a str),
+}
+
+/// The incident's header as the opener asks for it.
+#[derive(Debug, Clone, Default)]
+pub struct Header {
+    /// A new incident's title (default [`UNTITLED`]), or a new title for an existing one.
+    pub title: Option<String>,
+    /// A new incident's severity (default SEV-3), or a new severity for an existing one.
+    pub severity: Option<Severity>,
+}
+
+/// An incident open for writing.
+pub struct Opened {
+    pub id: IncidentId,
+    /// Whether it was created now.
+    pub new: bool,
+    /// Its one writer.
+    pub writer: JournalWriter,
+    /// Everything it holds, the header records just written included.
+    pub records: Vec<Record>,
+    /// A torn last line that was set aside while opening, if there was one.
+    pub torn: Option<TornTail>,
+}
+
+/// Why an incident could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot start the journal writer of incident \"{id}\": {source}")]
+    Writer {
+        id: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("incident \"{id}\": its header could not be recorded: {source}")]
+    Header {
+        id: String,
+        #[source]
+        source: WriteError,
+    },
+}
+
+/// The id of the incident to open: `which`'s, found or created. Returns whether it is new.
+pub fn resolve(store: &Store, which: Which<'_>) -> Result<(IncidentId, bool), StoreError> {
+    match which {
+        Which::New(now) => Ok((store.create(now)?, true)),
+        Which::Existing(id) => Ok((store.find(id)?, false)),
+    }
+}
+
+/// Start writing `incident` (already locked by the caller, its journal read into `recovery`):
+/// stamp its records by `clock` when given (a rehearsal's simulated time), start its writer,
+/// and record the header `actor` asked for.
+pub async fn begin(
+    incident: OpenIncident,
+    recovery: Recovery,
+    new: bool,
+    header: Header,
+    actor: &str,
+    clock: Option<SharedClock>,
+) -> Result<Opened, OpenError> {
+    let mut incident = incident;
+    if let Some(clock) = clock {
+        incident.journal.set_clock(clock);
+    }
+    let id = incident.id.clone();
+    let writer = JournalWriter::spawn(incident).map_err(|source| OpenError::Writer {
+        id: id.to_string(),
+        source,
+    })?;
+    let mut records = recovery.records;
+    let events = if new {
+        vec![Event::IncidentOpened {
+            title: header.title.unwrap_or_else(|| UNTITLED.into()),
+            severity: header.severity.unwrap_or(Severity::Sev3),
+        }]
+    } else {
+        let title = header.title.map(|title| Event::TitleChanged { title });
+        let severity = (header.severity).map(|severity| Event::SeverityChanged { severity });
+        title.into_iter().chain(severity).collect()
+    };
+    for event in events {
+        let record = (writer.append(Source::Operator, actor, event).await).map_err(|source| {
+            OpenError::Header {
+                id: id.to_string(),
+                source,
+            }
+        })?;
+        records.push(record);
+    }
+    Ok(Opened {
+        id,
+        new,
+        writer,
+        records,
+        torn: recovery.torn,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incident::store::Role;
+
+    #[tokio::test]
+    async fn a_new_incident_records_its_header_and_a_continued_one_only_what_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let (id, new) = resolve(&store, Which::New(Utc::now())).unwrap();
+        assert!(new);
+        let (incident, recovery) = store.open_incident(&id, Role::Console).unwrap();
+        let header = Header {
+            title: Some("Pools full".into()),
+            severity: None,
+        };
+        let opened = begin(incident, recovery, true, header, "ana", None)
+            .await
+            .unwrap();
+        assert_eq!(opened.records.len(), 1);
+        assert!(matches!(
+            &opened.records[0].kind,
+            Event::IncidentOpened { title, severity: Severity::Sev3 } if title == "Pools full"
+        ));
+        assert_eq!(opened.records[0].actor, "ana");
+        drop(opened);
+
+        let (again, new) = resolve(&store, Which::Existing(&id.to_string())).unwrap();
+        assert!(!new);
+        // The first writer's thread lets go of the lock a moment after its last handle is gone.
+        let mut reopened = store.open_incident(&again, Role::Console);
+        for _ in 0..200 {
+            if reopened.is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            reopened = store.open_incident(&again, Role::Console);
+        }
+        let (incident, recovery) = reopened.unwrap();
+        let header = Header {
+            title: None,
+            severity: Some(Severity::Sev1),
+        };
+        let opened = begin(incident, recovery, false, header, "bo", None)
+            .await
+            .unwrap();
+        let kinds: Vec<_> = opened.records.iter().map(|r| &r.kind).collect();
+        assert_eq!(kinds.len(), 2, "{kinds:?}");
+        assert!(matches!(
+            kinds[1],
+            Event::SeverityChanged {
+                severity: Severity::Sev1
+            }
+        ));
+    }
+}
