@@ -5,7 +5,6 @@
 pub mod changes;
 pub mod demo;
 pub mod dialog;
-pub mod editor;
 pub mod effect;
 pub mod export;
 pub mod github;
@@ -25,15 +24,3 @@ pub use model::Model;
 pub use msg::Msg;
 pub use panel::{Panel, PanelState};
 pub use update::update;
-
-use std::path::Path;
-use std::process::ExitCode;
-
-/// Open the console on a live Prometheus.
-pub async fn open(
-    config: Option<&Path>,
-    data_dir: &Path,
-    args: crate::cli::OpenArgs,
-) -> color_eyre::Result<ExitCode> {
-    runtime::open(config, data_dir, args).await
-}

@@ -14,7 +14,6 @@
 
 pub mod body;
 pub mod changes;
-pub mod cli;
 pub mod client;
 pub mod deliver;
 pub mod intake;

@@ -8,7 +8,6 @@
 //! into words.
 
 pub mod actor;
-pub mod cli;
 pub mod crossing;
 pub mod event;
 pub mod journal;
@@ -27,14 +26,3 @@ pub use journal::{Durability, Journal, JournalError, Recovery};
 pub use record::Record;
 pub use store::{IncidentId, OpenIncident, Store, StoreError};
 pub use writer::{JournalWriter, WriteError};
-
-use std::path::Path;
-
-/// Run an `incident` subcommand.
-pub fn run_cli(
-    cmd: crate::cli::IncidentCmd,
-    config: Option<&Path>,
-    data_dir: &Path,
-) -> color_eyre::Result<()> {
-    cli::run(cmd, config, data_dir)
-}

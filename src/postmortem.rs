@@ -16,7 +16,6 @@
 //! ```
 
 pub mod chart;
-pub mod cli;
 pub mod facts;
 pub mod figures;
 pub mod impact;

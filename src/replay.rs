@@ -26,7 +26,6 @@ use crate::theme::Theme;
 use color_eyre::eyre::{WrapErr, eyre};
 use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -37,19 +36,19 @@ pub const TICK: Duration = Duration::from_millis(50);
 /// Run `warroom replay`: load the incident (errors come before the terminal is touched), then
 /// play it until `q` or a signal.
 pub async fn run(
-    config_path: Option<&Path>,
-    data_dir: &Path,
-    args: crate::cli::ReplayArgs,
+    config: &Config,
+    store: &Store,
+    id: &str,
+    speed: f64,
 ) -> color_eyre::Result<ExitCode> {
-    let speed = cursor::check_speed(args.speed)?;
-    let config = Config::load(config_path)?;
-    let loaded = load::load(&Store::new(data_dir), &args.id)?;
+    let speed = cursor::check_speed(speed)?;
+    let loaded = load::load(store, id)?;
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
-    let mut replay = Replay::new(&config, theme, loaded, speed);
+    let mut replay = Replay::new(config, theme, loaded, speed);
     if let Some(w) = warning {
         replay.scene.model.notify(w, true, None);
     }
-    let mut terminal = ratatui::init();
+    let mut terminal = crate::tui::enter();
     let size = terminal.size().unwrap_or_default();
     update(
         &mut replay,
@@ -59,11 +58,10 @@ pub async fn run(
         },
     );
     let result = play(&mut terminal, &mut replay).await;
-    ratatui::restore();
+    crate::tui::restore();
     result?;
     Ok(match replay.quit {
-        Some(Quit::Signal("SIGTERM")) => ExitCode::from(143),
-        Some(Quit::Signal(_)) => ExitCode::from(130),
+        Some(Quit::Signal(signal)) => crate::signals::exit_code(signal),
         _ => ExitCode::SUCCESS,
     })
 }
@@ -81,17 +79,14 @@ async fn play(
     let mut first = true;
     loop {
         if replay.dirty() {
-            synchronized(true);
+            crate::tui::synchronized(true);
             terminal
                 .draw(|f| view::draw(f, replay))
                 .map_err(|e| eyre!("drawing failed: {e}"))?;
-            synchronized(false);
+            crate::tui::synchronized(false);
             replay.scene.model.dirty = false;
-            if first && let Some(started) = crate::app::runtime::STARTED.get() {
-                tracing::info!(
-                    micros = started.elapsed().as_micros() as u64,
-                    "replay: first frame drawn"
-                );
+            if first {
+                crate::tui::first_frame("replay");
             }
             first = false;
         }
@@ -119,15 +114,4 @@ async fn play(
             update(replay, msg);
         }
     }
-}
-
-/// Wrap a frame in a synchronized update so terminals over ssh show it whole.
-fn synchronized(begin: bool) {
-    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-    let mut out = std::io::stdout();
-    let _ = if begin {
-        crossterm::execute!(out, BeginSynchronizedUpdate)
-    } else {
-        crossterm::execute!(out, EndSynchronizedUpdate)
-    };
 }

@@ -29,19 +29,5 @@ pub mod setup;
 pub mod template;
 pub mod vars;
 
-mod cli;
 mod format;
 pub mod progress;
-
-use std::path::Path;
-use std::process::ExitCode;
-
-/// Run a `runbook` subcommand.
-/// `config` is `--config` (Prometheus auth, headers and deadline come from there).
-pub async fn run_cli(
-    cmd: crate::cli::RunbookCmd,
-    config: Option<&Path>,
-    data_dir: &Path,
-) -> color_eyre::Result<ExitCode> {
-    cli::run(cmd, config, data_dir).await
-}

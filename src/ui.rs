@@ -35,7 +35,12 @@ pub fn view(frame: &mut Frame, model: &Model) {
         return;
     }
     if area.width < layout::MIN_WIDTH || area.height < layout::MIN_HEIGHT {
-        too_small(frame, area, model);
+        too_small(
+            frame,
+            area,
+            &model.theme,
+            "still recording; enlarge the window",
+        );
         return;
     }
     let (main, status) = layout::split_status(area);
@@ -78,9 +83,10 @@ pub fn view(frame: &mut Frame, model: &Model) {
     }
 }
 
-fn too_small(frame: &mut Frame, area: Rect, model: &Model) {
+/// What every front end shows below its smallest size: what it needs, and `hint`.
+pub fn too_small(frame: &mut Frame, area: Rect, theme: &crate::theme::Theme, hint: &str) {
     let text = vec![
-        Line::styled("Terminal too small", model.theme.warn),
+        Line::styled("Terminal too small", theme.warn),
         Line::styled(
             format!(
                 "need {}×{}, have {}×{}",
@@ -89,9 +95,9 @@ fn too_small(frame: &mut Frame, area: Rect, model: &Model) {
                 area.width,
                 area.height
             ),
-            model.theme.text,
+            theme.text,
         ),
-        Line::styled("still recording; enlarge the window", model.theme.muted),
+        Line::styled(hint.to_string(), theme.muted),
     ];
     frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
 }

@@ -9,15 +9,15 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use warroom::app::demo::demo_runbooks;
 use warroom::app::dialog::{Body, Purpose};
 use warroom::app::runtime::{Services, open_incident, spawn_all};
 use warroom::app::{Model, Msg, update};
 use warroom::clock::Clock;
 use warroom::config::Config;
-use warroom::gameday::Stage;
 use warroom::incident::event::StepState;
 use warroom::incident::{Event, Store};
+use warroom::rehearsal::Stage;
+use warroom::rehearsal::runbooks::setup as demo_runbooks;
 use warroom::runbook::record::RunOutcome;
 use warroom::sim::Scenario;
 use warroom::sim::retry::Layer;
@@ -144,15 +144,19 @@ async fn console(
         ..Config::default()
     };
     let mut model = Model::new(&config, Theme::fallback(), "embedded".into(), clock.now());
+    let locked = warroom::incident::open::lock(
+        &warroom::incident::Store::new(dir),
+        warroom::incident::open::Which::New(model.now),
+        warroom::incident::store::Role::Console,
+    )
+    .unwrap();
     let journal = open_incident(
         &mut model,
-        dir,
-        None,
+        locked,
         warroom::incident::open::Header {
             title: Some("Planner rehearsal".into()),
             severity: None,
         },
-        false,
         None,
     )
     .await

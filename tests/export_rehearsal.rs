@@ -10,7 +10,6 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-use warroom::app::demo::SCRAPE_S;
 use warroom::clock::ManualClock;
 use warroom::config::{BadWhen, default_panels};
 use warroom::incident::crossing::{Detector, Rule, Worse};
@@ -20,6 +19,7 @@ use warroom::incident::{Journal, Source, Store};
 use warroom::metrics::InstantQuery;
 use warroom::metrics::embedded::EmbeddedSource;
 use warroom::postmortem::{self, ExportOptions, Format};
+use warroom::rehearsal::stage::SCRAPE_S;
 use warroom::sim::{Control, Scenario, Sim};
 
 const TZ: chrono_tz::Tz = chrono_tz::Europe::London;

@@ -14,7 +14,7 @@ use warroom::incident::store::OpenIncident;
 use warroom::incident::{Event, IncidentId, JournalWriter, Record, Store};
 use warroom::metrics::series::{Point, Series};
 use warroom::metrics::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
-use warroom::record::panels::{PanelReport, PanelWatch};
+use warroom::recorder::panel_watch::{PanelReport, PanelWatch};
 
 /// Answers every instant query with one series at the current value.
 struct Gauge(Arc<Mutex<f64>>);
@@ -236,16 +236,15 @@ async fn a_console_continues_from_the_recorders_crossings() {
         )
     };
     let mut model = fresh();
-    let writer = warroom::app::runtime::open_incident(
-        &mut model,
-        data.path(),
-        Some(&id.to_string()),
-        Default::default(),
-        false,
-        None,
+    let locked = warroom::incident::open::lock(
+        &warroom::incident::Store::new(data.path()),
+        warroom::incident::open::Which::Existing(&id.to_string()),
+        warroom::incident::store::Role::Console,
     )
-    .await
     .unwrap();
+    let writer = warroom::app::runtime::open_incident(&mut model, locked, Default::default(), None)
+        .await
+        .unwrap();
     let still_above = model.detectors[0].feed(t0 + chrono::Duration::seconds(20), mid);
     assert!(still_above.is_empty(), "{still_above:?}");
     // Without the journal, a console would record it again.

@@ -6,58 +6,18 @@
 use super::model::Model;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::gameday::Stage;
 use crate::metrics::embedded::DEFAULT_RETENTION;
-use crate::sim::{Scenario, Sim, SimService};
+use crate::rehearsal::clock::epoch;
+use crate::rehearsal::stage::CONTROL_ADDR;
+use crate::rehearsal::{Stage, reflow, score::score_text};
+use crate::sim::Scenario;
 use crate::theme::Theme;
-use chrono::{DateTime, NaiveTime, TimeZone, Utc};
-use color_eyre::eyre::{bail, eyre};
+use chrono::Utc;
+use color_eyre::eyre::eyre;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Simulated seconds between two samples put in the embedded store (a scrape interval; 5 s
-/// keeps two simulated hours near 15 MB).
-pub const SCRAPE_S: f64 = 5.0;
-/// How much simulated history the charts start with.
-pub const HISTORY_S: f64 = 1200.0;
-/// Where the control API listens when it can (the shipped runbooks' default target).
-pub const CONTROL_ADDR: &str = "127.0.0.1:9187";
-
-/// The simulator's time as the console's clock: simulated second 0 is the scenario's start
-/// time today in the configured timezone.
-#[derive(Debug)]
-pub struct SimClock {
-    service: Arc<SimService>,
-    epoch: DateTime<Utc>,
-}
-
-impl SimClock {
-    pub fn new(service: Arc<SimService>, epoch: DateTime<Utc>) -> SimClock {
-        SimClock { service, epoch }
-    }
-}
-
-impl Clock for SimClock {
-    fn now(&self) -> DateTime<Utc> {
-        at(self.epoch, self.service.with_sim(Sim::now))
-    }
-}
-
-/// The wall time of simulated second `t`.
-pub fn at(epoch: DateTime<Utc>, t: f64) -> DateTime<Utc> {
-    epoch + chrono::Duration::milliseconds((t * 1000.0) as i64)
-}
-
-/// Simulated second 0 as a date: today, at the scenario's "HH:MM" in `tz`.
-pub fn epoch(start_clock: &str, tz: chrono_tz::Tz, today: DateTime<Utc>) -> DateTime<Utc> {
-    let time = NaiveTime::parse_from_str(start_clock, "%H:%M").unwrap_or(NaiveTime::MIN);
-    let day = today.with_timezone(&tz).date_naive();
-    tz.from_local_datetime(&day.and_time(time))
-        .earliest()
-        .map_or(today, |d| d.with_timezone(&Utc))
-}
 
 /// Where a rehearsal's console reads its metrics.
 #[derive(Debug, Clone, Default)]
@@ -71,17 +31,15 @@ pub struct Metrics {
 
 /// Run the console on `scenario` at `speed`× with noise `seed`.
 pub async fn run(
-    config_path: Option<&Path>,
+    config: Config,
     data_dir: &Path,
     scenario: &str,
     speed: f64,
     seed: u64,
     metrics: Metrics,
 ) -> color_eyre::Result<ExitCode> {
-    if !(speed.is_finite() && speed > 0.0 && speed <= 1000.0) {
-        bail!("--speed must be above 0 and at most 1000, not \"{speed}\"");
-    }
-    let mut config = Config::load(config_path)?;
+    crate::clock::check_speed(speed, crate::clock::REHEARSAL_SPEED)?;
+    let mut config = config;
     let scenario = Scenario::load(scenario).map_err(|d| eyre!("{d}"))?;
     let name = scenario.name.clone();
     let title = format!("Rehearsal: {}", scenario.title);
@@ -120,21 +78,19 @@ pub async fn run(
         title: Some(title),
         severity: None,
     };
-    let journal = super::runtime::open_incident(
-        &mut model,
-        data_dir,
-        None,
-        header,
-        false,
-        Some(clock.clone()),
-    )
-    .await?;
+    let locked = crate::incident::open::lock(
+        &crate::incident::Store::new(data_dir),
+        crate::incident::open::Which::New(model.now),
+        crate::incident::store::Role::Console,
+    )?;
+    let journal =
+        super::runtime::open_incident(&mut model, locked, header, Some(clock.clone())).await?;
     let services = super::runtime::Services {
         source: Arc::new(store.clone()),
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(&model, data_dir, &config),
-        runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
+        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
     };
@@ -187,14 +143,18 @@ async fn on_prometheus(
         title: Some(title),
         severity: None,
     };
-    let journal =
-        super::runtime::open_incident(&mut model, data_dir, None, header, false, None).await?;
+    let locked = crate::incident::open::lock(
+        &crate::incident::Store::new(data_dir),
+        crate::incident::open::Which::New(model.now),
+        crate::incident::store::Role::Console,
+    )?;
+    let journal = super::runtime::open_incident(&mut model, locked, header, None).await?;
     let services = super::runtime::Services {
         source,
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(&model, data_dir, &config),
-        runbooks: demo_runbooks(&config, &r.url(), &r.service_label, speed),
+        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
     };
@@ -205,107 +165,4 @@ async fn on_prometheus(
     let score = service.with_sim(|s| s.score().clone());
     println!("warroom gameday: {name}\n{}", score_text(&score));
     Ok(code)
-}
-
-/// The runbooks of a rehearsal act on the in-process simulator: its control API is their
-/// `base_url` and the scenario's service is their `service`; their gates read the embedded
-/// store the dashboard reads. The config's `[runbooks.vars]` fill in the variables the
-/// rehearsal does not set itself.
-pub fn demo_runbooks(
-    config: &Config,
-    control_url: &str,
-    service: &str,
-    speed: f64,
-) -> crate::runbook::setup::RunbookSetup {
-    let dirs: Vec<std::path::PathBuf> = config.runbook_dir.iter().cloned().collect();
-    let mut vars = vec![
-        ("base_url".into(), control_url.to_string()),
-        ("service".into(), service.to_string()),
-    ];
-    // Gate intervals, soaks and settle times on the simulated clock, as they would be at 1x
-    // (a name shared by two runbooks takes the first one's value).
-    for entry in crate::runbook::catalog::load(&dirs) {
-        if let crate::runbook::catalog::Entry::Ready(rb) = entry {
-            for (k, v) in crate::gameday::play::simulated_durations(&rb, speed) {
-                if !vars.iter().any(|(name, _)| *name == k) {
-                    vars.push((k, v));
-                }
-            }
-        }
-    }
-    crate::runbook::setup::RunbookSetup::new(dirs, vars).with_config_vars(config)
-}
-
-/// Put the rehearsal's faults on the incident's timeline as they land (its control actions are
-/// recorded by the runbooks that make them). Each append's result goes to `report`; the task
-/// ends once `alive` says whoever listens (the console, the game day) has gone.
-pub async fn record_faults(
-    service: Arc<SimService>,
-    journal: crate::incident::JournalWriter,
-    report: impl Fn(Result<crate::incident::Record, String>) + Send,
-    alive: impl Fn() -> bool + Send,
-) {
-    use crate::incident::{Event, Source as RecordSource};
-    let mut seen = service.with_sim(|s| s.events().len());
-    let mut tick = tokio::time::interval(Duration::from_millis(500));
-    while alive() {
-        tick.tick().await;
-        let new: Vec<crate::sim::model::Event> =
-            service.with_sim(|s| s.events().iter().skip(seen).cloned().collect());
-        seen += new.len();
-        for e in new.into_iter().filter(|e| !e.mitigation) {
-            let event = Event::SimFault {
-                fault: e.what.trim_start_matches("fault: ").to_string(),
-                detail: format!("injected at simulated second {:.0}", e.at_s),
-                active: true,
-            };
-            let result = journal
-                .append(RecordSource::Sim, "simulator", event)
-                .await
-                .map_err(|e| e.to_string());
-            report(result);
-        }
-    }
-}
-
-/// Join the hard-wrapped lines of each paragraph so the overlay can wrap them to its width.
-pub fn reflow(text: &str) -> String {
-    text.trim()
-        .split("\n\n")
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
-/// The game-day score as lines of text.
-pub fn score_text(s: &crate::sim::score::Score) -> String {
-    let mins = |v: Option<f64>| v.map_or("not yet".to_string(), |s| format!("{:.1} min", s / 60.0));
-    format!(
-        "  time to first mitigation  {}\n  time to recovery          {}\n  failed requests           {:.0}\n  duplicate writes          {:.0}\n  minutes over objective    {}",
-        mins(s.time_to_first_mitigation_s),
-        mins(s.time_to_recovery_s),
-        s.failed_logical_requests,
-        s.duplicate_writes,
-        s.minutes_over_objective
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn briefings_are_reflowed_by_paragraph() {
-        assert_eq!(reflow("a b\nc\n\nd\ne\n"), "a b c\n\nd e");
-    }
-
-    #[test]
-    fn simulated_second_zero_is_the_scenario_start_today() {
-        let today = DateTime::parse_from_rfc3339("2026-07-17T12:00:00Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let e = epoch("06:40", chrono_tz::Europe::London, today);
-        assert_eq!(e.to_rfc3339(), "2026-07-17T05:40:00+00:00");
-        assert_eq!(at(e, 1200.0).to_rfc3339(), "2026-07-17T06:00:00+00:00");
-    }
 }

@@ -177,7 +177,7 @@ pub struct PlanView {
 /// a flapping value does not flood the timeline.
 /// The console watches its panels by the recorder's rule: one rule for both.
 fn detector(p: &crate::config::PanelConfig) -> crate::incident::crossing::Detector {
-    crate::incident::crossing::Detector::new(crate::record::panels::rule(p))
+    crate::incident::crossing::Detector::new(crate::recorder::panel_watch::rule(p))
 }
 
 impl Model {

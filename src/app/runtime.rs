@@ -23,9 +23,6 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 
-/// When the process started, for the start-to-first-frame figure (set by `main`).
-pub static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-
 /// Shortest time between two frames (the render cap).
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// The slow tick: clocks, staleness ages, refresh scheduling.
@@ -33,43 +30,27 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// No query task outlives this, whatever the source's own timeout says.
 pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
 
-/// `warroom open`: load the config, connect the source, open or continue the incident, run
-/// the console.
+/// `warroom open`: the console on the config's Prometheus, recording the incident `lock`
+/// takes. `lock` is called once the fallible setup is done (the source, the alert intake), so a
+/// bad URL never costs a recorder its lock.
 pub async fn open(
-    config_path: Option<&Path>,
-    data_dir: &Path,
-    args: crate::cli::OpenArgs,
+    config: Config,
+    store: &crate::incident::Store,
+    header: crate::incident::open::Header,
+    lock: impl FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>,
 ) -> color_eyre::Result<ExitCode> {
-    let mut config = Config::load(config_path)?;
-    if let Some(url) = args.prometheus {
-        config.prometheus.url = Some(url.trim_end_matches('/').to_string());
-    }
     let source = crate::metrics::from_config::from_config(&config)?;
-    let requested = args.theme.as_deref().unwrap_or(&config.theme).to_string();
-    let (theme, warning) = Theme::resolve(&requested, std::env::var_os("NO_COLOR").is_some());
+    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(WallClock);
     let mut model = Model::new(&config, theme, source.describe(), clock.now());
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
-    // Checked before the incident is opened, so a bad URL never costs a recorder its lock.
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
-    let header = crate::incident::open::Header {
-        title: args.title,
-        severity: args.severity.as_deref().map(str::parse).transpose()?,
-    };
-    let journal = open_incident(
-        &mut model,
-        data_dir,
-        args.incident.as_deref(),
-        header,
-        args.take_over,
-        None,
-    )
-    .await?;
+    let journal = open_incident(&mut model, lock(store)?, header, None).await?;
+    let data_dir = store.root();
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
-    let (github, warning) =
-        super::github::setup(&config, &crate::incident::Store::new(data_dir), id.as_ref())?;
+    let (github, warning) = super::github::setup(&config, store, id.as_ref())?;
     if let Some(w) = warning {
         model.notify(w, true, Some(30));
     }
@@ -102,23 +83,17 @@ pub(crate) fn export_setup(
     })
 }
 
-/// Start a new incident (or continue `id`), hold its lock through a journal writer, and put
-/// what it has recorded so far on the model's timeline. Its records are stamped by `clock` when
-/// given (a rehearsal's simulated time) instead of the wall clock.
+/// Start writing the incident `locked` holds, and put what it has recorded so far on the
+/// model's timeline. Its records are stamped by `clock` when given (a rehearsal's simulated
+/// time) instead of the wall clock.
 pub async fn open_incident(
     model: &mut Model,
-    data_dir: &Path,
-    id: Option<&str>,
+    locked: crate::incident::open::Locked,
     header: crate::incident::open::Header,
-    take_over: bool,
     clock: Option<Arc<dyn Clock>>,
 ) -> color_eyre::Result<crate::incident::JournalWriter> {
-    use crate::incident::open::{self, Which};
-    let store = crate::incident::Store::new(data_dir);
-    let which = id.map_or(Which::New(model.now), Which::Existing);
-    let (id, new) = open::resolve(&store, which)?;
-    let (incident, recovery) = crate::incident::cli::open_for_console(&store, &id, take_over)?;
-    let opened = open::begin(incident, recovery, new, header, &model.actor, clock).await?;
+    use crate::incident::open;
+    let opened = open::begin(locked, header, &model.actor, clock).await?;
     if let Some(torn) = &opened.torn {
         model.notify(
             format!("the journal's last record was torn and set aside ({torn:?})"),
@@ -134,7 +109,7 @@ pub async fn open_incident(
     // Crossings already recorded (by a recorder before a takeover, or an earlier console) are
     // where the detectors start, so they are not recorded twice.
     model.detectors = (model.panels.iter())
-        .map(|p| crate::record::panels::detector_from_journal(&p.config, &opened.records))
+        .map(|p| crate::recorder::panel_watch::detector_from_journal(&p.config, &opened.records))
         .collect();
     model.timeline = opened.records;
     Ok(opened.writer)
@@ -147,24 +122,24 @@ pub async fn run_terminal(
     services: Services,
     clock: Arc<dyn Clock>,
 ) -> color_eyre::Result<ExitCode> {
-    let mut terminal = ratatui::init();
+    let mut terminal = crate::tui::enter();
     let size = terminal.size().unwrap_or_default();
     let mut model = model;
     model.width = size.width;
     model.height = size.height;
     let journal = services.journal.clone();
-    let (input, suspend) = super::editor::input();
+    let (input, suspend) = crate::tui::editor::input();
     let result = event_loop_with(
         &mut terminal,
         model,
         services,
         clock.clone(),
         input,
-        sync_update,
+        crate::tui::synchronized,
         Some(suspend),
     )
     .await;
-    ratatui::restore();
+    crate::tui::restore();
     let model = result?;
     if let (Some(journal), Some(Quit::Signal(signal))) = (&journal, &model.quit) {
         // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
@@ -179,8 +154,7 @@ pub async fn run_terminal(
             .await;
     }
     Ok(match model.quit {
-        Some(Quit::Signal("SIGTERM")) => ExitCode::from(143),
-        Some(Quit::Signal(_)) => ExitCode::from(130),
+        Some(Quit::Signal(signal)) => crate::signals::exit_code(signal),
         _ => ExitCode::SUCCESS,
     })
 }
@@ -218,17 +192,6 @@ impl Services {
     }
 }
 
-/// Wrap a frame in a synchronized update so terminals over ssh show it whole, not torn.
-fn sync_update(begin: bool) {
-    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-    let mut out = std::io::stdout();
-    let _ = if begin {
-        crossterm::execute!(out, BeginSynchronizedUpdate)
-    } else {
-        crossterm::execute!(out, EndSynchronizedUpdate)
-    };
-}
-
 /// The event loop, generic over the backend and the input stream so tests can drive it.
 /// Returns the final model.
 pub async fn event_loop<B, S>(
@@ -256,7 +219,7 @@ pub async fn event_loop_with<B, S>(
     clock: Arc<dyn Clock>,
     mut input: S,
     sync: fn(bool),
-    mut editor: Option<super::editor::Suspend>,
+    mut editor: Option<crate::tui::editor::Suspend>,
 ) -> color_eyre::Result<Model>
 where
     B: Backend,
@@ -286,7 +249,7 @@ where
     }
     if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
         let (report, alive) = (tx.clone(), tx.clone());
-        tokio::spawn(super::demo::record_faults(
+        tokio::spawn(crate::rehearsal::faults::record_faults(
             sim,
             journal,
             move |r| {
@@ -313,13 +276,8 @@ where
                     .map_err(|e| eyre!("drawing failed: {e}"))?;
                 sync(false);
                 model.dirty = false;
-                if last_draw.is_none()
-                    && let Some(started) = STARTED.get()
-                {
-                    tracing::info!(
-                        micros = started.elapsed().as_micros() as u64,
-                        "first frame drawn"
-                    );
+                if last_draw.is_none() {
+                    crate::tui::first_frame("console");
                 }
                 last_draw = Some(Instant::now());
             }

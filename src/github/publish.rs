@@ -30,15 +30,6 @@ pub enum Target {
     Issue,
 }
 
-impl From<crate::cli::PublishAs> for Target {
-    fn from(p: crate::cli::PublishAs) -> Self {
-        match p {
-            crate::cli::PublishAs::Pr => Target::Pr,
-            crate::cli::PublishAs::Issue => Target::Issue,
-        }
-    }
-}
-
 /// The outbox keys of the postmortem as a pull request and as an issue.
 pub const PR_KEY: &str = "postmortem-pr";
 pub const ISSUE_KEY: &str = "postmortem";

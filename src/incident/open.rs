@@ -7,11 +7,13 @@
 use super::event::{Event, Source};
 use super::journal::{Recovery, TornTail};
 use super::record::Record;
-use super::store::{IncidentId, OpenIncident, Store, StoreError};
+use super::store::{IncidentId, OpenIncident, Role, Store, StoreError};
 use super::vocabulary::Severity;
 use super::writer::{JournalWriter, WriteError};
+use crate::backoff::Backoff;
 use crate::clock::SharedClock;
 use chrono::{DateTime, Utc};
+use std::time::{Duration, Instant};
 
 /// The title of an incident opened without one.
 pub const UNTITLED: &str = "Untitled incident";
@@ -32,6 +34,14 @@ pub struct Header {
     pub title: Option<String>,
     /// A new incident's severity (default SEV-3), or a new severity for an existing one.
     pub severity: Option<Severity>,
+}
+
+/// An incident whose lock is held, its journal read, not yet written to.
+pub struct Locked {
+    pub incident: OpenIncident,
+    pub recovery: Recovery,
+    /// Whether it was created for this opening.
+    pub new: bool,
 }
 
 /// An incident open for writing.
@@ -74,18 +84,31 @@ pub fn resolve(store: &Store, which: Which<'_>) -> Result<(IncidentId, bool), St
     }
 }
 
-/// Start writing `incident` (already locked by the caller, its journal read into `recovery`):
-/// stamp its records by `clock` when given (a rehearsal's simulated time), start its writer,
-/// and record the header `actor` asked for.
+/// Find or create `which` and take its lock as `role` (no takeover: a holder is an error that
+/// says who it is).
+pub fn lock(store: &Store, which: Which<'_>, role: Role) -> Result<Locked, StoreError> {
+    let (id, new) = resolve(store, which)?;
+    let (incident, recovery) = store.open_incident(&id, role)?;
+    Ok(Locked {
+        incident,
+        recovery,
+        new,
+    })
+}
+
+/// Start writing a locked incident: stamp its records by `clock` when given (a rehearsal's
+/// simulated time), start its writer, and record the header `actor` asked for.
 pub async fn begin(
-    incident: OpenIncident,
-    recovery: Recovery,
-    new: bool,
+    locked: Locked,
     header: Header,
     actor: &str,
     clock: Option<SharedClock>,
 ) -> Result<Opened, OpenError> {
-    let mut incident = incident;
+    let Locked {
+        mut incident,
+        recovery,
+        new,
+    } = locked;
     if let Some(clock) = clock {
         incident.journal.set_clock(clock);
     }
@@ -123,25 +146,52 @@ pub async fn begin(
     })
 }
 
+/// Locks and opens an incident for `role`. Another short `warroom incident` command holding
+/// the lock is waited for (a few seconds at most, with backoff); a console or recorder is not.
+pub fn open_waiting(
+    store: &Store,
+    id: &IncidentId,
+    role: Role,
+) -> Result<(OpenIncident, Recovery), StoreError> {
+    let backoff = Backoff {
+        base: Duration::from_millis(10),
+        cap: Duration::from_millis(250),
+        max_attempts: 30,
+    };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut rng = rand::rng();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match store.open_incident(id, role) {
+            Err(StoreError::Held { holder, .. })
+                if (holder.role == Role::Cli || holder.pid == 0)
+                    && backoff.may_retry(attempts)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(backoff.delay(attempts - 1, &mut rng));
+            }
+            other => return other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::incident::store::Role;
 
     #[tokio::test]
     async fn a_new_incident_records_its_header_and_a_continued_one_only_what_changed() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path());
-        let (id, new) = resolve(&store, Which::New(Utc::now())).unwrap();
-        assert!(new);
-        let (incident, recovery) = store.open_incident(&id, Role::Console).unwrap();
+        let locked = lock(&store, Which::New(Utc::now()), Role::Console).unwrap();
+        assert!(locked.new);
         let header = Header {
             title: Some("Pools full".into()),
             severity: None,
         };
-        let opened = begin(incident, recovery, true, header, "ana", None)
-            .await
-            .unwrap();
+        let opened = begin(locked, header, "ana", None).await.unwrap();
+        let id = opened.id.clone();
         assert_eq!(opened.records.len(), 1);
         assert!(matches!(
             &opened.records[0].kind,
@@ -150,25 +200,23 @@ mod tests {
         assert_eq!(opened.records[0].actor, "ana");
         drop(opened);
 
-        let (again, new) = resolve(&store, Which::Existing(&id.to_string())).unwrap();
-        assert!(!new);
+        let again = id.to_string();
         // The first writer's thread lets go of the lock a moment after its last handle is gone.
-        let mut reopened = store.open_incident(&again, Role::Console);
+        let mut reopened = lock(&store, Which::Existing(&again), Role::Console);
         for _ in 0..200 {
             if reopened.is_ok() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
-            reopened = store.open_incident(&again, Role::Console);
+            reopened = lock(&store, Which::Existing(&again), Role::Console);
         }
-        let (incident, recovery) = reopened.unwrap();
+        let locked = reopened.unwrap();
+        assert!(!locked.new);
         let header = Header {
             title: None,
             severity: Some(Severity::Sev1),
         };
-        let opened = begin(incident, recovery, false, header, "bo", None)
-            .await
-            .unwrap();
+        let opened = begin(locked, header, "bo", None).await.unwrap();
         let kinds: Vec<_> = opened.records.iter().map(|r| &r.kind).collect();
         assert_eq!(kinds.len(), 2, "{kinds:?}");
         assert!(matches!(

@@ -11,24 +11,12 @@ pub const SPEEDS: [f64; 12] = [
 /// The default speed: a two-hour incident plays in two minutes.
 pub const DEFAULT_SPEED: f64 = 60.0;
 /// The slowest and fastest speed `--speed` accepts.
-pub const MIN_SPEED: f64 = 0.1;
-pub const MAX_SPEED: f64 = 7200.0;
-
-/// Why a speed is refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error(
-    "--speed \"{0}\" is not a speed: give replay seconds per wall second between {MIN_SPEED} and \
-     {MAX_SPEED} (60 plays a two-hour incident in two minutes)"
-)]
-pub struct BadSpeed(pub f64);
+pub const MIN_SPEED: f64 = crate::clock::REPLAY_SPEED.min;
+pub const MAX_SPEED: f64 = crate::clock::REPLAY_SPEED.max;
 
 /// Checks a speed given on the command line.
-pub fn check_speed(speed: f64) -> Result<f64, BadSpeed> {
-    if speed.is_finite() && (MIN_SPEED..=MAX_SPEED).contains(&speed) {
-        Ok(speed)
-    } else {
-        Err(BadSpeed(speed))
-    }
+pub fn check_speed(speed: f64) -> Result<f64, crate::clock::BadSpeed> {
+    crate::clock::check_speed(speed, crate::clock::REPLAY_SPEED)
 }
 
 /// Where the replay is, how fast it moves, and whether it moves.

@@ -14,21 +14,7 @@ pub fn draw(frame: &mut Frame, replay: &Replay) {
     let model = replay.model();
     let t = &model.theme;
     if area.width < layout::MIN_WIDTH || area.height < layout::MIN_HEIGHT {
-        let text = vec![
-            Line::styled("Terminal too small", t.warn),
-            Line::styled(
-                format!(
-                    "need {}×{}, have {}×{}",
-                    layout::MIN_WIDTH,
-                    layout::MIN_HEIGHT,
-                    area.width,
-                    area.height
-                ),
-                t.text,
-            ),
-            Line::styled("enlarge the window to see the replay", t.muted),
-        ];
-        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+        crate::ui::too_small(frame, area, t, "enlarge the window to see the replay");
         return;
     }
     crate::ui::view(frame, model);

@@ -4,7 +4,7 @@ use super::record::{RecordError, RunEvent, RunRecord, RunSink, StepOutcome};
 use std::io::Write;
 
 /// Prints one progress line per transition.
-pub(super) struct Progress;
+pub struct Progress;
 
 impl RunSink for Progress {
     fn record(&self, r: &RunRecord) -> Result<(), RecordError> {

@@ -1,24 +1,23 @@
 //! `warroom publish ID [--repo OWNER/NAME] [--as pr|issue] [--dry-run]`.
 
-use super::client::{Github, load_token};
-use super::deliver::queue_and_deliver;
-use super::outbox::Outbox;
-use super::plan;
-use super::publication::Publication;
-use super::publish::Target;
-use super::timer::WallTimer;
-use crate::cli::PublishArgs;
-use crate::config::{Config, RepoName};
-use crate::incident::store::Store;
+use super::Context;
+use crate::cli::{PublishArgs, PublishAs};
+use crate::config::RepoName;
+use crate::github::client::{Github, load_token};
+use crate::github::deliver::queue_and_deliver;
+use crate::github::outbox::Outbox;
+use crate::github::plan;
+use crate::github::publication::Publication;
+use crate::github::publish::Target;
+use crate::github::timer::WallTimer;
 use color_eyre::eyre::{Result, eyre};
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Runs `warroom publish`.
-pub async fn run(args: PublishArgs, config: Option<&Path>, data_dir: &Path) -> Result<ExitCode> {
-    let cfg = Config::load(config)?;
+pub async fn run(ctx: &Context, args: PublishArgs) -> Result<ExitCode> {
+    let cfg = ctx.config()?;
     let gh_cfg = cfg.github.clone().unwrap_or_default();
     let repo: RepoName = match (&args.repo, &gh_cfg.postmortems) {
         (Some(r), _) => r.parse().map_err(|m: String| eyre!("--repo: {m}"))?,
@@ -30,10 +29,13 @@ pub async fn run(args: PublishArgs, config: Option<&Path>, data_dir: &Path) -> R
             ));
         }
     };
-    let store = Store::new(data_dir);
+    let store = ctx.store.clone();
     let id = store.find(&args.id)?;
     let publication = Publication::load(&store, &id)?;
-    let target = Target::from(args.publish_as);
+    let target = match args.publish_as {
+        PublishAs::Pr => Target::Pr,
+        PublishAs::Issue => Target::Issue,
+    };
     let mut out = std::io::stdout().lock();
     if args.dry_run {
         let known = Outbox::new(&store.dir(&id)).known(&repo.to_string())?;

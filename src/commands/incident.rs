@@ -2,32 +2,25 @@
 //! can write to the timeline. Each writing command takes the incident's lock briefly, appends
 //! one record (synced), and releases the lock.
 
-mod takeover;
-
-pub use takeover::open_for_console;
-
-use super::event::{Event, Priority, Severity, Source, Status};
-use super::record::Record;
-use super::store::{IncidentId, OpenIncident, Store, StoreError};
-use super::summary::summarize;
-use super::timeline::{format_time, render_table};
-use crate::backoff::Backoff;
+use super::Context;
 use crate::cli::IncidentCmd;
+use crate::incident::event::{Event, Priority, Severity, Source, Status};
+use crate::incident::open::open_waiting;
+use crate::incident::record::Record;
+use crate::incident::store::{IncidentId, OpenIncident, Role, Store};
+use crate::incident::summary::summarize;
+use crate::incident::timeline::{format_time, render_table};
 use crate::sanitize;
 use chrono::{NaiveDate, Utc};
 use chrono_tz::Tz;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::io::Write;
-use std::path::Path;
-use std::time::{Duration, Instant};
-
-/// The lock role of these commands: they hold it for milliseconds.
-const ROLE: super::store::Role = super::store::Role::Cli;
+use std::process::ExitCode;
 
 /// The timezone times are shown in: the config's `timezone`. A config that cannot be read
 /// does not stop an incident from being fed: it is reported and times are shown in UTC.
-fn timezone(config: Option<&Path>) -> Tz {
-    match crate::config::Config::load(config) {
+fn timezone(ctx: &Context) -> Tz {
+    match ctx.config() {
         Ok(c) => c.timezone,
         Err(e) => {
             eprintln!("warning: {e}\nwarning: times are shown in UTC");
@@ -37,9 +30,9 @@ fn timezone(config: Option<&Path>) -> Tz {
 }
 
 /// Runs one `incident` subcommand.
-pub fn run(cmd: IncidentCmd, config: Option<&Path>, data_dir: &Path) -> Result<()> {
-    let store = Store::new(data_dir);
-    let tz = timezone(config);
+pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
+    let store = ctx.store.clone();
+    let tz = timezone(ctx);
     let mut out = std::io::stdout().lock();
     match cmd {
         IncidentCmd::New { title, severity } => {
@@ -127,42 +120,12 @@ pub fn run(cmd: IncidentCmd, config: Option<&Path>, data_dir: &Path) -> Result<(
         }
         IncidentCmd::Stress { id, count } => stress(&store, &id, count, &mut out)?,
     }
-    Ok(())
-}
-
-/// Locks and opens an incident for `role`. Another short `incident` command holding the lock
-/// is waited for (a few seconds at most, with backoff); a console or recorder is not.
-pub fn open_waiting(
-    store: &Store,
-    id: &IncidentId,
-    role: super::store::Role,
-) -> std::result::Result<(OpenIncident, super::Recovery), StoreError> {
-    let backoff = Backoff {
-        base: Duration::from_millis(10),
-        cap: Duration::from_millis(250),
-        max_attempts: 30,
-    };
-    let deadline = Instant::now() + Duration::from_secs(3);
-    let mut rng = rand::rng();
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        match store.open_incident(id, role) {
-            Err(StoreError::Held { holder, .. })
-                if (holder.role == ROLE || holder.pid == 0)
-                    && backoff.may_retry(attempts)
-                    && Instant::now() < deadline =>
-            {
-                std::thread::sleep(backoff.delay(attempts - 1, &mut rng));
-            }
-            other => return other,
-        }
-    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// [`open_waiting`] for these commands, saying so when a torn tail was cut off.
-fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery)> {
-    let (incident, recovery) = open_waiting(store, id, ROLE)?;
+fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, crate::incident::Recovery)> {
+    let (incident, recovery) = open_waiting(store, id, Role::Cli)?;
     if let Some(torn) = &recovery.torn {
         eprintln!(
             "warning: the journal's last line ({} bytes at line {}) was torn ({}); it \
@@ -182,7 +145,7 @@ fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, super::Recovery
 fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
     incident
         .journal
-        .append(Source::Operator, &super::actor::current(), event)
+        .append(Source::Operator, &crate::incident::actor::current(), event)
         .wrap_err_with(|| format!("incident \"{}\": nothing was recorded", incident.id))
 }
 
@@ -321,7 +284,7 @@ fn show(store: &Store, id: &str, tz: Tz, out: &mut impl Write) -> Result<()> {
 /// record is synced. Whatever it printed must survive a `kill -9` at any moment.
 fn stress(store: &Store, id: &str, count: u64, out: &mut impl Write) -> Result<()> {
     let found = store.find(id)?;
-    let (mut incident, _) = store.open_incident(&found, super::store::Role::Stress)?;
+    let (mut incident, _) = store.open_incident(&found, Role::Stress)?;
     for i in 0..count {
         let record = incident.journal.append(
             Source::Sim,

@@ -1,113 +1,112 @@
-//! `warroom runbook list | check | plan | run`: the headless face of the runbook domain.
+//! `warroom runbook list | check | plan | run`: the headless face of the runbook domain. Every
+//! subcommand finds runbooks where the console does ([`crate::runbook::catalog`]): the
+//! shipped ones, then the XDG config dir's, the config's `[runbooks] dir`, `./runbooks/` and
+//! `--runbooks DIR`.
 
-use super::executor::Control;
-use super::journal::{JournalIntents, JournalSink};
-use super::load::{self, Loaded};
-use super::model::{Runbook, StepKind};
-use super::operator::{AssumeYes, LineOperator, Operator};
-use super::progress::Progress;
-use super::record::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
-use super::{plan, vars};
+use super::{Context, EXIT_USAGE};
 use crate::cli::{RunbookCmd, RunbookDirArgs};
+use crate::config::Config;
 use crate::incident::event::{RunRef, Source};
 use crate::incident::writer::JournalWriter;
+use crate::runbook::catalog::{self, Catalog, Origin};
+use crate::runbook::executor::Control;
+use crate::runbook::journal::{JournalIntents, JournalSink};
+use crate::runbook::load::{self, Loaded};
+use crate::runbook::model::{Runbook, StepKind};
+use crate::runbook::operator::{AssumeYes, LineOperator, Operator};
+use crate::runbook::progress::Progress;
+use crate::runbook::record::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
+use crate::runbook::{plan, vars};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// Exit status when runbooks do not load or arguments are wrong.
-pub const EXIT_USAGE: u8 = 2;
+/// Every runbook this command line can see: shipped, then the directories in search order.
+fn catalog_of(d: &RunbookDirArgs, config: &Config) -> Catalog {
+    let dirs = catalog::search_dirs(config.runbook_dir.as_deref(), d.runbooks.as_deref());
+    catalog::load_catalog(&dirs)
+}
 
-/// `--runbooks`, else `./runbooks` when it exists, else the config's `[runbooks] dir`.
-fn dir_of(d: &RunbookDirArgs, config: Option<&Path>) -> PathBuf {
-    let here = PathBuf::from("runbooks");
-    if let Some(dir) = &d.runbooks {
-        return dir.clone();
+/// What `check` checks without files: `--runbooks DIR` alone, else every searched directory
+/// (the shipped runbooks are checked when warroom is built).
+fn check_dirs(d: &RunbookDirArgs, config: &Config) -> Result<Loaded, String> {
+    let dirs = match &d.runbooks {
+        Some(dir) => vec![dir.clone()],
+        None => catalog::search_dirs(config.runbook_dir.as_deref(), None),
+    };
+    let mut all = Loaded::default();
+    for dir in dirs {
+        let loaded = load::load_dir(&dir).map_err(|e| {
+            format!(
+                "cannot read the runbook directory \"{}\": {e}; pass --runbooks DIR or set [runbooks] dir in warroom.toml",
+                dir.display()
+            )
+        })?;
+        all.runbooks.extend(loaded.runbooks);
+        all.broken.extend(loaded.broken);
     }
-    if here.is_dir() {
-        return here;
+    Ok(all)
+}
+
+fn not_found(catalog: &Catalog, name: &str) -> String {
+    if let Some((file, error)) = catalog.broken(name) {
+        return format!("runbook \"{file}\" does not load:\n{error}");
     }
-    crate::config::Config::load(config)
-        .ok()
-        .and_then(|c| c.runbook_dir)
-        .unwrap_or(here)
-}
-
-fn load_dir(d: &RunbookDirArgs, config: Option<&Path>) -> Result<Loaded, String> {
-    let dir = dir_of(d, config);
-    load::load_dir(&dir).map_err(|e| {
-        format!(
-            "cannot read the runbook directory \"{}\": {e}; pass --runbooks DIR or set [runbooks] dir in warroom.toml",
-            dir.display()
-        )
-    })
-}
-
-fn find<'a>(loaded: &'a Loaded, name: &str) -> Option<&'a Runbook> {
-    loaded.runbooks.iter().find(|r| r.name == name).or_else(|| {
-        loaded
-            .runbooks
-            .iter()
-            .find(|r| r.file.file_stem().is_some_and(|s| s == name))
-    })
-}
-
-fn not_found(loaded: &Loaded, name: &str) -> String {
-    let mut msg = format!(
+    format!(
         "no runbook named \"{}\"; available: {}",
         crate::sanitize::line(name),
-        loaded
-            .runbooks
-            .iter()
+        catalog
+            .runbooks()
             .map(|r| r.name.as_str())
             .collect::<Vec<_>>()
             .join(", ")
-    );
-    if let Some((f, d)) = loaded
-        .broken
-        .iter()
-        .find(|(f, _)| f.file_stem().is_some_and(|s| s == name))
-    {
-        msg = format!("runbook \"{}\" does not load:\n{d}", f.display());
-    }
-    msg
+    )
 }
 
 /// Run a `runbook` subcommand.
-pub async fn run(
-    cmd: RunbookCmd,
-    config: Option<&Path>,
-    data_dir: &Path,
-) -> color_eyre::Result<ExitCode> {
+pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode> {
+    let config = ctx.config_or_default();
     let mut out = std::io::stdout().lock();
     match cmd {
         RunbookCmd::List(d) => {
-            let loaded = match load_dir(&d, config) {
-                Ok(l) => l,
-                Err(e) => return usage(&e),
-            };
-            for r in &loaded.runbooks {
-                let first = r.description.lines().next().unwrap_or("");
-                let mutating = r.steps.iter().filter(|s| s.mutating).count();
-                writeln!(
-                    out,
-                    "{:<20} {} steps ({mutating} mutating)  {}",
-                    r.name,
-                    r.steps.len(),
-                    crate::sanitize::line(first)
-                )?;
+            let catalog = catalog_of(&d, &config);
+            for e in &catalog.entries {
+                match e {
+                    catalog::Entry::Ready(r) => {
+                        let first = r.description.lines().next().unwrap_or("");
+                        let mutating = r.steps.iter().filter(|s| s.mutating).count();
+                        writeln!(
+                            out,
+                            "{:<28} {:>2} steps ({mutating} mutating)  {}  [{}]",
+                            r.name,
+                            r.steps.len(),
+                            crate::sanitize::line(first),
+                            catalog::origin(r)
+                        )?;
+                    }
+                    catalog::Entry::Broken { file, error } => {
+                        let head = error.lines().next().unwrap_or_default();
+                        writeln!(out, "BROKEN {}  {head}", crate::sanitize::line(file))?;
+                    }
+                }
             }
-            for (f, d) in &loaded.broken {
-                let head = d.0.first().map(|x| x.headline()).unwrap_or_default();
-                writeln!(out, "BROKEN {}  {head}", f.display())?;
+            for (name, replaced) in &catalog.replaced {
+                if *replaced == Origin::Shipped {
+                    writeln!(
+                        out,
+                        "note: {name} is your own; it replaces the built-in one"
+                    )?;
+                } else {
+                    writeln!(out, "note: {name} replaces the one in {replaced}")?;
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
         RunbookCmd::Check { files, dir } => {
             let loaded = if files.is_empty() {
-                match load_dir(&dir, config) {
+                match check_dirs(&dir, &config) {
                     Ok(l) => l,
                     Err(e) => return usage(&e),
                 }
@@ -118,9 +117,9 @@ pub async fn run(
                 writeln!(out, "{d}")?;
             }
             // A config variable no runbook declares is likely a typo: said, not fatal.
-            if let Ok(cfg) = crate::config::Config::load(config) {
-                for name in crate::config::runbooks::undeclared(&cfg.runbook_vars, &loaded.runbooks)
-                {
+            if let Ok(cfg) = ctx.config() {
+                let every: Vec<Runbook> = catalog_of(&dir, cfg).runbooks().cloned().collect();
+                for name in crate::config::runbooks::undeclared(&cfg.runbook_vars, &every) {
                     writeln!(
                         out,
                         "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
@@ -140,20 +139,17 @@ pub async fn run(
             })
         }
         RunbookCmd::Plan { name, dir, vars } => {
-            let loaded = match load_dir(&dir, config) {
-                Ok(l) => l,
-                Err(e) => return usage(&e),
+            let catalog = catalog_of(&dir, &config);
+            let Some(rb) = catalog.find(&name) else {
+                return usage(&not_found(&catalog, &name));
             };
-            let Some(rb) = find(&loaded, &name) else {
-                return usage(&not_found(&loaded, &name));
-            };
-            let resolved = match resolve_with_config(rb, &vars, config) {
+            let resolved = match crate::config::runbooks::resolve(&config, rb, &vars) {
                 Ok(v) => v,
                 Err(e) => return usage(&e),
             };
-            let rb = &match load::bind(rb, &resolved.values) {
+            let rb = &match bind(rb, &resolved) {
                 Ok(b) => b,
-                Err(d) => return usage(&d.to_string()),
+                Err(e) => return usage(&e),
             };
             let backoff = crate::backoff::Backoff::default();
             write!(
@@ -181,19 +177,19 @@ pub async fn run(
                 prometheus,
                 resume,
             };
-            run_one(name, dir, vars, opts, config, data_dir).await
+            let config = match ctx.config() {
+                Ok(c) => c,
+                Err(e) => return usage(&e.to_string()),
+            };
+            run_one(name, dir, vars, opts, config, &ctx.data_dir).await
         }
     }
 }
 
-/// `rb`'s variables with the config's `[runbooks.vars]` under `--var`.
-fn resolve_with_config(
-    rb: &Runbook,
-    cli: &[String],
-    config: Option<&Path>,
-) -> Result<vars::Resolved, String> {
-    let cfg = crate::config::Config::load(config).map_err(|e| e.to_string())?;
-    crate::config::runbooks::resolve(&cfg, rb, cli)
+/// `rb` with the duration fields that name a variable set from the run's values.
+fn bind(rb: &Runbook, resolved: &vars::Resolved) -> Result<Runbook, String> {
+    let text = catalog::text(rb)?;
+    load::bind_text(rb, &text, &resolved.values).map_err(|d| d.to_string())
 }
 
 fn usage(msg: &str) -> color_eyre::Result<ExitCode> {
@@ -214,7 +210,7 @@ async fn run_one(
     dir: RunbookDirArgs,
     overrides: Vec<String>,
     opts: RunOpts,
-    config: Option<&Path>,
+    config: &Config,
     data_dir: &Path,
 ) -> color_eyre::Result<ExitCode> {
     let RunOpts {
@@ -224,26 +220,25 @@ async fn run_one(
         prometheus,
         resume,
     } = opts;
-    let loaded = match load_dir(&dir, config) {
-        Ok(l) => l,
-        Err(e) => return usage(&e),
+    let catalog = catalog_of(&dir, config);
+    let Some(rb) = catalog.find(&name) else {
+        return usage(&not_found(&catalog, &name));
     };
-    let Some(rb) = find(&loaded, &name) else {
-        return usage(&not_found(&loaded, &name));
-    };
-    let resolved = match resolve_with_config(rb, &overrides, config) {
+    let resolved = match crate::config::runbooks::resolve(config, rb, &overrides) {
         Ok(v) => v,
         Err(e) => return usage(&e),
     };
     // Durations that name a variable take the run's value.
-    let bound = match load::bind(rb, &resolved.values) {
+    let bound = match bind(rb, &resolved) {
         Ok(b) => b,
-        Err(d) => return usage(&d.to_string()),
+        Err(e) => return usage(&e),
     };
     let rb = &bound;
-    let source = match metrics_source(config, prometheus) {
+    // `--prometheus` is already in the config (the context applied it).
+    let _ = prometheus;
+    let source = match crate::metrics::from_config::optional(config) {
         Ok(s) => s,
-        Err(e) => return usage(&e),
+        Err(e) => return usage(&e.to_string()),
     };
     let needs_source = rb.steps.iter().any(|s| {
         matches!(
@@ -272,7 +267,7 @@ async fn run_one(
     let resume = match resume {
         Some(id) if id.is_empty() => {
             let last = journal.as_ref().and_then(|(_, records)| {
-                super::journal::unfinished_runs(records)
+                crate::runbook::journal::unfinished_runs(records)
                     .into_iter()
                     .rev()
                     .find(|r| r.runbook == rb.name)
@@ -309,14 +304,14 @@ async fn run_one(
     // The plan first, always: the operator sees every request and command before anything runs.
     let mut targets = BTreeMap::new();
     if let Some(src) = &source {
-        let probe = super::launch::executor(
+        let probe = crate::runbook::launch::executor(
             rb,
             resolved.clone(),
             Some(src.clone()),
             &run_id,
             Arc::new(crate::clock::WallClock),
         )?;
-        targets = super::launch::probe_targets(&probe).await;
+        targets = crate::runbook::launch::probe_targets(&probe).await;
     }
     print!("{}", plan::render(rb, &resolved, &targets, &backoff));
     println!();
@@ -368,7 +363,7 @@ async fn run_one(
         }
         let _ = control_tx.send(Control::Abort);
     });
-    let mut exec = super::launch::executor(
+    let mut exec = crate::runbook::launch::executor(
         rb,
         resolved,
         source,
@@ -385,25 +380,6 @@ async fn run_one(
         println!("dry run: nothing was sent and nothing was started");
     }
     Ok(ExitCode::from(outcome.exit_code()))
-}
-
-/// The dashboard's Prometheus client, with the config's auth, headers and deadline: gates and
-/// target queries go through the same client (and the same response-size limits) as panels.
-/// `--prometheus` overrides the config's URL; with neither there is no source.
-fn metrics_source(
-    config: Option<&Path>,
-    prometheus: Option<String>,
-) -> Result<Option<Arc<dyn crate::metrics::Source>>, String> {
-    let mut cfg = crate::config::Config::load(config).map_err(|e| e.to_string())?;
-    if let Some(url) = prometheus {
-        cfg.prometheus.url = Some(url.trim_end_matches('/').to_string());
-    }
-    if cfg.prometheus.url.is_none() {
-        return Ok(None);
-    }
-    crate::metrics::from_config::from_config(&cfg)
-        .map(Some)
-        .map_err(|e| e.to_string())
 }
 
 /// The incident's journal, locked for this run, with the records it already holds.
@@ -439,14 +415,14 @@ async fn resume_at(
         return Err(format!("\"{}\" is not a run id", crate::sanitize::line(id)));
     }
     let records = match journal {
-        Some((_, records)) => super::journal::run_records(records, id),
+        Some((_, records)) => crate::runbook::journal::run_records(records, id),
         None => {
             let path = runs.join(format!("{id}.jsonl"));
-            super::resume::read_records(&path)
+            crate::runbook::resume::read_records(&path)
                 .map_err(|e| format!("cannot read run \"{}\": {e}", path.display()))?
         }
     };
-    let p = super::resume::resume_point(rb, &records).map_err(|e| e.to_string())?;
+    let p = crate::runbook::resume::resume_point(rb, &records).map_err(|e| e.to_string())?;
     let Some(step) = &p.in_doubt else {
         return Ok(Some(p.next_step));
     };
@@ -462,8 +438,8 @@ async fn resume_at(
         )
         .await;
     Ok(match d {
-        super::batch::Decision::Retry => Some(at),
-        super::batch::Decision::Continue => Some(at + 1),
-        super::batch::Decision::Abort => None,
+        crate::runbook::batch::Decision::Retry => Some(at),
+        crate::runbook::batch::Decision::Continue => Some(at + 1),
+        crate::runbook::batch::Decision::Abort => None,
     })
 }

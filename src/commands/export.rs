@@ -2,29 +2,21 @@
 //! [--prometheus URL]`: takes the panel snapshots first if the incident has none and a
 //! Prometheus is known, then writes the export and prints the files and the lint.
 
-use super::{ExportOptions, Format, capture_missing, export};
+use super::Context;
 use crate::cli::{ExportArgs, ExportFormat};
-use crate::config::Config;
-use crate::incident::Store;
-use std::path::Path;
+use crate::postmortem::{ExportOptions, Format, capture_missing, export};
 use std::process::ExitCode;
 
 /// Run `warroom export`.
-pub async fn run(
-    args: ExportArgs,
-    config_path: Option<&Path>,
-    data_dir: &Path,
-) -> color_eyre::Result<ExitCode> {
-    let mut config = Config::load(config_path)?;
-    let store = Store::new(data_dir);
+pub async fn run(ctx: &Context, args: ExportArgs) -> color_eyre::Result<ExitCode> {
+    // `--prometheus` is already in the config (the context applied it).
+    let config = ctx.config()?;
+    let store = ctx.store.clone();
     let id = store.find(&args.id)?;
-    if let Some(url) = &args.prometheus {
-        config.prometheus.url = Some(url.trim_end_matches('/').to_string());
-    }
     if config.prometheus.url.is_some() {
         // A backend that cannot answer must not stop the draft: it is written without the
         // figures, and the lint says which are missing.
-        let captured = match crate::metrics::from_config::from_config(&config) {
+        let captured = match crate::metrics::from_config::from_config(config) {
             Ok(source) => capture_missing(&store, &id, source.as_ref(), &config.panels)
                 .await
                 .map_err(|e| e.to_string()),
@@ -50,7 +42,7 @@ pub async fn run(
     opts.out = args.out;
     opts.template = args.template;
     opts.gap_limit = chrono::Duration::from_std(args.gap_limit.unwrap_or(config.gap_limit))
-        .unwrap_or(super::DEFAULT_GAP_LIMIT);
+        .unwrap_or(crate::postmortem::DEFAULT_GAP_LIMIT);
     let report = tokio::task::spawn_blocking(move || export(&store, &id, &opts)).await??;
     for path in &report.written {
         println!("wrote {}", path.display());

@@ -1,15 +1,15 @@
-//! `warroom record ID`: the recording engine without a screen, so the timeline records itself
+//! The headless recorder (`warroom record ID`): the recording engine without a screen, so the timeline records itself
 //! even when nobody has the console open (for example on a server).
 //!
 //! It takes the incident's lock as `recorder` and runs up to three parts, each a task the
 //! console can spawn too, all writing through one [`JournalWriter`]: the panel watch
-//! ([`panels`]: the dashboard's queries, threshold crossings by the console's `Detector` rule),
+//! ([`panel_watch`]: the dashboard's queries, threshold crossings by the console's `Detector` rule),
 //! the alert intake ([`crate::alerts`]) and the GitHub changes intake
 //! ([`crate::github::intake`]). Each recorded event is one status line on stderr; logs go to
 //! the log file. SIGINT or SIGTERM (a console taking over sends one) stops both parts after
 //! the append in hand, records the interruption, and releases the lock.
 
-pub mod panels;
+pub mod panel_watch;
 
 use crate::alerts::{AlertIntake, AlertReport, source_name};
 use crate::config::Config;
@@ -18,8 +18,7 @@ use crate::incident::store::Store;
 use crate::incident::timeline::{describe, format_time};
 use crate::incident::{Event, JournalWriter, Record, Source};
 use color_eyre::eyre::{Result, WrapErr, bail};
-use panels::{PanelReport, PanelWatch};
-use std::path::Path;
+use panel_watch::{PanelReport, PanelWatch};
 use std::process::ExitCode;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -40,31 +39,18 @@ enum Report {
     Changes(ChangesReport),
 }
 
-/// Runs `warroom record`.
-pub async fn run(
-    config_path: Option<&Path>,
-    data_dir: &Path,
-    args: crate::cli::RecordArgs,
-) -> Result<ExitCode> {
+/// Record incident `id` with what `config` names (its Prometheus, Alertmanager and GitHub
+/// repositories) until SIGINT or SIGTERM.
+pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     // Signals first: a takeover's SIGTERM that arrives just after the lock is taken must stop
     // the recorder cleanly, not kill it mid-append.
     let mut signals = crate::signals::Signals::new();
-    let mut config = Config::load(config_path)?;
-    if let Some(url) = args.prometheus {
-        config.prometheus.url = Some(url.trim_end_matches('/').to_string());
-    }
-    if let Some(url) = args.alertmanager {
-        config.alertmanager = Some(url.trim_end_matches('/').to_string());
-    }
     let tz = config.timezone;
-    let store = Store::new(data_dir);
-    let id = store.find(&args.id)?;
-    let metrics = match config.prometheus.url {
-        Some(_) => Some(crate::metrics::from_config::from_config(&config)?),
-        None => None,
-    };
-    let intake = AlertIntake::from_config(&config)?;
-    let changes = changes_intake(&config)?;
+    let store = store.clone();
+    let id = store.find(id)?;
+    let metrics = crate::metrics::from_config::optional(config)?;
+    let intake = AlertIntake::from_config(config)?;
+    let changes = changes_intake(config)?;
     if metrics.is_none() && intake.is_none() && changes.is_none() {
         bail!(
             "nothing to record: no Prometheus, no Alertmanager and no GitHub repositories; pass \
@@ -72,7 +58,7 @@ pub async fn run(
              [alertmanager] url / [github] watch in warroom.toml"
         );
     }
-    let (incident, recovery) = crate::incident::cli::open_waiting(&store, &id, ROLE)?;
+    let (incident, recovery) = crate::incident::open::open_waiting(&store, &id, ROLE)?;
     if let Some(torn) = &recovery.torn {
         eprintln!(
             "warning: the journal's last line ({} bytes at line {}) was torn ({}); it was cut off \

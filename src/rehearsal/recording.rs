@@ -4,7 +4,7 @@
 //! the panel snapshots, so `warroom export` drafts its postmortem afterwards with no simulator
 //! or Prometheus left running.
 
-use super::Stage;
+use super::stage::Stage;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::incident::open::{self, Header, Which};
@@ -12,7 +12,7 @@ use crate::incident::store::{IncidentId, Store};
 use crate::incident::timeline::describe;
 use crate::incident::vocabulary::Severity;
 use crate::incident::{JournalWriter, Record};
-use crate::record::panels::{PanelReport, PanelWatch};
+use crate::recorder::panel_watch::{PanelReport, PanelWatch};
 use color_eyre::eyre::{Result, WrapErr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,10 +57,9 @@ impl Recording {
         let clock: SharedClock = Arc::new(stage.clock());
         let store = Store::new(data_dir);
         let which = id.map_or(Which::New(clock.now()), Which::Existing);
-        let (id, new) = open::resolve(&store, which)?;
-        let (incident, recovery) = store
-            .open_incident(&id, ROLE)
-            .wrap_err_with(|| format!("cannot record the rehearsal into incident {id}"))?;
+        let locked = open::lock(&store, which, ROLE)
+            .wrap_err("cannot record the rehearsal into its incident")?;
+        let new = locked.new;
         let header = Header {
             title: Some(format!("Rehearsal: {scenario}")),
             severity: Some(Severity::Sev2),
@@ -68,7 +67,7 @@ impl Recording {
         // Only a new incident takes the rehearsal's header.
         let header = if new { header } else { Header::default() };
         let actor = crate::incident::actor::current();
-        let opened = open::begin(incident, recovery, new, header, &actor, Some(clock)).await?;
+        let opened = open::begin(locked, header, &actor, Some(clock)).await?;
         let (id, writer, records) = (opened.id, opened.writer, opened.records);
         let (stop, stopped) = watch::channel(false);
         let tz = config.timezone;
@@ -107,7 +106,7 @@ impl Recording {
                 }
             }
         }));
-        parts.push(tokio::spawn(crate::app::demo::record_faults(
+        parts.push(tokio::spawn(super::faults::record_faults(
             stage.service.clone(),
             writer.clone(),
             move |r| match r {
@@ -141,7 +140,7 @@ impl Recording {
             &self.id,
             &stage.store,
             &config.panels,
-            crate::app::demo::SCRAPE_S,
+            super::stage::SCRAPE_S,
         );
         let written = match tokio::time::timeout(SNAPSHOT_WAIT, take).await {
             Ok(Ok(n)) => n,
@@ -160,8 +159,7 @@ impl Recording {
 
 /// One simulated scrape interval in wall time at `speed`, not below [`MIN_REFRESH`].
 fn scrape_wall(speed: f64) -> Duration {
-    Duration::from_secs_f64(crate::app::demo::SCRAPE_S / speed.max(f64::MIN_POSITIVE))
-        .max(MIN_REFRESH)
+    Duration::from_secs_f64(super::stage::SCRAPE_S / speed.max(f64::MIN_POSITIVE)).max(MIN_REFRESH)
 }
 
 /// A recorded event as a status line, stamped with its (simulated) time.

@@ -1,18 +1,45 @@
-//! The console's way into an incident a headless recorder holds: say who holds it, ask (or
-//! take `--take-over` as the answer), stop the recorder through the store's takeover, and
+//! `warroom open`: the console on a live Prometheus, recording a new incident or continuing
+//! one (`--incident ID`). When a headless recorder holds that incident, say who holds it, ask
+//! (or take `--take-over` as the answer), stop the recorder through the store's takeover, and
 //! record the takeover.
 
-use super::open_waiting;
+use super::Context;
+use crate::cli::OpenArgs;
 use crate::incident::event::{Event, Source};
+use crate::incident::open::{Header, Locked, Which, open_waiting, resolve};
 use crate::incident::store::{IncidentId, OpenIncident, Role, Store, StoreError};
 use color_eyre::eyre::{Result, WrapErr, bail};
 use std::io::Write;
+use std::process::ExitCode;
+
+/// Run `warroom open`.
+pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
+    let config = ctx.config()?.clone();
+    let header = Header {
+        title: args.title,
+        severity: args.severity.as_deref().map(str::parse).transpose()?,
+    };
+    let (incident, take_over) = (args.incident, args.take_over);
+    crate::app::runtime::open(config, &ctx.store, header, move |store| {
+        let which = incident
+            .as_deref()
+            .map_or(Which::New(chrono::Utc::now()), Which::Existing);
+        let (id, new) = resolve(store, which)?;
+        let (incident, recovery) = open_for_console(store, &id, take_over)?;
+        Ok(Locked {
+            incident,
+            recovery,
+            new,
+        })
+    })
+    .await
+}
 
 /// Opens `id` for the console. When a headless recorder holds it, says so and offers to take
 /// over: with `take_over` (`--take-over`) at once, otherwise after a yes on the terminal (never
 /// when stdin is not a terminal). The stop is recorded: the recorder records its interruption
 /// and the console a notice of the takeover.
-pub fn open_for_console(
+fn open_for_console(
     store: &Store,
     id: &IncidentId,
     take_over: bool,

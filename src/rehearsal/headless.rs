@@ -1,0 +1,311 @@
+//! `warroom gameday SCENARIO --headless`: a rehearsal with no one at the console. The stage
+//! runs at its speed, the rehearsal is recorded as an incident in simulated time
+//! ([`super::recording`]), the plays start at their moments ([`super::plays`]), a progress line
+//! goes to stderr every five simulated minutes, and at the end the report holds the score,
+//! each play's outcome and the simulator's own record.
+
+use super::clock::{at, epoch};
+use super::plays::{self, Play};
+use super::recording::Recording;
+use super::stage::{Scrape, Stage};
+use crate::runbook::executor::Control;
+use crate::runbook::record::RunOutcome;
+use crate::sim::Scenario;
+use chrono::{DateTime, NaiveTime, Utc};
+use color_eyre::eyre::eyre;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the headless loop looks at the simulated clock (wall time).
+const POLL: Duration = Duration::from_millis(50);
+/// Simulated seconds between two progress lines.
+const PROGRESS_S: f64 = 300.0;
+/// How long runbooks still running at the end get to record their interruption.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// What a headless rehearsal is asked to do (the command line's `gameday --headless`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub scenario: String,
+    pub seed: u64,
+    pub speed: f64,
+    /// `RUNBOOK@WHEN`, as given.
+    pub plays: Vec<String>,
+    /// How much simulated time to run, from five minutes before the first fault.
+    pub run_for: Option<Duration>,
+    pub listen: Option<String>,
+    pub retention: Duration,
+    /// Record into this incident instead of a new one.
+    pub incident: Option<String>,
+    /// Gates and targets read this Prometheus (which must scrape the stage) instead of the
+    /// embedded store.
+    pub prometheus: Option<String>,
+}
+
+/// What a headless rehearsal reports, as printed with `--json`.
+#[derive(Debug, serde::Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub seed: u64,
+    pub speed: f64,
+    pub simulated_from_s: f64,
+    pub simulated_to_s: f64,
+    pub score: crate::sim::score::Score,
+    pub plays: Vec<PlayReport>,
+    /// The incident the rehearsal was recorded in (`warroom export` drafts its postmortem).
+    pub incident: String,
+    /// Panel snapshots written beside its journal.
+    pub snapshots: usize,
+    /// Series and samples held by the embedded store at the end.
+    pub store_series: usize,
+    pub store_samples: usize,
+    /// The process's peak resident memory (VmHWM), when the system tells it.
+    pub peak_rss_bytes: Option<u64>,
+    /// The simulator's own record at every scrape of the rehearsal.
+    pub simulator: Vec<Scrape>,
+    /// The time simulated second 0 stands for (the journal's and the snapshots' clock).
+    pub epoch: DateTime<Utc>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct PlayReport {
+    pub runbook: String,
+    pub at_s: f64,
+    pub started_at_s: Option<f64>,
+    /// How the run ended (succeeded, failed, aborted); `None` when it did not run or was
+    /// stopped without an answer.
+    pub outcome: Option<String>,
+    /// The exit code `warroom runbook run` gives that outcome.
+    pub exit_code: Option<i32>,
+}
+
+/// Run a headless rehearsal of `args.scenario` with `config`, recording it under `data_dir`.
+pub async fn run(
+    config: &crate::config::Config,
+    data_dir: &std::path::Path,
+    args: Options,
+) -> color_eyre::Result<Report> {
+    let config = config.clone();
+    let scenario = Scenario::load(&args.scenario).map_err(|d| eyre!("{d}"))?;
+    let plays = args
+        .plays
+        .iter()
+        .map(|p| Play::parse(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| eyre!(e))?;
+    let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M").map_err(|_| {
+        eyre!(
+            "the scenario's start_clock \"{}\" is not HH:MM",
+            scenario.start_clock
+        )
+    })?;
+    let mut schedule = Vec::new();
+    for p in plays {
+        let t = p
+            .at(start_clock, scenario.fault_at())
+            .map_err(|e| eyre!(e))?;
+        schedule.push((t, p));
+    }
+    schedule.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let name = scenario.name.clone();
+    let duration = scenario.duration_s;
+    let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
+    let stage = Stage::start(
+        scenario,
+        args.seed,
+        args.speed,
+        epoch,
+        args.listen.as_deref(),
+        args.retention,
+    )
+    .await?;
+    let end = match args.run_for {
+        Some(d) => stage.start_at + d.as_secs_f64(),
+        None => duration.max(stage.start_at),
+    };
+    let clock_text = |t: f64| {
+        at(stage.epoch, t)
+            .with_timezone(&config.timezone)
+            .format("%H:%M:%S")
+            .to_string()
+    };
+    eprintln!(
+        "warroom gameday: {name} at {}x from {} to {}, rehearsal on {}",
+        args.speed,
+        clock_text(stage.start_at),
+        clock_text(end),
+        stage.url()
+    );
+    for (t, p) in &schedule {
+        if *t < stage.start_at || *t > end {
+            eprintln!(
+                "warroom gameday: {} at {} is outside the rehearsal and will not run",
+                p.runbook,
+                clock_text(*t)
+            );
+        }
+    }
+
+    // The rehearsal is an incident, recorded in simulated time like the demo's.
+    let recording =
+        Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &name).await?;
+    eprintln!(
+        "warroom gameday: recording incident {} in simulated time",
+        recording.id
+    );
+    // Gates and targets read the real Prometheus when there is one, else the embedded store.
+    let stage_url = stage.url();
+    let source: Arc<dyn crate::metrics::Source> = match &args.prometheus {
+        Some(url) => {
+            eprintln!("warroom gameday: runbooks read {url}; it must scrape {stage_url}/metrics");
+            let mut c = config.clone();
+            c.prometheus.url = Some(url.trim_end_matches('/').to_string());
+            crate::metrics::from_config::from_config(&c)?
+        }
+        None => Arc::new(stage.store.clone()),
+    };
+    let setup = super::runbooks::setup(&config, &stage_url, &stage.service_label, args.speed);
+    let clock: crate::clock::SharedClock = Arc::new(stage.clock());
+    let mut reports: Vec<PlayReport> = schedule
+        .iter()
+        .map(|(t, p)| PlayReport {
+            runbook: p.runbook.clone(),
+            at_s: *t,
+            started_at_s: None,
+            outcome: None,
+            exit_code: None,
+        })
+        .collect();
+    let mut running: Vec<(usize, plays::Running)> = Vec::new();
+    let mut next_progress = stage.start_at + PROGRESS_S;
+    let mut tick = tokio::time::interval(POLL);
+    let mut signals = crate::signals::Signals::new();
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            signal = signals.next() => {
+                eprintln!("warroom gameday: {signal}; scoring what ran so far");
+                break;
+            }
+        }
+        let now = stage.now();
+        for (i, (t, p)) in schedule.iter().enumerate() {
+            if reports[i].started_at_s.is_none() && *t <= now && *t >= stage.start_at && *t <= end {
+                eprintln!("[{}] play: {}", clock_text(now), p.runbook);
+                reports[i].started_at_s = Some(now);
+                match plays::start(
+                    &p.runbook,
+                    &setup,
+                    source.clone(),
+                    recording.writer.clone(),
+                    clock.clone(),
+                    config.timezone,
+                ) {
+                    Ok(r) => running.push((i, r)),
+                    Err(e) => {
+                        eprintln!("[{}] {} did not start: {e}", clock_text(now), p.runbook);
+                        reports[i].outcome = Some("did not start".into());
+                        reports[i].exit_code = Some(2);
+                    }
+                }
+            }
+        }
+        let mut still = Vec::new();
+        for (i, r) in running.drain(..) {
+            if r.task.is_finished() {
+                let outcome = r.task.await.unwrap_or(RunOutcome::Failed);
+                reports[i].outcome = Some(format!("{outcome:?}").to_lowercase());
+                reports[i].exit_code = Some(i32::from(outcome.exit_code()));
+                eprintln!(
+                    "[{}] {} ended: {outcome:?}",
+                    clock_text(now),
+                    reports[i].runbook
+                );
+            } else {
+                still.push((i, r));
+            }
+        }
+        running = still;
+        if now >= next_progress {
+            next_progress += PROGRESS_S;
+            eprintln!("[{}] {}", clock_text(now), progress_line(&stage));
+        }
+        if now >= end {
+            break;
+        }
+    }
+    // Runbooks still running are stopped between actions, as an operator's abort would.
+    for (i, r) in running {
+        let _ = r.control.send(Control::Abort);
+        let abort = r.task.abort_handle();
+        match tokio::time::timeout(STOP_GRACE, r.task).await {
+            Ok(Ok(outcome)) => {
+                reports[i].outcome = Some(format!("{outcome:?}").to_lowercase());
+                reports[i].exit_code = Some(i32::from(outcome.exit_code()));
+            }
+            _ => abort.abort(),
+        }
+        eprintln!(
+            "warroom gameday: {} was stopped at the end of the rehearsal",
+            reports[i].runbook
+        );
+    }
+    let incident = recording.id.to_string();
+    let snapshots = recording.finish(&config, &stage).await?;
+    let simulated_to_s = stage.now();
+    let score = stage.service.with_sim(|s| s.score().clone());
+    let (store_series, store_samples) = stage.store.size();
+    let report = Report {
+        scenario: name.clone(),
+        seed: args.seed,
+        speed: args.speed,
+        simulated_from_s: stage.start_at,
+        simulated_to_s,
+        score,
+        plays: reports,
+        incident,
+        snapshots,
+        store_series,
+        store_samples,
+        peak_rss_bytes: peak_rss_bytes(),
+        simulator: stage.scrapes.lock().map(|s| s.clone()).unwrap_or_default(),
+        epoch: stage.epoch,
+    };
+    drop(stage);
+    Ok(report)
+}
+
+/// The signals a rehearsal is judged by, from the embedded store (the same queries as the
+/// default dashboard's error-ratio and retry panels).
+fn progress_line(stage: &Stage) -> String {
+    let q = |query: &str| {
+        stage
+            .store
+            .instant_now(&crate::metrics::InstantQuery {
+                query: query.into(),
+                time: None,
+            })
+            .ok()
+            .and_then(|a| a.series.first().and_then(|s| s.last()).map(|p| p.v))
+    };
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1} %", v * 100.0));
+    let errors =
+        q("sum(rate(app_requests_total{code=~\"5..\"}[1m])) / sum(rate(app_requests_total[1m]))");
+    let pool = q("max(db_pool_connections_in_use / db_pool_connections_max)");
+    let attempts =
+        q("sum(rate(app_requests_total[1m])) / sum(rate(app_logical_requests_total[1m]))");
+    format!(
+        "error ratio {} · pool {} · attempts/request {}",
+        pct(errors),
+        pct(pool),
+        attempts.map_or("-".into(), |v| format!("{v:.2}"))
+    )
+}
+
+/// Peak resident memory of this process (VmHWM), on Linux.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
