@@ -33,6 +33,17 @@ impl Mode {
         Mode::Dialog,
     ];
 
+    /// How the README and help name it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Dashboard => "Dashboard",
+            Mode::Help => "Help overlay",
+            Mode::Note => "Typing a note",
+            Mode::Runbooks => "Runbook pane",
+            Mode::Dialog => "Dialogs",
+        }
+    }
+
     /// The name used in `[keys.NAME]`.
     pub fn name(self) -> &'static str {
         match self {
@@ -45,186 +56,209 @@ impl Mode {
     }
 }
 
-/// Everything a key can do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Action {
-    Quit,
-    Help,
-    Close,
-    Zoom,
-    NextPanel,
-    PrevPanel,
-    Up,
-    Down,
-    RangeShorter,
-    RangeLonger,
-    Pause,
-    Refresh,
-    Timeline,
-    Note,
-    Submit,
-    Runbooks,
-    Status,
-    Severity,
-    ActionItem,
-    ImpactStart,
-    ImpactEnd,
-    Correct,
-    EditorNote,
-    Export,
-    TimelineFilter,
-    TimelineOrder,
-    JumpToPanel,
-    Run,
-    PauseRun,
-    AbortRun,
-    NextField,
-    PrevField,
-    Open,
-    Changes,
-    Publish,
+/// Declares [`Action`] from one list: each variant with the name `[keys.*]` uses and what it
+/// does, so the enum, [`Action::ALL`], the names and the help text cannot drift apart.
+macro_rules! actions {
+    ($($variant:ident = $name:literal, $help:literal;)*) => {
+        /// Everything a key can do.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Action {
+            $($variant,)*
+        }
+
+        impl Action {
+            /// Every action, in declaration order.
+            pub const ALL: &'static [Action] = &[$(Action::$variant,)*];
+
+            /// The name used in the config file.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $name,)*
+                }
+            }
+
+            /// What it does, for the help overlay (a mode may say it more precisely: see
+            /// [`Action::describe_in`]).
+            pub fn describe(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $help,)*
+                }
+            }
+        }
+    };
 }
 
-impl Action {
-    pub const ALL: [Action; 35] = [
-        Action::Quit,
-        Action::Help,
-        Action::Close,
-        Action::Zoom,
+actions! {
+    Quit = "quit", "quit warroom (recording stops)";
+    Help = "help", "show or hide this help";
+    Close = "close", "close the overlay or leave the zoomed panel";
+    Zoom = "zoom", "zoom the selected panel to full screen, or back";
+    NextPanel = "next_panel", "select the next panel";
+    PrevPanel = "prev_panel", "select the previous panel";
+    Up = "up", "select the panel above";
+    Down = "down", "select the panel below";
+    RangeShorter = "range_shorter", "show a shorter time range";
+    RangeLonger = "range_longer", "show a longer time range";
+    Pause = "pause", "pause or resume refreshing";
+    Refresh = "refresh", "refresh every panel now";
+    Timeline = "timeline", "show or hide the incident timeline";
+    Note = "note", "add a note to the timeline (#tags kept)";
+    Submit = "submit", "record what was typed";
+    Runbooks = "runbooks", "open the runbook pane (plan, run, progress)";
+    Status = "status", "set the incident's status";
+    Severity = "severity", "set the incident's severity";
+    ActionItem = "action_item", "add an action item (owner, priority, due)";
+    ImpactStart = "impact_start", "mark when the impact started";
+    ImpactEnd = "impact_end", "mark when the impact ended";
+    Correct = "correct", "correct or retract a timeline record";
+    EditorNote = "editor_note", "write a note in $EDITOR";
+    Export = "export", "export the postmortem draft";
+    TimelineFilter = "timeline_filter", "timeline: show one source, then the next";
+    TimelineOrder = "timeline_order", "timeline: newest or oldest first";
+    JumpToPanel = "jump_to_panel", "go to the newest crossing's panel; again: older";
+    Run = "run", "run the runbook (after typing its name)";
+    PauseRun = "pause_run", "pause or resume the run (between actions)";
+    AbortRun = "abort_run", "abort the run (between actions)";
+    NextField = "next_field", "next field";
+    PrevField = "prev_field", "previous field";
+    Open = "open", "show the selected runbook's plan";
+    Changes = "changes", "show or hide GitHub changes (deploys, merges)";
+    Publish = "publish", "publish the postmortem to GitHub (asks first)";
+}
+
+/// The default bindings, one row per action and mode, in the order help lists them: the mode,
+/// the action, its keys, and what it does there when that is more precise than
+/// [`Action::describe`]. The help overlay, the README's key table (checked by a test), the
+/// hints and the duplicate check all come from this table.
+pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
+    (Mode::Dashboard, Action::Quit, &["q", "ctrl-c"], None),
+    (Mode::Dashboard, Action::Help, &["?", "f1"], None),
+    (Mode::Dashboard, Action::Close, &["esc"], None),
+    (Mode::Dashboard, Action::Zoom, &["enter", "z"], None),
+    (
+        Mode::Dashboard,
         Action::NextPanel,
+        &["tab", "l", "right"],
+        None,
+    ),
+    (
+        Mode::Dashboard,
         Action::PrevPanel,
+        &["shift-tab", "h", "left"],
+        None,
+    ),
+    (Mode::Dashboard, Action::Up, &["k", "up"], None),
+    (Mode::Dashboard, Action::Down, &["j", "down"], None),
+    (Mode::Dashboard, Action::RangeShorter, &["-"], None),
+    (Mode::Dashboard, Action::RangeLonger, &["+", "="], None),
+    (Mode::Dashboard, Action::Pause, &["p", "space"], None),
+    (Mode::Dashboard, Action::Refresh, &["r"], None),
+    (Mode::Dashboard, Action::Timeline, &["t"], None),
+    (Mode::Dashboard, Action::Note, &["n"], None),
+    (Mode::Dashboard, Action::EditorNote, &["e"], None),
+    (Mode::Dashboard, Action::Export, &["E"], None),
+    (Mode::Dashboard, Action::Publish, &["P"], None),
+    (Mode::Dashboard, Action::Changes, &["C"], None),
+    (Mode::Dashboard, Action::Runbooks, &["b"], None),
+    (Mode::Dashboard, Action::Status, &["s"], None),
+    (Mode::Dashboard, Action::Severity, &["v"], None),
+    (Mode::Dashboard, Action::ActionItem, &["a"], None),
+    (Mode::Dashboard, Action::ImpactStart, &["i"], None),
+    (Mode::Dashboard, Action::ImpactEnd, &["I"], None),
+    (Mode::Dashboard, Action::Correct, &["c"], None),
+    (Mode::Dashboard, Action::TimelineFilter, &["f"], None),
+    (Mode::Dashboard, Action::TimelineOrder, &["o"], None),
+    (Mode::Dashboard, Action::JumpToPanel, &["g"], None),
+    (
+        Mode::Help,
+        Action::Close,
+        &["esc", "?", "q", "f1"],
+        Some("close this help"),
+    ),
+    (
+        Mode::Help,
         Action::Up,
+        &["k", "up"],
+        Some("scroll this help"),
+    ),
+    (
+        Mode::Help,
         Action::Down,
-        Action::RangeShorter,
-        Action::RangeLonger,
-        Action::Pause,
-        Action::Refresh,
-        Action::Timeline,
-        Action::Note,
+        &["j", "down"],
+        Some("scroll this help"),
+    ),
+    (Mode::Help, Action::Quit, &["ctrl-c"], None),
+    (Mode::Note, Action::Submit, &["enter"], None),
+    (
+        Mode::Note,
+        Action::Close,
+        &["esc", "ctrl-c"],
+        Some("cancel the note"),
+    ),
+    (
+        Mode::Runbooks,
+        Action::Up,
+        &["k", "up"],
+        Some("select the runbook above"),
+    ),
+    (
+        Mode::Runbooks,
+        Action::Down,
+        &["j", "down"],
+        Some("select the runbook below"),
+    ),
+    (Mode::Runbooks, Action::Open, &["enter"], None),
+    (Mode::Runbooks, Action::Run, &["x"], None),
+    (Mode::Runbooks, Action::PauseRun, &["p", "space"], None),
+    (Mode::Runbooks, Action::AbortRun, &["a"], None),
+    (
+        Mode::Runbooks,
+        Action::Close,
+        &["esc", "b"],
+        Some("back to the list, or close the pane"),
+    ),
+    (Mode::Runbooks, Action::Timeline, &["t"], None),
+    (Mode::Runbooks, Action::Help, &["?", "f1"], None),
+    (Mode::Runbooks, Action::Quit, &["q", "ctrl-c"], None),
+    (
+        Mode::Dialog,
         Action::Submit,
-        Action::Runbooks,
-        Action::Status,
-        Action::Severity,
-        Action::ActionItem,
-        Action::ImpactStart,
-        Action::ImpactEnd,
-        Action::Correct,
-        Action::EditorNote,
-        Action::Export,
-        Action::TimelineFilter,
-        Action::TimelineOrder,
-        Action::JumpToPanel,
-        Action::Run,
-        Action::PauseRun,
-        Action::AbortRun,
+        &["enter"],
+        Some("answer (a typed word must match exactly)"),
+    ),
+    (
+        Mode::Dialog,
+        Action::Close,
+        &["esc", "ctrl-c"],
+        Some("cancel (the answer is no)"),
+    ),
+    (
+        Mode::Dialog,
         Action::NextField,
+        &["tab", "down"],
+        Some("next field or choice"),
+    ),
+    (
+        Mode::Dialog,
         Action::PrevField,
-        Action::Open,
-        Action::Changes,
-        Action::Publish,
-    ];
+        &["shift-tab", "up"],
+        Some("previous field or choice"),
+    ),
+];
 
-    /// The name used in the config file.
-    pub fn name(self) -> &'static str {
-        match self {
-            Action::Quit => "quit",
-            Action::Help => "help",
-            Action::Close => "close",
-            Action::Zoom => "zoom",
-            Action::NextPanel => "next_panel",
-            Action::PrevPanel => "prev_panel",
-            Action::Up => "up",
-            Action::Down => "down",
-            Action::RangeShorter => "range_shorter",
-            Action::RangeLonger => "range_longer",
-            Action::Pause => "pause",
-            Action::Refresh => "refresh",
-            Action::Timeline => "timeline",
-            Action::Note => "note",
-            Action::Submit => "submit",
-            Action::Runbooks => "runbooks",
-            Action::Status => "status",
-            Action::Severity => "severity",
-            Action::ActionItem => "action_item",
-            Action::ImpactStart => "impact_start",
-            Action::ImpactEnd => "impact_end",
-            Action::Correct => "correct",
-            Action::EditorNote => "editor_note",
-            Action::Export => "export",
-            Action::TimelineFilter => "timeline_filter",
-            Action::TimelineOrder => "timeline_order",
-            Action::JumpToPanel => "jump_to_panel",
-            Action::Run => "run",
-            Action::PauseRun => "pause_run",
-            Action::AbortRun => "abort_run",
-            Action::NextField => "next_field",
-            Action::PrevField => "prev_field",
-            Action::Open => "open",
-            Action::Changes => "changes",
-            Action::Publish => "publish",
-        }
-    }
-
-    /// What it does, for the help overlay.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Action::Quit => "quit warroom (recording stops)",
-            Action::Help => "show or hide this help",
-            Action::Close => "close the overlay or leave the zoomed panel",
-            Action::Zoom => "zoom the selected panel to full screen, or back",
-            Action::NextPanel => "select the next panel",
-            Action::PrevPanel => "select the previous panel",
-            Action::Up => "select the panel above",
-            Action::Down => "select the panel below",
-            Action::RangeShorter => "show a shorter time range",
-            Action::RangeLonger => "show a longer time range",
-            Action::Pause => "pause or resume refreshing",
-            Action::Refresh => "refresh every panel now",
-            Action::Timeline => "show or hide the incident timeline",
-            Action::Note => "add a note to the timeline (#tags kept)",
-            Action::Submit => "record what was typed",
-            Action::Runbooks => "open the runbook pane (plan, run, progress)",
-            Action::Status => "set the incident's status",
-            Action::Severity => "set the incident's severity",
-            Action::ActionItem => "add an action item (owner, priority, due)",
-            Action::ImpactStart => "mark when the impact started",
-            Action::ImpactEnd => "mark when the impact ended",
-            Action::Correct => "correct or retract a timeline record",
-            Action::EditorNote => "write a note in $EDITOR",
-            Action::Export => "export the postmortem draft",
-            Action::TimelineFilter => "timeline: show one source, then the next",
-            Action::TimelineOrder => "timeline: newest or oldest first",
-            Action::JumpToPanel => "go to the newest crossing's panel; again: older",
-            Action::Run => "run the runbook (after typing its name)",
-            Action::PauseRun => "pause or resume the run (between actions)",
-            Action::AbortRun => "abort the run (between actions)",
-            Action::NextField => "next field",
-            Action::PrevField => "previous field",
-            Action::Open => "show the selected runbook's plan",
-            Action::Changes => "show or hide GitHub changes (deploys, merges)",
-            Action::Publish => "publish the postmortem to GitHub (asks first)",
-        }
-    }
-
+impl Action {
     /// What it does in `mode`, for the help overlay (moving and closing mean different things
     /// in different places).
     pub fn describe_in(self, mode: Mode) -> &'static str {
-        match (mode, self) {
-            (Mode::Help, Action::Up) | (Mode::Help, Action::Down) => "scroll this help",
-            (Mode::Help, Action::Close) => "close this help",
-            (Mode::Runbooks, Action::Up) => "select the runbook above",
-            (Mode::Runbooks, Action::Down) => "select the runbook below",
-            (Mode::Runbooks, Action::Close) => "back to the list, or close the pane",
-            (Mode::Dialog, Action::Submit) => "answer (a typed word must match exactly)",
-            (Mode::Dialog, Action::Close) => "cancel (the answer is no)",
-            (Mode::Dialog, Action::NextField) => "next field or choice",
-            (Mode::Dialog, Action::PrevField) => "previous field or choice",
-            _ => self.describe(),
-        }
+        TABLE
+            .iter()
+            .find(|(m, a, _, _)| *m == mode && *a == self)
+            .and_then(|(_, _, _, help)| *help)
+            .unwrap_or_else(|| self.describe())
     }
 
     fn by_name(name: &str) -> Option<Action> {
-        Action::ALL.into_iter().find(|a| a.name() == name)
+        Action::ALL.iter().copied().find(|a| a.name() == name)
     }
 }
 
@@ -362,67 +396,12 @@ pub struct Keymap {
     bindings: BTreeMap<Mode, Vec<(Action, Vec<Chord>)>>,
 }
 
+/// The default keys of `mode` from [`TABLE`], in help order.
 fn defaults(mode: Mode) -> Vec<(Action, &'static [&'static str])> {
-    match mode {
-        Mode::Dashboard => vec![
-            (Action::Quit, &["q", "ctrl-c"]),
-            (Action::Help, &["?", "f1"]),
-            (Action::Close, &["esc"]),
-            (Action::Zoom, &["enter", "z"]),
-            (Action::NextPanel, &["tab", "l", "right"]),
-            (Action::PrevPanel, &["shift-tab", "h", "left"]),
-            (Action::Up, &["k", "up"]),
-            (Action::Down, &["j", "down"]),
-            (Action::RangeShorter, &["-"]),
-            (Action::RangeLonger, &["+", "="]),
-            (Action::Pause, &["p", "space"]),
-            (Action::Refresh, &["r"]),
-            (Action::Timeline, &["t"]),
-            (Action::Note, &["n"]),
-            (Action::EditorNote, &["e"]),
-            (Action::Export, &["E"]),
-            (Action::Publish, &["P"]),
-            (Action::Changes, &["C"]),
-            (Action::Runbooks, &["b"]),
-            (Action::Status, &["s"]),
-            (Action::Severity, &["v"]),
-            (Action::ActionItem, &["a"]),
-            (Action::ImpactStart, &["i"]),
-            (Action::ImpactEnd, &["I"]),
-            (Action::Correct, &["c"]),
-            (Action::TimelineFilter, &["f"]),
-            (Action::TimelineOrder, &["o"]),
-            (Action::JumpToPanel, &["g"]),
-        ],
-        Mode::Help => vec![
-            (Action::Close, &["esc", "?", "q", "f1"]),
-            (Action::Up, &["k", "up"]),
-            (Action::Down, &["j", "down"]),
-            (Action::Quit, &["ctrl-c"]),
-        ],
-        Mode::Note => vec![
-            (Action::Submit, &["enter"]),
-            (Action::Close, &["esc", "ctrl-c"]),
-        ],
-        Mode::Runbooks => vec![
-            (Action::Up, &["k", "up"]),
-            (Action::Down, &["j", "down"]),
-            (Action::Open, &["enter"]),
-            (Action::Run, &["x"]),
-            (Action::PauseRun, &["p", "space"]),
-            (Action::AbortRun, &["a"]),
-            (Action::Close, &["esc", "b"]),
-            (Action::Timeline, &["t"]),
-            (Action::Help, &["?", "f1"]),
-            (Action::Quit, &["q", "ctrl-c"]),
-        ],
-        Mode::Dialog => vec![
-            (Action::Submit, &["enter"]),
-            (Action::Close, &["esc", "ctrl-c"]),
-            (Action::NextField, &["tab", "down"]),
-            (Action::PrevField, &["shift-tab", "up"]),
-        ],
-    }
+    (TABLE.iter())
+        .filter(|(m, ..)| *m == mode)
+        .map(|(_, a, keys, _)| (*a, *keys))
+        .collect()
 }
 
 impl Default for Keymap {
@@ -461,7 +440,11 @@ impl Keymap {
                 let action = Action::by_name(action_name).ok_or_else(|| {
                     format!(
                         "[keys.{mode_name}]: unknown action \"{action_name}\": expected one of {}",
-                        Action::ALL.map(Action::name).join(", ")
+                        Action::ALL
+                            .iter()
+                            .map(|a| a.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )
                 })?;
                 let chords = keys
@@ -548,6 +531,32 @@ impl Keymap {
                     .collect()
             })
             .unwrap_or_default()
+    }
+}
+
+impl Keymap {
+    /// The bindings of every mode as Markdown tables, as the README shows them.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        for mode in Mode::ALL {
+            let rows = self.help(mode);
+            if rows.is_empty() {
+                continue;
+            }
+            out.push_str(&format!(
+                "\n**{}**\n\n| keys | action |\n|---|---|\n",
+                mode.title()
+            ));
+            for (keys, what) in rows {
+                let keys: Vec<String> = keys.split(' ').map(|k| format!("`{k}`")).collect();
+                out.push_str(&format!(
+                    "| {} | {} |\n",
+                    keys.join(" "),
+                    what.replace('|', "\\|")
+                ));
+            }
+        }
+        out
     }
 }
 

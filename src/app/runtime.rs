@@ -16,7 +16,6 @@ use crossterm::event::Event;
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +47,6 @@ pub async fn open(
     }
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
     let journal = open_incident(&mut model, lock(store)?, header, None).await?;
-    let data_dir = store.root();
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
     let (github, warning) = super::github::setup(&config, store, id.as_ref())?;
     if let Some(w) = warning {
@@ -58,7 +56,7 @@ pub async fn open(
         source,
         journal: Some(journal),
         alerts,
-        export: export_setup(&model, data_dir, &config),
+        export: export_setup(&model, store, &config),
         rehearsal: None,
         github,
         runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
@@ -69,12 +67,12 @@ pub async fn open(
 /// How `E` exports the incident the model has open.
 pub(crate) fn export_setup(
     model: &Model,
-    data_dir: &Path,
+    store: &crate::incident::Store,
     config: &Config,
 ) -> Option<super::export::ExportSetup> {
     let id = crate::incident::IncidentId::parse(&model.incident.as_ref()?.id).ok()?;
     Some(super::export::ExportSetup {
-        store: crate::incident::Store::new(data_dir),
+        store: store.clone(),
         id,
         panels: config.panels.clone(),
         timezone: config.timezone,

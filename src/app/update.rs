@@ -1,85 +1,28 @@
 //! `update`: the only place the model changes. No I/O: effects describe the work.
 
 use super::effect::Effect;
-use super::model::{Model, Quit, RANGES};
+use super::model::{Model, Quit};
 use super::msg::Msg;
 use crate::incident::{Event, Source};
 use crate::keymap::{Action, Mode};
-use crate::ui::layout;
 
+mod dashboard;
+mod dialog;
+mod help;
 mod incident;
+mod note;
 mod runbooks;
 
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
+pub use note::NOTE_MAX;
 
 /// Apply one message; return the work to start.
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
-        Msg::Key(ev) if model.dialog.is_some() => {
-            let effects = dialog_key(model, &ev);
+        Msg::Key(ev) => {
+            let effects = key(model, &ev);
             model.dirty = true;
             return effects;
-        }
-        Msg::Key(ev) => {
-            if model.mode == Mode::Note && model.keymap.action(Mode::Note, &ev).is_none() {
-                edit_note(model, &ev);
-                return Vec::new();
-            }
-            if let Some(action) = model.keymap.action(model.mode, &ev) {
-                match action {
-                    // The briefing is read first: dismissing it is all other keys do.
-                    Action::Close | Action::Zoom if model.briefing.is_some() => {
-                        model.briefing = None;
-                    }
-                    a if model.briefing.is_some() && a != Action::Quit => {}
-                    Action::Submit => return submit_note(model),
-                    Action::Quit if model.runbooks.active().is_some() => {
-                        model.notify(
-                            "a runbook is running: abort it first (b, then a) so nothing is left half done",
-                            true,
-                            Some(8),
-                        );
-                    }
-                    Action::Help => {
-                        if model.mode == Mode::Help {
-                            model.mode = model.help_from;
-                        } else {
-                            model.help_from = model.mode;
-                            model.help_scroll = 0;
-                            model.mode = Mode::Help;
-                        }
-                    }
-                    a if model.mode == Mode::Runbooks
-                        && a != Action::Quit
-                        && a != Action::Timeline =>
-                    {
-                        model.dirty = true;
-                        return runbooks::key(model, a);
-                    }
-                    Action::Runbooks => {
-                        model.dirty = true;
-                        return runbooks::open(model);
-                    }
-                    Action::Changes => super::changes::toggle(model),
-                    Action::Publish => return super::publish::ask(model),
-                    a @ (Action::Status
-                    | Action::Severity
-                    | Action::ActionItem
-                    | Action::ImpactStart
-                    | Action::ImpactEnd
-                    | Action::Correct
-                    | Action::EditorNote
-                    | Action::Export
-                    | Action::TimelineFilter
-                    | Action::TimelineOrder
-                    | Action::JumpToPanel) => {
-                        model.dirty = true;
-                        return incident::key(model, a);
-                    }
-                    a => act(model, a),
-                }
-                model.dirty = true;
-            }
         }
         Msg::RunbooksLoaded(entries) => {
             let n = entries.len();
@@ -246,6 +189,54 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     schedule(model)
 }
 
+/// A key, offered to the handlers in order of precedence; the first that takes it wins:
+/// 1. an open dialog (its own bindings, else text for its field);
+/// 2. the scenario briefing (dismissed by close or zoom; only quit gets past it);
+/// 3. quitting while a runbook runs is refused in every mode;
+/// 4. help opens or closes from any mode that binds it;
+/// 5. the mode's own handler: a note being typed, the help overlay, the runbook pane, or the
+///    dashboard.
+fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
+    if model.dialog.is_some() {
+        return dialog::key(model, ev);
+    }
+    let action = model.keymap.action(model.mode, ev);
+    if model.briefing.is_some() {
+        match action {
+            Some(Action::Close | Action::Zoom) => model.briefing = None,
+            Some(Action::Quit) => {}
+            _ => return Vec::new(),
+        }
+        if action != Some(Action::Quit) {
+            return Vec::new();
+        }
+    }
+    if action == Some(Action::Quit) && model.runbooks.active().is_some() {
+        model.notify(
+            "a runbook is running: abort it first (b, then a) so nothing is left half done",
+            true,
+            Some(8),
+        );
+        return Vec::new();
+    }
+    if action == Some(Action::Help) {
+        help::toggle(model);
+        return Vec::new();
+    }
+    match model.mode {
+        Mode::Note => note::key(model, ev, action),
+        Mode::Help => help::key(model, action),
+        Mode::Runbooks => match action {
+            Some(Action::Quit | Action::Timeline) => dashboard::key(model, action),
+            Some(a) => runbooks::key(model, a),
+            None => Vec::new(),
+        },
+        Mode::Dashboard => dashboard::key(model, action),
+        // Dialog mode is the dialog itself, handled first.
+        Mode::Dialog => Vec::new(),
+    }
+}
+
 fn report_health(
     model: &mut Model,
     pass: crate::metrics::health::Pass,
@@ -287,7 +278,7 @@ fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>)
 }
 
 /// An effect that appends `event`, counted as recording until acknowledged.
-fn record(model: &mut Model, source: Source, actor: String, event: Event) -> Effect {
+pub(super) fn record(model: &mut Model, source: Source, actor: String, event: Event) -> Effect {
     model.recording += 1;
     model.dirty = true;
     Effect::Record {
@@ -295,214 +286,6 @@ fn record(model: &mut Model, source: Source, actor: String, event: Event) -> Eff
         actor,
         event,
     }
-}
-
-fn edit_note(model: &mut Model, ev: &crossterm::event::KeyEvent) {
-    use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
-    if ev.kind == KeyEventKind::Release {
-        return;
-    }
-    match ev.code {
-        KeyCode::Char(c)
-            if !ev
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            if model.note.chars().count() < NOTE_MAX {
-                model.note.push(c);
-            }
-        }
-        KeyCode::Backspace => {
-            model.note.pop();
-        }
-        _ => return,
-    }
-    model.dirty = true;
-}
-
-/// Longest note typed in the console, in characters.
-pub const NOTE_MAX: usize = 2000;
-
-fn submit_note(model: &mut Model) -> Vec<Effect> {
-    model.mode = Mode::Dashboard;
-    model.dirty = true;
-    let text = std::mem::take(&mut model.note);
-    let text = text.trim();
-    if text.is_empty() || model.incident.is_none() {
-        return Vec::new();
-    }
-    let actor = model.actor.clone();
-    vec![record(model, Source::Operator, actor, Event::note(text))]
-}
-
-fn act(model: &mut Model, action: Action) {
-    let n = model.panels.len().max(1);
-    match action {
-        Action::Quit => model.quit = Some(Quit::User),
-        Action::Help => {
-            model.mode = if model.mode == Mode::Help {
-                Mode::Dashboard
-            } else {
-                Mode::Help
-            }
-        }
-        Action::Up if model.mode == Mode::Help => {
-            model.help_scroll = model.help_scroll.saturating_sub(1);
-        }
-        Action::Down if model.mode == Mode::Help => {
-            model.help_scroll = model.help_scroll.saturating_add(1);
-        }
-        Action::Close if model.mode == Mode::Help => model.mode = model.help_from,
-        Action::Close => {
-            if model.mode != Mode::Dashboard {
-                model.mode = Mode::Dashboard;
-                model.note.clear();
-            } else {
-                model.zoomed = false;
-            }
-        }
-        Action::Zoom => model.zoomed = !model.zoomed,
-        Action::NextPanel => model.selected = (model.selected + 1) % n,
-        Action::PrevPanel => model.selected = (model.selected + n - 1) % n,
-        Action::Down | Action::Up => {
-            let cols = layout::grid_columns(model.width).min(n);
-            let sel = model.selected;
-            model.selected = match action {
-                Action::Down if sel + cols < n => sel + cols,
-                Action::Up if sel >= cols => sel - cols,
-                _ => sel,
-            };
-        }
-        Action::RangeShorter | Action::RangeLonger => {
-            let idx = if action == Action::RangeShorter {
-                model.range_idx.saturating_sub(1)
-            } else {
-                (model.range_idx + 1).min(RANGES.len() - 1)
-            };
-            if idx != model.range_idx {
-                model.range_idx = idx;
-                for p in &mut model.panels {
-                    p.reset();
-                }
-            }
-        }
-        Action::Pause => {
-            model.paused = !model.paused;
-            if !model.paused {
-                for p in &mut model.panels {
-                    p.next_due = None;
-                }
-            }
-        }
-        Action::Refresh => {
-            for p in &mut model.panels {
-                p.next_due = None;
-            }
-        }
-        Action::Timeline => model.show_timeline = !model.show_timeline,
-        Action::Note => {
-            if model.incident.is_some() {
-                model.mode = Mode::Note;
-                model.note.clear();
-            } else {
-                model.notify("no incident is being recorded here: warroom open records one (the demo does not)", true, Some(5));
-            }
-        }
-        _ => {}
-    }
-}
-
-/// A key while a dialog is open: the dialog's own bindings, else text for its field.
-fn dialog_key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
-    let Some(d) = model.dialog.as_mut() else {
-        return Vec::new();
-    };
-    match model.keymap.action(Mode::Dialog, ev) {
-        Some(Action::Submit) => submit_dialog(model),
-        Some(Action::Close) => {
-            let effects = model
-                .dialog
-                .take()
-                .and_then(|d| runbooks::refusal(&d))
-                .into_iter()
-                .collect();
-            next_dialog(model);
-            effects
-        }
-        Some(Action::NextField) => {
-            d.step(true);
-            Vec::new()
-        }
-        Some(Action::PrevField) => {
-            d.step(false);
-            Vec::new()
-        }
-        _ => {
-            d.edit(ev);
-            Vec::new()
-        }
-    }
-}
-
-fn next_dialog(model: &mut Model) {
-    if model.dialog.is_none() {
-        model.dialog = model.dialogs_waiting.pop_front();
-    }
-}
-
-/// Enter in a dialog: act on the answer, or say why it is not accepted and keep it open.
-fn submit_dialog(model: &mut Model) -> Vec<Effect> {
-    use super::dialog::{Body, Purpose};
-    use super::operator::Answer;
-    let Some(d) = model.dialog.take() else {
-        return Vec::new();
-    };
-    let keep = |model: &mut Model, mut d: super::dialog::Dialog, error: String| {
-        d.error = Some(crate::sanitize::line(&error).into_owned());
-        model.dialog = Some(d);
-        Vec::new()
-    };
-    let effects = match &d.purpose {
-        Purpose::StartRun(_) | Purpose::Confirm { .. } if !d.typed_matches() => {
-            let word = match &d.body {
-                Body::Type { word, .. } => word.clone(),
-                _ => String::new(),
-            };
-            let what = if matches!(d.purpose, Purpose::StartRun(_)) {
-                "to run it"
-            } else {
-                "to go ahead"
-            };
-            return keep(
-                model,
-                d,
-                format!("type exactly \"{word}\" {what}, or esc to say no"),
-            );
-        }
-        Purpose::StartRun(rb) => runbooks::start(model, (**rb).clone()),
-        Purpose::Confirm { reply, .. } => vec![Effect::Answer {
-            reply: reply.clone(),
-            answer: Answer::Confirmed(true),
-        }],
-        Purpose::Publish => super::publish::confirmed(model, &d),
-        Purpose::Decide { reply, .. } => {
-            let i = d.selected().unwrap_or(0);
-            vec![Effect::Answer {
-                reply: reply.clone(),
-                answer: Answer::Decided(runbooks::DECISIONS[i.min(2)].0),
-            }]
-        }
-        _ => match incident::event_of(model, &d) {
-            Err(e) => return keep(model, d, e),
-            Ok(None) => Vec::new(),
-            Ok(Some(event)) => {
-                let actor = model.actor.clone();
-                vec![record(model, Source::Operator, actor, event)]
-            }
-        },
-    };
-    next_dialog(model);
-    effects
 }
 
 /// Start the fetches that are due, within the in-flight limit and the source's backoff (while

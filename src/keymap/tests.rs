@@ -25,7 +25,7 @@ fn defaults_have_no_duplicates_and_avoid_reserved_keys() {
     map.check_duplicates().unwrap();
     let reserved = ['a', 'b', 's', 'q', 'h', 'i', 'm', '['];
     for mode in Mode::ALL {
-        for action in Action::ALL {
+        for &action in Action::ALL {
             for c in map.keys(mode, action) {
                 assert!(!c.mods.contains(KeyModifiers::ALT), "{c}");
                 if let KeyCode::Char(ch) = c.code
@@ -140,4 +140,41 @@ fn help_lists_every_bound_action_with_its_keys() {
         .find(|(_, d)| *d == Action::Refresh.describe())
         .unwrap();
     assert_eq!(refresh.0, "R f5");
+}
+
+#[test]
+fn every_action_is_bound_somewhere_and_every_row_is_unique() {
+    for &action in Action::ALL {
+        assert!(
+            TABLE
+                .iter()
+                .any(|(_, a, keys, _)| *a == action && !keys.is_empty()),
+            "{} has no default key in any mode",
+            action.name()
+        );
+    }
+    for (i, (m, a, ..)) in TABLE.iter().enumerate() {
+        assert!(
+            !TABLE[..i].iter().any(|(m2, a2, ..)| m2 == m && a2 == a),
+            "{} appears twice in {}",
+            a.name(),
+            m.name()
+        );
+    }
+}
+
+#[test]
+fn the_readme_key_tables_are_the_key_map() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let begin = "<!-- keys: generated from src/keymap.rs; a test checks it -->\n";
+    let end = "<!-- keys end -->";
+    let start = readme.find(begin).expect("the README marks its key tables") + begin.len();
+    let stop = start + readme[start..].find(end).expect("the key tables end");
+    let expected = Keymap::default().markdown();
+    assert_eq!(
+        readme[start..stop].trim(),
+        expected.trim(),
+        "the README's key tables differ from the key map; paste this between the markers:\n{expected}"
+    );
 }

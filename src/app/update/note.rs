@@ -1,0 +1,67 @@
+//! Typing a note: keys that are not bound in note mode are text; enter records it, esc
+//! cancels.
+
+use super::record;
+use crate::app::effect::Effect;
+use crate::app::model::Model;
+use crate::incident::{Event, Source};
+use crate::keymap::{Action, Mode};
+
+/// Longest note typed in the console, in characters.
+pub const NOTE_MAX: usize = 2000;
+
+/// A key while a note is typed.
+pub(super) fn key(
+    model: &mut Model,
+    ev: &crossterm::event::KeyEvent,
+    action: Option<Action>,
+) -> Vec<Effect> {
+    match action {
+        None => {
+            edit(model, ev);
+            Vec::new()
+        }
+        Some(Action::Submit) => submit(model),
+        Some(Action::Close) => {
+            model.mode = Mode::Dashboard;
+            model.note.clear();
+            Vec::new()
+        }
+        Some(_) => Vec::new(),
+    }
+}
+
+fn edit(model: &mut Model, ev: &crossterm::event::KeyEvent) {
+    use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
+    if ev.kind == KeyEventKind::Release {
+        return;
+    }
+    match ev.code {
+        KeyCode::Char(c)
+            if !ev
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            if model.note.chars().count() < NOTE_MAX {
+                model.note.push(c);
+            }
+        }
+        KeyCode::Backspace => {
+            model.note.pop();
+        }
+        _ => return,
+    }
+    model.dirty = true;
+}
+
+fn submit(model: &mut Model) -> Vec<Effect> {
+    model.mode = Mode::Dashboard;
+    model.dirty = true;
+    let text = std::mem::take(&mut model.note);
+    let text = text.trim();
+    if text.is_empty() || model.incident.is_none() {
+        return Vec::new();
+    }
+    let actor = model.actor.clone();
+    vec![record(model, Source::Operator, actor, Event::note(text))]
+}

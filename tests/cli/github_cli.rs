@@ -1,0 +1,120 @@
+//! `warroom export` then `warroom publish` as a person runs them: a dry run prints the plan and
+//! sends nothing, a real run against the mock (token from GITHUB_TOKEN, wall-clock pacing)
+//! files the exported postmortem and its action items, and a missing export says to run
+//! `warroom export` first.
+
+use crate::support::github_mock;
+
+use github_mock::{GithubMock, incident_fixture};
+use std::process::Command;
+
+fn warroom(
+    data: &std::path::Path,
+    config: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_warroom"))
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--config")
+        .arg(config)
+        .arg("--log-file")
+        .arg(data.join("warroom.log"))
+        .args(args)
+        .env("GITHUB_TOKEN", "cli-t0ken")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (store, id) = incident_fixture(&data);
+    let mock = GithubMock::start(None).await;
+    let config = dir.path().join("warroom.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[github]\napi_url = \"{}\"\npostmortems = \"acme/pm\"\ntimeout = \"5s\"\n",
+            mock.url
+        ),
+    )
+    .unwrap();
+    let id_dir = store.exports_dir(&id);
+    let id = id.to_string();
+
+    // The real export writes what publishing reads.
+    let (d, c, i) = (data.clone(), config.clone(), id.clone());
+    let export = tokio::task::spawn_blocking(move || warroom(&d, &c, &["export", &i]))
+        .await
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let exported = std::fs::read_to_string(id_dir.join("postmortem.md")).unwrap();
+    assert!(exported.contains("Journey planner outage"), "{exported}");
+    let (d, c, i) = (data.clone(), config.clone(), id.clone());
+    let dry = tokio::task::spawn_blocking(move || warroom(&d, &c, &["publish", &i, "--dry-run"]))
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        dry.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(text.contains("nothing was sent"), "{text}");
+    assert!(text.contains("POST  /repos/acme/pm/pulls"), "{text}");
+    assert!(text.contains("AI-3: Batch restarts"), "{text}");
+    assert!(mock.log().is_empty(), "a dry run sends nothing");
+
+    // Without the chart, the real run needs fewer writes, each a second apart.
+    let _ = std::fs::remove_file(id_dir.join("charts/pool.svg"));
+    let (d, c, i) = (data.clone(), config.clone(), id.clone());
+    let run =
+        tokio::task::spawn_blocking(move || warroom(&d, &c, &["publish", &i, "--as", "issue"]))
+            .await
+            .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(out.contains("published to acme/pm"), "{out}");
+    {
+        let st = mock.state.lock().unwrap();
+        assert_eq!(
+            st.plain_issues().len(),
+            4,
+            "the postmortem and 3 action items"
+        );
+        let first_line = exported.lines().find(|l| !l.trim().is_empty()).unwrap();
+        assert!(
+            st.plain_issues()
+                .iter()
+                .any(|i| i.body.contains(first_line)),
+            "the exported draft is the postmortem issue's body"
+        );
+        assert!(
+            st.log
+                .iter()
+                .all(|l| l.auth.as_deref() == Some("Bearer cli-t0ken"))
+        );
+    }
+
+    std::fs::remove_file(id_dir.join("postmortem.md")).unwrap();
+    let (d, c, i) = (data.clone(), config.clone(), id.clone());
+    let missing = tokio::task::spawn_blocking(move || warroom(&d, &c, &["publish", &i]))
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success());
+    assert!(
+        err.contains(&format!("run `warroom export {id}` first")),
+        "{err}"
+    );
+}

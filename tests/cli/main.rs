@@ -1,0 +1,16 @@
+//! The command line, through the real binary: incident, runbook, export and publish subcommands, their messages and exit codes.
+
+#[path = "../support"]
+#[allow(dead_code, unused_imports)]
+mod support {
+    pub mod github_mock;
+}
+
+mod export_cli;
+mod github_cli;
+mod incident_cli;
+mod runbook_bad;
+mod runbook_cli;
+mod runbook_journal_cli;
+mod runbook_load;
+mod runbook_plan;

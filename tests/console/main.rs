@@ -1,0 +1,32 @@
+//! The console and replay: the event loop with simulated keys, TestBackend snapshots, and real terminals (tmux).
+
+#[path = "../support"]
+#[allow(dead_code, unused_imports)]
+mod support {
+    pub mod alertmanager;
+    pub mod console;
+    #[path = "../../benches/support/figure.rs"]
+    pub mod figure;
+    pub mod github_mock;
+    pub mod journey;
+    pub mod journey_record;
+    pub mod procstat;
+    pub mod prometheus;
+    pub mod sim;
+    pub mod tmux;
+}
+
+mod alerts_console;
+mod changes_console;
+mod changes_ui;
+mod console_runbook;
+mod console_tmux;
+mod demo_tmux;
+mod gameday_tmux;
+mod journey_tmux;
+mod open_tmux;
+mod publish_console;
+mod replay_tmux;
+mod replay_view;
+mod runtime_loop;
+mod ui_snapshots;

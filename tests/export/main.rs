@@ -1,0 +1,22 @@
+//! The postmortem draft and GitHub publishing (against the loopback mock GitHub).
+
+#[path = "../support"]
+#[allow(dead_code, unused_imports)]
+mod support {
+    #[path = "../fixtures/export/incident.rs"]
+    pub mod export_incident;
+    pub mod github_mock;
+    pub mod prometheus;
+    pub mod sim;
+}
+
+mod export_draft;
+mod export_gameday;
+mod export_output;
+mod export_prometheus;
+mod export_rehearsal;
+mod github_changes;
+mod github_limits;
+mod github_outbox;
+mod github_publish;
+mod github_token;

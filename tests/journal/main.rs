@@ -1,0 +1,22 @@
+//! Incidents and their journal: durability, locks, crash recovery, and the headless recorder writing them.
+
+#[path = "../support"]
+#[allow(dead_code, unused_imports)]
+mod support {
+    pub mod alertmanager;
+    pub mod github_mock;
+    pub mod prometheus;
+    pub mod sim;
+    pub mod tmux;
+}
+
+mod alerts_intake;
+mod changes_record;
+mod incident_crossing;
+mod incident_lock;
+mod journal_durability;
+mod journal_kill;
+mod journal_recovery;
+mod record_panels;
+mod record_real;
+mod record_takeover;

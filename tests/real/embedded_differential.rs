@@ -1,0 +1,417 @@
+//! The embedded engine against a real Prometheus on identical samples.
+//!
+//! Prometheus scrapes `warroom sim serve planner-peak` (a pod restart, a scale-in and finally
+//! the simulator's death along the way, so counter resets and staleness markers occur). Then
+//! every raw sample Prometheus stored is read back (`metric[10m]`) and replayed into the
+//! embedded store scrape by scrape (all samples of one scrape share its timestamp), and every
+//! default-dashboard query, every query of the shipped runbooks and a set of extra queries run
+//! on both over the same range and step. Each point must agree within 1e-6 relative (or both
+//! NaN); a series present on one side only is a difference. Differences name the query.
+
+use crate::support::prometheus;
+use crate::support::sim as sim_support;
+use sim_support::control;
+
+use prometheus::{PromOptions, free_port, http_get};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use warroom::metrics::embedded::EmbeddedSource;
+use warroom::metrics::{InstantQuery, Labels, QueryAnswer, RangeQuery, Source};
+
+/// Queries beyond the dashboard's, for the rest of the engine: matching, set operators,
+/// comparisons, offsets, other functions and aggregations, scalars, absent series.
+const EXTRA: &[&str] = &[
+    "sum(up) / count(up)",
+    "sum(rate(app_requests_total{code=~\"5..\"}[1m]))",
+    "sum by (pod) (rate(app_requests_total[30s]))",
+    "sum without (code) (rate(app_requests_total[1m]))",
+    "rate(app_requests_total[5s])",
+    "irate(app_requests_total[1m])",
+    "increase(process_restarts_total[5m])",
+    "resets(process_restarts_total[5m])",
+    "changes(app_instance_up[1m])",
+    "delta(queue_depth[1m])",
+    "idelta(queue_depth[1m])",
+    "max_over_time(db_pool_connections_in_use[2m])",
+    "avg_over_time(db_pool_connections_in_use[30s])",
+    "min_over_time(db_pool_connections_in_use[30s])",
+    "sum_over_time(app_instance_up[10s])",
+    "count_over_time(app_instance_up[10s])",
+    "last_over_time(queue_depth[1m])",
+    "quantile_over_time(0.9, db_pool_connections_in_use[1m])",
+    "avg by (service) (db_pool_connections_in_use)",
+    "min(db_pool_connections_in_use)",
+    "stddev(db_pool_connections_in_use)",
+    "stdvar(db_pool_connections_in_use)",
+    "quantile(0.9, db_pool_connections_in_use)",
+    "count by (service) (app_instance_up)",
+    "group by (service) (app_instance_up)",
+    "db_pool_connections_in_use > 30",
+    "30 < db_pool_connections_in_use",
+    "db_pool_connections_in_use >= bool 30",
+    "app_instance_up == bool 1",
+    "count(app_instance_up) - sum(app_instance_up)",
+    "db_pool_connections_in_use / on (pod) group_left db_pool_connections_max",
+    "db_pool_connections_max / ignoring (service) db_pool_connections_in_use",
+    "app_instance_up and on (pod) db_pool_connections_in_use > 20",
+    "app_instance_up unless on (pod) db_pool_connections_in_use > 20",
+    "db_pool_connections_in_use > 35 or db_pool_connections_max",
+    "rate(app_request_duration_seconds_sum[1m]) / rate(app_request_duration_seconds_count[1m])",
+    "histogram_quantile(0.5, sum by (le, pod) (rate(app_request_duration_seconds_bucket[30s])))",
+    "histogram_quantile(0.9, rate(db_pool_wait_seconds_bucket[1m]))",
+    "histogram_quantile(0.99, sum by (le, query) (rate(db_query_duration_seconds_bucket[1m])))",
+    "label_replace(app_build_info, \"release\", \"$1\", \"version\", \"(.*)-.*\")",
+    "nonexistent_metric or app_build_info",
+    "process_resident_memory_bytes offset 10s",
+    "-queue_depth + 2 * 3 ^ 2 % 7",
+    "abs(delta(queue_depth[30s]))",
+    "clamp_max(db_pool_connections_in_use, 25)",
+    "clamp_min(db_pool_connections_in_use, 25)",
+    "round(rate(app_requests_total{code=\"200\"}[1m]), 0.1)",
+    "sqrt(sum(app_instance_up))",
+    "scalar(sum(app_instance_up))",
+    "sum(app_instance_up) * scalar(count(app_instance_up))",
+    "vector(1) + sum(up)",
+    "absent(nonexistent_metric{job=\"x\"})",
+    "absent(up)",
+    "(sum(rate(app_logical_requests_total[5s])) + sum(rate(app_retries_total[5s]))) / sum(rate(app_logical_requests_total[5s]))",
+    "min(db_pool_connections_in_use / db_pool_connections_max)",
+    "{__name__=~\"app_instance_up|app_retry_enabled\"}",
+];
+
+fn get_json(port: u16, path: &str) -> serde_json::Value {
+    let (status, body) = http_get(port, path, Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("no answer from Prometheus for {path}"));
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+/// A query's answer, whatever its status (an error is compared too).
+fn prom_query(port: u16, path: &str) -> serde_json::Value {
+    let (_, body) = http_get(port, path, Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("no answer from Prometheus for {path}"));
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+fn enc(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+fn ms(t: f64) -> i64 {
+    (t * 1000.0).round() as i64
+}
+
+fn num(v: &serde_json::Value) -> f64 {
+    // Prometheus writes values as strings: "1.5", "NaN", "+Inf".
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("a sample value")
+}
+
+fn labels(m: &serde_json::Value) -> Labels {
+    m.as_object()
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+type Answer = BTreeMap<Labels, Vec<(i64, f64)>>;
+
+/// Prometheus's answer (matrix, vector or scalar) as series keyed by labels.
+fn prom_answer(data: &serde_json::Value) -> Answer {
+    let mut out = Answer::new();
+    let result = &data["result"];
+    match data["resultType"].as_str() {
+        Some("scalar") => {
+            out.insert(
+                Labels::new(),
+                vec![(ms(result[0].as_f64().unwrap_or(0.0)), num(&result[1]))],
+            );
+        }
+        _ => {
+            for s in result.as_array().into_iter().flatten() {
+                let pts = if let Some(vals) = s["values"].as_array() {
+                    vals.iter()
+                        .map(|p| (ms(p[0].as_f64().unwrap_or(0.0)), num(&p[1])))
+                        .collect()
+                } else {
+                    vec![(
+                        ms(s["value"][0].as_f64().unwrap_or(0.0)),
+                        num(&s["value"][1]),
+                    )]
+                };
+                out.insert(labels(&s["metric"]), pts);
+            }
+        }
+    }
+    out
+}
+
+fn embedded_answer(a: QueryAnswer) -> Answer {
+    a.series
+        .into_iter()
+        .map(|s| (s.labels, s.points.iter().map(|p| (ms(p.t), p.v)).collect()))
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan())
+        || a == b
+        || (a - b).abs() <= 1e-6 * a.abs().max(b.abs())
+        // Summation order differs; values that cancel to zero leave float noise.
+        || (a - b).abs() < 1e-12
+}
+
+/// The differences between two answers, described for a person.
+fn diff(prom: &Answer, emb: &Answer) -> Vec<String> {
+    let mut out = Vec::new();
+    for (l, p) in prom {
+        let Some(e) = emb.get(l) else {
+            out.push(format!(
+                "series {l:?} only in Prometheus ({} points)",
+                p.len()
+            ));
+            continue;
+        };
+        let pm: BTreeMap<i64, f64> = p.iter().copied().collect();
+        let em: BTreeMap<i64, f64> = e.iter().copied().collect();
+        for (t, pv) in &pm {
+            match em.get(t) {
+                None => out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded none")),
+                Some(ev) if !close(*pv, *ev) => {
+                    out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded {ev}"))
+                }
+                _ => {}
+            }
+        }
+        for (t, ev) in &em {
+            if !pm.contains_key(t) {
+                out.push(format!("{l:?} at {t}: Prometheus none, embedded {ev}"));
+            }
+        }
+    }
+    for (l, e) in emb {
+        if !prom.contains_key(l) {
+            out.push(format!(
+                "series {l:?} only in embedded ({} points)",
+                e.len()
+            ));
+        }
+    }
+    out
+}
+
+/// `query` strings of the shipped runbooks (`runbooks/*.toml`, any table or array), with each
+/// runbook's variables at their defaults and a batch's `{{target}}` as `api-0`, so they select
+/// real series (a template left in would match nothing on both sides and prove nothing).
+fn runbook_queries() -> Vec<String> {
+    fn walk(v: &toml::Value, key: &str, out: &mut Vec<String>) {
+        match v {
+            toml::Value::String(s) if key == "query" || key.ends_with("_query") => {
+                out.push(s.clone())
+            }
+            toml::Value::Table(t) => t.iter().for_each(|(k, v)| walk(v, k, out)),
+            toml::Value::Array(a) => a.iter().for_each(|v| walk(v, key, out)),
+            _ => {}
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&p).expect("read runbook");
+            let v: toml::Value = toml::from_str(&text).expect("runbook is TOML");
+            let mut found = Vec::new();
+            walk(&v, "", &mut found);
+            let defaults: Vec<(String, String)> = v
+                .get("variables")
+                .and_then(|t| t.as_table())
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|(k, d)| {
+                            let d = d.get("default")?;
+                            let d = d
+                                .as_str()
+                                .map(String::from)
+                                .unwrap_or_else(|| d.to_string());
+                            Some((k.clone(), d))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            for mut q in found {
+                for (k, d) in &defaults {
+                    q = q.replace(&format!("{{{{{k}}}}}"), d);
+                }
+                q = q.replace("{{target}}", "api-0");
+                assert!(
+                    !q.contains("{{"),
+                    "{}: a template is left in {q}",
+                    p.display()
+                );
+                out.push(q);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    assert!(!out.is_empty(), "the shipped runbooks have queries");
+    out
+}
+
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dashboard_and_runbook_query_matches_prometheus() {
+    let sim_port = free_port();
+    let Some(prom) = prometheus::start(PromOptions {
+        targets: vec![format!("127.0.0.1:{sim_port}")],
+        scrape_interval: "1s",
+        ..PromOptions::default()
+    }) else {
+        return;
+    };
+    let sim = sim_support::serve(
+        sim_port,
+        "planner-peak",
+        &["--speed", "30", "--seed", "1", "--start-at", "1100"],
+    );
+    let began = now();
+    // The fault develops; a restart (a counter reset) and a scale-in (series that leave)
+    // happen on the way; then the simulator dies and every series goes stale.
+    let script = [
+        (8.0, "restart", r#"{"pod":"api-0"}"#),
+        (14.0, "scale", r#"{"replicas":8}"#),
+    ];
+    for (at, action, body) in script {
+        tokio::time::sleep(Duration::from_secs_f64((began + at - now()).max(0.0))).await;
+        control(sim_port, action, body);
+    }
+    tokio::time::sleep(Duration::from_secs_f64((began + 22.0 - now()).max(0.0))).await;
+    drop(sim);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Scrapes after `end` may still be landing; nothing at or before it changes any more.
+    let end = ((now() - 2.0) * 1000.0).round() / 1000.0;
+
+    // Every raw sample Prometheus holds, replayed scrape by scrape.
+    let names = get_json(prom.port, "/api/v1/label/__name__/values");
+    let mut scrapes: BTreeMap<i64, Vec<(Labels, f64)>> = BTreeMap::new();
+    for name in names["data"].as_array().into_iter().flatten() {
+        let name = name.as_str().expect("a metric name");
+        let v = get_json(
+            prom.port,
+            &format!(
+                "/api/v1/query?query={}&time={end}",
+                enc(&format!("{name}[10m]"))
+            ),
+        );
+        for (l, pts) in prom_answer(&v["data"]) {
+            for (t, v) in pts {
+                scrapes.entry(t).or_default().push((l.clone(), v));
+            }
+        }
+    }
+    let first = *scrapes.keys().next().expect("Prometheus scraped something") as f64 / 1000.0;
+    let store = EmbeddedSource::default();
+    for (t, samples) in scrapes {
+        store.ingest_series(t as f64 / 1000.0, samples);
+    }
+    eprintln!(
+        "replayed {:?} (series, points) from {first} to {end}",
+        store.size()
+    );
+
+    let mut queries: Vec<String> = warroom::config::default_panels()
+        .into_iter()
+        .map(|p| p.query)
+        .collect();
+    let n_dashboard = queries.len();
+    queries.extend(runbook_queries());
+    queries.extend(EXTRA.iter().map(|q| q.to_string()));
+
+    // Two grids: whole seconds from before the first sample, and an odd start and step.
+    let grids = [((first - 5.0).floor(), 1.0), (first + 0.377, 0.731)];
+    let mut failures = Vec::new();
+    let mut compared_points = 0usize;
+    for (i, q) in queries.iter().enumerate() {
+        let mut problems = Vec::new();
+        for (start, step) in grids {
+            let path = format!(
+                "/api/v1/query_range?query={}&start={start:.3}&end={end:.3}&step={step}",
+                enc(q)
+            );
+            let p = prom_query(prom.port, &path);
+            let e = store
+                .query_range(RangeQuery {
+                    query: q.clone(),
+                    start,
+                    end,
+                    step,
+                })
+                .await;
+            match (p["status"].as_str(), e) {
+                (Some("success"), Ok(e)) => {
+                    let pa = prom_answer(&p["data"]);
+                    compared_points += pa.values().map(Vec::len).sum::<usize>();
+                    problems.extend(diff(&pa, &embedded_answer(e)));
+                }
+                // Both refuse (e.g. many-to-many matching): the same answer.
+                (Some("error"), Err(_)) => {}
+                (_, e) => problems.push(format!("Prometheus {}, embedded {e:?}", p["error"])),
+            }
+        }
+        // Instant queries at a few moments, including after the simulator died.
+        for t in [first + 3.5, first + 12.25, end - 1.0, end] {
+            let p = prom_query(
+                prom.port,
+                &format!("/api/v1/query?query={}&time={t:.3}", enc(q)),
+            );
+            let e = store
+                .query(InstantQuery {
+                    query: q.clone(),
+                    time: Some(t),
+                })
+                .await;
+            match (p["status"].as_str(), e) {
+                (Some("success"), Ok(e)) => {
+                    problems.extend(diff(&prom_answer(&p["data"]), &embedded_answer(e)))
+                }
+                (Some("error"), Err(_)) => {}
+                (_, e) => problems.push(format!(
+                    "instant at {t}: Prometheus {}, embedded {e:?}",
+                    p["error"]
+                )),
+            }
+        }
+        let kind = if i < n_dashboard {
+            "dashboard"
+        } else {
+            "query"
+        };
+        if problems.is_empty() {
+            eprintln!("same: {kind} {q}");
+        } else {
+            let n = problems.len();
+            problems.truncate(5);
+            failures.push(format!("{kind} {q}: {n} differences, first: {problems:#?}"));
+        }
+    }
+    eprintln!(
+        "{} queries, {compared_points} Prometheus points compared",
+        queries.len()
+    );
+    assert!(
+        compared_points > 1000,
+        "too little data to compare: {compared_points}"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

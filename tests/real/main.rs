@@ -1,0 +1,26 @@
+//! Metrics and the simulator against real components: Prometheus, the embedded engine, the simulator, headless game days.
+
+#[path = "../support"]
+#[allow(dead_code, unused_imports)]
+mod support {
+    pub mod journey;
+    pub mod prometheus;
+    pub mod sim;
+    pub mod tmux;
+}
+
+mod embedded_differential;
+mod embedded_http;
+mod embedded_source;
+mod gameday_headless;
+mod gameday_prometheus;
+mod hostile_labels;
+mod journey_gameday;
+mod prometheus_fuzz;
+mod prometheus_mock;
+mod prometheus_real;
+mod sim_control;
+mod sim_prometheus;
+mod sim_scenarios;
+mod sim_signatures;
+mod support_smoke;

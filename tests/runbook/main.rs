@@ -1,0 +1,20 @@
+//! Runbooks: the executor, gates, batches, HTTP and exec steps, the journal of a run, resume.
+
+#[path = "../support"]
+#[allow(dead_code, unused_imports)]
+mod support {
+    pub mod prometheus;
+    pub mod sim;
+}
+
+mod runbook_batch;
+mod runbook_e2e;
+mod runbook_exec;
+mod runbook_executor;
+mod runbook_gate;
+mod runbook_http;
+mod runbook_journal;
+mod runbook_journal_faults;
+mod runbook_journal_kill;
+mod runbook_prometheus;
+mod runbook_resume;
