@@ -106,7 +106,7 @@ fn percentiles(mut times: Vec<f64>) -> (f64, f64) {
 fn flood(now: DateTime<Utc>) {
     use warroom::incident::{Event, Record, Source};
     use warroom::runbook::batch::BatchEvent;
-    use warroom::runbook::record::{RunEvent, RunRecord};
+    use warroom::runbook::report::{RunEvent, RunRecord};
     println!();
     println!("while a batch runbook runs and the timeline floods (update + draw per frame)");
     println!(
@@ -115,7 +115,7 @@ fn flood(now: DateTime<Utc>) {
     );
     for (w, h, pane) in [(120u16, 40u16, false), (200, 60, false), (200, 60, true)] {
         let mut m = model(now, w, h);
-        m.incident = Some(warroom::app::model::IncidentView {
+        m.incident = Some(warroom::app::model::IncidentHeader {
             id: "2026-07-17-1".into(),
             title: "bench".into(),
         });
@@ -126,7 +126,11 @@ fn flood(now: DateTime<Utc>) {
             .and_then(|e| e.runbook().cloned())
             .unwrap();
         let run_id = "pool-exhaustion-bench".to_string();
-        m.runbooks.run = Some(warroom::app::run::RunView::new(run_id.clone(), &rb, now));
+        m.runbooks.run = Some(warroom::app::panes::run::RunPane::new(
+            run_id.clone(),
+            &rb,
+            now,
+        ));
         if pane {
             update(
                 &mut m,

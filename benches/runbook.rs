@@ -18,15 +18,15 @@ use warroom::runbook::batch::{Next, Rollout, RolloutConfig};
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::gate::{Condition, Expect, judge};
 use warroom::runbook::operator::AssumeYes;
-use warroom::runbook::record::{MemoryIntents, RunSink};
+use warroom::runbook::report::{MemoryIntents, RunSink};
 use warroom::runbook::{http, load, plan, vars};
 
 struct Discard;
 impl RunSink for Discard {
     fn record(
         &self,
-        _r: &warroom::runbook::record::RunRecord,
-    ) -> Result<(), warroom::runbook::record::RecordError> {
+        _r: &warroom::runbook::report::RunRecord,
+    ) -> Result<(), warroom::runbook::report::RecordError> {
         Ok(())
     }
 }
@@ -208,7 +208,7 @@ fn figures() {
     }
     let rb = load::parse("bench.toml", Path::new("bench.toml"), &src).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let exec = |sink: Arc<dyn RunSink>, intents: Arc<dyn warroom::runbook::record::IntentStore>| {
+    let exec = |sink: Arc<dyn RunSink>, intents: Arc<dyn warroom::runbook::report::IntentStore>| {
         Executor {
             vars: vars::resolve(&rb, &[], |_| None).unwrap(),
             runbook: rb.clone(),

@@ -1,26 +1,24 @@
-//! The console: one [`Model`], messages in, effects out, and the runtime loop that owns the
-//! terminal. `update` does no I/O; the runtime turns each [`Effect`] into a task whose answer
+//! The console: one [`Model`], messages in, effects out. `update` does no I/O; the runtime owns
+//! the loop and the terminal, and [`workers`] turn each [`Effect`] into a task whose answer
 //! comes back as a [`Msg`].
+//!
+//! - [`model`], [`msg`], [`effect`]: the state and what flows in and out of `update`;
+//! - [`update`]: one handler per mode and feature, in the order of precedence its doc gives;
+//! - [`panes`]: the pure state of each pane (one suffix: `*Pane`) and of a panel;
+//! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
+//!   rehearsal's stage.
 
-pub mod changes;
 pub mod demo;
-pub mod dialog;
 pub mod effect;
-pub mod export;
-pub mod github;
 pub mod model;
 pub mod msg;
-pub mod operator;
-pub mod panel;
-pub mod publish;
-pub mod run;
-pub mod run_record;
-pub mod runner;
+pub mod panes;
 pub mod runtime;
 pub mod update;
+pub mod workers;
 
 pub use effect::Effect;
 pub use model::Model;
 pub use msg::Msg;
-pub use panel::{Panel, PanelState};
+pub use panes::panel::{Panel, PanelState};
 pub use update::update;

@@ -17,7 +17,7 @@
 //!    [`rehearsal`] (stage, simulated clock, faults, plays, recording, score), [`recorder`]
 //!    (the headless recording engine) and [`config`].
 //! 4. **Support**, used by all: [`backoff`], [`clock`], [`sanitize`], [`secret`],
-//!    [`diagnostic`], [`paths`], [`logging`], and [`signals`] (SIGINT/SIGTERM as one stream,
+//!    [`diagnostic`], [`paths`], [`logging`], [`strings`] (user text said in more than one place), and [`signals`] (SIGINT/SIGTERM as one stream,
 //!    for every long-running command, the headless recorder included).
 //!
 //! Where a change goes: a new step kind in `runbook/` (model, load, executor, plan); a new
@@ -49,6 +49,7 @@ pub mod sanitize;
 pub mod secret;
 pub mod signals;
 pub mod sim;
+pub mod strings;
 pub mod theme;
 pub mod tui;
 pub mod ui;
@@ -72,6 +73,7 @@ mod layers {
         "recorder",
     ];
     const SUPPORT: &[&str] = &[
+        "strings",
         "backoff",
         "clock",
         "sanitize",

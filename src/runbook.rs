@@ -5,8 +5,8 @@
 //!   diagnostics; [`template`] fills `{{var}}` and `{{target}}` without ever using a shell.
 //! - [`gate`] and [`batch`] are pure: verdicts from readings, a rollout from time passed in.
 //! - [`http`] and [`exec`] are the two ways of acting; [`plan`] shows both exactly as sent.
-//! - [`executor`] drives the steps; it talks to the rest of warroom through [`record::RunSink`]
-//!   (events), [`record::IntentStore`] (idempotency keys, durable before a send) and
+//! - [`executor`] drives the steps; it talks to the rest of warroom through [`report::RunSink`]
+//!   (events), [`report::IntentStore`] (idempotency keys, durable before a send) and
 //!   [`operator::Operator`] (typed confirmation, decisions at pauses); [`journal`] implements
 //!   the first two over the incident's journal, and reads a run back from it to resume.
 
@@ -23,7 +23,7 @@ pub mod mask;
 pub mod model;
 pub mod operator;
 pub mod plan;
-pub mod record;
+pub mod report;
 pub mod resume;
 pub mod setup;
 pub mod template;

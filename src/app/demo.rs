@@ -106,9 +106,6 @@ pub async fn run(
     Ok(code)
 }
 
-/// `warroom gameday SCENARIO --prometheus URL`: the console on a real Prometheus that scrapes
-/// the rehearsal's simulator. Its data are stamped with wall time, so the console's clock is
-/// the wall clock; the simulated time is in the source line and the score at the end.
 /// A rehearsal's names: the scenario's, the incident's title, and the briefing.
 struct Names {
     name: String,
@@ -116,6 +113,9 @@ struct Names {
     briefing: String,
 }
 
+/// `warroom gameday SCENARIO --prometheus URL`: the console on a real Prometheus that scrapes
+/// the rehearsal's simulator. Its data are stamped with wall time, so the console's clock is
+/// the wall clock; the simulated time is in the source line and the score at the end.
 async fn on_prometheus(
     mut config: Config,
     data_dir: &Path,

@@ -47,8 +47,8 @@ pub enum Effect {
     },
     /// Answer the executor's question.
     Answer {
-        reply: super::operator::Reply,
-        answer: super::operator::Answer,
+        reply: super::workers::operator::Reply,
+        answer: super::workers::operator::Answer,
     },
     /// Suspend the terminal and write a note in `$VISUAL`/`$EDITOR`; answers as
     /// `Msg::EditorClosed`.

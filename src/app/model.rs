@@ -1,6 +1,6 @@
 //! All state of the console, in one place.
 
-use super::panel::{Panel, PanelState};
+use super::panes::panel::{Panel, PanelState};
 use crate::config::Config;
 use crate::keymap::{Keymap, Mode};
 use crate::metrics::fetch::Window;
@@ -37,7 +37,7 @@ pub struct SourceStatus {
 
 /// The incident the console records into.
 #[derive(Debug, Clone, PartialEq)]
-pub struct IncidentView {
+pub struct IncidentHeader {
     pub id: String,
     pub title: String,
 }
@@ -80,7 +80,7 @@ pub struct Model {
     /// A rehearsal's briefing, shown over the dashboard until dismissed.
     pub briefing: Option<String>,
     /// The incident being recorded, if any.
-    pub incident: Option<IncidentView>,
+    pub incident: Option<IncidentHeader>,
     /// Records acknowledged as durable, oldest first.
     pub timeline: Vec<crate::incident::Record>,
     /// Records sent to the journal and not yet acknowledged.
@@ -101,9 +101,9 @@ pub struct Model {
     /// The runbook pane: the list, the plan shown, the run.
     pub runbooks: RunbookPane,
     /// The dialog shown over everything, which gets keys first.
-    pub dialog: Option<super::dialog::Dialog>,
+    pub dialog: Option<super::panes::dialog::Dialog>,
     /// Dialogs waiting for the one shown to close (the executor may ask while a form is open).
-    pub dialogs_waiting: std::collections::VecDeque<super::dialog::Dialog>,
+    pub dialogs_waiting: std::collections::VecDeque<super::panes::dialog::Dialog>,
     /// The timeline pane shows only this source, when set.
     pub timeline_filter: Option<crate::incident::Source>,
     /// The timeline pane lists the oldest record first.
@@ -117,9 +117,9 @@ pub struct Model {
     /// Action items handed out here and not yet acknowledged, so two quick ones get two ids.
     pub actions_pending: u32,
     /// The Changes pane (GitHub's deployments, releases, merged pull requests).
-    pub changes: super::changes::ChangesPane,
+    pub changes: super::panes::changes::ChangesPane,
     /// Publishing to GitHub (`P`).
-    pub publish: super::publish::PublishView,
+    pub publish: super::panes::publish::PublishPane,
     /// Set while replaying an incident (read-only): the status bar shows this instead of the
     /// source, the incident and the console's key hints.
     pub replay: Option<ReplayBar>,
@@ -143,14 +143,14 @@ pub struct RunbookPane {
     pub entries: Option<Vec<crate::runbook::catalog::Entry>>,
     pub selected: usize,
     /// The plan being shown.
-    pub plan: Option<PlanView>,
+    pub plan: Option<PlanPane>,
     /// The run (the running one, or the last one).
-    pub run: Option<super::run::RunView>,
+    pub run: Option<super::panes::run::RunPane>,
 }
 
 impl RunbookPane {
     /// The run in progress, if any.
-    pub fn active(&self) -> Option<&super::run::RunView> {
+    pub fn active(&self) -> Option<&super::panes::run::RunPane> {
         self.run.as_ref().filter(|r| !r.finished())
     }
 
@@ -162,7 +162,7 @@ impl RunbookPane {
 
 /// A runbook's plan as the pane shows it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlanView {
+pub struct PlanPane {
     pub name: String,
     /// The plan's lines; `None` while it is being prepared, `Err` when it cannot be.
     pub lines: Option<Result<Vec<String>, String>>,
@@ -173,9 +173,8 @@ pub struct PlanView {
     pub scroll: u16,
 }
 
-/// The crossing rule of a panel: its thresholds, hysteresis of 5 %, and a minute to settle so
-/// a flapping value does not flood the timeline.
-/// The console watches its panels by the recorder's rule: one rule for both.
+/// The crossing detector of a panel: the console watches its panels by the recorder's rule
+/// (thresholds, 5 % hysteresis, a minute to settle), so both record the same crossings.
 fn detector(p: &crate::config::PanelConfig) -> crate::incident::crossing::Detector {
     crate::incident::crossing::Detector::new(crate::recorder::panel_watch::rule(p))
 }
@@ -227,8 +226,8 @@ impl Model {
             help_scroll: 0,
             help_from: Mode::Dashboard,
             actions_pending: 0,
-            changes: super::changes::ChangesPane::from_config(config),
-            publish: super::publish::PublishView {
+            changes: super::panes::changes::ChangesPane::from_config(config),
+            publish: super::panes::publish::PublishPane {
                 repo: (config.github.as_ref())
                     .and_then(|g| g.postmortems.as_ref())
                     .map(|r| r.to_string()),

@@ -43,19 +43,19 @@ pub enum Msg {
     },
     /// A run's transition, after the journal has it (when there is an incident).
     Run {
-        record: Box<crate::runbook::record::RunRecord>,
+        record: Box<crate::runbook::report::RunRecord>,
         journaled: Option<Box<crate::incident::Record>>,
     },
     /// A run's task ended.
     RunEnded {
         run_id: String,
-        outcome: crate::runbook::record::RunOutcome,
+        outcome: crate::runbook::report::RunOutcome,
     },
     /// The executor asks the operator; the answer goes back through `reply`.
     Ask {
         run_id: String,
-        question: super::operator::Question,
-        reply: super::operator::Reply,
+        question: super::workers::operator::Question,
+        reply: super::workers::operator::Reply,
     },
     /// A record appended by someone else on the console's behalf (a run's intent), synced.
     Journaled(Box<crate::incident::Record>),
@@ -65,7 +65,7 @@ pub enum Msg {
     /// answering.
     Changes(crate::github::ChangesReport),
     /// The publish task finished, gave up, or will try again.
-    Published(super::publish::PublishReport),
+    Published(super::workers::publish::PublishReport),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
 }

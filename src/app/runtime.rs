@@ -48,7 +48,7 @@ pub async fn open(
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
     let journal = open_incident(&mut model, lock(store)?, header, None).await?;
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
-    let (github, warning) = super::github::setup(&config, store, id.as_ref())?;
+    let (github, warning) = super::workers::github::setup(&config, store, id.as_ref())?;
     if let Some(w) = warning {
         model.notify(w, true, Some(30));
     }
@@ -69,9 +69,9 @@ pub(crate) fn export_setup(
     model: &Model,
     store: &crate::incident::Store,
     config: &Config,
-) -> Option<super::export::ExportSetup> {
+) -> Option<super::workers::export::ExportSetup> {
     let id = crate::incident::IncidentId::parse(&model.incident.as_ref()?.id).ok()?;
-    Some(super::export::ExportSetup {
+    Some(super::workers::export::ExportSetup {
         store: store.clone(),
         id,
         panels: config.panels.clone(),
@@ -100,7 +100,7 @@ pub async fn open_incident(
         );
     }
     let summary = crate::incident::summary::summarize(&opened.records);
-    model.incident = Some(super::model::IncidentView {
+    model.incident = Some(super::model::IncidentHeader {
         id: opened.id.to_string(),
         title: summary.title,
     });
@@ -168,11 +168,11 @@ pub struct Services {
     /// Runbook directories, variables and the controls of running runs.
     pub runbooks: crate::runbook::setup::RunbookSetup,
     /// Where and how the open incident is exported (`E`), when one is open.
-    pub export: Option<super::export::ExportSetup>,
+    pub export: Option<super::workers::export::ExportSetup>,
     /// The simulator of a rehearsal, whose faults go on the timeline as they land.
     pub rehearsal: Option<Arc<crate::sim::SimService>>,
     /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
-    pub github: Option<super::github::GithubSetup>,
+    pub github: Option<super::workers::github::GithubSetup>,
 }
 
 impl Services {
@@ -242,7 +242,7 @@ where
         }
         // What an earlier console or `warroom publish` left in the outbox is finished now.
         if let Some(publish) = github.publish.clone().filter(|p| p.has_pending()) {
-            super::publish::spawn(publish, None, Some(journal), tx.clone());
+            super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
         }
     }
     if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
@@ -263,7 +263,7 @@ where
     let mut input_open = true;
     // The first tick schedules the first fetches.
     let first = update(&mut model, Msg::Tick(clock.now()));
-    spawn_all(first, &services, &tx, &clock);
+    super::workers::spawn_all(first, &services, &tx, &clock);
     loop {
         if model.dirty {
             let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
@@ -317,154 +317,7 @@ where
                 };
                 effects.extend(update(&mut model, Msg::EditorClosed(text)));
             }
-            spawn_all(effects, &services, &tx, &clock);
+            super::workers::spawn_all(effects, &services, &tx, &clock);
         }
     }
-}
-
-/// Start the work `effects` describe, each in its own task; answers come back on `tx`. (The
-/// editor is the loop's own business: see [`event_loop_with`].)
-pub fn spawn_all(
-    effects: Vec<Effect>,
-    services: &Services,
-    tx: &mpsc::UnboundedSender<Msg>,
-    clock: &Arc<dyn Clock>,
-) {
-    for effect in effects {
-        match effect {
-            Effect::Fetch {
-                panel,
-                ticket,
-                pass,
-                query,
-            } => {
-                let fut = services.source.query_range(query.clone());
-                spawn_query(fut, tx, clock, move |result, at| Msg::Answer {
-                    panel,
-                    ticket,
-                    pass,
-                    query,
-                    result,
-                    at,
-                });
-            }
-            Effect::FetchLatest { panel, pass, query } => {
-                let fut = services.source.query(query);
-                spawn_query(fut, tx, clock, move |result, at| Msg::Latest {
-                    panel,
-                    pass,
-                    result,
-                    at,
-                });
-            }
-            Effect::Record {
-                source,
-                actor,
-                event,
-            } => {
-                let Some(journal) = services.journal.clone() else {
-                    let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
-                    continue;
-                };
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let result = journal
-                        .append(source, &actor, event)
-                        .await
-                        .map_err(|e| e.to_string());
-                    let _ = tx.send(Msg::Recorded(result));
-                });
-            }
-            Effect::LoadRunbooks => {
-                let (tx, dirs) = (tx.clone(), services.runbooks.dirs.clone());
-                tokio::task::spawn_blocking(move || {
-                    let _ = tx.send(Msg::RunbooksLoaded(crate::runbook::catalog::load(&dirs)));
-                });
-            }
-            Effect::PlanRunbook(rb) => {
-                let (tx, setup, source, clock) = (
-                    tx.clone(),
-                    services.runbooks.clone(),
-                    services.source.clone(),
-                    clock.clone(),
-                );
-                tokio::spawn(async move {
-                    let result =
-                        crate::runbook::setup::prepare_plan(&rb, &setup, source, clock).await;
-                    let _ = tx.send(Msg::Planned {
-                        name: rb.name.clone(),
-                        result,
-                    });
-                });
-            }
-            Effect::StartRun { runbook, run_id } => super::runner::start(
-                &runbook,
-                run_id,
-                &services.runbooks,
-                services.source.clone(),
-                services.journal.clone(),
-                clock.clone(),
-                tx,
-            ),
-            Effect::ControlRun { run_id, control } => {
-                services.runbooks.control(&run_id, control);
-            }
-            Effect::Answer { reply, answer } => reply.send(answer),
-            // Handled by the loop, which owns the terminal.
-            Effect::EditNote => {}
-            Effect::Publish(target) => {
-                match services.github.as_ref().and_then(|g| g.publish.clone()) {
-                    Some(setup) => super::publish::spawn(
-                        setup,
-                        Some(target),
-                        services.journal.clone(),
-                        tx.clone(),
-                    ),
-                    None => {
-                        let _ = tx.send(Msg::Published(super::publish::PublishReport::Failed {
-                            error: "publishing is not configured here".into(),
-                            retry_in: None,
-                        }));
-                    }
-                }
-            }
-            Effect::Export => {
-                let tx = tx.clone();
-                let Some(setup) = services.export.clone() else {
-                    let _ = tx.send(Msg::Exported(Err("no incident is open".into())));
-                    continue;
-                };
-                let source = services.source.clone();
-                tokio::spawn(async move {
-                    let _ = tx.send(Msg::Exported(super::export::run(setup, source).await));
-                });
-            }
-        }
-    }
-}
-
-/// Run one query in a task, never longer than [`HARD_DEADLINE`], and send its answer back.
-fn spawn_query(
-    fut: futures::future::BoxFuture<
-        'static,
-        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
-    >,
-    tx: &mpsc::UnboundedSender<Msg>,
-    clock: &Arc<dyn Clock>,
-    answer: impl FnOnce(
-        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
-        chrono::DateTime<chrono::Utc>,
-    ) -> Msg
-    + Send
-    + 'static,
-) {
-    let (tx, clock) = (tx.clone(), clock.clone());
-    tokio::spawn(async move {
-        let result = match tokio::time::timeout(HARD_DEADLINE, fut).await {
-            Ok(r) => r,
-            Err(_) => Err(crate::metrics::SourceError::Timeout(HARD_DEADLINE)),
-        };
-        // The loop may have ended; nothing to do then.
-        let _ = tx.send(answer(result, clock.now()));
-    });
 }

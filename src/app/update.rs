@@ -6,11 +6,13 @@ use super::msg::Msg;
 use crate::incident::{Event, Source};
 use crate::keymap::{Action, Mode};
 
+mod changes;
 mod dashboard;
 mod dialog;
 mod help;
 mod incident;
 mod note;
+mod publish;
 mod runbooks;
 
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
@@ -73,7 +75,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     run.outcome = Some(outcome);
                 }
                 let text = format!("runbook \"{}\" ended: {outcome:?}", run.runbook);
-                let warn = outcome != crate::runbook::record::RunOutcome::Succeeded;
+                let warn = outcome != crate::runbook::report::RunOutcome::Succeeded;
                 model.notify(text, warn, Some(15));
             }
             model.dirty = true;
@@ -95,7 +97,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 // Nobody here started that run: the answer is no.
                 return vec![Effect::Answer {
                     reply,
-                    answer: super::operator::Answer::Confirmed(false),
+                    answer: super::workers::operator::Answer::Confirmed(false),
                 }];
             }
             return runbooks::ask(model, run_id, question, reply);
@@ -180,8 +182,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             model.dirty = true;
         }
-        Msg::Changes(report) => super::changes::report(model, report),
-        Msg::Published(report) => super::publish::report(model, report),
+        Msg::Changes(report) => changes::report(model, report),
+        Msg::Published(report) => publish::report(model, report),
         Msg::Interrupted(signal) => {
             model.quit = Some(Quit::Signal(signal));
         }
@@ -290,7 +292,7 @@ pub(super) fn record(model: &mut Model, source: Source, actor: String, event: Ev
 
 /// Start the fetches that are due, within the in-flight limit and the source's backoff (while
 /// the source is down, `Health` admits one probe at a time after a jittered delay).
-fn schedule(model: &mut Model) -> Vec<Effect> {
+pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
     let mut effects = Vec::new();
     if model.paused || model.quit.is_some() {
         return effects;

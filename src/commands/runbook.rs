@@ -15,7 +15,7 @@ use crate::runbook::load::{self, Loaded};
 use crate::runbook::model::{Runbook, StepKind};
 use crate::runbook::operator::{AssumeYes, LineOperator, Operator};
 use crate::runbook::progress::Progress;
-use crate::runbook::record::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
+use crate::runbook::report::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
 use crate::runbook::{plan, vars};
 use std::collections::BTreeMap;
 use std::io::Write;

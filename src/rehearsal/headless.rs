@@ -9,7 +9,7 @@ use super::plays::{self, Play};
 use super::recording::Recording;
 use super::stage::{Scrape, Stage};
 use crate::runbook::executor::Control;
-use crate::runbook::record::RunOutcome;
+use crate::runbook::report::RunOutcome;
 use crate::sim::Scenario;
 use chrono::{DateTime, NaiveTime, Utc};
 use color_eyre::eyre::eyre;

@@ -9,7 +9,7 @@ use crate::incident::event::RunRef;
 use crate::metrics::Source;
 use crate::runbook::executor::Control;
 use crate::runbook::journal::{JournalIntents, JournalSink};
-use crate::runbook::record::{RecordError, RunOutcome, RunRecord, RunSink, Tee};
+use crate::runbook::report::{RecordError, RunOutcome, RunRecord, RunSink, Tee};
 use crate::runbook::setup::RunbookSetup;
 use chrono::NaiveTime;
 use std::time::Duration;

@@ -5,8 +5,8 @@
 use super::cursor::{Cursor, speed_text};
 use super::load::Loaded;
 use crate::app::Model;
-use crate::app::model::{IncidentView, ReplayBar};
-use crate::app::panel::Panel;
+use crate::app::model::{IncidentHeader, ReplayBar};
+use crate::app::panes::panel::Panel;
 use crate::config::{BadWhen, Config, PanelConfig};
 use crate::incident::snapshot::{PanelSnapshot, SnapshotWindow};
 use crate::metrics::{Point, Series};
@@ -100,7 +100,7 @@ impl Scene {
                 })
                 .collect()
         };
-        model.incident = Some(IncidentView {
+        model.incident = Some(IncidentHeader {
             id: loaded.id.to_string(),
             title: loaded.title.clone(),
         });

@@ -8,7 +8,7 @@ use super::gate::{GateRun, GateSpec, Verdict, judge};
 use super::http::Sender;
 use super::model::{Runbook, Step, StepKind};
 use super::operator::{Confirmation, Operator};
-use super::record::{IntentStore, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome};
+use super::report::{IntentStore, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome};
 use super::template::Context;
 use super::vars::Resolved;
 use crate::clock::SharedClock;

@@ -12,7 +12,7 @@
 //! journal keeps each step's verdict and output tail in its finishing record.
 
 use super::batch::Decision;
-use super::record::{
+use super::report::{
     IntentStore, RecordError, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome, new_key,
 };
 use crate::incident::event::{Event, RunRef, Source, StepState};

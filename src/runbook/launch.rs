@@ -6,7 +6,7 @@
 use super::executor::{Control, Executor};
 use super::model::{Runbook, StepKind};
 use super::operator::AssumeYes;
-use super::record::{MemoryIntents, MemorySink};
+use super::report::{MemoryIntents, MemorySink};
 use super::{http, vars};
 use crate::clock::SharedClock;
 use crate::metrics::Source;

@@ -1,6 +1,6 @@
 //! The headless run's progress: one line per transition on standard output, sanitized.
 
-use super::record::{RecordError, RunEvent, RunRecord, RunSink, StepOutcome};
+use super::report::{RecordError, RunEvent, RunRecord, RunSink, StepOutcome};
 use std::io::Write;
 
 /// Prints one progress line per transition.

@@ -4,7 +4,7 @@
 
 use super::batch::Decision;
 use super::model::Runbook;
-use super::record::{RunEvent, RunOutcome, RunRecord, StepOutcome};
+use super::report::{RunEvent, RunOutcome, RunRecord, StepOutcome};
 
 /// Where a run continues.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 //! ```
 
 use crate::app::Model;
-use crate::app::changes::{ChangeRow, rows, short_link};
+use crate::app::panes::changes::{ChangeRow, rows, short_link};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -11,7 +11,7 @@
 
 use super::layout;
 use crate::app::Model;
-use crate::app::dialog::{Body, Dialog, Purpose};
+use crate::app::panes::dialog::{Body, Dialog, Purpose};
 use crate::keymap::{Action, Mode};
 use ratatui::Frame;
 use ratatui::layout::Rect;

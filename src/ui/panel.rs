@@ -10,7 +10,7 @@
 //! └─────────────────────────────────────────┘
 //! ```
 
-use crate::app::panel::{Level, Panel, PanelState};
+use crate::app::panes::panel::{Level, Panel, PanelState};
 use crate::config::Unit;
 use crate::metrics::Series;
 use crate::theme::Theme;

@@ -10,11 +10,11 @@
 //! ```
 
 use crate::app::Model;
-use crate::app::run::{RunView, StepMark};
+use crate::app::panes::run::{RunPane, StepMark};
 use crate::keymap::{Action, Mode};
 use crate::runbook::catalog::Entry;
 use crate::runbook::executor::Control;
-use crate::runbook::record::{RunOutcome, StepOutcome};
+use crate::runbook::report::{RunOutcome, StepOutcome};
 use crate::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -187,7 +187,7 @@ fn entry_lines(e: &Entry, t: &Theme) -> Vec<Line<'static>> {
 }
 
 /// The run's state in words, with its symbol.
-pub fn run_state(run: &RunView, t: &Theme) -> (String, Style) {
+pub fn run_state(run: &RunPane, t: &Theme) -> (String, Style) {
     match (run.outcome, run.control) {
         (Some(RunOutcome::Succeeded), _) => ("✓ succeeded".into(), t.ok),
         (Some(RunOutcome::DryRun), _) => ("✓ dry run".into(), t.ok),
@@ -210,7 +210,7 @@ fn mark(m: StepMark, t: &Theme) -> (&'static str, Style) {
     }
 }
 
-fn run_lines(run: &RunView, t: &Theme, height: usize) -> Vec<Line<'static>> {
+fn run_lines(run: &RunPane, t: &Theme, height: usize) -> Vec<Line<'static>> {
     let mut l = vec![Line::styled(format!("run {}", run.run_id), t.muted)];
     for s in &run.steps {
         let (sym, style) = mark(s.mark, t);

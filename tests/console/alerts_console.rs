@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use warroom::alerts::{AlertEndpoint, AlertIntake};
 use warroom::app::Model;
-use warroom::app::model::IncidentView;
+use warroom::app::model::IncidentHeader;
 use warroom::app::runtime::Services;
 use warroom::config::Config;
 use warroom::incident::event::AlertSource;
@@ -43,7 +43,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         "silent".into(),
         chrono::Utc::now(),
     );
-    model.incident = Some(IncidentView {
+    model.incident = Some(IncidentHeader {
         id: id.to_string(),
         title: "t".into(),
     });

@@ -14,9 +14,9 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use warroom::app::Model;
-use warroom::app::github::GithubSetup;
-use warroom::app::model::IncidentView;
+use warroom::app::model::IncidentHeader;
 use warroom::app::runtime::Services;
+use warroom::app::workers::github::GithubSetup;
 use warroom::config::Config;
 use warroom::github::{ChangesIntake, Github, WallTimer};
 use warroom::incident::{Event, IncidentId, JournalWriter, Record, Store};
@@ -101,7 +101,7 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
     )
     .unwrap();
     let mut model = Model::new(&config, Theme::fallback(), "silent".into(), Utc::now());
-    model.incident = Some(IncidentView {
+    model.incident = Some(IncidentHeader {
         id: id.to_string(),
         title: "t".into(),
     });

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use warroom::app::model::IncidentView;
+use warroom::app::model::IncidentHeader;
 use warroom::app::{Model, Msg, update};
 use warroom::config::Config;
 use warroom::incident::{Event, Record, Source};
@@ -58,7 +58,7 @@ fn model(github: bool, width: u16, height: u16) -> Model {
     );
     m.width = width;
     m.height = height;
-    m.incident = Some(IncidentView {
+    m.incident = Some(IncidentHeader {
         id: "2026-11-29-1".into(),
         title: "Journey planner outage".into(),
     });

@@ -9,8 +9,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use warroom::app::dialog::{Body, Purpose};
-use warroom::app::runtime::{Services, open_incident, spawn_all};
+use warroom::app::panes::dialog::{Body, Purpose};
+use warroom::app::runtime::{Services, open_incident};
+use warroom::app::workers::spawn_all;
 use warroom::app::{Model, Msg, update};
 use warroom::clock::Clock;
 use warroom::config::Config;
@@ -18,7 +19,7 @@ use warroom::incident::event::StepState;
 use warroom::incident::{Event, Store};
 use warroom::rehearsal::Stage;
 use warroom::rehearsal::runbooks::setup as demo_runbooks;
-use warroom::runbook::record::RunOutcome;
+use warroom::runbook::report::RunOutcome;
 use warroom::sim::Scenario;
 use warroom::sim::retry::Layer;
 use warroom::theme::Theme;
@@ -166,7 +167,7 @@ async fn console(
         source: Arc::new(r.store.clone()),
         journal: Some(journal),
         alerts: None,
-        export: Some(warroom::app::export::ExportSetup {
+        export: Some(warroom::app::workers::export::ExportSetup {
             store: Store::new(dir),
             id: Store::new(dir).find(&id).expect("the incident"),
             panels: config.panels.clone(),

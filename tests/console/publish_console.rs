@@ -15,10 +15,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warroom::app::Model;
-use warroom::app::github::GithubSetup;
-use warroom::app::model::IncidentView;
-use warroom::app::publish::PublishSetup;
+use warroom::app::model::IncidentHeader;
 use warroom::app::runtime::Services;
+use warroom::app::workers::github::GithubSetup;
+use warroom::app::workers::publish::PublishSetup;
 use warroom::backoff::Backoff;
 use warroom::clock::ManualClock;
 use warroom::config::Config;
@@ -86,7 +86,7 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
         "silent".into(),
         chrono::Utc::now(),
     );
-    model.incident = Some(IncidentView {
+    model.incident = Some(IncidentHeader {
         id: id.to_string(),
         title: "Journey planner outage".into(),
     });

@@ -191,7 +191,7 @@ async fn the_runbook_pane_loads_off_the_loop_and_an_editor_without_a_terminal_is
         tx
     });
     let mut m = model();
-    m.incident = Some(warroom::app::model::IncidentView {
+    m.incident = Some(warroom::app::model::IncidentHeader {
         id: "2026-07-17-1".into(),
         title: "t".into(),
     });

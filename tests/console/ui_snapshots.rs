@@ -301,7 +301,7 @@ fn every_size_renders_without_panic() {
     let with_timeline = || {
         let mut m = model(80, 24);
         m.show_timeline = true;
-        m.incident = Some(warroom::app::model::IncidentView {
+        m.incident = Some(warroom::app::model::IncidentHeader {
             id: "2026-07-17-1".into(),
             title: "Journey planner".into(),
         });
@@ -357,7 +357,7 @@ fn timeline_pane() {
     use warroom::incident::event::{Direction, Level};
     use warroom::incident::{Event, Source};
     let timeline = |m: &mut Model, start: DateTime<Utc>| {
-        m.incident = Some(warroom::app::model::IncidentView {
+        m.incident = Some(warroom::app::model::IncidentHeader {
             id: "2026-07-17-1".into(),
             title: "Journey planner".into(),
         });
@@ -492,9 +492,9 @@ fn select(m: &mut Model, name: &str) {
 /// `pool-exhaustion` planned, confirmed and half-way through its batch restart, with a
 /// gate reading, output and a confirmation waiting.
 fn running(w: u16, h: u16) -> Model {
-    use warroom::app::operator::{Question, Reply};
+    use warroom::app::workers::operator::{Question, Reply};
     use warroom::runbook::batch::BatchEvent;
-    use warroom::runbook::record::{RunEvent, RunRecord, StepOutcome};
+    use warroom::runbook::report::{RunEvent, RunRecord, StepOutcome};
     let mut m = pane(w, h);
     select(&mut m, "pool-exhaustion");
     press(&mut m, KeyCode::Enter);
@@ -672,7 +672,7 @@ fn runbook_pane_list_plan_and_run() {
 fn incident_dialogs() {
     for (w, h) in SIZES {
         let mut m = model(w, h);
-        m.incident = Some(warroom::app::model::IncidentView {
+        m.incident = Some(warroom::app::model::IncidentHeader {
             id: "2026-07-17-1".into(),
             title: "Journey planner".into(),
         });
@@ -694,7 +694,7 @@ fn incident_dialogs() {
 fn timeline_filtered_oldest_first() {
     use warroom::incident::{Event, Source};
     let mut m = model(120, 40);
-    m.incident = Some(warroom::app::model::IncidentView {
+    m.incident = Some(warroom::app::model::IncidentHeader {
         id: "2026-07-17-1".into(),
         title: "Journey planner".into(),
     });

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use warroom::metrics::{InstantQuery, Point, QueryAnswer, RangeQuery, Series, Source, SourceError};
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::operator::{AssumeYes, LineOperator, Operator};
-use warroom::runbook::record::{MemoryIntents, MemorySink, RunEvent, RunOutcome};
+use warroom::runbook::report::{MemoryIntents, MemorySink, RunEvent, RunOutcome};
 use warroom::runbook::{http, load, vars};
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use warroom::backoff::{Backoff, RetryBudget};
 use warroom::runbook::http::{Request, Sender};
 use warroom::runbook::model::Method;
-use warroom::runbook::record::{IntentStore, JsonlIntents};
+use warroom::runbook::report::{IntentStore, JsonlIntents};
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

@@ -17,7 +17,7 @@ use warroom::runbook::journal::{
     JournalIntents, JournalSink, intents_of, run_records, unfinished_runs,
 };
 use warroom::runbook::operator::AssumeYes;
-use warroom::runbook::record::{IntentStore, RecordError, RunOutcome, RunRecord, RunSink};
+use warroom::runbook::report::{IntentStore, RecordError, RunOutcome, RunRecord, RunSink};
 use warroom::runbook::resume::{ResumeError, resume_point};
 use warroom::runbook::{http, load, model::Runbook, vars};
 use wiremock::matchers::any;

@@ -24,7 +24,7 @@ use warroom::runbook::batch::Decision;
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::journal::{JournalIntents, JournalSink};
 use warroom::runbook::operator::{AssumeYes, Confirmation, Operator};
-use warroom::runbook::record::{RunEvent, RunOutcome, RunRecord, RunSink};
+use warroom::runbook::report::{RunEvent, RunOutcome, RunRecord, RunSink};
 use warroom::runbook::{http, load, model::Runbook, vars};
 
 /// Restarted pods; a pod whose number is a multiple of 8 never comes back from a restart.
@@ -209,7 +209,7 @@ async fn the_cumulative_budget_stops_the_third_batch_and_the_journal_says_so() {
 struct ArmAfterConfirm(JournalSink, Faults);
 
 impl RunSink for ArmAfterConfirm {
-    fn record(&self, r: &RunRecord) -> Result<(), warroom::runbook::record::RecordError> {
+    fn record(&self, r: &RunRecord) -> Result<(), warroom::runbook::report::RecordError> {
         self.0.record(r)?;
         if matches!(r.event, RunEvent::Confirmed { .. }) {
             self.1.fail_syncs(1);

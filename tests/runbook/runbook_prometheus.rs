@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use warroom::metrics::prometheus::{ClientOptions, PrometheusClient};
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::operator::AssumeYes;
-use warroom::runbook::record::{MemoryIntents, MemorySink, RunOutcome};
+use warroom::runbook::report::{MemoryIntents, MemorySink, RunOutcome};
 use warroom::runbook::{http, load, vars};
 
 const PODS: usize = 8;

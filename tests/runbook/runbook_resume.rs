@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::operator::AssumeYes;
-use warroom::runbook::record::{
+use warroom::runbook::report::{
     IntentStore, MemoryIntents, RecordError, RunEvent, RunOutcome, RunRecord, RunSink,
 };
 use warroom::runbook::resume::{ResumeError, resume_point};

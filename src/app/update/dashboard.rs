@@ -15,10 +15,10 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
     match action {
         Action::Runbooks => runbooks::open(model),
         Action::Changes => {
-            crate::app::changes::toggle(model);
-            Vec::new()
+            super::changes::toggle(model);
+            super::schedule(model)
         }
-        Action::Publish => crate::app::publish::ask(model),
+        Action::Publish => super::publish::ask(model),
         a @ (Action::Status
         | Action::Severity
         | Action::ActionItem
@@ -30,9 +30,10 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
         | Action::TimelineFilter
         | Action::TimelineOrder
         | Action::JumpToPanel) => incident::key(model, a),
+        // Moving, zooming, the range, pause and refresh may make fetches due at once.
         a => {
             act(model, a);
-            Vec::new()
+            super::schedule(model)
         }
     }
 }
@@ -86,7 +87,7 @@ fn act(model: &mut Model, action: Action) {
                 model.mode = Mode::Note;
                 model.note.clear();
             } else {
-                model.notify("no incident is being recorded here: warroom open records one (the demo does not)", true, Some(5));
+                model.notify(crate::strings::NO_INCIDENT, true, Some(5));
             }
         }
         _ => {}

@@ -48,12 +48,12 @@ fn next_dialog(model: &mut Model) {
 
 /// Enter in a dialog: act on the answer, or say why it is not accepted and keep it open.
 fn submit(model: &mut Model) -> Vec<Effect> {
-    use crate::app::dialog::{Body, Purpose};
-    use crate::app::operator::Answer;
+    use crate::app::panes::dialog::{Body, Purpose};
+    use crate::app::workers::operator::Answer;
     let Some(d) = model.dialog.take() else {
         return Vec::new();
     };
-    let keep = |model: &mut Model, mut d: crate::app::dialog::Dialog, error: String| {
+    let keep = |model: &mut Model, mut d: crate::app::panes::dialog::Dialog, error: String| {
         d.error = Some(crate::sanitize::line(&error).into_owned());
         model.dialog = Some(d);
         Vec::new()
@@ -80,7 +80,7 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             reply: reply.clone(),
             answer: Answer::Confirmed(true),
         }],
-        Purpose::Publish => crate::app::publish::confirmed(model, &d),
+        Purpose::Publish => super::publish::confirmed(model, &d),
         Purpose::Decide { reply, .. } => {
             let i = d.selected().unwrap_or(0);
             vec![Effect::Answer {

@@ -2,8 +2,8 @@
 //! corrections, notes from `$EDITOR`, and the timeline pane's filter and order. Each becomes a
 //! journal record (shown once it is synced).
 
-use super::super::dialog::{Dialog, Field, Purpose};
 use super::super::model::Model;
+use super::super::panes::dialog::{Dialog, Field, Purpose};
 use super::{Effect, record};
 use crate::incident::event::{Priority, Severity, Status};
 use crate::incident::{Event, Source};
@@ -65,11 +65,7 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         _ => {}
     }
     if model.incident.is_none() {
-        model.notify(
-            "no incident is being recorded here: warroom open records one (the demo does not)",
-            true,
-            Some(5),
-        );
+        model.notify(crate::strings::NO_INCIDENT, true, Some(5));
         return Vec::new();
     }
     let summary = crate::incident::summary::summarize(&model.timeline);
@@ -152,10 +148,6 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         Action::EditorNote => return vec![Effect::EditNote],
         Action::Export => {
-            if model.incident.is_none() {
-                model.notify("no incident is open: nothing to export", true, Some(5));
-                return Vec::new();
-            }
             model.notify("exporting the postmortem draft…", false, None);
             return vec![Effect::Export];
         }

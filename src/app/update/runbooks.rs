@@ -1,9 +1,9 @@
 //! The runbook pane's keys and the messages of a run.
 
-use super::super::dialog::{Dialog, Purpose};
-use super::super::model::{Model, PlanView};
-use super::super::operator::{Answer, Question};
-use super::super::run::RunView;
+use super::super::model::{Model, PlanPane};
+use super::super::panes::dialog::{Dialog, Purpose};
+use super::super::panes::run::RunPane;
+use super::super::workers::operator::{Answer, Question};
 use super::Effect;
 use crate::keymap::{Action, Mode};
 use crate::runbook::batch::Decision;
@@ -74,7 +74,7 @@ fn show_plan(model: &mut Model) -> Vec<Effect> {
     let Some(rb) = model.runbooks.entry().and_then(|e| e.runbook()).cloned() else {
         return Vec::new();
     };
-    model.runbooks.plan = Some(PlanView {
+    model.runbooks.plan = Some(PlanPane {
         name: rb.name.clone(),
         lines: None,
         batches: Default::default(),
@@ -143,7 +143,7 @@ pub fn start(model: &mut Model, rb: Runbook) -> Vec<Effect> {
         return Vec::new();
     }
     let run_id = format!("{}-{}", rb.name, model.now.format("%Y%m%dT%H%M%S%.3fZ"));
-    let mut view = RunView::new(run_id.clone(), &rb, model.now);
+    let mut view = RunPane::new(run_id.clone(), &rb, model.now);
     if let Some(p) = model.runbooks.plan.take().filter(|p| p.name == rb.name) {
         view.batch_totals = p.batches;
         // The titles as they will run ("Restart planner-api …", not "{{service}}").
@@ -229,7 +229,7 @@ pub fn ask(
     model: &mut Model,
     run_id: String,
     question: Question,
-    reply: super::super::operator::Reply,
+    reply: super::super::workers::operator::Reply,
 ) -> Vec<Effect> {
     let d = match question {
         Question::Confirm(c) => {

@@ -286,7 +286,7 @@ fn between_grid_points_the_value_now_is_asked_and_shown() {
 
 fn with_incident() -> Model {
     let mut m = model();
-    m.incident = Some(crate::app::model::IncidentView {
+    m.incident = Some(crate::app::model::IncidentHeader {
         id: "2026-07-17-1".into(),
         title: "Journey planner".into(),
     });

@@ -7,7 +7,7 @@ use crate::runbook::batch::{Finished, Next, Rollout, RolloutConfig};
 use crate::runbook::gate::{Verdict, judge};
 use crate::runbook::model::{Action, BatchSpec, Step, Targets};
 use crate::runbook::operator::Confirmation;
-use crate::runbook::record::{BatchEventRecord, RunEvent, StepOutcome};
+use crate::runbook::report::{BatchEventRecord, RunEvent, StepOutcome};
 use crate::runbook::template::Context;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@ use crate::runbook::gate::Verdict;
 use crate::runbook::model::{ExecSpec, HttpSpec, Step, StepKind};
 use crate::runbook::operator::Confirmation;
 use crate::runbook::plan;
-use crate::runbook::record::{RunEvent, StepOutcome};
+use crate::runbook::report::{RunEvent, StepOutcome};
 use tokio::sync::watch;
 
 impl Executor {

@@ -1,19 +1,19 @@
 //! The runbook pane, executor dialogs and incident actions, through `update` alone.
 
 use super::*;
-use crate::app::dialog::{Body, Purpose};
-use crate::app::operator::{Answer, Question, Reply};
+use crate::app::panes::dialog::{Body, Purpose};
+use crate::app::workers::operator::{Answer, Question, Reply};
 use crate::incident::Record;
 use crate::runbook::batch::Decision;
 use crate::runbook::catalog::{self, Entry};
 use crate::runbook::executor::Control;
 use crate::runbook::operator::Confirmation;
-use crate::runbook::record::{RunEvent, RunOutcome, RunRecord};
+use crate::runbook::report::{RunEvent, RunOutcome, RunRecord};
 use crate::runbook::setup::Plan;
 
 fn incident_model() -> Model {
     let mut m = model();
-    m.incident = Some(crate::app::model::IncidentView {
+    m.incident = Some(crate::app::model::IncidentHeader {
         id: "2026-07-17-1".into(),
         title: "t".into(),
     });

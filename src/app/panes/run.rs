@@ -4,7 +4,7 @@
 
 use crate::runbook::executor::Control;
 use crate::runbook::model::Runbook;
-use crate::runbook::record::{RunEvent, RunOutcome, RunRecord, StepOutcome};
+use crate::runbook::report::{RunEvent, RunOutcome, RunRecord, StepOutcome};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -43,7 +43,7 @@ pub struct BatchProgress {
 
 /// A run's state.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunView {
+pub struct RunPane {
     pub run_id: String,
     pub runbook: String,
     pub steps: Vec<StepLine>,
@@ -63,10 +63,10 @@ pub struct RunView {
     pub events: u64,
 }
 
-impl RunView {
+impl RunPane {
     /// A run of `rb` about to start.
-    pub fn new(run_id: String, rb: &Runbook, now: DateTime<Utc>) -> RunView {
-        RunView {
+    pub fn new(run_id: String, rb: &Runbook, now: DateTime<Utc>) -> RunPane {
+        RunPane {
             run_id,
             runbook: rb.name.clone(),
             steps: rb

@@ -6,11 +6,11 @@
 //! are journaled (`RunbookIntent`) before the first send. Without an incident (the demo) the
 //! run is shown but not recorded.
 
-use super::msg::Msg;
+use crate::app::msg::Msg;
 use crate::incident::JournalWriter;
 use crate::incident::event::RunRef;
 use crate::runbook::journal;
-use crate::runbook::record::{IntentStore, RecordError, RunRecord, RunSink, new_key};
+use crate::runbook::report::{IntentStore, RecordError, RunRecord, RunSink, new_key};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use tokio::sync::mpsc;

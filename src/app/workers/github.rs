@@ -1,7 +1,7 @@
 //! GitHub in the console: the process's one client, shared by the changes intake and the
 //! publish task.
 
-use super::publish::{PublishSetup, RETRY};
+use crate::app::workers::publish::{PublishSetup, RETRY};
 use crate::config::Config;
 use crate::github::{ChangesIntake, Github, WallTimer};
 use crate::incident::{IncidentId, Store};

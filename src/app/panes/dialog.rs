@@ -2,7 +2,7 @@
 //! (the answer is yes only when the exact word is typed), a choice, or a small form. What the
 //! dialog is for decides what its answer does (`update` acts on it).
 
-use super::operator::Reply;
+use crate::app::workers::operator::Reply;
 use crate::runbook::model::Runbook;
 
 /// Longest text typed into one field.

@@ -2,7 +2,7 @@
 //! message into `update` (which shows a dialog), and the answer goes back over a oneshot. If the
 //! console goes away without answering, the answer is no (abort): nothing acts unattended.
 
-use super::msg::Msg;
+use crate::app::msg::Msg;
 use crate::runbook::batch::Decision;
 use crate::runbook::operator::{Confirmation, Operator};
 use futures::FutureExt;

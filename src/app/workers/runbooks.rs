@@ -2,16 +2,16 @@
 //! own task with the console as its operator and sink. Pause and abort reach a run through a
 //! `watch` channel the executor checks between actions.
 
-use super::msg::Msg;
-use super::operator::ConsoleOperator;
-use super::run_record::{ConsoleIntents, ConsoleSink};
+use crate::app::msg::Msg;
+use crate::app::workers::operator::ConsoleOperator;
+use crate::app::workers::run_sink::{ConsoleIntents, ConsoleSink};
 use crate::clock::SharedClock;
 use crate::incident::JournalWriter;
 use crate::incident::event::RunRef;
 use crate::metrics::Source;
 use crate::runbook::executor::Control;
 use crate::runbook::model::Runbook;
-use crate::runbook::record::RunOutcome;
+use crate::runbook::report::RunOutcome;
 use crate::runbook::setup::RunbookSetup;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};

@@ -1,0 +1,168 @@
+//! The console's workers: each [`Effect`] becomes a task, and each task answers with the
+//! [`Msg`] its effect names. This is the console's whole I/O surface; `update` only describes
+//! the work.
+//!
+//! - [`runbooks`]: plans and runs in their own tasks, with the console as operator
+//!   ([`operator`]) and sink ([`run_sink`]);
+//! - [`export`], [`publish`] and [`github`]: the postmortem and GitHub;
+//! - queries and journal appends are spawned here directly.
+
+pub mod export;
+pub mod github;
+pub mod operator;
+pub mod publish;
+pub mod run_sink;
+pub mod runbooks;
+
+use super::effect::Effect;
+use super::msg::Msg;
+use super::runtime::{HARD_DEADLINE, Services};
+use crate::clock::Clock;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Start the work `effects` describe, each in its own task; answers come back on `tx`. (The
+/// editor is the loop's own business: see [`event_loop_with`].)
+pub fn spawn_all(
+    effects: Vec<Effect>,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    for effect in effects {
+        match effect {
+            Effect::Fetch {
+                panel,
+                ticket,
+                pass,
+                query,
+            } => {
+                let fut = services.source.query_range(query.clone());
+                spawn_query(fut, tx, clock, move |result, at| Msg::Answer {
+                    panel,
+                    ticket,
+                    pass,
+                    query,
+                    result,
+                    at,
+                });
+            }
+            Effect::FetchLatest { panel, pass, query } => {
+                let fut = services.source.query(query);
+                spawn_query(fut, tx, clock, move |result, at| Msg::Latest {
+                    panel,
+                    pass,
+                    result,
+                    at,
+                });
+            }
+            Effect::Record {
+                source,
+                actor,
+                event,
+            } => {
+                let Some(journal) = services.journal.clone() else {
+                    let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+                    continue;
+                };
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let result = journal
+                        .append(source, &actor, event)
+                        .await
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(Msg::Recorded(result));
+                });
+            }
+            Effect::LoadRunbooks => {
+                let (tx, dirs) = (tx.clone(), services.runbooks.dirs.clone());
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send(Msg::RunbooksLoaded(crate::runbook::catalog::load(&dirs)));
+                });
+            }
+            Effect::PlanRunbook(rb) => {
+                let (tx, setup, source, clock) = (
+                    tx.clone(),
+                    services.runbooks.clone(),
+                    services.source.clone(),
+                    clock.clone(),
+                );
+                tokio::spawn(async move {
+                    let result =
+                        crate::runbook::setup::prepare_plan(&rb, &setup, source, clock).await;
+                    let _ = tx.send(Msg::Planned {
+                        name: rb.name.clone(),
+                        result,
+                    });
+                });
+            }
+            Effect::StartRun { runbook, run_id } => super::workers::runbooks::start(
+                &runbook,
+                run_id,
+                &services.runbooks,
+                services.source.clone(),
+                services.journal.clone(),
+                clock.clone(),
+                tx,
+            ),
+            Effect::ControlRun { run_id, control } => {
+                services.runbooks.control(&run_id, control);
+            }
+            Effect::Answer { reply, answer } => reply.send(answer),
+            // Handled by the loop, which owns the terminal.
+            Effect::EditNote => {}
+            Effect::Publish(target) => {
+                match services.github.as_ref().and_then(|g| g.publish.clone()) {
+                    Some(setup) => {
+                        publish::spawn(setup, Some(target), services.journal.clone(), tx.clone())
+                    }
+                    None => {
+                        let _ = tx.send(Msg::Published(publish::PublishReport::Failed {
+                            error: "publishing is not configured here".into(),
+                            retry_in: None,
+                        }));
+                    }
+                }
+            }
+            Effect::Export => {
+                let tx = tx.clone();
+                let Some(setup) = services.export.clone() else {
+                    let _ = tx.send(Msg::Exported(Err("no incident is open".into())));
+                    continue;
+                };
+                let source = services.source.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Exported(
+                        super::workers::export::run(setup, source).await,
+                    ));
+                });
+            }
+        }
+    }
+}
+
+/// Run one query in a task, never longer than [`HARD_DEADLINE`], and send its answer back.
+fn spawn_query(
+    fut: futures::future::BoxFuture<
+        'static,
+        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
+    >,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+    answer: impl FnOnce(
+        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
+        chrono::DateTime<chrono::Utc>,
+    ) -> Msg
+    + Send
+    + 'static,
+) {
+    let (tx, clock) = (tx.clone(), clock.clone());
+    tokio::spawn(async move {
+        let result = match tokio::time::timeout(HARD_DEADLINE, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(crate::metrics::SourceError::Timeout(HARD_DEADLINE)),
+        };
+        // The loop may have ended; nothing to do then.
+        let _ = tx.send(answer(result, clock.now()));
+    });
+}
