@@ -2,7 +2,7 @@
 # Every benchmark, one table: the figure, its target, and whether it holds.
 # Usage: bash benches/all.sh [BENCH...]     (default: all of them; about 7 minutes after the build)
 # Needs prometheus, promtool and tmux for the console, demo, embedded and fetch benchmarks.
-# `journey` is the end-to-end test (tests/journey_tmux.rs: Prometheus, Alertmanager, tmux, a
+# `journey` is the end-to-end test (tests/console/journey_tmux.rs: Prometheus, Alertmanager, tmux, a
 # debug build): the console's CPU seconds, peak memory and requests to Prometheus over a whole
 # incident, from its FIGURE lines.
 set -uo pipefail
@@ -22,7 +22,7 @@ run_one() {
   if [ "$b" = journey ]; then
     local log
     log=$(mktemp)
-    if ! cargo test -q --test journey_tmux journey_against_prometheus -- --nocapture >"$log" 2>&1; then
+    if ! cargo test -q --test console journey_tmux::journey_against_prometheus -- --nocapture >"$log" 2>&1; then
       echo "benches/all.sh: the journey test FAILED; its figures are left out. The end of its output:" >&2
       tail -40 "$log" >&2
     else
