@@ -5,6 +5,7 @@
 
 pub mod completions;
 pub mod demo;
+pub mod errors;
 pub mod export;
 pub mod gameday;
 pub mod incident;

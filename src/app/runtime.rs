@@ -120,7 +120,7 @@ pub async fn run_terminal(
     services: Services,
     clock: Arc<dyn Clock>,
 ) -> color_eyre::Result<ExitCode> {
-    let mut terminal = crate::tui::enter();
+    let mut terminal = crate::tui::enter("the console")?;
     let size = terminal.size().unwrap_or_default();
     let mut model = model;
     model.width = size.width;

@@ -20,12 +20,19 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
         severity: args.severity.as_deref().map(str::parse).transpose()?,
     };
     let (incident, take_over) = (args.incident, args.take_over);
+    // The config and the source are checked first (their errors say more); then, before an
+    // incident is created or a lock kept, that there is a terminal to show it on. A held
+    // incident still says who holds it.
     crate::app::runtime::open(config, &ctx.store, header, move |store| {
+        if incident.is_none() {
+            crate::tui::require_terminal("warroom open")?;
+        }
         let which = incident
             .as_deref()
             .map_or(Which::New(chrono::Utc::now()), Which::Existing);
         let (id, new) = resolve(store, which)?;
         let (incident, recovery) = open_for_console(store, &id, take_over)?;
+        crate::tui::require_terminal("warroom open")?;
         Ok(Locked {
             incident,
             recovery,

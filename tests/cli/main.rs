@@ -6,6 +6,7 @@ mod support {
     pub mod github_mock;
 }
 
+mod errors;
 mod export_cli;
 mod github_cli;
 mod incident_cli;

@@ -251,7 +251,10 @@ fn runbooks_are_found_from_any_directory_and_a_users_own_wins() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
         .count();
     let built_in = shown.lines().filter(|l| l.ends_with("[built in]")).count();
-    assert_eq!(built_in, shipped, "every shipped runbook, built in:\n{shown}");
+    assert_eq!(
+        built_in, shipped,
+        "every shipped runbook, built in:\n{shown}"
+    );
     assert!(shown.contains("pool-exhaustion"), "{shown}");
 
     // A user's own shed-load in the XDG config dir wins, and the list says so.
@@ -264,10 +267,19 @@ fn runbooks_are_found_from_any_directory_and_a_users_own_wins() {
     .unwrap();
     let list = run(&["runbook", "list"]);
     let shown = String::from_utf8_lossy(&list.stdout).to_string();
-    let shed: Vec<&str> = shown.lines().filter(|l| l.starts_with("shed-load ")).collect();
+    let shed: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("shed-load "))
+        .collect();
     assert_eq!(shed.len(), 1, "{shown}");
-    assert!(shed[0].contains("our own shedding") && shed[0].contains("shed-load.toml"), "{shown}");
-    assert!(shown.contains("note: shed-load is your own; it replaces the built-in one"), "{shown}");
+    assert!(
+        shed[0].contains("our own shedding") && shed[0].contains("shed-load.toml"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("note: shed-load is your own; it replaces the built-in one"),
+        "{shown}"
+    );
     // The plan of a shipped runbook works from here too.
     let plan = run(&["runbook", "plan", "disable-retries"]);
     assert!(plan.status.success(), "{}", text(&plan));
