@@ -12,6 +12,7 @@
 //! journal keeps each step's verdict and output tail in its finishing record.
 
 use super::batch::Decision;
+use super::model::Kind;
 use super::record::{
     IntentStore, RecordError, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome, new_key,
 };
@@ -21,8 +22,11 @@ use crate::incident::writer::{JournalWriter, WriteError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// The step kinds: a `started` step record whose detail begins with `KIND: ` is a step start.
-const KINDS: [&str; 7] = ["check", "wait", "http", "exec", "batch", "manual", "note"];
+/// Whether `kind` names a step kind: a `started` step record whose detail begins with `KIND: `
+/// is a step start. The kinds are the model's, declared once ([`Kind::ALL`]).
+fn is_kind(kind: &str) -> bool {
+    Kind::ALL.iter().any(|k| k.name() == kind)
+}
 /// A step's outcome that the journal's states do not have is kept as a detail prefix.
 const SKIPPED: &str = "skipped: ";
 const DECLINED: &str = "declined: ";
@@ -345,7 +349,7 @@ fn step_event(step: &str, state: StepState, detail: &str) -> Option<RunEvent> {
                 });
             }
             let (kind, title) = detail.split_once(": ")?;
-            if !KINDS.contains(&kind) {
+            if !is_kind(kind) {
                 return None;
             }
             RunEvent::StepStarted {

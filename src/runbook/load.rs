@@ -2,7 +2,7 @@
 //! the spans it kept. Every problem is a [`Diagnostic`] with `file:line:col`; all problems of a
 //! file are reported together, and one broken file never hides the others.
 
-use super::format::{RawAction, RawKind, RawRunbook, RawStep, allowed_fields};
+use super::format::{RawKind, RawRunbook, RawStep, allowed_fields};
 use super::model::*;
 use super::template::{TARGET, Template};
 use crate::diagnostic::{Diagnostic, Diagnostics};
@@ -74,6 +74,7 @@ pub fn parse_with(
         source,
         diags: Vec::new(),
         typed: BTreeMap::new(),
+        secrets: BTreeSet::new(),
         values: values.clone(),
     };
     let rb = c.runbook(raw, path);
@@ -89,6 +90,8 @@ struct Checker<'a> {
     source: &'a str,
     diags: Vec<Diagnostic>,
     typed: BTreeMap<String, VarKind>,
+    /// The secret variables (a `sql` step's password may name only one of these).
+    secrets: BTreeSet<String>,
     /// Values for duration fields that name a variable: given ones, then defaults.
     values: BTreeMap<String, String>,
 }
@@ -176,6 +179,9 @@ impl Checker<'_> {
                 );
             }
             self.typed.insert(name.clone(), kind);
+            if v.secret {
+                self.secrets.insert(name.clone());
+            }
             if let Some(d) = &v.default {
                 self.values.entry(name.clone()).or_insert_with(|| d.clone());
             }
@@ -245,7 +251,7 @@ impl Checker<'_> {
                     fspan,
                     format!(
                         "\"{field}\" is not allowed in a \"{}\" step; expected one of: {}",
-                        kind_name(kind),
+                        kind.name(),
                         allowed.join(", ")
                     ),
                 );
@@ -271,36 +277,36 @@ impl Checker<'_> {
                 gate: self.gate_required(&s.gate, &span, known, false)?,
                 timeout: self.duration(&s.timeout, DEFAULT_WAIT_TIMEOUT),
             },
-            RawKind::Http => {
-                let a = RawAction {
-                    method: s.method.clone(),
-                    url: s.url.clone(),
-                    headers: s.headers.clone(),
-                    json: s.json.clone(),
-                    argv: None,
-                    timeout: s.timeout.clone(),
-                    deadline: s.deadline.clone(),
-                    grace: None,
-                };
-                StepKind::Http(self.http(&a, &span, known, false)?)
-            }
-            RawKind::Exec => {
-                StepKind::Exec(self.exec(&s.argv, &s.timeout, &s.grace, &span, known, false)?)
+            RawKind::Http | RawKind::Exec | RawKind::Sql | RawKind::Haproxy => {
+                if matches!(kind, RawKind::Sql | RawKind::Haproxy)
+                    && let Some(m) = &s.mutating
+                {
+                    self.err(
+                        m.span(),
+                        format!(
+                            "a \"{}\" step says what it changes by itself (sql: mutating unless read_only = true; haproxy: set commands are mutating, show is not); remove mutating",
+                            kind.name()
+                        ),
+                    );
+                }
+                match self.action(kind, &s.as_action(), &span, known, false)? {
+                    Action::Http(h) => StepKind::Http(h),
+                    Action::Exec(e) => StepKind::Exec(e),
+                    Action::Sql(q) => StepKind::Sql(q),
+                    Action::Haproxy(h) => StepKind::Haproxy(h),
+                }
             }
             RawKind::Batch => StepKind::Batch(Box::new(self.batch(&s, &span, known)?)),
             RawKind::Manual | RawKind::Note => {
                 let Some(text) = &s.text else {
                     self.err(
                         span,
-                        format!(
-                            "a \"{}\" step needs text = \"...\"",
-                            kind_name(*s.kind.get_ref())
-                        ),
+                        format!("a \"{}\" step needs text = \"...\"", kind.name()),
                     );
                     return None;
                 };
                 let t = crate::sanitize::multiline(text.get_ref()).into_owned();
-                if matches!(s.kind.get_ref(), RawKind::Manual) {
+                if kind == RawKind::Manual {
                     StepKind::Manual { text: t }
                 } else {
                     StepKind::Note { text: t }
@@ -310,12 +316,25 @@ impl Checker<'_> {
         let default_mutating = match &kind {
             StepKind::Http(h) => h.method.mutates(),
             StepKind::Exec(_) | StepKind::Batch(_) => true,
-            _ => false,
+            StepKind::Sql(q) => !q.read_only,
+            StepKind::Haproxy(h) => h.op.mutates(),
+            StepKind::Check(_)
+            | StepKind::Wait { .. }
+            | StepKind::Manual { .. }
+            | StepKind::Note { .. } => false,
+        };
+        let mutating = match &kind {
+            // What these do decides; `mutating` was refused above.
+            StepKind::Sql(_) | StepKind::Haproxy(_) => default_mutating,
+            _ => s
+                .mutating
+                .as_ref()
+                .map_or(default_mutating, |m| *m.get_ref()),
         };
         Some(Step {
             id,
             title,
-            mutating: s.mutating.unwrap_or(default_mutating),
+            mutating,
             kind,
         })
     }
@@ -394,18 +413,6 @@ impl Checker<'_> {
     }
 }
 
-pub(crate) fn kind_name(k: RawKind) -> &'static str {
-    match k {
-        RawKind::Check => "check",
-        RawKind::Wait => "wait",
-        RawKind::Http => "http",
-        RawKind::Exec => "exec",
-        RawKind::Batch => "batch",
-        RawKind::Manual => "manual",
-        RawKind::Note => "note",
-    }
-}
-
 /// A short content hash: a run records it so a changed runbook cannot resume.
 pub fn content_hash(source: &str) -> String {
     format!(
@@ -415,6 +422,7 @@ pub fn content_hash(source: &str) -> String {
     )
 }
 
+mod acting;
 mod durations;
 mod steps;
 
