@@ -43,7 +43,7 @@ pub fn load_files(files: &[PathBuf]) -> Loaded {
 /// Load one file.
 pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
     let name = path.display().to_string();
-    let source = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         Diagnostics(vec![Diagnostic::at(
             &name,
             "",
@@ -51,7 +51,41 @@ pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
             format!("cannot read the runbook: {e}"),
         )])
     })?;
-    parse(&name, path, &source)
+    let source = utf8(&name, &bytes)?;
+    parse(&name, path, source)
+}
+
+/// The text of a runbook file, or where it stops being UTF-8 (its line and column).
+pub fn utf8<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, Diagnostics> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        // The lossy text has the same bytes up to `at`, so the span points at the bad byte.
+        let shown = String::from_utf8_lossy(bytes);
+        Diagnostics(vec![Diagnostic::at(
+            file,
+            &shown,
+            Some(at..at + 1),
+            format!(
+                "invalid UTF-8 (byte 0x{:02x} at offset {at}); a runbook is UTF-8 text: re-save the file as UTF-8",
+                bytes[at]
+            ),
+        )])
+    })
+}
+
+/// Why a runbook name or step id cannot be used: it becomes part of file names (a run's
+/// record) and of what is shown, so no path separators, `..`, control characters, NUL, bidi
+/// overrides or invisible characters.
+pub fn unsafe_name(name: &str) -> Option<&'static str> {
+    if name.contains('/') || name.contains('\\') {
+        Some("holds a path separator")
+    } else if name.contains("..") {
+        Some("holds \"..\"")
+    } else if name.chars().any(crate::sanitize::is_hostile) {
+        Some("holds a control, bidi or invisible character")
+    } else {
+        None
+    }
 }
 
 /// Parse and check runbook text; `file` names it in messages.
@@ -117,6 +151,14 @@ impl Checker<'_> {
             self.err(
                 raw.name.span(),
                 "the runbook name is empty; expected a name such as \"disable-retries\"",
+            );
+        } else if let Some(why) = unsafe_name(raw.name.get_ref()) {
+            self.err(
+                raw.name.span(),
+                format!(
+                    "the runbook name \"{}\" {why}; it names the run's files: expected letters, digits, '-', '_' or '.', e.g. \"raise-pool\"",
+                    crate::sanitize::line(raw.name.get_ref())
+                ),
             );
         }
         let mut variables = Vec::new();
@@ -209,6 +251,14 @@ impl Checker<'_> {
             let id = s.id.get_ref().clone();
             if id.trim().is_empty() {
                 self.err(s.id.span(), "the step id is empty; expected a short name");
+            } else if let Some(why) = unsafe_name(&id) {
+                self.err(
+                    s.id.span(),
+                    format!(
+                        "the step id \"{}\" {why}; it is typed to confirm and recorded: expected letters, digits, '-', '_' or '.', e.g. \"raise-pool\"",
+                        crate::sanitize::line(&id)
+                    ),
+                );
             } else if let Some(first) = ids.get(&id) {
                 let (line, _) = self.line_col(first.start);
                 self.err(

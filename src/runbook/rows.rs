@@ -17,6 +17,10 @@ use std::fmt::Write;
 pub const MAX_SHOWN_ROWS: usize = 20;
 /// Rows summarized in the journal's record of the step, at most.
 pub const MAX_RECORDED_ROWS: usize = 5;
+/// Columns of each row summarized there, at most.
+pub const MAX_RECORDED_COLUMNS: usize = 10;
+/// The longest summary, in characters.
+pub const MAX_SUMMARY: usize = 600;
 /// A cell is cut to this many characters where it is shown or recorded.
 pub const MAX_CELL: usize = 40;
 /// Rows kept from a result at all; the rest are counted, not kept.
@@ -103,18 +107,29 @@ impl Rows {
         }
         let mut s = format!("{} row(s)", self.count());
         for r in self.rows.iter().take(MAX_RECORDED_ROWS) {
-            let pairs: Vec<String> = self
+            let mut pairs: Vec<String> = self
                 .columns
                 .iter()
                 .zip(r)
+                .take(MAX_RECORDED_COLUMNS)
                 .map(|(c, v)| format!("{}={}", cell(Some(c), masker), cell(v.as_deref(), masker)))
                 .collect();
+            if self.columns.len() > MAX_RECORDED_COLUMNS {
+                pairs.push("…".into());
+            }
             let _ = write!(s, "; {}", pairs.join(", "));
         }
         if self.count() > MAX_RECORDED_ROWS as u64 {
             s.push_str("; …");
         }
-        crate::sanitize::line(&s).chars().take(1200).collect()
+        let s = crate::sanitize::line(&s);
+        if s.chars().count() > MAX_SUMMARY {
+            let mut cut: String = s.chars().take(MAX_SUMMARY - 1).collect();
+            cut.push('…');
+            cut
+        } else {
+            s.into_owned()
+        }
     }
 }
 

@@ -331,9 +331,7 @@ fn connect_error(at: &str, e: &tokio_postgres::Error) -> SqlError {
         },
         None => SqlError::Connect {
             at: at.to_string(),
-            reason: crate::sanitize::line(&format!("{e}: {}", innermost(e)))
-                .replace(": error connecting to server", "")
-                .to_string(),
+            reason: crate::sanitize::line(&innermost(e)).into_owned(),
         },
     }
 }

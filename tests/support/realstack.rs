@@ -583,7 +583,7 @@ pub type Handler = Arc<dyn Fn(&Request) -> (u16, String) + Send + Sync>;
 /// `/slow?ms=N` holds the connection N ms (for draining tests). It can be restarted: its
 /// listener closes for a while and comes back on the same port, by [`Backend::restart`] or
 /// when a file `restart-NAME` appears in [`Backend::trigger_dir`] (what a runbook's
-/// "restart command" touches).
+/// "restart command" touches; the backend removes it, and writes `up-NAME` once it listens again).
 pub struct Backend {
     pub name: String,
     pub port: u16,
@@ -795,6 +795,8 @@ pub struct Haproxy {
     pub stats_port: u16,
     pub prometheus_port: u16,
     pub socket: PathBuf,
+    /// A second unix socket at `level user` (set commands are refused there).
+    pub user_socket: PathBuf,
     pub dir: tempfile::TempDir,
     pub options: HaproxyOptions,
 }
@@ -813,12 +815,13 @@ impl Haproxy {
         let (port, stats_port, prometheus_port) = (free_port(), free_port(), free_port());
         let socket = dir.path().join("admin.sock");
         let mut cfg = format!(
-            "global\n    stats socket {sock} mode 600 level admin\n    stats socket ipv4@127.0.0.1:{stats_port} level admin\n    stats timeout 10s\n\n\
+            "global\n    stats socket {sock} mode 600 level admin\n    stats socket {user_sock} mode 600 level user\n    stats socket ipv4@127.0.0.1:{stats_port} level admin\n    stats timeout 10s\n\n\
              defaults\n    mode http\n    timeout connect 1s\n    timeout client 30s\n    timeout server 30s\n    retries {retries}\n    option redispatch\n\n\
              frontend fe_app\n    bind 127.0.0.1:{port}\n    default_backend {be}\n\n\
              frontend prometheus\n    bind 127.0.0.1:{prometheus_port}\n    http-request use-service prometheus-exporter if {{ path /metrics }}\n\n\
              backend {be}\n    balance roundrobin\n    option httpchk GET /health\n",
             sock = socket.display(),
+            user_sock = dir.path().join("user.sock").display(),
             retries = options.retries,
             be = options.backend,
         );
@@ -846,6 +849,7 @@ impl Haproxy {
             stats_port,
             prometheus_port,
             socket,
+            user_socket: dir.path().join("user.sock"),
             dir,
             options,
         };

@@ -135,7 +135,11 @@ impl Executor {
             for n in notices {
                 self.out(step, masker.mask(&format!("notice: {n}")))?;
             }
-            let summary = rows.summary(masker);
+            // Judged on a column, the judgement names the value: the rest is only counted.
+            let summary = match expect {
+                Some(c) if c.column.is_some() => format!("{} row(s)", rows.count()),
+                _ => rows.summary(masker),
+            };
             let Some(cond) = expect else {
                 for l in rows.shown(masker) {
                     self.out(step, l)?;
