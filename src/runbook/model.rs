@@ -311,7 +311,7 @@ pub enum Targets {
     /// The servers of an HAProxy backend (`show servers state BACKEND`), in its order.
     Haproxy {
         socket: Template,
-        backend: String,
+        backend: Template,
     },
 }
 

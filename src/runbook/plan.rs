@@ -351,6 +351,9 @@ fn batch_lines(
             let sock = socket
                 .render(v, None, Context::Literal)
                 .unwrap_or_else(|e| format!("<{e}>"));
+            let backend = backend
+                .render(v, None, Context::Literal)
+                .unwrap_or_else(|e| format!("<{e}>"));
             let _ = writeln!(
                 out,
                 "{ind}targets: the servers of HAProxy backend \"{backend}\" (show servers state {backend} on {sock})"

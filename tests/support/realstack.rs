@@ -709,7 +709,16 @@ fn serve(
             listener
                 .set_nonblocking(true)
                 .expect("nonblocking listener");
-            restarts.fetch_add(1, Ordering::SeqCst);
+            let n = restarts.fetch_add(1, Ordering::SeqCst) + 1;
+            // `up-NAME`: a restart command can wait for it, as `systemctl restart` waits.
+            let up = trigger.with_file_name(
+                trigger
+                    .file_name()
+                    .and_then(|f| f.to_str())
+                    .map(|f| f.replacen("restart-", "up-", 1))
+                    .unwrap_or_default(),
+            );
+            let _ = std::fs::write(up, n.to_string());
             continue;
         }
         match listener.accept() {

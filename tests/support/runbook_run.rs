@@ -16,6 +16,8 @@ use warroom::runbook::{http, load, vars};
 pub struct Ran {
     pub outcome: RunOutcome,
     pub events: Vec<RunEvent>,
+    /// Every record with its time.
+    pub records: Vec<warroom::runbook::record::RunRecord>,
 }
 
 impl Ran {
@@ -104,5 +106,6 @@ pub async fn run(
     Ran {
         outcome,
         events: sink.events(),
+        records: sink.0.lock().unwrap().clone(),
     }
 }

@@ -54,9 +54,12 @@ impl Executor {
                     .map_err(|e| e.to_string())?;
                 let socket =
                     crate::runbook::haproxy::Socket::parse(&s).map_err(|e| e.to_string())?;
+                let backend = backend
+                    .render(&self.vars.values, None, Context::Literal)
+                    .map_err(|e| e.to_string())?;
                 let t = crate::runbook::haproxy::servers(
                     &socket,
-                    backend,
+                    &backend,
                     crate::runbook::haproxy::DEFAULT_COMMAND_TIMEOUT,
                 )
                 .await

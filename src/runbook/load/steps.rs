@@ -311,7 +311,10 @@ impl Checker<'_> {
                 );
                 return None;
             };
-            if super::super::haproxy::backend_name(backend.get_ref()).is_err() {
+            let backend_t = self.template(backend, known, false)?;
+            if backend_t.variables().next().is_none()
+                && super::super::haproxy::backend_name(backend.get_ref()).is_err()
+            {
                 self.err(
                     backend.span(),
                     format!(
@@ -323,7 +326,7 @@ impl Checker<'_> {
             }
             Targets::Haproxy {
                 socket: self.template(socket, known, false)?,
-                backend: backend.get_ref().clone(),
+                backend: backend_t,
             }
         } else {
             self.err(
