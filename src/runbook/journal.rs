@@ -387,3 +387,44 @@ pub fn unfinished_runs(records: &[Record]) -> Vec<RunRef> {
     }
     open
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incident::event::Source;
+    use crate::runbook::model::Kind;
+
+    fn started(kind: &str) -> Record {
+        Record {
+            seq: 1,
+            time: chrono::Utc::now(),
+            source: Source::Runbook,
+            actor: "r".into(),
+            kind: Event::RunbookStep {
+                run: RunRef {
+                    run_id: "r".into(),
+                    runbook: "rb".into(),
+                    hash: "h".into(),
+                },
+                step: "s".into(),
+                state: StepState::Started,
+                detail: Some(format!("{kind}: a title")),
+            },
+        }
+    }
+
+    /// Every kind's step start is read back (a hand-typed list once forgot kinds: resume then
+    /// lost the start of such a step and could not see it in doubt).
+    #[test]
+    fn every_step_kind_start_is_read_back() {
+        for k in Kind::ALL {
+            let back = run_records(&[started(k.name())], "r");
+            assert!(
+                matches!(&back[..], [RunRecord { event: RunEvent::StepStarted { kind, .. }, .. }] if kind == k.name()),
+                "{}: {back:?}",
+                k.name()
+            );
+        }
+        assert!(run_records(&[started("confirmed")], "r").is_empty());
+    }
+}

@@ -359,3 +359,23 @@ pub struct BatchSpec {
     /// The fleet's health gate between batches.
     pub gate: Option<GateSpec>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    /// The name a runbook writes is the name serde reads, for every kind.
+    #[test]
+    fn every_kind_reads_back_from_its_name() {
+        #[derive(serde::Deserialize)]
+        struct K {
+            kind: Kind,
+        }
+        for k in Kind::ALL {
+            let parsed: K = toml::from_str(&format!("kind = \"{}\"", k.name())).unwrap();
+            assert_eq!(parsed.kind, *k);
+        }
+        let names: std::collections::BTreeSet<_> = Kind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), Kind::ALL.len(), "two kinds share a name");
+    }
+}
