@@ -253,6 +253,26 @@ fn weight(s: &str) -> Result<String, HaproxyError> {
     }
 }
 
+/// The command line as written, rendered but not checked: for a plan that shows a
+/// placeholder such as `<target>` in place of a server name.
+pub fn command_unchecked(op: &HaproxyOp, values: &Values, target: Option<&str>) -> String {
+    let r = |t: &Template| {
+        t.render(values, target, Context::Literal)
+            .unwrap_or_else(|e| format!("<{e}>"))
+    };
+    match op {
+        HaproxyOp::SetState { server, state } => {
+            format!("set server {} state {}", r(server), state.as_str())
+        }
+        HaproxyOp::SetWeight { server, weight } => {
+            format!("set server {} weight {}", r(server), r(weight))
+        }
+        HaproxyOp::ShowServersState { backend: None } => "show servers state".into(),
+        HaproxyOp::ShowServersState { backend: Some(b) } => format!("show servers state {}", r(b)),
+        HaproxyOp::ShowStat | HaproxyOp::WaitSessions { .. } => "show stat".into(),
+    }
+}
+
 /// The command line the step sends, rendered and checked.
 pub fn command(
     op: &HaproxyOp,

@@ -292,10 +292,13 @@ fn sql_lines(out: &mut String, ind: &str, q: &SqlSpec, v: &Values, target: Optio
         .render(v, target, Context::Sql)
         .unwrap_or_else(|e| format!("<{e}>"));
     let _ = writeln!(out, "{ind}statement: {stmt}");
-    let ro = if q.read_only {
-        "read-only (a BEGIN READ ONLY transaction; SHOW only on PgBouncer's console)"
-    } else {
-        "may change data"
+    let console = dsn
+        .parse::<tokio_postgres::Config>()
+        .is_ok_and(|c| c.get_dbname() == Some("pgbouncer"));
+    let ro = match (q.read_only, console) {
+        (true, true) => "read-only: SHOW commands only (PgBouncer's admin console)",
+        (true, false) => "read-only: runs in a BEGIN READ ONLY transaction",
+        (false, _) => "may change things",
     };
     let _ = writeln!(
         out,
@@ -311,7 +314,14 @@ fn haproxy_lines(out: &mut String, ind: &str, h: &HaproxySpec, v: &Values, targe
         .socket
         .render(v, target, Context::Literal)
         .unwrap_or_else(|e| format!("<{e}>"));
-    let cmd = super::haproxy::command(&h.op, v, target).unwrap_or_else(|e| format!("<{e}>"));
+    let cmd = match super::haproxy::command(&h.op, v, target) {
+        Ok(c) => c,
+        // A placeholder target (no targets known yet) is shown as written.
+        Err(_) if target.is_some_and(|t| t.starts_with('<')) => {
+            super::haproxy::command_unchecked(&h.op, v, target)
+        }
+        Err(e) => format!("<{e}>"),
+    };
     let cmd = match &h.op {
         HaproxyOp::WaitSessions { .. } => format!("{cmd} (read only)"),
         _ => cmd,
@@ -395,9 +405,13 @@ fn batch_lines(
             }
         }
         None => {
+            let from = match b.targets {
+                Targets::Haproxy { .. } => "HAProxy's server list",
+                Targets::Query { .. } | Targets::List(_) => "the query",
+            };
             let _ = writeln!(
                 out,
-                "{ind}batches: resolved from the query when the run starts"
+                "{ind}batches: resolved from {from} when the run starts"
             );
         }
     }
