@@ -9,7 +9,7 @@ use warroom::runbook::{load, plan, vars};
 fn the_draft_real_system_runbooks_plan_readably() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runbooks/real");
     let loaded = load::load_dir(&dir).unwrap();
-    for (f, d) in &loaded.broken {
+    if let Some((f, d)) = loaded.broken.first() {
         panic!("{} does not load:\n{d}", f.display());
     }
     assert_eq!(loaded.runbooks.len(), 3);
