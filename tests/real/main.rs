@@ -5,6 +5,7 @@
 mod support {
     pub mod journey;
     pub mod prometheus;
+    pub mod realstack;
     pub mod sim;
     pub mod tmux;
 }
@@ -19,6 +20,7 @@ mod journey_gameday;
 mod prometheus_fuzz;
 mod prometheus_mock;
 mod prometheus_real;
+mod realstack_smoke;
 mod sim_control;
 mod sim_prometheus;
 mod sim_scenarios;
