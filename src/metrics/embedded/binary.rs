@@ -162,6 +162,10 @@ fn vector_vector(
         card,
         Some(VectorMatchCardinality::ManyToOne(_) | VectorMatchCardinality::OneToMany(_))
     );
+    // Nothing can match: Prometheus answers before it looks for duplicates.
+    if l.is_empty() || r.is_empty() {
+        return Ok(Vec::new());
+    }
     // The "one" side is indexed; with group_right it is the left.
     let (many, one) = if one_to_many { (r, l) } else { (l, r) };
     let mut index: HashMap<Labels, Elem> = HashMap::new();
