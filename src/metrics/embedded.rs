@@ -81,6 +81,13 @@ impl EmbeddedSource {
         self
     }
 
+    /// This handle extrapolating `rate`, `increase` and `delta` as Prometheus 2.50 and older
+    /// do (see [`eval::Options::legacy_extrapolation`]), to match such a Prometheus exactly.
+    pub fn with_legacy_extrapolation(mut self) -> Self {
+        self.options.legacy_extrapolation = true;
+        self
+    }
+
     /// Append samples `(labels with __name__, Unix seconds, value)` one by one, as a remote
     /// write or a TSDB import would: no series goes stale because another got a sample, so a
     /// series without samples for a while is a gap, answered from its last sample for up to

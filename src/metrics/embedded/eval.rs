@@ -49,6 +49,9 @@ pub struct Options {
     pub lookback_ms: i64,
     /// The global `evaluation_interval`: the step of a subquery written without one.
     pub subquery_step_ms: i64,
+    /// Extrapolate `rate`, `increase` and `delta` as Prometheus did before 2.51 (which fixed
+    /// "limiting of extrapolation to negative values"), to answer as an older Prometheus does.
+    pub legacy_extrapolation: bool,
 }
 
 impl Default for Options {
@@ -56,6 +59,7 @@ impl Default for Options {
         Options {
             lookback_ms: LOOKBACK_MS,
             subquery_step_ms: DEFAULT_SUBQUERY_STEP_MS,
+            legacy_extrapolation: false,
         }
     }
 }

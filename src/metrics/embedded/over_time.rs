@@ -72,10 +72,11 @@ pub fn range_call<'a>(ev: &Evaluator<'a>, c: &Call, t: i64) -> Result<Value<'a>,
             Vec::new()
         }));
     }
+    let legacy = ev.options.legacy_extrapolation;
     let f: Box<dyn Fn(&[(i64, f64)]) -> Option<f64>> = match name {
-        "rate" => Box::new(move |p| extrapolated(p, from, to, true, true)),
-        "increase" => Box::new(move |p| extrapolated(p, from, to, true, false)),
-        "delta" => Box::new(move |p| extrapolated(p, from, to, false, false)),
+        "rate" => Box::new(move |p| extrapolated(p, from, to, true, true, legacy)),
+        "increase" => Box::new(move |p| extrapolated(p, from, to, true, false, legacy)),
+        "delta" => Box::new(move |p| extrapolated(p, from, to, false, false, legacy)),
         "irate" => Box::new(|p| instant_delta(p, true)),
         "idelta" => Box::new(|p| instant_delta(p, false)),
         "resets" => Box::new(|p| {
@@ -238,13 +239,16 @@ fn holt_winters(p: &[(i64, f64)], sf: f64, tf: f64) -> Option<f64> {
 /// Prometheus 2.55's `extrapolatedRate`: the change over the samples in the window (counter
 /// resets added back), extrapolated toward the window's edges by at most half an average sample
 /// interval where the series does not reach an edge, and for counters never to before the
-/// counter's zero point; divided by the window for a rate.
+/// counter's zero point; divided by the window for a rate. With `legacy`, as before 2.51: the
+/// zero point is applied first, so a series starting inside the window with a first value
+/// about one interval's increase is extrapolated to its zero point instead of half an interval.
 pub fn extrapolated(
     p: &[(i64, f64)],
     from: i64,
     to: i64,
     is_counter: bool,
     is_rate: bool,
+    legacy: bool,
 ) -> Option<f64> {
     if p.len() < 2 {
         return None;
@@ -265,7 +269,7 @@ pub fn extrapolated(
     let sampled = (last.0 - first.0) as f64 / 1000.0;
     let average = sampled / (p.len() - 1) as f64;
     let threshold = average * 1.1;
-    if to_start >= threshold {
+    if !legacy && to_start >= threshold {
         to_start = average / 2.0;
     }
     if is_counter && result > 0.0 && first.1 >= 0.0 {
@@ -273,6 +277,9 @@ pub fn extrapolated(
         if to_zero < to_start {
             to_start = to_zero;
         }
+    }
+    if legacy && to_start >= threshold {
+        to_start = average / 2.0;
     }
     if to_end >= threshold {
         to_end = average / 2.0;

@@ -313,6 +313,12 @@ mod prometheus_answers {
         // counter's zero point is nearer: 105 and 101. 2.42 answers 110 and 101.
         assert!((by_path("/dings").unwrap_or(0.0) - 105.0).abs() < 1e-9, "{a:?}");
         assert!((by_path("/bumms").unwrap_or(0.0) - 101.0).abs() < 1e-9, "{a:?}");
+        let legacy = s.clone().with_legacy_extrapolation().instant_now(&q).expect("answers");
+        let v: Vec<f64> = legacy.series.iter().map(|x| x.points[0].v).collect();
+        assert!(
+            v.iter().any(|v| (v - 110.0).abs() < 1e-9) && v.iter().any(|v| (v - 101.0).abs() < 1e-9),
+            "as 2.42: {v:?}"
+        );
     }
 
     #[test]
