@@ -413,12 +413,7 @@ const COUNTERS: &[&str] = &[
     "irregular_total",
     "lat_seconds_count",
 ];
-const GAUGES: &[&str] = &[
-    "queue_depth",
-    "queue_depth{queue!=\"b\"}",
-    "temp",
-    "sparse",
-];
+const GAUGES: &[&str] = &["queue_depth", "queue_depth{queue!=\"b\"}", "temp", "sparse"];
 const RANGES: &[&str] = &["30s", "1m", "2m", "5m", "10m"];
 const LABELS: &[&str] = &["job", "instance", "code", "queue", "sensor"];
 
@@ -494,13 +489,15 @@ impl Gen {
                 format!("{f}({})", self.range_arg(false, depth))
             }
             3 | 4 => {
-                let op = self.0.pick(&[
-                    "sum", "avg", "max", "min", "count", "stddev", "group",
-                ]);
+                let op = self
+                    .0
+                    .pick(&["sum", "avg", "max", "min", "count", "stddev", "group"]);
                 format!("{op}{} ({})", self.grouping(), self.vector(depth - 1))
             }
             5 => {
-                let op = self.0.pick(&["+", "-", "*", "/", ">", "<=", "== bool", "!= bool"]);
+                let op = self
+                    .0
+                    .pick(&["+", "-", "*", "/", ">", "<=", "== bool", "!= bool"]);
                 if self.0.chance(0.5) {
                     format!("{} {op} {}", self.vector(depth - 1), self.scalar())
                 } else {
@@ -511,7 +508,9 @@ impl Gen {
                 // Vector matching between aggregations over the same label, so the "one" side
                 // is unique and most generated joins succeed.
                 let l = self.0.pick(&["job", "queue", "instance"]);
-                let op = self.0.pick(&["+", "/", ">", "and", "or", "unless", "> bool"]);
+                let op = self
+                    .0
+                    .pick(&["+", "/", ">", "and", "or", "unless", "> bool"]);
                 let lhs = self.vector(depth - 1);
                 let rhs = self.vector(depth - 1);
                 match self.0.below(3) {
@@ -522,8 +521,22 @@ impl Gen {
             }
             7 => {
                 let f = self.0.pick(&[
-                    "abs", "ceil", "floor", "sqrt", "sgn", "exp", "ln", "round", "sin",
-                    "cos", "atan", "deg", "clamp_min", "clamp_max", "clamp", "timestamp",
+                    "abs",
+                    "ceil",
+                    "floor",
+                    "sqrt",
+                    "sgn",
+                    "exp",
+                    "ln",
+                    "round",
+                    "sin",
+                    "cos",
+                    "atan",
+                    "deg",
+                    "clamp_min",
+                    "clamp_max",
+                    "clamp",
+                    "timestamp",
                 ]);
                 let inner = self.vector(depth - 1);
                 match f {
@@ -541,7 +554,11 @@ impl Gen {
                         if self.0.chance(0.5) { ", instance" } else { "" },
                         self.0.pick(RANGES)
                     ),
-                    1 => format!("quantile{} ({q}, {})", self.grouping(), self.vector(depth - 1)),
+                    1 => format!(
+                        "quantile{} ({q}, {})",
+                        self.grouping(),
+                        self.vector(depth - 1)
+                    ),
                     _ => format!(
                         "{}k(2, queue_depth{})",
                         self.0.pick(&["top", "bottom"]),
@@ -833,10 +850,7 @@ fn a_broad_corpus_answers_as_prometheus_does() {
             }
         }
         for t in instants {
-            let p = get(
-                port,
-                &format!("/api/v1/query?query={}&time={t:.3}", enc(q)),
-            );
+            let p = get(port, &format!("/api/v1/query?query={}&time={t:.3}", enc(q)));
             let e = store.instant_now(&InstantQuery {
                 query: q.clone(),
                 time: Some(t),
@@ -854,8 +868,7 @@ fn a_broad_corpus_answers_as_prometheus_does() {
                     if sorts(q) {
                         let pv: Vec<f64> = po.iter().map(|x| x.1).collect();
                         let ev: Vec<f64> = eo.iter().map(|x| x.1).collect();
-                        if pv.len() != ev.len() || pv.iter().zip(&ev).any(|(a, b)| !close(*a, *b))
-                        {
+                        if pv.len() != ev.len() || pv.iter().zip(&ev).any(|(a, b)| !close(*a, *b)) {
                             problems.push(format!(
                                 "instant at {t}: order differs: Prometheus {pv:?}, embedded {ev:?}"
                             ));

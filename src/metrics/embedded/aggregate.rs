@@ -322,7 +322,11 @@ pub fn go_float(v: f64) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     // Rust's Display is already the shortest round-trip form without an exponent.
     let s = format!("{v}");

@@ -92,7 +92,10 @@ fn vector_scalar(
         } else if !keep {
             continue;
         }
-        out.push(Elem { labels: e.labels, v });
+        out.push(Elem {
+            labels: e.labels,
+            v,
+        });
     }
     if !is_comparison(op) || return_bool {
         out = drop_names(out)?;

@@ -39,7 +39,11 @@ pub fn date_part(name: &str, unix_secs: f64) -> f64 {
 }
 
 fn days_in_month(year: i32, month: u32) -> i32 {
-    let (ny, nm) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+    let (ny, nm) = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
     match (
         NaiveDate::from_ymd_opt(year, month, 1),
         NaiveDate::from_ymd_opt(ny, nm, 1),

@@ -100,11 +100,7 @@ impl Mean {
             }
         }
         let corrected = self.mean + self.c;
-        (self.mean, self.c) = sum_inc(
-            v / self.count - corrected / self.count,
-            self.mean,
-            self.c,
-        );
+        (self.mean, self.c) = sum_inc(v / self.count - corrected / self.count, self.mean, self.c);
     }
 
     /// The mean so far (NaN before any value).

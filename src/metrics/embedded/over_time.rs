@@ -79,9 +79,7 @@ pub fn range_call<'a>(ev: &Evaluator<'a>, c: &Call, t: i64) -> Result<Value<'a>,
         "delta" => Box::new(move |p| extrapolated(p, from, to, false, false, legacy)),
         "irate" => Box::new(|p| instant_delta(p, true)),
         "idelta" => Box::new(|p| instant_delta(p, false)),
-        "resets" => Box::new(|p| {
-            Some(p.windows(2).filter(|w| w[1].1 < w[0].1).count() as f64)
-        }),
+        "resets" => Box::new(|p| Some(p.windows(2).filter(|w| w[1].1 < w[0].1).count() as f64)),
         "changes" => Box::new(|p| {
             Some(
                 p.windows(2)
@@ -108,9 +106,7 @@ pub fn range_call<'a>(ev: &Evaluator<'a>, c: &Call, t: i64) -> Result<Value<'a>,
             let mut dev: Vec<f64> = vs.iter().map(|v| (v - median).abs()).collect();
             Some(quantile(0.5, &mut dev))
         }),
-        "deriv" => Box::new(|p| {
-            (p.len() >= 2).then(|| linear_regression(p, p[0].0).0)
-        }),
+        "deriv" => Box::new(|p| (p.len() >= 2).then(|| linear_regression(p, p[0].0).0)),
         "predict_linear" => {
             let duration = scalar(1)?;
             Box::new(move |p| {

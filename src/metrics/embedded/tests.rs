@@ -187,9 +187,12 @@ mod prometheus_answers {
         assert_eq!(one(&s, "avg(k)"), 2.5);
         let t = EmbeddedSource::default();
         let l = labels("metric", &[]);
-        t.append([1.0, 1e100, 1.0, -1e100].into_iter().enumerate().map(|(i, v)| {
-            (l.clone(), 40.0 + 10.0 * i as f64, v)
-        }));
+        t.append(
+            [1.0, 1e100, 1.0, -1e100]
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (l.clone(), 40.0 + 10.0 * i as f64, v)),
+        );
         assert_eq!(
             values(&t, "sum_over_time(metric[1m])"),
             vec![2.0],
@@ -220,10 +223,19 @@ mod prometheus_answers {
         let s = EmbeddedSource::default();
         // 2.42: {}, {b="2"}, {a="1"}.
         let absent = |q: &str| query(&s, q).unwrap_or_else(|e| panic!("{q}: {e}"));
-        assert_eq!(absent(r#"absent(nope{a="1", a="2"})"#), vec![(Labels::new(), 1.0)]);
+        assert_eq!(
+            absent(r#"absent(nope{a="1", a="2"})"#),
+            vec![(Labels::new(), 1.0)]
+        );
         assert_eq!(
             absent(r#"absent(nope{a="1", b="2", a="1"})"#),
-            vec![(labels("x", &[("b", "2")]).into_iter().filter(|l| l.0 != "__name__").collect(), 1.0)]
+            vec![(
+                labels("x", &[("b", "2")])
+                    .into_iter()
+                    .filter(|l| l.0 != "__name__")
+                    .collect(),
+                1.0
+            )]
         );
         assert_eq!(
             absent(r#"absent(nope{job="x", job=~"y", foo="bar"})"#)[0].0,
@@ -311,12 +323,23 @@ mod prometheus_answers {
         };
         // 2.55 (functions.test): the start extrapolates half an interval (2m30s) unless the
         // counter's zero point is nearer: 105 and 101. 2.42 answers 110 and 101.
-        assert!((by_path("/dings").unwrap_or(0.0) - 105.0).abs() < 1e-9, "{a:?}");
-        assert!((by_path("/bumms").unwrap_or(0.0) - 101.0).abs() < 1e-9, "{a:?}");
-        let legacy = s.clone().with_legacy_extrapolation().instant_now(&q).expect("answers");
+        assert!(
+            (by_path("/dings").unwrap_or(0.0) - 105.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert!(
+            (by_path("/bumms").unwrap_or(0.0) - 101.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        let legacy = s
+            .clone()
+            .with_legacy_extrapolation()
+            .instant_now(&q)
+            .expect("answers");
         let v: Vec<f64> = legacy.series.iter().map(|x| x.points[0].v).collect();
         assert!(
-            v.iter().any(|v| (v - 110.0).abs() < 1e-9) && v.iter().any(|v| (v - 101.0).abs() < 1e-9),
+            v.iter().any(|v| (v - 110.0).abs() < 1e-9)
+                && v.iter().any(|v| (v - 101.0).abs() < 1e-9),
             "as 2.42: {v:?}"
         );
     }
@@ -331,7 +354,10 @@ mod prometheus_answers {
         // 2.42: "multiple matches for labels: many-to-one matching must be explicit
         // (group_left/group_right)" for all three; group_left answers both.
         for q in ["l > on(a) r", "l > bool on(a) r", "l + on(a) r"] {
-            assert!(error(&s, q).contains("many-to-one matching must be explicit"), "{q}");
+            assert!(
+                error(&s, q).contains("many-to-one matching must be explicit"),
+                "{q}"
+            );
         }
         assert_eq!(values(&s, "l > on(a) group_left r"), vec![2.0, 3.0]);
     }
@@ -351,7 +377,10 @@ fn a_gap_is_not_stale_but_a_series_missing_from_a_scrape_is() {
     // An explicit marker ends it.
     assert!(appended.mark_stale(&series("g", "b"), 12.0));
     assert_eq!(at(&appended, "sum(g)", 15.0), vec![1.0]);
-    assert!(!appended.mark_stale(&series("g", "b"), 11.0), "older than its newest");
+    assert!(
+        !appended.mark_stale(&series("g", "b"), 11.0),
+        "older than its newest"
+    );
     // Scraped: b missing from the scrape at 10 s is stale from then on.
     let scraped = EmbeddedSource::default();
     scraped.ingest_series(0.0, [(series("g", "a"), 1.0), (series("g", "b"), 2.0)]);
@@ -369,10 +398,19 @@ fn subqueries_read_the_multiples_of_their_step() {
     assert_eq!(at(&store, "count_over_time(x[5m:1m])", 330.0), vec![5.0]);
     // Without a step: the default one minute; with an offset the window moves back.
     assert_eq!(at(&store, "count_over_time(x[5m:])", 330.0), vec![5.0]);
-    assert_eq!(at(&store, "max_over_time(x[5m:1m] offset 1m)", 330.0), vec![240.0]);
-    assert_eq!(at(&store, "max_over_time(x[2m:30s] @ 100)", 500.0), vec![90.0]);
+    assert_eq!(
+        at(&store, "max_over_time(x[5m:1m] offset 1m)", 330.0),
+        vec![240.0]
+    );
+    assert_eq!(
+        at(&store, "max_over_time(x[2m:30s] @ 100)", 500.0),
+        vec![90.0]
+    );
     // A rate inside: x grows by 1 a second.
-    assert_eq!(at(&store, "max_over_time(rate(x[1m])[10m:])", 600.0), vec![1.0]);
+    assert_eq!(
+        at(&store, "max_over_time(rate(x[1m])[10m:])", 600.0),
+        vec![1.0]
+    );
     let range = store
         .range_now(&crate::metrics::RangeQuery {
             query: "min_over_time(x[1m:20s])".into(),
@@ -394,9 +432,15 @@ fn the_new_functions_answer() {
     assert_eq!(at(&store, "predict_linear(x[1m], 30)", 60.0), vec![18.0]);
     assert_eq!(at(&store, "timestamp(x)", 65.0), vec![60.0]);
     assert_eq!(at(&store, "timestamp(x offset 15s)", 65.0), vec![50.0]);
-    assert_eq!(at(&store, "absent_over_time(x[1m])", 60.0), Vec::<f64>::new());
+    assert_eq!(
+        at(&store, "absent_over_time(x[1m])", 60.0),
+        Vec::<f64>::new()
+    );
     assert_eq!(at(&store, "absent_over_time(nope[1m])", 60.0), vec![1.0]);
-    assert_eq!(at(&store, "stdvar_over_time(x[20s])", 60.0), vec![8.0 / 3.0]);
+    assert_eq!(
+        at(&store, "stdvar_over_time(x[20s])", 60.0),
+        vec![8.0 / 3.0]
+    );
     assert_eq!(at(&store, "pi()", 0.0), vec![std::f64::consts::PI]);
     assert_eq!(at(&store, "count_values(\"v\", x)", 60.0), vec![1.0]);
     assert_eq!(at(&store, "limitk(1, x)", 60.0), vec![12.0]);
