@@ -77,7 +77,9 @@ fn labels(name: &str, pairs: &[(&str, &str)]) -> Labels {
     l
 }
 
-type Samples = Vec<(Labels, Vec<(i64, f64)>)>;
+/// One series: its labels and `(milliseconds, value)` samples.
+type Series = (Labels, Vec<(i64, f64)>);
+type Samples = Vec<Series>;
 
 /// The hour of series, sample times in milliseconds from `t0` (seconds).
 fn dataset(t0: i64) -> Samples {
@@ -236,7 +238,7 @@ fn om_value(v: f64) -> String {
 }
 
 fn openmetrics(data: &Samples) -> String {
-    let mut by_name: BTreeMap<&str, Vec<&(Labels, Vec<(i64, f64)>)>> = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, Vec<&Series>> = BTreeMap::new();
     for s in data {
         by_name
             .entry(s.0.get("__name__").map(String::as_str).unwrap_or(""))

@@ -91,6 +91,9 @@ pub enum Value<'a> {
 /// A series of a query result: labels and `(milliseconds, value)` points.
 pub type ResultSeries = (Labels, Vec<(i64, f64)>);
 
+/// A subquery's inner results by inner step (milliseconds).
+type InnerSteps = BTreeMap<i64, Rc<Vec<Elem>>>;
+
 /// Evaluation context of one query: the store, the query's own start and end (for `@ start()`
 /// and `@ end()`), the options, and what the query has already worked out.
 pub struct Evaluator<'a> {
@@ -101,7 +104,7 @@ pub struct Evaluator<'a> {
     /// Series of each selector node (keyed by its address in the query's tree).
     selections: RefCell<HashMap<usize, Rc<[&'a StoredSeries]>>>,
     /// Inner results of each subquery node by inner step.
-    subqueries: RefCell<HashMap<usize, BTreeMap<i64, Rc<Vec<Elem>>>>>,
+    subqueries: RefCell<HashMap<usize, InnerSteps>>,
 }
 
 /// Parse a query, with the parser's message on failure. `holt_winters` (the 2.x name of
@@ -367,7 +370,7 @@ impl<'a> Evaluator<'a> {
                 } else {
                     Cow::Borrowed(window)
                 };
-                (!points.is_empty()).then(|| RangeElem {
+                (!points.is_empty()).then_some(RangeElem {
                     labels: Cow::Borrowed(&s.labels),
                     points,
                 })

@@ -9,6 +9,9 @@ use super::kahan::{self, KahanSum};
 use super::relabel::absent_labels;
 use promql_parser::parser::{Call, Expr};
 
+/// A function of one series' window of points.
+type WindowFn = dyn Fn(&[(i64, f64)]) -> Option<f64>;
+
 /// The range-vector functions this module answers.
 pub const NAMES: &[&str] = &[
     "rate",
@@ -73,7 +76,7 @@ pub fn range_call<'a>(ev: &Evaluator<'a>, c: &Call, t: i64) -> Result<Value<'a>,
         }));
     }
     let legacy = ev.options.legacy_extrapolation;
-    let f: Box<dyn Fn(&[(i64, f64)]) -> Option<f64>> = match name {
+    let f: Box<WindowFn> = match name {
         "rate" => Box::new(move |p| extrapolated(p, from, to, true, true, legacy)),
         "increase" => Box::new(move |p| extrapolated(p, from, to, true, false, legacy)),
         "delta" => Box::new(move |p| extrapolated(p, from, to, false, false, legacy)),

@@ -100,8 +100,11 @@ mod prometheus_answers {
         l
     }
 
+    /// A series: name, labels, value.
+    type One<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
+
     /// One sample per series at t = 100 s.
-    fn store(series: &[(&str, &[(&str, &str)], f64)]) -> EmbeddedSource {
+    fn store(series: &[One<'_>]) -> EmbeddedSource {
         let s = EmbeddedSource::default();
         s.append(series.iter().map(|(n, l, v)| (labels(n, l), 100.0, *v)));
         s
