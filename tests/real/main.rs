@@ -5,11 +5,13 @@
 mod support {
     pub mod journey;
     pub mod prometheus;
+    pub mod promql_corpus;
     pub mod realstack;
     pub mod sim;
     pub mod tmux;
 }
 
+mod embedded_conformance;
 mod embedded_differential;
 mod embedded_http;
 mod embedded_source;

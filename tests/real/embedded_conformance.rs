@@ -19,10 +19,8 @@
 //! compensation, 2.42 does not). Functions 2.42 lacks (`sort_by_label`, `limitk`,
 //! `limit_ratio`, `mad_over_time`) are unit-tested instead.
 
-#[path = "support/prometheus.rs"]
-mod prometheus;
-#[path = "support/promql_corpus.rs"]
-mod promql_corpus;
+use crate::support::prometheus;
+use crate::support::promql_corpus;
 
 use prometheus::{free_port, http_get, require_binary, wait_ready};
 use promql_corpus::{HAND, corpus, dataset, openmetrics, seed};
