@@ -238,7 +238,16 @@ impl Dashboard {
         if !self.resolved {
             self.bindings.warn_unresolved(&self.board, &mut warnings);
         }
-        let mut skipped = self.board.skipped.clone();
+        // Variable warnings in the order the dashboard declares its variables.
+        let order = |f: &Finding| {
+            self.board
+                .variables
+                .iter()
+                .position(|v| v.path == f.path)
+                .unwrap_or(usize::MAX)
+        };
+        warnings.sort_by_key(order);
+        let mut skipped = Vec::new();
         let panels = convert::panels(
             &self.board,
             &self.bindings,

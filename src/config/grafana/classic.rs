@@ -24,7 +24,18 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
         time.and_then(|t| t.get("to")).and_then(Value::as_str),
     );
     board.inputs = read_inputs(root.get("__inputs"));
-    board.variables = read_variables(root.get("templating"), &join(prefix, "templating"));
+    let templating = join(prefix, "templating");
+    match root.get("templating").map(|t| t.get("list")) {
+        Some(Some(Value::Array(_))) | Some(Some(Value::Null)) | Some(None) | None => {}
+        Some(Some(other)) => board.warnings.push(Finding::new(
+            join(&templating, "list"),
+            format!(
+                "\"templating.list\" is {}, expected a list; no variables were read",
+                type_name(other)
+            ),
+        )),
+    }
+    board.variables = read_variables(root.get("templating"), &templating);
 
     match root.get("panels") {
         Some(Value::Array(panels)) => {
@@ -34,12 +45,18 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
             }
         }
         None | Some(Value::Null) => {}
-        Some(other) => board.skipped.push(Finding::new(
+        Some(other) => board.skip(
             join(prefix, "panels"),
             format!("\"panels\" is {}, expected a list", type_name(other)),
-        )),
+        ),
     }
     // Grafana 4 and older: `rows[].panels[]`.
+    if let Some(other) = root.get("rows").filter(|r| !r.is_array() && !r.is_null()) {
+        board.skip(
+            join(prefix, "rows"),
+            format!("\"rows\" is {}, expected a list", type_name(other)),
+        );
+    }
     if let Some(Value::Array(rows)) = root.get("rows") {
         let base = join(prefix, "rows");
         for (r, row) in rows.iter().enumerate() {
@@ -52,13 +69,13 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
                     }
                 }
                 None | Some(Value::Null) => {}
-                Some(other) => board.skipped.push(Finding::new(
+                Some(other) => board.skip(
                     row_path,
                     format!(
                         "the row's \"panels\" is {}, expected a list",
                         type_name(other)
                     ),
-                )),
+                ),
             }
         }
     }
@@ -72,14 +89,23 @@ fn read_panel_or_row(board: &mut Board, p: &Value, path: &str, depth: usize) {
     if p.get("type").and_then(Value::as_str) == Some("row") {
         // A collapsed row holds its panels; an open one is followed by them. Rows do not nest
         // in Grafana; a file that nests them deeper than this is not followed further.
+        if let Some(other) = p.get("panels").filter(|c| !c.is_array() && !c.is_null()) {
+            board.skip(
+                path,
+                format!(
+                    "the row's \"panels\" is {}, expected a list",
+                    type_name(other)
+                ),
+            );
+        }
         if let Some(Value::Array(children)) = p.get("panels") {
             if depth >= 2 {
                 if !children.is_empty() {
-                    board.skipped.push(Finding::new(
+                    board.skip(
                         path,
                         "a row nested inside a row: Grafana does not make these, so its panels \
                          were not read",
-                    ));
+                    );
                 }
                 return;
             }

@@ -247,6 +247,10 @@ fn convert_panel(
     skipped: &mut Vec<Finding>,
 ) {
     let path = &panel.path;
+    if let Some(f) = &panel.skip {
+        skipped.push(f.clone());
+        return;
+    }
     if let Some(t) = panel.malformed {
         skipped.push(Finding::new(
             path,
@@ -338,6 +342,8 @@ fn convert_panel(
     let b = builtins(panel, board, opts);
     let lookup = |n: &str| bindings.get(n);
     let mut ready: Vec<Ready> = Vec::new();
+    // The panel's own warnings come before its queries'.
+    let mut target_warnings: Vec<Finding> = Vec::new();
     for (t, source) in panel.targets.iter().zip(&sources) {
         let tp = &t.path;
         if let Some(kind) = t.malformed {
@@ -348,10 +354,7 @@ fn convert_panel(
             continue;
         }
         if t.hidden {
-            skipped.push(Finding::new(
-                tp,
-                "the query is hidden in Grafana (hide: true)",
-            ));
+            skipped.push(Finding::new(tp, "the query is hidden in Grafana"));
             continue;
         }
         if let Source::Other(what) = source {
@@ -369,7 +372,7 @@ fn convert_panel(
             continue;
         };
         let done = interpolate(raw, &lookup, &b, Mode::Query);
-        warn_references(&done, tp, board, warnings);
+        warn_references(&done, tp, board, &mut target_warnings);
         let expr = match one_line(&done.text) {
             Ok(e) => e,
             Err(c) => {
@@ -432,6 +435,7 @@ fn convert_panel(
         ));
     }
 
+    warnings.append(&mut target_warnings);
     let title = panel_title(panel, &lookup, &b);
     let suffixes = suffixes(&ready, &lookup, &b);
     for (r, suffix) in ready.iter().zip(suffixes) {

@@ -20,7 +20,6 @@ pub(super) struct Board {
     pub refresh: Option<Duration>,
     /// The span of `time.from`..`time.to` when it is `now-X`..`now`.
     pub range: Option<Duration>,
-    pub skipped: Vec<Finding>,
     pub warnings: Vec<Finding>,
     /// Panels and queries looked at so far (bounded by [`MAX_EXAMINED`]).
     pub examined: usize,
@@ -36,23 +35,32 @@ impl Board {
             inputs: Vec::new(),
             refresh: None,
             range: None,
-            skipped: Vec::new(),
             warnings: Vec::new(),
             examined: 0,
         }
+    }
+
+    /// A finding made while reading, kept in document order among the panels.
+    pub fn skip(&mut self, path: impl Into<String>, message: impl AsRef<str>) {
+        let path = path.into();
+        self.panels.push(SourcePanel {
+            skip: Some(Finding::new(path.clone(), message)),
+            path,
+            ..SourcePanel::default()
+        });
     }
 
     /// Count one more panel; false (with one finding, the first time) past the limit.
     pub fn admit(&mut self, path: &str) -> bool {
         self.examined += 1;
         if self.examined == MAX_EXAMINED + 1 {
-            self.skipped.push(Finding::new(
+            self.skip(
                 path,
                 format!(
                     "this and every later panel: the dashboard has more than {MAX_EXAMINED} \
                      panels, and only the first {MAX_EXAMINED} are examined"
                 ),
-            ));
+            );
         }
         self.examined <= MAX_EXAMINED
     }
@@ -262,6 +270,8 @@ pub(super) struct SourcePanel {
     pub transformations: usize,
     /// Set when the panel is not an object.
     pub malformed: Option<&'static str>,
+    /// A finding made while reading in place of a panel (a row that is not a list…).
+    pub skip: Option<Finding>,
 }
 
 /// One `__inputs` entry.

@@ -11,12 +11,12 @@
 //! `TabsLayout`) only gives the order. Variables are `spec.variables[]` of kinds
 //! `QueryVariable`, `CustomVariable`, … each with a `spec`.
 
+use super::Model;
 use super::classic::{count_transformations, read_overrides};
 use super::json::{
     Board, Ds, FieldSettings, SourcePanel, SourceTarget, VarKind, Variable, duration, flag, index,
     join, relative_range, strings, text, type_name,
 };
-use super::{Finding, Model};
 use serde_json::{Map, Value};
 
 /// Deepest layout nesting followed (rows in tabs in rows…).
@@ -46,10 +46,10 @@ pub(super) fn read(spec: &Value) -> Board {
         Some(Value::Object(e)) => e,
         None | Some(Value::Null) => return board,
         Some(other) => {
-            board.skipped.push(Finding::new(
+            board.skip(
                 "spec.elements",
                 format!("\"elements\" is {}, expected an object", type_name(other)),
-            ));
+            );
             return board;
         }
     };
@@ -156,7 +156,9 @@ fn read_element(el: &Value, path: &str) -> SourcePanel {
     };
     match data.and_then(|d| d.get("queries")) {
         Some(Value::Array(qs)) => {
-            let base = join(path, "spec.data.spec.queries");
+            let base = ["spec", "data", "spec", "queries"]
+                .iter()
+                .fold(path.to_string(), |p, k| join(&p, k));
             panel.targets = qs
                 .iter()
                 .enumerate()

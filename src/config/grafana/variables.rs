@@ -135,24 +135,26 @@ fn choose(v: &Variable, values: &[String], warnings: &mut Vec<Finding>) -> Optio
         Some(c) if values.is_empty() || values.contains(c) => Some(Binding::One(c.clone())),
         _ => {
             let first = values.first()?.clone();
-            if values.len() > 1 {
-                warnings.push(Finding::new(
-                    &v.path,
-                    format!(
-                        "${} takes one value; {} it has {} values and the panels use the first, \
-                         \"{}\": edit the queries to watch another",
+            let saved = v.current.first().is_some_and(|c| !c.is_empty());
+            if saved || values.len() > 1 {
+                let first_shown = crate::sanitize::sanitize(&first, false, 60);
+                let message = match v.current.first() {
+                    Some(c) if saved => format!(
+                        "${} takes one value, and its saved value \"{}\" is not among the {} \
+                         found; the panels use \"{first_shown}\": edit the queries to watch \
+                         another",
                         v.name,
-                        match v.current.first() {
-                            Some(c) if !c.is_empty() => format!(
-                                "its saved value \"{}\" is not among them,",
-                                crate::sanitize::sanitize(c, false, 60)
-                            ),
-                            _ => "it has no saved value,".to_string(),
-                        },
-                        values.len(),
-                        crate::sanitize::sanitize(&first, false, 60)
+                        crate::sanitize::sanitize(c, false, 60),
+                        values.len()
                     ),
-                ));
+                    _ => format!(
+                        "${} takes one value and has none saved; of the {} found the panels use \
+                         \"{first_shown}\": edit the queries to watch another",
+                        v.name,
+                        values.len()
+                    ),
+                };
+                warnings.push(Finding::new(&v.path, message));
             }
             Some(Binding::One(first))
         }
@@ -426,8 +428,8 @@ impl Bindings {
             let left = opts.resolve_budget.saturating_sub(started.elapsed());
             if left.is_zero() {
                 warnings.push(kept(format!(
-                    "was not looked up: the {}s for all look-ups ran out",
-                    opts.resolve_budget.as_secs()
+                    "was not looked up: the {} for all look-ups ran out",
+                    fmt_secs(opts.resolve_budget)
                 )));
                 continue;
             }
