@@ -736,17 +736,24 @@ fn huge_dashboards_are_capped_with_a_finding() {
 const PODS: &[(&str, &str)] = &[
     ("checkout", "checkout-0"),
     ("checkout", "checkout-1"),
+    // A value that needs regex and PromQL string escaping on its way into a query.
+    ("checkout", "checkout.\"canary\"\\x"),
     ("cart", "cart-0"),
 ];
+
+/// A label value as the text exposition format writes it.
+fn exposed(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"")
+}
 
 fn exposition() -> String {
     let mut m = String::new();
     m += "# TYPE app_requests_total counter\n";
-    for (s, p) in PODS {
+    for (s, p) in PODS.iter().map(|(s, p)| (s, exposed(p))) {
         m += &format!("app_requests_total{{service=\"{s}\",pod=\"{p}\",code=\"200\"}} {{N}}\n");
     }
     m += "# TYPE app_request_duration_seconds histogram\n";
-    for (s, p) in PODS {
+    for (s, p) in PODS.iter().map(|(s, p)| (s, exposed(p))) {
         for le in ["0.1", "0.5", "+Inf"] {
             m += &format!(
                 "app_request_duration_seconds_bucket{{service=\"{s}\",pod=\"{p}\",le=\"{le}\"}} {{N}}\n"
@@ -762,12 +769,12 @@ fn exposition() -> String {
         ("process_resident_memory_bytes", "1.5e+08"),
     ] {
         m += &format!("# TYPE {name} gauge\n");
-        for (s, p) in PODS {
+        for (s, p) in PODS.iter().map(|(s, p)| (s, exposed(p))) {
             m += &format!("{name}{{service=\"{s}\",pod=\"{p}\"}} {v}\n");
         }
     }
     m += "# TYPE process_restarts_total counter\n";
-    for (s, p) in PODS {
+    for (s, p) in PODS.iter().map(|(s, p)| (s, exposed(p))) {
         m += &format!("process_restarts_total{{service=\"{s}\",pod=\"{p}\"}} 0\n");
     }
     m += "# TYPE app_retries_total counter\n";
@@ -880,7 +887,21 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
         .map(|(_, p)| *p)
         .collect();
     replicas.sort();
-    let replica = format!("({})", replicas.join("|"));
+    // Regex-escaped, then escaped for a PromQL string.
+    let regex: Vec<String> = replicas
+        .iter()
+        .map(|p| {
+            p.chars()
+                .flat_map(|c| {
+                    let special = "\\^$.|?*+()[]{}".contains(c);
+                    special.then_some('\\').into_iter().chain([c])
+                })
+                .collect()
+        })
+        .collect();
+    let replica = format!("({})", regex.join("|"))
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
     assert_eq!(import.panels, classic_panels("checkout", &replica, &target));
     let picked = format!(
         "$instance takes one value, and its saved value \"old-host:9100\" is not among the 1 found; the panels use \"{target}\""
