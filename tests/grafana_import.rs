@@ -437,13 +437,16 @@ fn v2_resource_fixture() {
     );
 }
 
+/// `(label, selector, values or error)`.
+type Answer = (
+    &'static str,
+    Option<&'static str>,
+    Result<Vec<&'static str>, &'static str>,
+);
+
 /// A resolver with fixed answers that records what it was asked.
 struct Fixed {
-    answers: Vec<(
-        &'static str,
-        Option<&'static str>,
-        Result<Vec<&'static str>, &'static str>,
-    )>,
+    answers: Vec<Answer>,
     asked: Mutex<Vec<(String, Option<String>)>>,
 }
 
@@ -1119,7 +1122,7 @@ mod fuzz {
             1 => Value::from(seed as f64 - 1e6),
             2 => Value::from(NASTY[seed % NASTY.len()]),
             3 => Value::from(hostile[seed % hostile.len()]),
-            4 => Value::Bool(seed % 2 == 0),
+            4 => Value::Bool(seed.is_multiple_of(2)),
             5 => Value::Array(Vec::new()),
             6 => Value::Object(serde_json::Map::new()),
             7 => donor.clone(),
@@ -1179,7 +1182,7 @@ mod fuzz {
             label: &str,
             _: Option<&str>,
         ) -> BoxFuture<'static, Result<Vec<String>, ResolveError>> {
-            let values = if label.len() % 3 == 0 {
+            let values = if label.len().is_multiple_of(3) {
                 Err(ResolveError("\u{1b}[2Jrefused".into()))
             } else {
                 Ok(vec![
@@ -1262,4 +1265,63 @@ mod fuzz {
             }
         }
     }
+}
+
+#[test]
+fn repeated_titles_take_their_row_then_a_number() {
+    let target = |e: &str| serde_json::json!([{"expr": e, "refId": "A"}]);
+    let classic = serde_json::json!({"panels": [
+        {"type": "row", "title": "Primary", "collapsed": false, "panels": []},
+        {"type": "timeseries", "title": "Connections", "targets": target("pg_up")},
+        {"type": "row", "title": "Replica", "collapsed": true, "panels": [
+            {"type": "timeseries", "title": "Connections", "targets": target("pg_up")},
+            {"type": "timeseries", "title": "Connections", "targets": target("pg_up")},
+        ]},
+        {"type": "timeseries", "title": "Lag", "targets": target("pg_up")},
+        {"type": "heatmap", "title": "Latency buckets", "datasource": "Loki logs", "targets": target("x")},
+        {"type": "heatmap", "title": "Latency buckets", "targets": target("sum by (le) (x_bucket)")},
+    ]});
+    let import = offline(&classic.to_string());
+    let titles: Vec<&str> = import.panels.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Primary · Connections",
+            "Replica · Connections",
+            "Replica · Connections (2)",
+            "Lag",
+            "Latency buckets"
+        ]
+    );
+    assert_findings(
+        &import.warnings,
+        &[(
+            "panels[5]",
+            "a heatmap in Grafana; warroom draws each bucket as a line",
+        )],
+    );
+    assert_findings(
+        &import.skipped,
+        &[("panels[4]", "data source \"Loki logs\" (by its name)")],
+    );
+
+    let element = |title: &str| {
+        serde_json::json!({"kind": "Panel", "spec": {"title": title, "data": {"kind": "QueryGroup",
+            "spec": {"queries": [{"kind": "PanelQuery", "spec": {"refId": "A", "query": {
+                "kind": "DataQuery", "group": "prometheus", "spec": {"expr": "up"}}}}]}}}})
+    };
+    let item = |name: &str| serde_json::json!({"kind": "GridLayoutItem", "spec": {"element": {"kind": "ElementReference", "name": name}}});
+    let v2 = serde_json::json!({
+        "apiVersion": "dashboard.grafana.app/v2beta1", "kind": "Dashboard",
+        "spec": {
+            "elements": {"a": element("Up"), "b": element("Up"), "c": element("Other")},
+            "layout": {"kind": "TabsLayout", "spec": {"tabs": [
+                {"kind": "TabsLayoutTab", "spec": {"title": "East", "layout": {"kind": "GridLayout", "spec": {"items": [item("b")]}}}},
+                {"kind": "TabsLayoutTab", "spec": {"title": "West", "layout": {"kind": "GridLayout", "spec": {"items": [item("a")]}}}},
+            ]}},
+        },
+    });
+    let import = offline(&v2.to_string());
+    let titles: Vec<&str> = import.panels.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(titles, ["East · Up", "West · Up", "Other"]);
 }

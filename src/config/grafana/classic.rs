@@ -40,8 +40,12 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
     match root.get("panels") {
         Some(Value::Array(panels)) => {
             let base = join(prefix, "panels");
+            // Panels after an open row belong to it.
+            let mut row: Option<String> = None;
             for (i, p) in panels.iter().enumerate() {
-                read_panel_or_row(&mut board, p, &index(&base, i), 0);
+                if let Some(title) = read_panel_or_row(&mut board, p, &index(&base, i), 0, &row) {
+                    row = title;
+                }
             }
         }
         None | Some(Value::Null) => {}
@@ -61,11 +65,12 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
         let base = join(prefix, "rows");
         for (r, row) in rows.iter().enumerate() {
             let row_path = index(&base, r);
+            let title = text(row, "title").map(str::to_string);
             match row.get("panels") {
                 Some(Value::Array(panels)) => {
                     let base = join(&row_path, "panels");
                     for (i, p) in panels.iter().enumerate() {
-                        read_panel_or_row(&mut board, p, &index(&base, i), 1);
+                        read_panel_or_row(&mut board, p, &index(&base, i), 1, &title);
                     }
                 }
                 None | Some(Value::Null) => {}
@@ -82,13 +87,21 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
     board
 }
 
-fn read_panel_or_row(board: &mut Board, p: &Value, path: &str, depth: usize) {
+/// Read one entry of a panel list under `row` (its title); for a row, `Some` of its title.
+fn read_panel_or_row(
+    board: &mut Board,
+    p: &Value,
+    path: &str,
+    depth: usize,
+    row: &Option<String>,
+) -> Option<Option<String>> {
     if !board.admit(path) {
-        return;
+        return None;
     }
     if p.get("type").and_then(Value::as_str) == Some("row") {
         // A collapsed row holds its panels; an open one is followed by them. Rows do not nest
-        // in Grafana; a file that nests them deeper than this is not followed further.
+        // in Grafana, so a row inside a row is not followed.
+        let title = text(p, "title").map(str::to_string);
         if let Some(other) = p.get("panels").filter(|c| !c.is_array() && !c.is_null()) {
             board.skip(
                 path,
@@ -99,7 +112,7 @@ fn read_panel_or_row(board: &mut Board, p: &Value, path: &str, depth: usize) {
             );
         }
         if let Some(Value::Array(children)) = p.get("panels") {
-            if depth >= 2 {
+            if depth >= 1 {
                 if !children.is_empty() {
                     board.skip(
                         path,
@@ -107,16 +120,19 @@ fn read_panel_or_row(board: &mut Board, p: &Value, path: &str, depth: usize) {
                          were not read",
                     );
                 }
-                return;
+                return Some(title);
             }
             let base = join(path, "panels");
             for (i, c) in children.iter().enumerate() {
-                read_panel_or_row(board, c, &index(&base, i), depth + 1);
+                read_panel_or_row(board, c, &index(&base, i), depth + 1, &title);
             }
         }
-        return;
+        return Some(title);
     }
-    board.panels.push(read_panel(p, path));
+    let mut panel = read_panel(p, path);
+    panel.row = row.clone();
+    board.panels.push(panel);
+    None
 }
 
 /// One panel (or a V2 element converted to the same shape by the caller).

@@ -108,6 +108,42 @@ fn variable_name(s: &str) -> Option<&str> {
         .then_some(name)
 }
 
+/// Data sources that are not Prometheus, as their plugins are named.
+const NOT_PROMETHEUS: &[&str] = &[
+    "loki",
+    "elasticsearch",
+    "opensearch",
+    "influx",
+    "graphite",
+    "tempo",
+    "jaeger",
+    "zipkin",
+    "mysql",
+    "postgres",
+    "mssql",
+    "cloudwatch",
+    "stackdriver",
+    "azure",
+    "testdata",
+    "pyroscope",
+    "clickhouse",
+];
+
+/// An old dashboard names its data source (`"datasource": "Loki"`): a name that is plainly
+/// another kind of data source is taken as one.
+fn named_elsewhere(name: &str) -> Option<Source> {
+    let lower = name.to_ascii_lowercase();
+    if is_promql_type(&lower) {
+        return None;
+    }
+    NOT_PROMETHEUS.iter().find(|k| lower.contains(*k)).map(|_| {
+        Source::Other(format!(
+            "data source \"{}\" (by its name)",
+            crate::sanitize::sanitize(name, false, 60)
+        ))
+    })
+}
+
 /// The data source a reference names: a type, an `__inputs` entry, or a data source variable.
 /// Unknown names are taken as Prometheus (the default data source of a dashboard of PromQL
 /// queries); the parser still checks every query.
@@ -135,6 +171,7 @@ fn classify(ds: &Ds, board: &Board, bindings: &Bindings) -> Source {
             "-- Dashboard --" => Source::Other("another panel's results (-- Dashboard --)".into()),
             n => variable_name(n)
                 .and_then(by_name)
+                .or_else(|| named_elsewhere(n))
                 .unwrap_or(Source::Prometheus),
         },
         Ds::Ref { kind, uid } => {
@@ -195,7 +232,7 @@ pub(super) fn panels(
     warnings: &mut Vec<Finding>,
     skipped: &mut Vec<Finding>,
 ) -> Vec<PanelConfig> {
-    let mut out: Vec<PanelConfig> = Vec::new();
+    let mut out: Vec<(PanelConfig, Option<String>)> = Vec::new();
     for panel in &board.panels {
         let before = out.len();
         convert_panel(panel, board, bindings, opts, &mut out, warnings, skipped);
@@ -212,14 +249,29 @@ pub(super) fn panels(
         }
     }
     dedupe_titles(&mut out);
-    out
+    out.into_iter().map(|(p, _)| p).collect()
 }
 
-/// Two panels of one title would be hard to tell apart (and share a journal name): the later
-/// ones get ` (2)`, ` (3)`.
-fn dedupe_titles(panels: &mut [PanelConfig]) {
+/// Two panels of one title would be hard to tell apart (and share a journal name): titles that
+/// repeat get their row's title in front (`Replica · Connections`), and what still repeats gets
+/// ` (2)`, ` (3)`.
+fn dedupe_titles(panels: &mut [(PanelConfig, Option<String>)]) {
+    let count = |panels: &[(PanelConfig, Option<String>)], t: &str| {
+        panels.iter().filter(|(p, _)| p.title == t).count()
+    };
+    let repeated: Vec<bool> = panels
+        .iter()
+        .map(|(p, _)| count(panels, &p.title) > 1)
+        .collect();
+    for ((p, row), repeated) in panels.iter_mut().zip(repeated) {
+        if let Some(row) = row.as_deref().map(clean_text).filter(|r| !r.is_empty())
+            && repeated
+        {
+            p.title = clean_text(&format!("{row} · {}", p.title));
+        }
+    }
     let mut seen: Vec<(String, usize)> = Vec::new();
-    for p in panels.iter_mut() {
+    for (p, _) in panels.iter_mut() {
         match seen.iter_mut().find(|(t, _)| *t == p.title) {
             Some((_, n)) => {
                 *n += 1;
@@ -242,7 +294,7 @@ fn convert_panel(
     board: &Board,
     bindings: &Bindings,
     opts: &ImportOptions,
-    out: &mut Vec<PanelConfig>,
+    out: &mut Vec<(PanelConfig, Option<String>)>,
     warnings: &mut Vec<Finding>,
     skipped: &mut Vec<Finding>,
 ) {
@@ -424,6 +476,12 @@ fn convert_panel(
             ),
         ));
     }
+    if kind == "heatmap" {
+        warnings.push(Finding::new(
+            path,
+            "a heatmap in Grafana; warroom draws each bucket as a line",
+        ));
+    }
     if let Some(r) = &panel.repeat {
         warnings.push(Finding::new(
             path,
@@ -450,7 +508,7 @@ fn convert_panel(
         for n in notes {
             warnings.push(Finding::new(&r.target.path, n));
         }
-        out.push(config);
+        out.push((config, panel.row.clone()));
     }
 }
 

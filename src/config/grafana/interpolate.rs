@@ -288,12 +288,12 @@ pub(super) fn string_escape(v: &str) -> String {
 /// A duration as PromQL writes it, in its largest whole unit: `90s`, `1m`, `6h`, `1500ms`.
 pub(super) fn prom_duration(d: Duration) -> String {
     let ms = d.as_millis().max(1);
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         return format!("{ms}ms");
     }
     let s = ms / 1000;
     for (unit, n) in [("d", 86_400), ("h", 3600), ("m", 60)] {
-        if s % n == 0 {
+        if s.is_multiple_of(n) {
             return format!("{}{unit}", s / n);
         }
     }

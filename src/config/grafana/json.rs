@@ -272,6 +272,8 @@ pub(super) struct SourcePanel {
     pub malformed: Option<&'static str>,
     /// A finding made while reading in place of a panel (a row that is not a list…).
     pub skip: Option<Finding>,
+    /// The title of the row (or V2 row or tab) the panel is in, if any.
+    pub row: Option<String>,
 }
 
 /// One `__inputs` entry.

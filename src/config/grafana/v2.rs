@@ -53,18 +53,18 @@ pub(super) fn read(spec: &Value) -> Board {
             return board;
         }
     };
-    let mut order = Vec::new();
+    let mut order: Vec<(String, Option<String>)> = Vec::new();
     if let Some(layout) = spec.get("layout") {
-        layout_order(layout, 0, &mut order);
+        layout_order(layout, 0, &None, &mut order);
     }
     // Elements the layout does not place still count; they come last, by name.
     for name in elements.keys() {
-        if !order.iter().any(|n| n == name) {
-            order.push(name.clone());
+        if !order.iter().any(|(n, _)| n == name) {
+            order.push((name.clone(), None));
         }
     }
     let mut seen = std::collections::BTreeSet::new();
-    for name in order {
+    for (name, row) in order {
         if !seen.insert(name.clone()) {
             continue;
         }
@@ -75,13 +75,20 @@ pub(super) fn read(spec: &Value) -> Board {
         if !board.admit(&path) {
             break;
         }
-        board.panels.push(read_element(el, &path));
+        let mut panel = read_element(el, &path);
+        panel.row = row;
+        board.panels.push(panel);
     }
     board
 }
 
-/// Element names in the order the layout shows them.
-fn layout_order(layout: &Value, depth: usize, out: &mut Vec<String>) {
+/// Element names in the order the layout shows them, with the title of their row or tab.
+fn layout_order(
+    layout: &Value,
+    depth: usize,
+    row: &Option<String>,
+    out: &mut Vec<(String, Option<String>)>,
+) {
     if depth > MAX_LAYOUT_DEPTH || out.len() > super::MAX_EXAMINED {
         return;
     }
@@ -99,10 +106,14 @@ fn layout_order(layout: &Value, depth: usize, out: &mut Vec<String>) {
                 .and_then(|e| e.get("name"))
                 .and_then(Value::as_str)
             {
-                out.push(name.to_string());
+                out.push((name.to_string(), row.clone()));
             }
             if let Some(inner) = s.and_then(|s| s.get("layout")) {
-                layout_order(inner, depth + 1, out);
+                let title = s
+                    .and_then(|s| text(s, "title"))
+                    .map(str::to_string)
+                    .or_else(|| row.clone());
+                layout_order(inner, depth + 1, &title, out);
             }
         }
     }

@@ -483,10 +483,14 @@ impl Bindings {
         }
     }
 
-    /// Whether `name` is a variable of the dashboard (bound or not).
+    /// Whether `name` is a variable of the dashboard (bound or not), or a constant the export
+    /// asks for. A data source input (`${DS_…}`) is not: it has no place in a query.
     pub fn declared(board: &Board, name: &str) -> bool {
         board.variables.iter().any(|v| v.name == name)
-            || board.inputs.iter().any(|i| i.name == name)
+            || board
+                .inputs
+                .iter()
+                .any(|i| i.name == name && i.kind == "constant")
     }
 }
 
