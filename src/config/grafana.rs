@@ -15,10 +15,12 @@
 
 mod classic;
 mod convert;
+mod datasource;
 mod interpolate;
 mod json;
 pub mod prometheus;
 mod thresholds;
+mod titles;
 mod units;
 mod v2;
 mod variables;

@@ -7,17 +7,17 @@
 //! several queries therefore gives several panels titled `Title · p99`, the suffix taken from
 //! the query's legend without its `{{label}}` parts, else its `refId`.
 
+use super::datasource::{Source, classify};
 use super::interpolate::{Builtins, Mode, Outcome, interpolate, one_line};
-use super::json::{Board, Ds, FieldSettings, SourcePanel, SourceTarget};
+use super::json::{Board, FieldSettings, SourcePanel, SourceTarget};
 use super::thresholds::{Levels, levels};
+use super::titles::{MAX_TITLE, clean_text, dedupe_titles, legend_template, panel_title, suffixes};
 use super::units::map_unit;
 use super::variables::Bindings;
 use super::{Finding, ImportOptions, MAX_EXPR_BYTES, MAX_PANELS};
 use crate::config::panels::{BadWhen, PanelConfig};
 use std::time::Duration;
 
-/// Longest title kept, in characters.
-const MAX_TITLE: usize = 120;
 /// Deepest bracket nesting handed to the parser.
 const MAX_NESTING: usize = 64;
 
@@ -65,134 +65,6 @@ fn nesting(q: &str) -> usize {
         }
     }
     max
-}
-
-/// What a data source reference comes to.
-#[derive(Debug, Clone, PartialEq)]
-enum Source {
-    Prometheus,
-    Mixed,
-    /// Not Prometheus; the text names it.
-    Other(String),
-}
-
-fn is_promql_type(t: &str) -> bool {
-    let t = t.to_ascii_lowercase();
-    t.contains("prometheus") || t.starts_with("victoriametrics") || t == "mimir" || t == "thanos"
-}
-
-fn classify_type(t: &str) -> Source {
-    match t {
-        t if is_promql_type(t) => Source::Prometheus,
-        "datasource" | "-- Mixed --" => Source::Mixed,
-        "__expr__" => Source::Other("a server-side expression (__expr__)".into()),
-        "grafana" => Source::Other("Grafana's built-in data source".into()),
-        "-- Dashboard --" => Source::Other("another panel's results (-- Dashboard --)".into()),
-        other => Source::Other(format!(
-            "data source \"{}\"",
-            crate::sanitize::sanitize(other, false, 60)
-        )),
-    }
-}
-
-/// A `$var`, `${var}` or `[[var]]` alone: the variable's name.
-fn variable_name(s: &str) -> Option<&str> {
-    let s = s.trim();
-    let name = s
-        .strip_prefix("${")
-        .and_then(|r| r.strip_suffix('}'))
-        .or_else(|| s.strip_prefix("[[").and_then(|r| r.strip_suffix("]]")))
-        .or_else(|| s.strip_prefix('$'))?;
-    let name = name.split(':').next().unwrap_or(name);
-    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        .then_some(name)
-}
-
-/// Data sources that are not Prometheus, as their plugins are named.
-const NOT_PROMETHEUS: &[&str] = &[
-    "loki",
-    "elasticsearch",
-    "opensearch",
-    "influx",
-    "graphite",
-    "tempo",
-    "jaeger",
-    "zipkin",
-    "mysql",
-    "postgres",
-    "mssql",
-    "cloudwatch",
-    "stackdriver",
-    "azure",
-    "testdata",
-    "pyroscope",
-    "clickhouse",
-];
-
-/// An old dashboard names its data source (`"datasource": "Loki"`): a name that is plainly
-/// another kind of data source is taken as one.
-fn named_elsewhere(name: &str) -> Option<Source> {
-    let lower = name.to_ascii_lowercase();
-    if is_promql_type(&lower) {
-        return None;
-    }
-    NOT_PROMETHEUS.iter().find(|k| lower.contains(*k)).map(|_| {
-        Source::Other(format!(
-            "data source \"{}\" (by its name)",
-            crate::sanitize::sanitize(name, false, 60)
-        ))
-    })
-}
-
-/// The data source a reference names: a type, an `__inputs` entry, or a data source variable.
-/// Unknown names are taken as Prometheus (the default data source of a dashboard of PromQL
-/// queries); the parser still checks every query.
-fn classify(ds: &Ds, board: &Board, bindings: &Bindings) -> Source {
-    let by_name = |name: &str| -> Option<Source> {
-        if let Some(input) = board.inputs.iter().find(|i| i.name == name) {
-            return input.plugin_id.as_deref().map(classify_type);
-        }
-        let v = board.variables.iter().find(|v| v.name == name)?;
-        if v.kind != super::json::VarKind::Datasource {
-            return None;
-        }
-        match bindings.get(name) {
-            Some(super::interpolate::Binding::One(plugin)) if !plugin.is_empty() => {
-                Some(classify_type(plugin))
-            }
-            _ => v.query.as_deref().map(classify_type),
-        }
-    };
-    match ds {
-        Ds::Default => Source::Prometheus,
-        Ds::Named(n) => match n.as_str() {
-            "-- Mixed --" => Source::Mixed,
-            "-- Grafana --" => Source::Other("Grafana's built-in data source".into()),
-            "-- Dashboard --" => Source::Other("another panel's results (-- Dashboard --)".into()),
-            n => variable_name(n)
-                .and_then(by_name)
-                .or_else(|| named_elsewhere(n))
-                .unwrap_or(Source::Prometheus),
-        },
-        Ds::Ref { kind, uid } => {
-            if uid.as_deref() == Some("-- Mixed --") {
-                return Source::Mixed;
-            }
-            if uid.as_deref() == Some("-- Dashboard --") {
-                return Source::Other("another panel's results (-- Dashboard --)".into());
-            }
-            if let Some(k) = kind
-                .as_deref()
-                .filter(|k| !k.is_empty() && !k.starts_with('$'))
-            {
-                return classify_type(k);
-            }
-            kind.iter()
-                .chain(uid.iter())
-                .find_map(|s| variable_name(s).and_then(by_name))
-                .unwrap_or(Source::Prometheus)
-        }
-    }
 }
 
 /// The global variables' durations for one panel: `$__interval` is the range over 300
@@ -250,36 +122,6 @@ pub(super) fn panels(
     }
     dedupe_titles(&mut out);
     out.into_iter().map(|(p, _)| p).collect()
-}
-
-/// Two panels of one title would be hard to tell apart (and share a journal name): titles that
-/// repeat get their row's title in front (`Replica · Connections`), and what still repeats gets
-/// ` (2)`, ` (3)`.
-fn dedupe_titles(panels: &mut [(PanelConfig, Option<String>)]) {
-    let count = |panels: &[(PanelConfig, Option<String>)], t: &str| {
-        panels.iter().filter(|(p, _)| p.title == t).count()
-    };
-    let repeated: Vec<bool> = panels
-        .iter()
-        .map(|(p, _)| count(panels, &p.title) > 1)
-        .collect();
-    for ((p, row), repeated) in panels.iter_mut().zip(repeated) {
-        if let Some(row) = row.as_deref().map(clean_text).filter(|r| !r.is_empty())
-            && repeated
-        {
-            p.title = clean_text(&format!("{row} · {}", p.title));
-        }
-    }
-    let mut seen: Vec<(String, usize)> = Vec::new();
-    for (p, _) in panels.iter_mut() {
-        match seen.iter_mut().find(|(t, _)| *t == p.title) {
-            Some((_, n)) => {
-                *n += 1;
-                p.title = format!("{} ({n})", p.title);
-            }
-            None => seen.push((p.title.clone(), 1)),
-        }
-    }
 }
 
 /// One target ready to become a panel.
@@ -495,7 +337,8 @@ fn convert_panel(
 
     warnings.append(&mut target_warnings);
     let title = panel_title(panel, &lookup, &b);
-    let suffixes = suffixes(&ready, &lookup, &b);
+    let targets: Vec<&SourceTarget> = ready.iter().map(|r| r.target).collect();
+    let suffixes = suffixes(&targets, &lookup, &b);
     for (r, suffix) in ready.iter().zip(suffixes) {
         let settings = panel
             .overrides
@@ -542,110 +385,6 @@ fn warn_references(done: &Outcome, path: &str, board: &Board, warnings: &mut Vec
             ),
         ));
     }
-}
-
-fn clean_text(s: &str) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    crate::sanitize::sanitize(&one, false, MAX_TITLE).into_owned()
-}
-
-fn panel_title<'b>(
-    panel: &SourcePanel,
-    lookup: &dyn Fn(&str) -> Option<&'b super::interpolate::Binding>,
-    b: &Builtins,
-) -> String {
-    let raw = panel.title.as_deref().unwrap_or("");
-    let t = clean_text(&interpolate(raw, lookup, b, Mode::Text).text);
-    if !t.is_empty() {
-        return t;
-    }
-    match panel.id {
-        Some(id) => format!("Panel {id}"),
-        None => format!("Panel at {}", clean_text(&panel.path)),
-    }
-}
-
-/// `{{ pod }}` as warroom writes it (`{{pod}}`); text around it kept.
-fn legend_template(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        match after.find("}}") {
-            Some(end) => {
-                out.push_str("{{");
-                out.push_str(after[..end].trim());
-                out.push_str("}}");
-                rest = &after[end + 2..];
-            }
-            None => {
-                out.push_str(&rest[start..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The legend's words without its `{{label}}` parts: `{{pod}} p99` gives `p99`.
-fn legend_words(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        match rest[start..].find("}}") {
-            Some(end) => rest = &rest[start + end + 2..],
-            None => rest = "",
-        }
-    }
-    out.push_str(rest);
-    out.split(|c: char| c.is_whitespace() || "-:|,/".contains(c))
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn suffixes<'b>(
-    ready: &[Ready],
-    lookup: &dyn Fn(&str) -> Option<&'b super::interpolate::Binding>,
-    b: &Builtins,
-) -> Vec<Option<String>> {
-    if ready.len() < 2 {
-        return vec![None; ready.len()];
-    }
-    let words: Vec<String> = ready
-        .iter()
-        .map(|r| {
-            let legend = r.target.legend.as_deref().unwrap_or("");
-            if legend == "__auto" {
-                return String::new();
-            }
-            clean_text(&legend_words(
-                &interpolate(legend, lookup, b, Mode::Text).text,
-            ))
-        })
-        .collect();
-    ready
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let w = &words[i];
-            let unique = !w.is_empty() && words.iter().filter(|o| *o == w).count() == 1;
-            if unique {
-                return Some(w.chars().take(40).collect());
-            }
-            Some(
-                r.target
-                    .ref_id
-                    .as_deref()
-                    .map(clean_text)
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| format!("#{}", i + 1)),
-            )
-        })
-        .collect()
 }
 
 fn build<'b>(
@@ -718,26 +457,6 @@ fn build<'b>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn legends_lose_inner_blanks_and_keep_words() {
-        assert_eq!(
-            legend_template("{{ pod }} p99 {{le}}"),
-            "{{pod}} p99 {{le}}"
-        );
-        assert_eq!(legend_template("{{ open"), "{{ open");
-        assert_eq!(legend_words("{{pod}} - p99"), "p99");
-        assert_eq!(legend_words("{{pod}}"), "");
-        assert_eq!(legend_words("in {{x"), "in");
-    }
-
-    #[test]
-    fn variable_names_in_datasource_references() {
-        assert_eq!(variable_name("$datasource"), Some("datasource"));
-        assert_eq!(variable_name("${DS_PROMETHEUS}"), Some("DS_PROMETHEUS"));
-        assert_eq!(variable_name("[[ds]]"), Some("ds"));
-        assert_eq!(variable_name("Prometheus"), None);
-    }
 
     #[test]
     fn deep_or_long_expressions_are_refused_before_parsing() {

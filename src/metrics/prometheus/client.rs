@@ -447,6 +447,33 @@ mod tests {
     }
 
     #[test]
+    fn label_values_refuse_a_name_that_is_not_a_label_before_sending() {
+        // Port 9 (discard) has nothing listening here: a request would come back unreachable.
+        let c = PrometheusClient::new(ClientOptions::new("http://127.0.0.1:9")).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for bad in ["", "9lives", "a/../b", "pod name", "\u{1b}[2J"] {
+            match rt.block_on(c.label_values(bad, &[])) {
+                Err(SourceError::Api {
+                    error_type,
+                    message,
+                }) => {
+                    assert_eq!(error_type, "bad_data");
+                    assert!(message.contains("is not a label name"), "{message}");
+                    assert!(sanitize::is_clean(&message, false), "{message}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            rt.block_on(c.label_values("pod", &["up".into()])),
+            Err(SourceError::Unreachable(_))
+        ));
+    }
+
+    #[test]
     fn bad_headers_and_zero_timeouts_are_refused() {
         let mut o = ClientOptions::new("http://127.0.0.1:9");
         o.headers = vec![("Bad Name".into(), "v".into())];
