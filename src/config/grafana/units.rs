@@ -1,5 +1,6 @@
-//! Grafana unit ids (`fieldConfig.defaults.unit`; grafana/grafana
-//! `packages/grafana-data/src/valueFormats/categories.ts`) mapped to warroom's six units.
+//! Grafana unit ids (`fieldConfig.defaults.unit`; the ids of grafana/grafana
+//! `packages/grafana-data/src/valueFormats/categories.ts`, checked against it) mapped to
+//! warroom's six units.
 //!
 //! warroom's units read values in base units (seconds, bytes, a 0..1 ratio for percent), so a
 //! Grafana unit in another scale keeps its meaning by scaling the query: `ms` becomes seconds
@@ -87,10 +88,10 @@ pub fn map_unit(id: Option<&str>) -> UnitMapping {
         return plain(Unit::Count);
     };
     let shown = crate::sanitize::sanitize(id, false, 40);
-    let rate = |what: &str| {
+    let rate = |what: &str, factor: Factor| {
         lossy(
             Unit::PerSecond,
-            One,
+            factor,
             format!(
                 "unit \"{shown}\" ({what} per second) is shown as a plain per-second rate; the \
                  {what} are not named"
@@ -100,10 +101,11 @@ pub fn map_unit(id: Option<&str>) -> UnitMapping {
     match id {
         "percentunit" => plain(Unit::Percent),
         "percent" => scaled(Unit::Percent, Div(100.0)),
-        "s" | "dtdurations" | "clocks" => plain(Unit::Seconds),
+        "s" | "dtdurations" | "dthms" | "dtdhms" | "clocks" => plain(Unit::Seconds),
         "ms" | "dtdurationms" | "clockms" => scaled(Unit::Seconds, Div(1e3)),
         "µs" | "μs" | "us" => scaled(Unit::Seconds, Div(1e6)),
         "ns" => scaled(Unit::Seconds, Div(1e9)),
+        "timeticks" => scaled(Unit::Seconds, Div(100.0)),
         "m" => scaled(Unit::Seconds, Mul(60.0)),
         "h" => scaled(Unit::Seconds, Mul(3600.0)),
         "d" => scaled(Unit::Seconds, Mul(86_400.0)),
@@ -119,17 +121,23 @@ pub fn map_unit(id: Option<&str>) -> UnitMapping {
         "decgbytes" => scaled(Unit::Bytes, Mul(1e9)),
         "dectbytes" => scaled(Unit::Bytes, Mul(1e12)),
         "decpbytes" => scaled(Unit::Bytes, Mul(1e15)),
-        "reqps" | "rps" | "wps" | "iops" | "ops" | "cps" | "mps" | "eps" | "pps" => {
+        "reqps" | "rps" | "wps" | "iops" | "ops" | "cps" | "pps" | "hertz" => {
             plain(Unit::PerSecond)
         }
-        "reqpm" | "rpm" | "wpm" | "opm" | "cpm" | "mpm" => scaled(Unit::PerSecond, Div(60.0)),
-        "Bps" | "binBps" => rate("bytes"),
-        "bps" | "binbps" => rate("bits"),
-        "KBs" | "KiBs" | "MBs" | "MiBs" | "GBs" | "GiBs" | "TBs" | "TiBs" => rate("bytes"),
-        "Kbits" | "Kibits" | "Mbits" | "Mibits" | "Gbits" | "Gibits" | "Tbits" | "Tibits" => {
-            rate("bits")
-        }
-        "short" | "none" | "sishort" | "locale" | "count" => plain(Unit::Count),
+        "rpm" | "wpm" | "opm" | "cpm" => scaled(Unit::PerSecond, Div(60.0)),
+        "Bps" | "binBps" => rate("bytes", One),
+        "bps" | "binbps" => rate("bits", One),
+        "KBs" => rate("bytes", Mul(1e3)),
+        "MBs" => rate("bytes", Mul(1e6)),
+        "GBs" => rate("bytes", Mul(1e9)),
+        "TBs" => rate("bytes", Mul(1e12)),
+        "PBs" => rate("bytes", Mul(1e15)),
+        "Kbits" => rate("bits", Mul(1e3)),
+        "Mbits" => rate("bits", Mul(1e6)),
+        "Gbits" => rate("bits", Mul(1e9)),
+        "Tbits" => rate("bits", Mul(1e12)),
+        "Pbits" => rate("bits", Mul(1e15)),
+        "short" | "none" | "sishort" | "locale" | "sci" => plain(Unit::Count),
         _ => {
             if let Some(suffix) = id.strip_prefix("suffix:") {
                 let s = suffix.trim();
@@ -186,6 +194,11 @@ mod tests {
         let bps = map_unit(Some("Bps"));
         assert_eq!(bps.unit, Unit::PerSecond);
         assert!(bps.caveat.unwrap().contains("bytes"));
+        let mbs = map_unit(Some("MBs"));
+        assert_eq!(mbs.factor.apply(2.0), 2e6);
+        assert!(mbs.caveat.unwrap().contains("bytes"));
+        assert_eq!(map_unit(Some("timeticks")).factor.apply(250.0), 2.5);
+        assert_eq!(map_unit(Some("hertz")), plain(Unit::PerSecond));
         let odd = map_unit(Some("celsius"));
         assert_eq!(odd.unit, Unit::Count);
         assert!(odd.caveat.unwrap().contains("\"celsius\""));
