@@ -49,7 +49,85 @@ pub(super) fn parse_promql(q: &str) -> Result<promql_parser::parser::Expr, Strin
             "the expression nests brackets deeper than {MAX_NESTING} levels"
         ));
     }
-    promql_parser::parser::parse(q)
+    if let Some(n) = huge_duration(q) {
+        return Err(format!(
+            "the duration {n} is beyond any range Prometheus can hold"
+        ));
+    }
+    // promql-parser 0.11 panics on some input it should refuse (a unitless duration past
+    // u64 seconds); the check above catches the known case, this any other.
+    std::panic::catch_unwind(|| promql_parser::parser::parse(q))
+        .unwrap_or_else(|_| Err("the PromQL parser failed on this expression".to_string()))
+}
+
+/// Largest unitless number taken as a duration (about 31 million years of seconds).
+const MAX_DURATION_NUMBER: f64 = 1e15;
+
+/// A unitless number where PromQL reads a duration (`x[N]`, `x[5m:N]`, `offset N`) too large
+/// to be one, as written.
+fn huge_duration(q: &str) -> Option<String> {
+    static NUMBER: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)").ok()
+    });
+    let number = NUMBER.as_ref()?;
+    let chars: Vec<(usize, char)> = q.char_indices().collect();
+    let mut stack: Vec<char> = Vec::new();
+    let mut after_offset = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        match c {
+            '"' | '\'' | '`' => {
+                i += 1;
+                while i < chars.len() && chars[i].1 != c {
+                    if chars[i].1 == '\\' && c != '`' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                after_offset = false;
+            }
+            '(' | '[' | '{' => {
+                stack.push(c);
+                after_offset = false;
+            }
+            ')' | ']' | '}' => {
+                stack.pop();
+                after_offset = false;
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let start = at;
+                while i + 1 < chars.len()
+                    && (chars[i + 1].1.is_ascii_alphanumeric() || chars[i + 1].1 == '_')
+                {
+                    i += 1;
+                }
+                let end = chars.get(i + 1).map_or(q.len(), |c| c.0);
+                after_offset = q[start..end].eq_ignore_ascii_case("offset");
+            }
+            c if c.is_ascii_digit() || c == '.' => {
+                if let Some(m) = number.find(&q[at..]) {
+                    let text = m.as_str();
+                    let value = match text.strip_prefix("0x").or(text.strip_prefix("0X")) {
+                        Some(hex) => {
+                            u64::from_str_radix(hex, 16).map_or(f64::INFINITY, |v| v as f64)
+                        }
+                        None => text.parse::<f64>().unwrap_or(f64::INFINITY),
+                    };
+                    let in_range = stack.last() == Some(&'[');
+                    if (in_range || after_offset) && value.abs() >= MAX_DURATION_NUMBER {
+                        return Some(crate::sanitize::sanitize(text, false, 40).into_owned());
+                    }
+                    i += text.chars().count().max(1) - 1;
+                }
+                after_offset = false;
+            }
+            c if c.is_whitespace() || c == '-' || c == '+' => {}
+            _ => after_offset = false,
+        }
+        i += 1;
+    }
+    None
 }
 
 fn nesting(q: &str) -> usize {
@@ -468,6 +546,28 @@ mod tests {
         // The deepest nesting allowed parses on a test thread's small stack.
         let ok = format!("{}up{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
         assert!(parse_promql(&ok).is_ok());
+        // Unitless durations past u64 seconds made promql-parser 0.11 panic.
+        for q in [
+            "x[1e20]",
+            "x[5m:18446744073709551615]",
+            "x offset 1e20",
+            "x offset -1e20",
+            "rate(x[ 0xffffffffffffffffff ])",
+        ] {
+            assert!(
+                parse_promql(q).unwrap_err().contains("beyond any range"),
+                "{q}"
+            );
+        }
+        for q in [
+            "x > 1e20",
+            "x[1e9]",
+            "x{a=\"[1e20]\"}",
+            "x @ 1e20",
+            "sum(x offset 5m)",
+        ] {
+            assert!(parse_promql(q).is_ok(), "{q}");
+        }
         // `one_line` escapes control characters as `\u001b`; the parser takes that.
         assert!(parse_promql("up{a=\"x\\u001by\"}").is_ok());
     }
