@@ -11,7 +11,12 @@
 //! [`import`] does the three. Nothing is ever silently lost: every panel or query not converted is
 //! in [`Import::skipped`] with its JSON path and the reason, and everything converted with a
 //! caveat (a variable left as `$name`, a unit shown as a count, thresholds dropped) is in
-//! [`Import::warnings`].
+//! [`Import::warnings`]. Every converted query is one clean line of PromQL that the parser
+//! accepts; titles and legends are sanitized.
+//!
+//! One Grafana query becomes one panel (`convert`), units are scaled to warroom's base units
+//! (`units`), threshold colours decide `warn`, `crit` and `bad_when` (`thresholds`), and
+//! variables and `$__interval`-style globals are filled in (`variables`, `interpolate`).
 
 mod classic;
 mod convert;
@@ -30,7 +35,7 @@ use futures::future::BoxFuture;
 use std::fmt;
 use std::time::Duration;
 
-pub use units::{UnitMapping, map_unit};
+pub use units::{Factor, UnitMapping, map_unit};
 
 /// Largest file read, in bytes; dashboards are rarely over 1 MiB.
 pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
