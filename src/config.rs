@@ -6,6 +6,7 @@
 
 pub mod alerts;
 pub mod github;
+pub mod grafana;
 pub mod panels;
 pub mod runbooks;
 

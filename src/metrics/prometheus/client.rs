@@ -145,6 +145,38 @@ impl PrometheusClient {
         .boxed()
     }
 
+    /// `/api/v1/label/<name>/values`, narrowed to the series matching the `match[]`
+    /// selectors when there are any: the values `name` takes, as the server stores them, at
+    /// most [`MAX_LABEL_VALUES`]. They are **not** sanitized, because they are meant to go back
+    /// into PromQL (the caller escapes them there); sanitize one before showing it.
+    pub fn label_values(
+        &self,
+        name: &str,
+        matchers: &[String],
+    ) -> BoxFuture<'static, Result<Vec<String>, SourceError>> {
+        let inner = self.inner.clone();
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let shown = sanitize::sanitize(name, false, 80).into_owned();
+        let endpoint = format!("api/v1/label/{name}/values");
+        let params: Vec<(&'static str, String)> =
+            matchers.iter().map(|m| ("match[]", m.clone())).collect();
+        async move {
+            if !valid {
+                return Err(SourceError::Api {
+                    error_type: "bad_data".into(),
+                    message: format!("\"{shown}\" is not a label name"),
+                });
+            }
+            let r = inner
+                .send(&endpoint, reqwest::Method::GET, Body::Params(params))
+                .await?;
+            parse_label_values(&r)
+        }
+        .boxed()
+    }
+
     /// The `timeout` parameter sent to the server: a little under our own deadline, so the
     /// server gives up first and says so (`errorType: timeout`) instead of us guessing.
     /// Send a query to `path` and parse whatever comes back into an answer or an error.
@@ -179,6 +211,30 @@ impl PrometheusClient {
             reqwest::Method::GET
         }
     }
+}
+
+/// Most label values [`PrometheusClient::label_values`] keeps; the rest are dropped.
+pub const MAX_LABEL_VALUES: usize = 10_000;
+
+fn parse_label_values(r: &Reply) -> Result<Vec<String>, SourceError> {
+    if !(200..300).contains(&r.status) {
+        return Err(error_from_reply(
+            r.status,
+            r.content_type.as_deref(),
+            r.retry_after
+                .as_deref()
+                .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+            &r.body,
+        ));
+    }
+    let env: Envelope<Vec<String>> = serde_json::from_slice(&r.body)
+        .map_err(|e| malformed_2xx(r.content_type.as_deref(), &r.body, &e))?;
+    if env.status.as_deref() != Some("success") {
+        return Err(parse::api_error(env.error_type, env.error, env.status));
+    }
+    let mut values = env.data.unwrap_or_default();
+    values.truncate(MAX_LABEL_VALUES);
+    Ok(values)
 }
 
 fn parse_buildinfo(r: &Reply) -> Result<BuildInfo, SourceError> {
@@ -388,6 +444,33 @@ mod tests {
         })
         .unwrap();
         assert!(!format!("{b:?}").contains("tok-canary-3"));
+    }
+
+    #[test]
+    fn label_values_refuse_a_name_that_is_not_a_label_before_sending() {
+        // Port 9 (discard) has nothing listening here: a request would come back unreachable.
+        let c = PrometheusClient::new(ClientOptions::new("http://127.0.0.1:9")).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for bad in ["", "9lives", "a/../b", "pod name", "\u{1b}[2J"] {
+            match rt.block_on(c.label_values(bad, &[])) {
+                Err(SourceError::Api {
+                    error_type,
+                    message,
+                }) => {
+                    assert_eq!(error_type, "bad_data");
+                    assert!(message.contains("is not a label name"), "{message}");
+                    assert!(sanitize::is_clean(&message, false), "{message}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            rt.block_on(c.label_values("pod", &["up".into()])),
+            Err(SourceError::Unreachable(_))
+        ));
     }
 
     #[test]
