@@ -3,6 +3,7 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod prometheus;
     pub mod github_mock;
 }
 
@@ -15,3 +16,4 @@ mod runbook_cli;
 mod runbook_journal_cli;
 mod runbook_load;
 mod runbook_plan;
+mod grafana_import;

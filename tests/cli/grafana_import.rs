@@ -3,8 +3,7 @@
 //! real Prometheus scraping a loopback exposition so `label_values` answers come from
 //! Prometheus itself, and every converted query is sent to it.
 
-#[path = "support/prometheus.rs"]
-mod prometheus;
+use crate::support::prometheus;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
