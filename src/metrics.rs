@@ -4,6 +4,7 @@
 pub mod embedded;
 pub mod fetch;
 pub mod health;
+pub mod presets;
 pub mod prometheus;
 pub mod series;
 pub mod source;
