@@ -1,6 +1,7 @@
 //! Metrics: the [`Source`] interface every panel, gate and recorder queries, the series it
 //! returns, and its implementations (a real Prometheus over HTTP; the embedded store).
 
+pub mod discover;
 pub mod embedded;
 pub mod fetch;
 pub mod health;

@@ -255,9 +255,17 @@ fn is_metric_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.'))
 }
 
-/// Parse a query with the PromQL parser and return the metric names it selects.
+/// Parse a query with the PromQL parser and return the metric names it selects, in the order
+/// they first appear.
 pub fn metric_names(query: &str) -> Result<Vec<String>, String> {
-    struct Names(BTreeSet<String>);
+    struct Names(Vec<String>);
+    impl Names {
+        fn add(&mut self, n: &str) {
+            if !self.0.iter().any(|o| o == n) {
+                self.0.push(n.to_string());
+            }
+        }
+    }
     impl ExprVisitor for Names {
         type Error = ();
         fn pre_visit(&mut self, e: &Expr) -> Result<bool, ()> {
@@ -267,20 +275,20 @@ pub fn metric_names(query: &str) -> Result<Vec<String>, String> {
                 _ => return Ok(true),
             };
             if let Some(n) = &vs.name {
-                self.0.insert(n.clone());
+                self.add(n);
             }
             for m in &vs.matchers.matchers {
                 if m.name == "__name__" && matches!(m.op, MatchOp::Equal) {
-                    self.0.insert(m.value.clone());
+                    self.add(&m.value);
                 }
             }
             Ok(true)
         }
     }
     let expr = parser::parse(query)?;
-    let mut v = Names(BTreeSet::new());
+    let mut v = Names(Vec::new());
     let _ = walk_expr(&mut v, &expr);
-    Ok(v.0.into_iter().collect())
+    Ok(v.0)
 }
 
 impl Presets {
