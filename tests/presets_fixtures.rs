@@ -1,0 +1,948 @@
+//! Every preset query evaluated by a real Prometheus over fixture expositions of the stacks
+//! that cannot run here (tests/fixtures/expositions), and checked against the value this test
+//! computes from the fixtures' own numbers; then discovery against those Prometheus servers
+//! finds exactly the stacks served, with their grouping labels.
+
+#[path = "support/expect.rs"]
+mod expect;
+#[path = "support/expositions.rs"]
+mod expositions;
+#[path = "support/prometheus.rs"]
+mod prometheus;
+
+use expect::*;
+use expositions::{Exposition, FRAMES, Labels, STEP, serve};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use warroom::metrics::discover::{DiscoverOptions, Discovery, discover, read_values};
+use warroom::metrics::presets::{Presets, Stack};
+use warroom::metrics::prometheus::{ClientOptions, PrometheusClient};
+use warroom::metrics::{InstantQuery, Source, SourceError};
+
+const JOB: &str = "warroom-test";
+
+/// Every fixture, and the stack it stands for.
+const ALL: &[(&str, &str)] = &[
+    ("postgres-0.17", "postgres"),
+    ("pgbouncer-community-0.11", "pgbouncer"),
+    ("pgbouncer-community-0.10", "pgbouncer"),
+    ("pgbouncer-spreaker", "pgbouncer"),
+    ("pgbouncer-baines", "pgbouncer"),
+    ("hikaricp-micrometer", "hikaricp"),
+    ("hikaricp-tracker", "hikaricp"),
+    ("gosql", "go-sql"),
+    ("otel-new", "otel"),
+    ("otel-old", "otel"),
+    ("rails", "rails"),
+    ("haproxy", "haproxy"),
+    ("envoy", "envoy"),
+    ("istio", "istio"),
+    ("linkerd", "linkerd"),
+    ("ingress-nginx", "ingress-nginx"),
+    ("kube-state-metrics", "kube-state-metrics"),
+    ("cadvisor", "cadvisor"),
+];
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// A real Prometheus scraping the named fixtures until their clocks stop.
+struct Scraped {
+    prom: prometheus::PromServer,
+    client: PrometheusClient,
+    fx: Fx,
+    /// The evaluation time (Unix seconds): the last frame's stamp.
+    at: f64,
+}
+
+fn scrape(names: &[&str]) -> Option<Scraped> {
+    // The last frame is stamped a little before now: Prometheus keeps no sample older than
+    // an hour before its newest (its own `up` is stamped now).
+    let span_ms = (FRAMES as f64 * STEP * 1000.0) as i64;
+    let t0_ms = now_ms() - span_ms - 20_000;
+    let mut served: Vec<Arc<AtomicUsize>> = Vec::new();
+    let mut exps = Vec::new();
+    for n in names {
+        let e = Exposition::load(n);
+        let (addr, count) = serve(e.clone(), t0_ms);
+        served.push(count);
+        exps.push((e, addr));
+    }
+    let prom = prometheus::start(prometheus::PromOptions {
+        targets: exps.iter().map(|(_, a)| a.clone()).collect(),
+        scrape_interval: "250ms",
+        ..Default::default()
+    })?;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while served.iter().any(|c| c.load(Ordering::SeqCst) < FRAMES + 3) {
+        assert!(
+            Instant::now() < deadline,
+            "the fixtures were not scraped {} times within 90 s: {:?}",
+            FRAMES + 3,
+            served
+                .iter()
+                .map(|c| c.load(Ordering::SeqCst))
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let end = FRAMES as f64 * STEP;
+    let client = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
+    Some(Scraped {
+        fx: Fx::new(&exps, JOB, end),
+        at: (t0_ms as f64 + end * 1000.0) / 1000.0,
+        prom,
+        client,
+    })
+}
+
+fn strs(g: &[String]) -> Vec<&str> {
+    g.iter().map(String::as_str).collect()
+}
+
+/// What panel `n` of `signal` in `stack` must give with `$group` = `g`. `None`: no
+/// expectation written (the test fails if the query returns anything).
+fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Option<Vector> {
+    use M::{Eq, Re};
+    let g = strs(g);
+    let g = g.as_slice();
+    let db = &["database"][..];
+    let pool = &["pool"][..];
+    let job = &["job"][..];
+    let v = match (stack, signal, n) {
+        // postgres_exporter
+        ("postgres", "saturation", 0) => div(
+            &sum(f.gauge("pg_stat_activity_count", &[]), g),
+            &positive(&sub(
+                &sum(f.gauge("pg_settings_max_connections", &[]), g),
+                &sum(
+                    f.gauge("pg_settings_superuser_reserved_connections", &[]),
+                    g,
+                ),
+            )),
+        ),
+        ("postgres", "query-latency", 0) => div(
+            &sum(f.rate("pg_stat_statements_seconds_total", &[]), g),
+            &sum(f.rate("pg_stat_statements_calls_total", &[]), g),
+        ),
+        ("postgres", "longest-transaction", 0) => max(
+            f.gauge(
+                "pg_stat_activity_max_tx_duration",
+                &[Re("state", "active|idle in transaction.*")],
+            ),
+            g,
+        ),
+        ("postgres", "error-ratio", 0) => {
+            let rb = sum(f.rate("pg_stat_database_xact_rollback", &[]), g);
+            let cm = sum(f.rate("pg_stat_database_xact_commit", &[]), g);
+            div(&rb, &add(&cm, &rb))
+        }
+        ("postgres", "lock-waits", 0) => sum(
+            f.gauge("pg_stat_activity_count", &[Eq("wait_event_type", "Lock")]),
+            g,
+        ),
+        ("postgres", "instances-up", 0) => avg(f.gauge("pg_up", &[]), &[]),
+        ("postgres", "restarts", 0) => sum(
+            f.changes("pg_postmaster_start_time_seconds", &[], 3600.0),
+            g,
+        ),
+        ("postgres", "deadlocks", 0) => {
+            sum(f.increase("pg_stat_database_deadlocks", &[], 300.0), g)
+        }
+        ("postgres", "exclusive-locks", 0) => sum(
+            f.gauge("pg_locks_count", &[Eq("mode", "accessexclusivelock")]),
+            g,
+        ),
+        // PgBouncer: prometheus-community, spreaker, Baines
+        ("pgbouncer", "saturation", 0) => div(
+            &sum(
+                f.gauge("pgbouncer_pools_server_active_connections", &[]),
+                db,
+            ),
+            &max(
+                relabel(
+                    f.gauge("pgbouncer_databases_pool_size", &[]),
+                    "database",
+                    "name",
+                ),
+                db,
+            ),
+        ),
+        ("pgbouncer", "saturation", 1) => div(
+            &sum(
+                f.gauge("pgbouncer_pools_server_active_connections", &[]),
+                db,
+            ),
+            &max(f.gauge("pgbouncer_databases_database_pool_size", &[]), db),
+        ),
+        ("pgbouncer", "saturation", 2) => div(
+            &sum(f.gauge("pgbouncer_active_clients", &[]), db),
+            &max(f.gauge("pgbouncer_pool_size", &[]), db),
+        ),
+        ("pgbouncer", "pool-wait", 0) => {
+            max(f.gauge("pgbouncer_pools_client_maxwait_seconds", &[]), db)
+        }
+        ("pgbouncer", "waiting-clients", 0) => sum(
+            f.gauge("pgbouncer_pools_client_waiting_connections", &[]),
+            db,
+        ),
+        ("pgbouncer", "waiting-clients", 1) => sum(f.gauge("pgbouncer_waiting_clients", &[]), db),
+        ("pgbouncer", "query-latency", 0) => div(
+            &sum(
+                f.rate("pgbouncer_stats_totals_queries_duration_seconds_total", &[]),
+                db,
+            ),
+            &sum(
+                f.rate("pgbouncer_stats_totals_queries_pooled_total", &[]),
+                db,
+            ),
+        ),
+        ("pgbouncer", "query-latency", 1) => div(
+            &sum(
+                f.rate("pgbouncer_stats_queries_duration_seconds_total", &[]),
+                db,
+            ),
+            &sum(f.rate("pgbouncer_stats_queries_pooled_total", &[]), db),
+        ),
+        ("pgbouncer", "query-latency", 2) => div(
+            &map(
+                &sum(
+                    f.rate("pgbouncer_stats_queries_duration_microseconds_total", &[]),
+                    db,
+                ),
+                |x| x / 1e6,
+            ),
+            &sum(f.rate("pgbouncer_stats_queries_total", &[]), db),
+        ),
+        ("pgbouncer", "instances-up", 0) => avg(f.gauge("pgbouncer_up", &[]), &[]),
+        // HikariCP
+        ("hikaricp", "saturation", 0) => div(
+            &sum(f.gauge("hikaricp_connections_active", &[]), pool),
+            &sum(f.gauge("hikaricp_connections_max", &[]), pool),
+        ),
+        ("hikaricp", "saturation", 1) => div(
+            &sum(f.gauge("hikaricp_active_connections", &[]), pool),
+            &sum(f.gauge("hikaricp_max_connections", &[]), pool),
+        ),
+        ("hikaricp", "saturation", 2) => div(
+            &sum(f.gauge("jdbc_connections_active", &[]), &["name"]),
+            &sum(f.gauge("jdbc_connections_max", &[]), &["name"]),
+        ),
+        ("hikaricp", "pool-wait", 0) => quantile(
+            0.99,
+            f.rate("hikaricp_connections_acquire_seconds_bucket", &[]),
+            pool,
+        ),
+        ("hikaricp", "pool-wait", 1) => div(
+            &sum(
+                f.rate("hikaricp_connections_acquire_seconds_sum", &[]),
+                pool,
+            ),
+            &sum(
+                f.rate("hikaricp_connections_acquire_seconds_count", &[]),
+                pool,
+            ),
+        ),
+        ("hikaricp", "pool-wait", 2) => map(
+            &max(
+                f.gauge(
+                    "hikaricp_connection_acquired_nanos",
+                    &[Eq("quantile", "0.99")],
+                ),
+                pool,
+            ),
+            |x| x / 1e9,
+        ),
+        ("hikaricp", "waiting-clients", 0) => {
+            sum(f.gauge("hikaricp_connections_pending", &[]), pool)
+        }
+        ("hikaricp", "waiting-clients", 1) => sum(f.gauge("hikaricp_pending_threads", &[]), pool),
+        ("hikaricp", "pool-timeouts", 0) => sum(
+            f.increase("hikaricp_connections_timeout_total", &[], 300.0),
+            pool,
+        ),
+        ("hikaricp", "pool-timeouts", 1) => sum(
+            f.increase("hikaricp_connection_timeout_total", &[], 300.0),
+            pool,
+        ),
+        // Go database/sql and pgxpool
+        ("go-sql", "saturation", 0) => div(
+            &sum(f.gauge("go_sql_in_use_connections", &[]), &["db_name"]),
+            &sum(f.gauge("go_sql_max_open_connections", &[]), &["db_name"]),
+        ),
+        ("go-sql", "saturation", 1) => div(
+            &sum(f.gauge("pgxpool_acquired_conns", &[]), g),
+            &sum(f.gauge("pgxpool_max_conns", &[]), g),
+        ),
+        ("go-sql", "pool-wait", 0) => div(
+            &sum(
+                f.rate("go_sql_wait_duration_seconds_total", &[]),
+                &["db_name"],
+            ),
+            &sum(f.rate("go_sql_wait_count_total", &[]), &["db_name"]),
+        ),
+        ("go-sql", "pool-wait", 1) => div(
+            &map(&sum(f.rate("pgxpool_acquire_duration_ns", &[]), g), |x| {
+                x / 1e9
+            }),
+            &sum(f.rate("pgxpool_acquire_count", &[]), g),
+        ),
+        ("go-sql", "pool-waits", 0) => sum(f.rate("go_sql_wait_count_total", &[]), &["db_name"]),
+        ("go-sql", "pool-waits", 1) => sum(f.rate("pgxpool_empty_acquire", &[]), g),
+        // OpenTelemetry (the dotted variants read nothing here)
+        ("otel", "saturation", 0) => div(
+            &sum(
+                f.gauge(
+                    "db_client_connection_count",
+                    &[Eq("db_client_connection_state", "used")],
+                ),
+                g,
+            ),
+            &sum(f.gauge("db_client_connection_max", &[]), g),
+        ),
+        ("otel", "saturation", 1) => div(
+            &sum(
+                f.gauge("db_client_connections_usage", &[Eq("state", "used")]),
+                g,
+            ),
+            &sum(f.gauge("db_client_connections_max", &[]), g),
+        ),
+        ("otel", "saturation", 2 | 3) | ("otel", "waiting-clients", 2) => Vector::new(),
+        ("otel", "pool-wait", 0) => quantile(
+            0.99,
+            f.rate("db_client_connection_wait_time_seconds_bucket", &[]),
+            job,
+        ),
+        ("otel", "pool-wait", 1) => map(
+            &quantile(
+                0.99,
+                f.rate("db_client_connections_wait_time_milliseconds_bucket", &[]),
+                job,
+            ),
+            |x| x / 1000.0,
+        ),
+        ("otel", "waiting-clients", 0) => {
+            sum(f.gauge("db_client_connection_pending_requests", &[]), job)
+        }
+        ("otel", "waiting-clients", 1) => {
+            sum(f.gauge("db_client_connections_pending_requests", &[]), job)
+        }
+        ("otel", "query-latency", 0) => quantile(
+            0.99,
+            f.rate("db_client_operation_duration_seconds_bucket", &[]),
+            job,
+        ),
+        ("otel", "request-latency", 0) => quantile(
+            0.99,
+            f.rate("http_server_request_duration_seconds_bucket", &[]),
+            job,
+        ),
+        ("otel", "request-latency", 1) => map(
+            &quantile(
+                0.99,
+                f.rate("http_server_duration_milliseconds_bucket", &[]),
+                job,
+            ),
+            |x| x / 1000.0,
+        ),
+        ("otel", "error-ratio", 0) => div(
+            &sum(
+                f.rate(
+                    "http_server_request_duration_seconds_count",
+                    &[Re("http_response_status_code", "5..")],
+                ),
+                job,
+            ),
+            &sum(
+                f.rate("http_server_request_duration_seconds_count", &[]),
+                job,
+            ),
+        ),
+        ("otel", "error-ratio", 1) => div(
+            &sum(
+                f.rate(
+                    "http_server_duration_milliseconds_count",
+                    &[Re("http_status_code", "5..")],
+                ),
+                job,
+            ),
+            &sum(f.rate("http_server_duration_milliseconds_count", &[]), job),
+        ),
+        ("otel", "pool-timeouts", 0) => sum(
+            f.increase("db_client_connection_timeouts_total", &[], 300.0),
+            job,
+        ),
+        ("otel", "pool-timeouts", 1) => sum(
+            f.increase("db_client_connections_timeouts_total", &[], 300.0),
+            job,
+        ),
+        // Rails
+        ("rails", "saturation", 0) => div(
+            &sum(
+                f.gauge("ruby_active_record_connection_pool_busy", &[]),
+                &["job", "pool_name"],
+            ),
+            &sum(
+                f.gauge("ruby_active_record_connection_pool_size", &[]),
+                &["job", "pool_name"],
+            ),
+        ),
+        ("rails", "waiting-clients", 0) => sum(
+            f.gauge("ruby_active_record_connection_pool_waiting", &[]),
+            job,
+        ),
+        ("rails", "dead-connections", 0) => {
+            sum(f.gauge("ruby_active_record_connection_pool_dead", &[]), job)
+        }
+        // HAProxy
+        ("haproxy", "saturation", 0) => div(
+            &sum(f.gauge("haproxy_backend_current_sessions", &[]), g),
+            &sum(f.gauge("haproxy_backend_limit_sessions", &[]), g),
+        ),
+        ("haproxy", "request-latency", 0) => max(
+            f.gauge("haproxy_backend_response_time_average_seconds", &[]),
+            g,
+        ),
+        ("haproxy", "request-latency", 1) => Vector::new(),
+        ("haproxy", "retry-amplification", 0) => map(
+            &div(
+                &sum(f.rate("haproxy_backend_retry_warnings_total", &[]), g),
+                &sum(f.rate("haproxy_backend_http_requests_total", &[]), g),
+            ),
+            |x| 1.0 + x,
+        ),
+        ("haproxy", "error-ratio", 0) => div(
+            &sum(
+                f.rate("haproxy_backend_http_responses_total", &[Eq("code", "5xx")]),
+                g,
+            ),
+            &sum(f.rate("haproxy_backend_http_responses_total", &[]), g),
+        ),
+        ("haproxy", "connection-errors", 0) => {
+            sum(f.rate("haproxy_backend_connection_errors_total", &[]), g)
+        }
+        ("haproxy", "queue-depth", 0) => sum(f.gauge("haproxy_backend_current_queue", &[]), g),
+        ("haproxy", "queue-wait", 0) => max(
+            f.gauge("haproxy_backend_queue_time_average_seconds", &[]),
+            g,
+        ),
+        ("haproxy", "instances-up", 0) => {
+            let up = f.gauge("haproxy_server_status", &[Eq("state", "UP")]);
+            div(&sum(up.clone(), g), &count(up, g))
+        }
+        ("haproxy", "restarts", 0) => sum(
+            f.changes("haproxy_process_start_time_seconds", &[], 3600.0),
+            &[],
+        ),
+        // Envoy (vanilla tags; Istio's sidecar stats fall in the label-less group)
+        ("envoy", "request-latency", 0) => map(
+            &quantile(
+                0.99,
+                f.rate("envoy_cluster_upstream_rq_time_bucket", &[]),
+                &["envoy_cluster_name"],
+            ),
+            |x| x / 1000.0,
+        ),
+        ("envoy", "retry-amplification", 0) => map(
+            &div(
+                &sum(
+                    f.rate("envoy_cluster_upstream_rq_retry", &[]),
+                    &["envoy_cluster_name"],
+                ),
+                &sum(
+                    f.rate("envoy_cluster_upstream_rq_completed", &[]),
+                    &["envoy_cluster_name"],
+                ),
+            ),
+            |x| 1.0 + x,
+        ),
+        ("envoy", "error-ratio", 0) => div(
+            &sum(
+                f.rate(
+                    "envoy_cluster_upstream_rq_xx",
+                    &[Eq("envoy_response_code_class", "5")],
+                ),
+                &["envoy_cluster_name"],
+            ),
+            &sum(
+                f.rate("envoy_cluster_upstream_rq_xx", &[]),
+                &["envoy_cluster_name"],
+            ),
+        ),
+        ("envoy", "queue-depth", 0) => sum(
+            f.gauge("envoy_cluster_upstream_rq_pending_active", &[]),
+            &["envoy_cluster_name"],
+        ),
+        ("envoy", "load-shed", 0) => sum(
+            f.increase("envoy_cluster_upstream_rq_pending_overflow", &[], 300.0),
+            &["envoy_cluster_name"],
+        ),
+        // Istio
+        ("istio", "request-latency", 0) => map(
+            &quantile(
+                0.99,
+                f.rate(
+                    "istio_request_duration_milliseconds_bucket",
+                    &[Eq("reporter", "destination")],
+                ),
+                g,
+            ),
+            |x| x / 1000.0,
+        ),
+        ("istio", "retry-amplification", 0) => map(
+            &div(
+                &sum(
+                    f.rate(
+                        "envoy_cluster_upstream_rq_retry",
+                        &[Re("cluster_name", "outbound.*")],
+                    ),
+                    &["cluster_name"],
+                ),
+                &sum(
+                    f.rate(
+                        "envoy_cluster_upstream_rq_completed",
+                        &[Re("cluster_name", "outbound.*")],
+                    ),
+                    &["cluster_name"],
+                ),
+            ),
+            |x| 1.0 + x,
+        ),
+        ("istio", "retry-exhausted", 0) => sum(
+            f.increase(
+                "istio_requests_total",
+                &[Re("response_flags", ".*URX.*")],
+                300.0,
+            ),
+            g,
+        ),
+        ("istio", "error-ratio", 0) => div(
+            &sum(
+                f.rate(
+                    "istio_requests_total",
+                    &[Eq("reporter", "destination"), Re("response_code", "5..")],
+                ),
+                g,
+            ),
+            &sum(
+                f.rate("istio_requests_total", &[Eq("reporter", "destination")]),
+                g,
+            ),
+        ),
+        // Linkerd
+        ("linkerd", "request-latency", 0) => map(
+            &quantile(
+                0.99,
+                f.rate("response_latency_ms_bucket", &[Eq("direction", "inbound")]),
+                g,
+            ),
+            |x| x / 1000.0,
+        ),
+        ("linkerd", "retry-amplification", 0) => map(
+            &div(
+                &sum(
+                    f.rate("outbound_http_route_retry_requests_total", &[]),
+                    &["parent_name"],
+                ),
+                &sum(
+                    f.rate("outbound_http_route_request_statuses_total", &[]),
+                    &["parent_name"],
+                ),
+            ),
+            |x| 1.0 + x,
+        ),
+        ("linkerd", "retry-amplification", 1) => div(
+            &sum(f.rate("route_actual_response_total", &[]), &[]),
+            &sum(f.rate("route_response_total", &[]), &[]),
+        ),
+        ("linkerd", "error-ratio", 0) => div(
+            &sum(
+                f.rate(
+                    "response_total",
+                    &[Eq("direction", "inbound"), Eq("classification", "failure")],
+                ),
+                g,
+            ),
+            &sum(f.rate("response_total", &[Eq("direction", "inbound")]), g),
+        ),
+        // ingress-nginx
+        ("ingress-nginx", "request-latency", 0) => quantile(
+            0.99,
+            f.rate(
+                "nginx_ingress_controller_request_duration_seconds_bucket",
+                &[],
+            ),
+            &["ingress"],
+        ),
+        ("ingress-nginx", "error-ratio", 0) => div(
+            &sum(
+                f.rate("nginx_ingress_controller_requests", &[Re("status", "5..")]),
+                &["ingress"],
+            ),
+            &sum(
+                f.rate("nginx_ingress_controller_requests", &[]),
+                &["ingress"],
+            ),
+        ),
+        // Kubernetes
+        ("kube-state-metrics", "instances-up", 0) => topk(
+            10,
+            &div(
+                &sum(
+                    f.gauge("kube_deployment_status_replicas_available", &[]),
+                    &["namespace", "deployment"],
+                ),
+                &sum(
+                    f.gauge("kube_deployment_spec_replicas", &[]),
+                    &["namespace", "deployment"],
+                ),
+            ),
+            true,
+        ),
+        ("kube-state-metrics", "restarts", 0) => topk(
+            10,
+            &sum(
+                f.increase("kube_pod_container_status_restarts_total", &[], 900.0),
+                &["namespace", "pod"],
+            ),
+            false,
+        ),
+        ("kube-state-metrics", "oom-kills", 0) => sum(
+            f.gauge(
+                "kube_pod_container_status_last_terminated_reason",
+                &[Eq("reason", "OOMKilled")],
+            ),
+            &["namespace"],
+        ),
+        ("cadvisor", "oom-kills", 0) => topk(
+            10,
+            &sum(
+                f.increase("container_oom_events_total", &[], 900.0),
+                &["namespace", "pod"],
+            ),
+            false,
+        ),
+        // The simulator's names are not in these fixtures.
+        ("sim", _, _) => Vector::new(),
+        _ => return None,
+    };
+    Some(v)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-9)
+}
+
+fn labels_of(s: &warroom::metrics::Series) -> Labels {
+    s.labels
+        .iter()
+        .filter(|(k, _)| k.as_str() != "__name__")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn dotted(query: &str) -> bool {
+    query.contains("{\"")
+}
+
+/// Run every preset of `stack` (each alternative, each grouping candidate) through
+/// Prometheus at `s.at` and compare with [`expected`]. Returns the failures.
+fn check_stack(
+    rt: &tokio::runtime::Runtime,
+    s: &Scraped,
+    stack: &Stack,
+    utf8_names: bool,
+    skipped: &mut Vec<String>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for p in &stack.panels {
+        let n = seen.iter().filter(|(sig, _)| *sig == p.signal).count();
+        seen.push((p.signal.clone(), n));
+        let groups = if p.group.is_empty() {
+            vec![Vec::new()]
+        } else {
+            p.group.clone()
+        };
+        for g in groups {
+            let query = p.resolve(&g).query;
+            if dotted(&query) && !utf8_names {
+                skipped.push(format!("{} {} #{n}: {query}", stack.id, p.signal));
+                continue;
+            }
+            let what = format!(
+                "{} · {} #{n} · group {:?}\n  {query}",
+                stack.id, p.signal, g
+            );
+            let answer = rt.block_on(s.client.query(InstantQuery {
+                query: query.clone(),
+                time: Some(s.at),
+            }));
+            let answer = match answer {
+                Ok(a) => a,
+                Err(SourceError::Api {
+                    error_type,
+                    message,
+                }) if error_type == "bad_data" => {
+                    failures.push(format!("{what}\n  does not parse in Prometheus: {message}"));
+                    continue;
+                }
+                Err(e) => {
+                    failures.push(format!("{what}\n  failed: {e}"));
+                    continue;
+                }
+            };
+            let got: Vector = answer
+                .series
+                .iter()
+                .filter_map(|se| se.last().map(|p| (labels_of(se), p.v)))
+                .collect();
+            let Some(want) = expected(&stack.id, &p.signal, n, &g, &s.fx) else {
+                failures.push(format!(
+                    "{what}\n  no expected value written; Prometheus gave {got:?}"
+                ));
+                continue;
+            };
+            let same = got.len() == want.len()
+                && want
+                    .iter()
+                    .all(|(k, w)| got.get(k).is_some_and(|x| close(*x, *w)));
+            if !same {
+                failures.push(format!(
+                    "{what}\n  Prometheus: {got:?}\n  expected:   {want:?}"
+                ));
+            }
+            // Non-empty where the fixtures hold the names: an empty answer that matches an
+            // empty expectation must be an honest one.
+            if want.is_empty() && !dotted(&query) && stack.id != "sim" {
+                let absent = p
+                    .needs
+                    .iter()
+                    .all(|m| !s.fx.samples.iter().any(|(n, _, _)| n == m));
+                if !absent {
+                    failures.push(format!(
+                        "{what}\n  expected nothing although its metrics are served"
+                    ));
+                }
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_preset_query_gives_in_prometheus_what_its_fixtures_say() {
+    let names: Vec<&str> = ALL.iter().map(|(n, _)| *n).collect();
+    let Some(s) = scrape(&names) else { return };
+    let rt = runtime();
+    let version = rt
+        .block_on(s.client.buildinfo())
+        .expect("buildinfo")
+        .version;
+    // Quoted metric names (UTF-8 names) arrived in Prometheus 3.0.
+    let utf8_names = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok())
+        .is_some_and(|m| m >= 3);
+    let mut failures = Vec::new();
+    let mut skipped = Vec::new();
+    let mut checked = 0;
+    for stack in &Presets::builtin().stacks {
+        checked += stack.panels.len();
+        failures.extend(check_stack(&rt, &s, stack, utf8_names, &mut skipped));
+    }
+    if !skipped.is_empty() {
+        eprintln!(
+            "SKIPPED in Prometheus {version} (no UTF-8 metric names before 3.0; promql-parser checks them):\n  {}",
+            skipped.join("\n  ")
+        );
+    }
+    eprintln!("checked {checked} presets against {} fixtures", names.len());
+    assert!(
+        failures.is_empty(),
+        "{} presets disagree:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+fn found_ids(d: &Discovery) -> BTreeSet<&str> {
+    d.found.iter().map(|f| f.stack.as_str()).collect()
+}
+
+fn signal<'a>(
+    d: &'a Discovery,
+    stack: &str,
+    sig: &str,
+) -> &'a warroom::metrics::discover::SignalPanel {
+    d.found
+        .iter()
+        .find(|f| f.stack == stack)
+        .and_then(|f| f.signals.iter().find(|s| s.signal == sig))
+        .unwrap_or_else(|| panic!("no {sig} for {stack} in {:#?}", d.found))
+}
+
+#[test]
+fn discovery_finds_exactly_the_stacks_served_with_their_groups() {
+    let Some(s) = scrape(&[
+        "pgbouncer-community-0.10",
+        "envoy",
+        "otel-old",
+        "kube-state-metrics",
+        "haproxy",
+    ]) else {
+        return;
+    };
+    let rt = runtime();
+    let d = rt
+        .block_on(discover(
+            &s.client,
+            Presets::builtin(),
+            &DiscoverOptions::default(),
+            s.at,
+        ))
+        .expect("discovery");
+    assert_eq!(
+        found_ids(&d),
+        [
+            "pgbouncer",
+            "otel",
+            "haproxy",
+            "envoy",
+            "kube-state-metrics"
+        ]
+        .into(),
+        "{:#?}",
+        d.found
+    );
+    assert_eq!(
+        d.dashboard.summary(),
+        "PgBouncer, OpenTelemetry, HAProxy, Envoy, kube-state-metrics"
+    );
+    // One names request, and a probe for each stack with a choice: OTel (group), HAProxy
+    // (proxy or backend), Envoy (vanilla tags).
+    assert_eq!(d.requests, 4, "{d:#?}");
+    let lat = signal(&d, "pgbouncer", "query-latency");
+    assert!(
+        lat.panel
+            .query
+            .contains("pgbouncer_stats_queries_pooled_total"),
+        "{}",
+        lat.panel.query
+    );
+    let pgb = d.found.iter().find(|f| f.stack == "pgbouncer").unwrap();
+    assert!(
+        pgb.variants.iter().any(|v| v.contains("< 0.11")),
+        "{:?}",
+        pgb.variants
+    );
+    assert!(
+        !pgb.variants
+            .iter()
+            .any(|v| v.contains("≥ 0.11") || v.contains("Baines"))
+    );
+    assert_eq!(
+        signal(&d, "otel", "saturation").group,
+        vec!["job", "pool_name"]
+    );
+    assert_eq!(signal(&d, "haproxy", "saturation").group, vec!["proxy"]);
+    assert!(signal(&d, "envoy", "retry-amplification").variant.is_some());
+
+    // The report reads what Prometheus says for each chosen query.
+    let readings = rt.block_on(read_values(&s.client, &d, Some(s.at)));
+    let haproxy_sat = readings
+        .iter()
+        .find(|r| r.stack == "haproxy" && r.signal == "saturation")
+        .unwrap();
+    let v = haproxy_sat.value.as_ref().expect("reading");
+    assert_eq!(v.series, 1, "the static proxy has no session limit: {v:?}");
+    assert!(close(v.worst.as_ref().unwrap().0, 180.0 / 200.0), "{v:?}");
+    let text =
+        warroom::metrics::discover::Report::new(&s.prom.url, d.clone(), readings).to_string();
+    assert!(
+        text.contains("Found: PgBouncer, OpenTelemetry, HAProxy, Envoy, kube-state-metrics"),
+        "{text}"
+    );
+    assert!(text.contains("90.0%"), "{text}");
+    // Loading `--toml` back gives the same panels.
+    let toml = d.to_toml(&s.prom.url);
+    let cfg = warroom::config::Config::parse("discovered.toml", &toml).expect("loads back");
+    assert_eq!(
+        cfg.panels.len(),
+        d.found.iter().map(|f| f.signals.len()).sum::<usize>()
+    );
+}
+
+#[test]
+fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
+    let Some(s) = scrape(&["istio", "pgbouncer-baines", "postgres-0.17", "linkerd"]) else {
+        return;
+    };
+    let rt = runtime();
+    let d = rt
+        .block_on(discover(
+            &s.client,
+            Presets::builtin(),
+            &DiscoverOptions::default(),
+            s.at,
+        ))
+        .expect("discovery");
+    // Istio's sidecars export envoy_cluster_upstream_rq_total too, under cluster_name: the
+    // vanilla Envoy preset must not claim them.
+    assert_eq!(
+        found_ids(&d),
+        ["postgres", "pgbouncer", "istio", "linkerd"].into(),
+        "{:#?}",
+        d.found
+    );
+    let pgb = d.found.iter().find(|f| f.stack == "pgbouncer").unwrap();
+    assert_eq!(
+        pgb.variants,
+        vec!["Debian prometheus-pgbouncer-exporter (Baines)"]
+    );
+    assert!(
+        signal(&d, "pgbouncer", "saturation")
+            .panel
+            .query
+            .contains("pgbouncer_active_clients")
+    );
+    assert_eq!(
+        signal(&d, "istio", "error-ratio").group,
+        vec!["destination_workload"]
+    );
+    assert_eq!(
+        signal(&d, "linkerd", "error-ratio").group,
+        vec!["deployment"]
+    );
+    // postgres_exporter ≥ 0.17 labels: lock waits are there.
+    assert!(
+        signal(&d, "postgres", "lock-waits")
+            .panel
+            .query
+            .contains("wait_event_type=\"Lock\"")
+    );
+    assert_eq!(signal(&d, "postgres", "saturation").group, vec!["instance"]);
+    // Two stacks answer error-ratio (Istio, Linkerd): both show; saturation from two stacks too.
+    let sats = d
+        .dashboard
+        .panels
+        .iter()
+        .filter(|p| p.signal == "saturation")
+        .count();
+    assert_eq!(sats, 2);
+    assert_eq!(d.dashboard.panels[0].signal, "saturation");
+}
