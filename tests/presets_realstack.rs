@@ -148,15 +148,13 @@ fn postgres_and_haproxy_presets_read_what_the_servers_say() {
     else {
         return;
     };
-    let sleeping = format!(
-        "select count(*) from pg_stat_activity where query like 'SELECT pg_sleep%' and state = 'active' and pid <> pg_backend_pid()"
-    );
+    let sleeping = "select count(*) from pg_stat_activity where query like 'SELECT pg_sleep%' and state = 'active' and pid <> pg_backend_pid()";
     let deadline = Instant::now() + Duration::from_secs(30);
-    while pg.psql("postgres", &sleeping).trim() != clients.to_string() {
+    while pg.psql("postgres", sleeping).trim() != clients.to_string() {
         assert!(
             Instant::now() < deadline,
             "pgbench did not hold {clients} connections: {}",
-            pg.psql("postgres", &sleeping)
+            pg.psql("postgres", sleeping)
         );
         std::thread::sleep(Duration::from_millis(200));
     }
