@@ -355,7 +355,7 @@ impl Presets {
             }
             variants.push(Variant {
                 id: v.id,
-                name: v.name,
+                name: crate::sanitize::line(&v.name).into_owned(),
                 detect: v.detect,
                 labels: v.labels,
             });
@@ -377,7 +377,7 @@ impl Presets {
         Ok(Stack {
             id: s.id.into_inner(),
             name: crate::sanitize::line(&s.name).into_owned(),
-            about: s.about,
+            about: s.about.map(|a| crate::sanitize::line(&a).into_owned()),
             detect: s.detect,
             probe: s.probe,
             variants,
@@ -417,6 +417,38 @@ impl Presets {
                 .filter_map(|(file, text)| Presets::parse_stack(file, text).ok())
                 .collect(),
         })
+    }
+
+    /// The shipped presets with the `*.toml` files of `dir` on top: a file whose stack id is
+    /// a shipped one replaces it, any other is added after them. A missing directory is no
+    /// error; a broken file is, with its place.
+    pub fn with_dir(dir: &std::path::Path) -> Result<Presets, PresetError> {
+        let mut p = Presets::builtin().clone();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(p);
+        };
+        let mut files: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|f| f.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for f in files {
+            let name = f.display().to_string();
+            let text = std::fs::read_to_string(&f).map_err(|e| {
+                PresetError(Diagnostic::at(
+                    &name,
+                    "",
+                    None,
+                    format!("cannot read it: {e}"),
+                ))
+            })?;
+            let stack = Presets::parse_stack(&name, &text)?;
+            match p.stacks.iter_mut().find(|s| s.id == stack.id) {
+                Some(s) => *s = stack,
+                None => p.stacks.push(stack),
+            }
+        }
+        Ok(p)
     }
 
     pub fn stack(&self, id: &str) -> Option<&Stack> {
@@ -501,7 +533,7 @@ fn preset(
         priority: p.priority,
         variant: p.variant,
         group: if uses_group { group } else { Vec::new() },
-        note: p.note,
+        note: p.note.map(|n| crate::sanitize::line(&n).into_owned()),
         needs: Vec::new(),
         panel,
     };

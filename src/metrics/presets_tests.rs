@@ -209,3 +209,27 @@ fn the_rates_that_draw_the_might_not_be_a_counter_info_are_these() {
         ]
     );
 }
+
+#[test]
+fn a_directory_overrides_and_adds_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = "[stack]\nid = \"postgres\"\nname = \"our postgres\"\n[[panel]]\nsignal = \"saturation\"\npriority = 1\ntitle = \"Ours\"\nquery = \"our_pool_in_use / our_pool_max\"\n";
+    std::fs::write(dir.path().join("postgres.toml"), mine).unwrap();
+    let extra = mine.replace("\"postgres\"", "\"billing\"");
+    std::fs::write(dir.path().join("billing.toml"), extra).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a preset").unwrap();
+    let p = Presets::with_dir(dir.path()).unwrap();
+    assert_eq!(p.stacks.len(), BUILTIN.len() + 1);
+    assert_eq!(p.stack("postgres").unwrap().name, "our postgres");
+    assert_eq!(p.stacks.last().unwrap().id, "billing");
+    std::fs::write(dir.path().join("broken.toml"), "[stack]\nid = 3\n").unwrap();
+    let e = Presets::with_dir(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("broken.toml:2"), "{e}");
+    assert_eq!(
+        Presets::with_dir(&dir.path().join("absent"))
+            .unwrap()
+            .stacks
+            .len(),
+        BUILTIN.len()
+    );
+}
