@@ -37,6 +37,7 @@ const ALL: &[(&str, &str)] = &[
     ("otel-old", "otel"),
     ("rails", "rails"),
     ("haproxy", "haproxy"),
+    ("haproxy-legacy", "haproxy"),
     ("envoy", "envoy"),
     ("istio", "istio"),
     ("linkerd", "linkerd"),
@@ -416,7 +417,10 @@ fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Option
             f.gauge("haproxy_backend_response_time_average_seconds", &[]),
             g,
         ),
-        ("haproxy", "request-latency", 1) => Vector::new(),
+        ("haproxy", "request-latency", 1) => max(
+            f.gauge("haproxy_backend_http_response_time_average_seconds", &[]),
+            g,
+        ),
         ("haproxy", "retry-amplification", 0) => map(
             &div(
                 &sum(f.rate("haproxy_backend_retry_warnings_total", &[]), g),
@@ -889,7 +893,13 @@ fn discovery_finds_exactly_the_stacks_served_with_their_groups() {
 
 #[test]
 fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
-    let Some(s) = scrape(&["istio", "pgbouncer-baines", "postgres-0.17", "linkerd"]) else {
+    let Some(s) = scrape(&[
+        "istio",
+        "pgbouncer-baines",
+        "postgres-0.17",
+        "linkerd",
+        "haproxy-legacy",
+    ]) else {
         return;
     };
     let rt = runtime();
@@ -905,7 +915,7 @@ fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
     // vanilla Envoy preset must not claim them.
     assert_eq!(
         found_ids(&d),
-        ["postgres", "pgbouncer", "istio", "linkerd"].into(),
+        ["postgres", "pgbouncer", "haproxy", "istio", "linkerd"].into(),
         "{:#?}",
         d.found
     );
@@ -928,6 +938,19 @@ fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
         signal(&d, "linkerd", "error-ratio").group,
         vec!["deployment"]
     );
+    // The legacy haproxy_exporter: its label is `backend`, its latency the 2.0 name.
+    assert_eq!(signal(&d, "haproxy", "saturation").group, vec!["backend"]);
+    assert!(
+        signal(&d, "haproxy", "request-latency")
+            .panel
+            .query
+            .contains("max by (backend) (haproxy_backend_http_response_time_average_seconds)")
+    );
+    let h = d.found.iter().find(|f| f.stack == "haproxy").unwrap();
+    assert_eq!(
+        h.variants,
+        vec!["prometheus/haproxy_exporter (label backend, deprecated)"]
+    );
     // postgres_exporter ≥ 0.17 labels: lock waits are there.
     assert!(
         signal(&d, "postgres", "lock-waits")
@@ -936,13 +959,22 @@ fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
             .contains("wait_event_type=\"Lock\"")
     );
     assert_eq!(signal(&d, "postgres", "saturation").group, vec!["instance"]);
-    // Two stacks answer error-ratio (Istio, Linkerd): both show; saturation from two stacks too.
+    // Several stacks answer one signal: each shows (saturation from PostgreSQL, PgBouncer and
+    // HAProxy; error ratio from PostgreSQL's rollbacks, HAProxy, Istio and Linkerd), the most
+    // important first.
     let sats = d
         .dashboard
         .panels
         .iter()
         .filter(|p| p.signal == "saturation")
         .count();
-    assert_eq!(sats, 2);
+    assert_eq!(sats, 3);
+    let errs = d
+        .dashboard
+        .panels
+        .iter()
+        .filter(|p| p.signal == "error-ratio")
+        .count();
+    assert_eq!(errs, 4);
     assert_eq!(d.dashboard.panels[0].signal, "saturation");
 }
