@@ -163,9 +163,9 @@ fn stack_ids_must_be_unique() {
 }
 
 /// The counters the presets take a rate of whose names do not end in `_total`, `_sum`,
-/// `_count` or `_bucket`: Prometheus (≥ 2.46, behind its annotations) answers those with the
-/// info "metric might not be a counter". The console shows it as a note; this list says
-/// where to expect it.
+/// `_count` or `_bucket`: newer Prometheus versions (their PromQL annotations; 2.42 sends
+/// none) answer those with the info "metric might not be a counter". The console shows it as
+/// a note; this list says where to expect it.
 #[test]
 fn the_rates_that_draw_the_might_not_be_a_counter_info_are_these() {
     struct Rates(BTreeSet<String>);
