@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark, one table: the figure, its target, and whether it holds.
 # Usage: bash benches/all.sh [BENCH...]     (default: all of them; about 7 minutes after the build)
-# Needs prometheus, promtool and tmux for the console, demo, embedded and fetch benchmarks.
+# Needs prometheus, promtool and tmux for the console, demo, embedded and fetch benchmarks;
+# prometheus for discover (discovery among 5,000 names: requests, bytes, time to a dashboard).
 # `journey` is the end-to-end test (tests/console/journey_tmux.rs: Prometheus, Alertmanager, tmux, a
 # debug build): the console's CPU seconds, peak memory and requests to Prometheus over a whole
 # incident, from its FIGURE lines.

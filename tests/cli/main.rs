@@ -3,17 +3,17 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
-    pub mod prometheus;
     pub mod github_mock;
+    pub mod prometheus;
 }
 
 mod errors;
 mod export_cli;
 mod github_cli;
+mod grafana_import;
 mod incident_cli;
 mod runbook_bad;
 mod runbook_cli;
 mod runbook_journal_cli;
 mod runbook_load;
 mod runbook_plan;
-mod grafana_import;

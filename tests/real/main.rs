@@ -3,10 +3,14 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod expect;
+    pub mod expected_presets;
+    pub mod expositions;
     pub mod journey;
     pub mod prometheus;
     pub mod promql_corpus;
     pub mod realstack;
+    pub mod realstack_presets;
     pub mod sim;
     pub mod tmux;
 }
@@ -19,6 +23,9 @@ mod gameday_headless;
 mod gameday_prometheus;
 mod hostile_labels;
 mod journey_gameday;
+mod presets_engines;
+mod presets_fixtures;
+mod presets_realstack;
 mod prometheus_fuzz;
 mod prometheus_mock;
 mod prometheus_real;

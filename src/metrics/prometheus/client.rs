@@ -6,6 +6,7 @@
 //! here: retrying is the caller's decision, through `metrics::health` and its backoff.
 
 use super::errors::error_from_reply;
+use super::labels::{LabelList, parse_label_list};
 use super::parse::{self, Envelope, MAX_BODY, clean_message, malformed_2xx, parse_answer};
 use crate::metrics::source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
 use crate::sanitize;
@@ -145,40 +146,89 @@ impl PrometheusClient {
         .boxed()
     }
 
-    /// `/api/v1/label/<name>/values`, narrowed to the series matching the `match[]`
-    /// selectors when there are any: the values `name` takes, as the server stores them, at
-    /// most [`MAX_LABEL_VALUES`]. They are **not** sanitized, because they are meant to go back
-    /// into PromQL (the caller escapes them there); sanitize one before showing it.
+    /// `GET /api/v1/label/<label>/values`: the values of one label on the series matching any
+    /// of `matchers` (all series when empty) between `start` and `end` (Unix seconds). `limit`
+    /// is sent for servers that honour it (Prometheus ≥ 2.51, VictoriaMetrics); the body is
+    /// refused beyond `max_bytes` whatever the server does. Label values have no POST form.
     pub fn label_values(
         &self,
-        name: &str,
+        label: &str,
         matchers: &[String],
-    ) -> BoxFuture<'static, Result<Vec<String>, SourceError>> {
-        let inner = self.inner.clone();
-        let valid = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        let shown = sanitize::sanitize(name, false, 80).into_owned();
-        let endpoint = format!("api/v1/label/{name}/values");
-        let params: Vec<(&'static str, String)> =
-            matchers.iter().map(|m| ("match[]", m.clone())).collect();
-        async move {
-            if !valid {
-                return Err(SourceError::Api {
+        range: Option<(f64, f64)>,
+        limit: Option<usize>,
+        max_bytes: usize,
+    ) -> BoxFuture<'static, Result<LabelList, SourceError>> {
+        // A name that is not a label never leaves: it would only be a wasted round trip (or,
+        // with `/` or `..`, another endpoint).
+        let valid = !label.is_empty()
+            && !label.starts_with(|c: char| c.is_ascii_digit())
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            let shown = sanitize::sanitize(label, false, 80).into_owned();
+            return async move {
+                Err(SourceError::Api {
                     error_type: "bad_data".into(),
                     message: format!("\"{shown}\" is not a label name"),
-                });
+                })
             }
+            .boxed();
+        }
+        let endpoint = format!("api/v1/label/{}/values", url_path_segment(label));
+        self.list(endpoint, matchers, range, limit, max_bytes)
+    }
+
+    /// `GET /api/v1/labels`: the label names on the series matching any of `matchers`, with
+    /// the same range, limit and byte bound as [`Self::label_values`].
+    pub fn label_names(
+        &self,
+        matchers: &[String],
+        range: Option<(f64, f64)>,
+        limit: Option<usize>,
+        max_bytes: usize,
+    ) -> BoxFuture<'static, Result<LabelList, SourceError>> {
+        self.list("api/v1/labels".into(), matchers, range, limit, max_bytes)
+    }
+
+    fn list(
+        &self,
+        endpoint: String,
+        matchers: &[String],
+        range: Option<(f64, f64)>,
+        limit: Option<usize>,
+        max_bytes: usize,
+    ) -> BoxFuture<'static, Result<LabelList, SourceError>> {
+        let mut params: Vec<(&'static str, String)> =
+            matchers.iter().map(|m| ("match[]", m.clone())).collect();
+        if let Some((start, end)) = range {
+            params.push(("start", fmt_time(start)));
+            params.push(("end", fmt_time(end)));
+        }
+        if let Some(l) = limit {
+            params.push(("limit", l.to_string()));
+        }
+        let inner = self.inner.clone();
+        let max_bytes = max_bytes.min(MAX_BODY);
+        async move {
             let r = inner
-                .send(&endpoint, reqwest::Method::GET, Body::Params(params))
+                .send_capped(
+                    &endpoint,
+                    reqwest::Method::GET,
+                    Body::Params(params),
+                    max_bytes,
+                )
                 .await?;
-            parse_label_values(&r)
+            parse_label_list(
+                r.status,
+                r.content_type.as_deref(),
+                r.retry_after
+                    .as_deref()
+                    .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+                &r.body,
+            )
         }
         .boxed()
     }
 
-    /// The `timeout` parameter sent to the server: a little under our own deadline, so the
-    /// server gives up first and says so (`errorType: timeout`) instead of us guessing.
     /// Send a query to `path` and parse whatever comes back into an answer or an error.
     fn ask(
         &self,
@@ -198,6 +248,8 @@ impl PrometheusClient {
         .boxed()
     }
 
+    /// The `timeout` parameter sent to the server: a little under our own deadline, so the
+    /// server gives up first and says so (`errorType: timeout`) instead of us guessing.
     fn server_timeout(&self) -> String {
         let t = self.inner.timeout;
         let margin = (t / 10).min(Duration::from_secs(1));
@@ -213,29 +265,8 @@ impl PrometheusClient {
     }
 }
 
-/// Most label values [`PrometheusClient::label_values`] keeps; the rest are dropped.
+/// Most label values a caller that shows or substitutes them should ask for (`limit`).
 pub const MAX_LABEL_VALUES: usize = 10_000;
-
-fn parse_label_values(r: &Reply) -> Result<Vec<String>, SourceError> {
-    if !(200..300).contains(&r.status) {
-        return Err(error_from_reply(
-            r.status,
-            r.content_type.as_deref(),
-            r.retry_after
-                .as_deref()
-                .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-            &r.body,
-        ));
-    }
-    let env: Envelope<Vec<String>> = serde_json::from_slice(&r.body)
-        .map_err(|e| malformed_2xx(r.content_type.as_deref(), &r.body, &e))?;
-    if env.status.as_deref() != Some("success") {
-        return Err(parse::api_error(env.error_type, env.error, env.status));
-    }
-    let mut values = env.data.unwrap_or_default();
-    values.truncate(MAX_LABEL_VALUES);
-    Ok(values)
-}
 
 fn parse_buildinfo(r: &Reply) -> Result<BuildInfo, SourceError> {
     if !(200..300).contains(&r.status) {
@@ -269,12 +300,23 @@ impl Inner {
         method: reqwest::Method,
         body: Body,
     ) -> Result<Reply, SourceError> {
+        self.send_capped(endpoint, method, body, MAX_BODY).await
+    }
+
+    /// [`Self::send`], refusing a body larger than `max_bytes`.
+    async fn send_capped(
+        &self,
+        endpoint: &str,
+        method: reqwest::Method,
+        body: Body,
+        max_bytes: usize,
+    ) -> Result<Reply, SourceError> {
         let url = self
             .base
             .join(endpoint)
             .map_err(|e| SourceError::Unreachable(format!("bad endpoint URL: {e}")))?;
         let deadline = self.timeout;
-        match tokio::time::timeout(deadline, self.send_within(url, method, body)).await {
+        match tokio::time::timeout(deadline, self.send_within(url, method, body, max_bytes)).await {
             Ok(r) => r,
             Err(_) => Err(SourceError::Timeout(deadline)),
         }
@@ -285,6 +327,7 @@ impl Inner {
         url: Url,
         method: reqwest::Method,
         body: Body,
+        max_bytes: usize,
     ) -> Result<Reply, SourceError> {
         let _slot = self
             .slots
@@ -324,13 +367,13 @@ impl Inner {
                 summary: format!("{to} (a login proxy? point warroom at the API itself)"),
             });
         }
-        if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
-            return Err(SourceError::TooLarge(MAX_BODY));
+        if resp.content_length().is_some_and(|n| n > max_bytes as u64) {
+            return Err(SourceError::TooLarge(max_bytes));
         }
         let mut bytes = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport_error(e))? {
-            if bytes.len() + chunk.len() > MAX_BODY {
-                return Err(SourceError::TooLarge(MAX_BODY));
+            if bytes.len() + chunk.len() > max_bytes {
+                return Err(SourceError::TooLarge(max_bytes));
             }
             bytes.extend_from_slice(&chunk);
         }
@@ -364,6 +407,12 @@ impl Inner {
             SourceError::Unreachable(msg)
         }
     }
+}
+
+/// A label name as one URL path segment (label names are `[a-zA-Z_][a-zA-Z0-9_]*`; anything
+/// else is percent-encoded rather than allowed to change the path).
+fn url_path_segment(label: &str) -> String {
+    url::form_urlencoded::byte_serialize(label.as_bytes()).collect()
 }
 
 fn fmt_time(t: f64) -> String {
@@ -455,7 +504,7 @@ mod tests {
             .build()
             .unwrap();
         for bad in ["", "9lives", "a/../b", "pod name", "\u{1b}[2J"] {
-            match rt.block_on(c.label_values(bad, &[])) {
+            match rt.block_on(c.label_values(bad, &[], None, None, 1 << 20)) {
                 Err(SourceError::Api {
                     error_type,
                     message,
@@ -468,7 +517,7 @@ mod tests {
             }
         }
         assert!(matches!(
-            rt.block_on(c.label_values("pod", &["up".into()])),
+            rt.block_on(c.label_values("pod", &["up".into()], None, None, 1 << 20)),
             Err(SourceError::Unreachable(_))
         ));
     }
