@@ -12,4 +12,4 @@ pub mod series;
 pub mod source;
 
 pub use series::{Labels, Point, Series};
-pub use source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
+pub use source::{InstantQuery, QueryAnswer, RangeQuery, ResultType, Source, SourceError};

@@ -97,6 +97,7 @@ pub async fn run(
         runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
+        discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
@@ -165,6 +166,7 @@ async fn on_prometheus(
         runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
+        discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();

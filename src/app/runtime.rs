@@ -38,13 +38,25 @@ pub async fn open(
     header: crate::incident::open::Header,
     lock: impl FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>,
 ) -> color_eyre::Result<ExitCode> {
-    let source = crate::metrics::from_config::from_config(&config)?;
+    let client = crate::metrics::from_config::client(&config)?;
+    let source: Arc<dyn Source> = client.clone();
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(WallClock);
     let mut model = Model::new(&config, theme, source.describe(), clock.now());
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
+    // No `[[panel]]`: the dashboard is what the Prometheus exports, found after the first
+    // frame (the simulator's panels would only say "no data" on a real service).
+    let discovery = (!config.panels_configured).then(|| {
+        model.panels.clear();
+        model.discovery = Some(super::model::Discovery::Due {
+            at: None,
+            attempts: 0,
+            last_error: None,
+        });
+        client.clone()
+    });
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
     let journal = open_incident(&mut model, lock(store)?, header, None).await?;
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
@@ -60,6 +72,7 @@ pub async fn open(
         rehearsal: None,
         github,
         runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
+        discovery,
     };
     run_terminal(model, services, clock).await
 }
@@ -173,6 +186,8 @@ pub struct Services {
     pub rehearsal: Option<Arc<crate::sim::SimService>>,
     /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
     pub github: Option<super::workers::github::GithubSetup>,
+    /// The Prometheus client discovery asks, when the dashboard is built by discovery.
+    pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
 }
 
 impl Services {
@@ -186,6 +201,7 @@ impl Services {
             export: None,
             rehearsal: None,
             github: None,
+            discovery: None,
         }
     }
 }

@@ -81,6 +81,9 @@ pub enum Event {
         panel: String,
         level: Level,
         direction: Direction,
+        /// The reading; ±Inf is written as `"+Inf"`/`"-Inf"`, as Prometheus writes it (JSON
+        /// has no infinities), so a panel at +Inf is recorded as the screen shows it.
+        #[serde(with = "reading")]
         value: f64,
         threshold: f64,
         at: DateTime<Utc>,
@@ -305,6 +308,45 @@ impl Event {
     }
 }
 
+/// A reading in the journal: a JSON number, or `"+Inf"`/`"-Inf"`/`"NaN"` where JSON has none.
+/// Finite values are written as before, so old journals and their checksums are unchanged.
+mod reading {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if *v > 0.0 {
+            s.serialize_str("+Inf")
+        } else {
+            s.serialize_str("-Inf")
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(v) => Ok(v),
+            Raw::Text(t) => match t.as_str() {
+                "+Inf" | "Inf" | "inf" | "+inf" => Ok(f64::INFINITY),
+                "-Inf" | "-inf" => Ok(f64::NEG_INFINITY),
+                "NaN" | "nan" => Ok(f64::NAN),
+                other => Err(serde::de::Error::custom(format!(
+                    "\"{}\" is not a reading: expected a number, \"+Inf\", \"-Inf\" or \"NaN\"",
+                    crate::sanitize::line(other)
+                ))),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,5 +398,30 @@ mod tests {
         };
         assert!(wrapped.check().is_err());
         assert!(Event::note("fine").check().is_ok());
+    }
+
+    #[test]
+    fn an_infinite_reading_is_recorded_and_read_back_and_a_finite_one_as_before() {
+        let crossing = |value: f64| Event::ThresholdCrossed {
+            panel: "Error ratio".into(),
+            level: Level::Crit,
+            direction: Direction::Up,
+            value,
+            threshold: 0.1,
+            at: DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc),
+        };
+        for v in [f64::INFINITY, f64::NEG_INFINITY] {
+            let text = serde_json::to_string(&crossing(v)).unwrap();
+            assert!(
+                text.contains(if v > 0.0 { "\"+Inf\"" } else { "\"-Inf\"" }),
+                "{text}"
+            );
+            let back: Event = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, crossing(v));
+        }
+        let text = serde_json::to_string(&crossing(0.25)).unwrap();
+        assert!(text.contains("\"value\":0.25"), "{text}");
     }
 }

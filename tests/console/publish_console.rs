@@ -122,6 +122,7 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
             changes: None,
             publish: Some(publish),
         }),
+        discovery: None,
     };
     run_console(model, services, 120, Duration::from_secs(40), drive).await
 }

@@ -8,7 +8,9 @@
 use super::errors::error_from_reply;
 use super::labels::{LabelList, parse_label_list};
 use super::parse::{self, Envelope, MAX_BODY, clean_message, malformed_2xx, parse_answer};
-use crate::metrics::source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
+use crate::metrics::source::{
+    InstantQuery, QueryAnswer, RangeQuery, ResultType, Source, SourceError,
+};
 use crate::sanitize;
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -432,7 +434,19 @@ impl Source for PrometheusClient {
             ("step", fmt_time(q.step)),
             ("timeout", self.server_timeout()),
         ];
+        // A range query answered with anything but a matrix is not data to draw: a proxy or an
+        // engine that ignored the range. It is an error state, never "live".
         self.ask("api/v1/query_range", params)
+            .map(|r| match r {
+                Ok(a) if a.result_type.is_some_and(|t| t != ResultType::Matrix) => {
+                    Err(SourceError::Malformed(format!(
+                        "a range query was answered with a {}, not a matrix; is this a Prometheus query API?",
+                        a.result_type.map_or("?", ResultType::name)
+                    )))
+                }
+                other => other,
+            })
+            .boxed()
     }
 
     fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
