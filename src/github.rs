@@ -17,6 +17,7 @@ pub mod changes;
 pub mod cli;
 pub mod client;
 pub mod deliver;
+pub mod identity;
 pub mod intake;
 pub mod limits;
 pub mod marker;

@@ -152,6 +152,8 @@ pub async fn open_incident_with_clock(
             severity: severity.unwrap_or(Severity::Sev3),
         };
         records.push(writer.append(RecordSource::Operator, &actor, event).await?);
+        let uid = Event::new_incident_uid();
+        records.push(writer.append(RecordSource::System, "warroom", uid).await?);
     } else {
         if let Some(t) = title {
             let event = Event::TitleChanged { title: t };
@@ -325,6 +327,7 @@ where
         tokio::spawn(super::demo::record_faults(
             sim,
             journal,
+            clock.clone(),
             move |r| {
                 let _ = report.send(Msg::Recorded(r));
             },

@@ -72,6 +72,8 @@ impl Recording {
             };
             let actor = crate::app::model::operator_name();
             records.push(writer.append(RecordSource::Operator, &actor, event).await?);
+            let uid = Event::new_incident_uid();
+            records.push(writer.append(RecordSource::System, "warroom", uid).await?);
         }
         let (stop, stopped) = watch::channel(false);
         let tz = config.timezone;
@@ -113,6 +115,7 @@ impl Recording {
         parts.push(tokio::spawn(crate::app::demo::record_faults(
             stage.service.clone(),
             writer.clone(),
+            clock.clone(),
             move |r| match r {
                 Ok(r) => line(&r, tz),
                 Err(e) => eprintln!("NOT RECORDED (the journal is not durable): a fault: {e}"),

@@ -51,6 +51,7 @@ pub fn run(cmd: IncidentCmd, config: Option<&Path>, data_dir: &Path) -> Result<(
             let id = store.create(Utc::now())?;
             let (mut incident, _) = open(&store, &id)?;
             append(&mut incident, Event::IncidentOpened { title, severity })?;
+            append(&mut incident, Event::new_incident_uid())?;
             writeln!(out, "{id}")?;
         }
         IncidentCmd::List => list(&store, tz, &mut out)?,
