@@ -27,19 +27,20 @@ pub fn level_word(l: Level) -> &'static str {
 /// (reading 5.03%)", or "reached its critical threshold of 70%" when the value is exactly at
 /// it. `went_bad`: the crossing went the bad way (else it came back).
 pub fn crossed(unit: Unit, bad_above: bool, went_bad: bool, c: Crossed) -> String {
-    let phrase = threshold_phrase(unit, bad_above, went_bad, c);
+    let (r, t) = words::reading_pair(unit, c.value, c.threshold);
+    let phrase = phrase(bad_above, went_bad, c, &t);
     if c.value == c.threshold {
         return phrase;
     }
-    format!(
-        "{phrase} (reading {})",
-        words::reading(unit, c.value, c.threshold)
-    )
+    format!("{phrase} (reading {r})")
 }
 
 /// [`crossed`] without the reading: "returned below its critical threshold of 5%".
 pub fn threshold_phrase(unit: Unit, bad_above: bool, went_bad: bool, c: Crossed) -> String {
-    let t = words::value(unit, c.threshold);
+    phrase(bad_above, went_bad, c, &words::value(unit, c.threshold))
+}
+
+fn phrase(bad_above: bool, went_bad: bool, c: Crossed, t: &str) -> String {
     let level = level_word(c.level);
     if c.value == c.threshold {
         return format!("reached its {level} threshold of {t}");
@@ -76,24 +77,24 @@ pub fn crossed_both(unit: Unit, bad_above: bool, warn: Crossed, crit: Crossed) -
             crossed(unit, bad_above, true, crit)
         );
     }
-    format!(
-        "{} its warning ({}) and critical ({}) thresholds (reading {})",
-        words::crossing_verb(bad_above, true),
-        words::value(unit, warn.threshold),
-        words::value(unit, crit.threshold),
+    let t = words::distinct(unit, &[crit.value, warn.threshold, crit.threshold]);
+    let reading = if t[0] == t[2] || t[0] == t[1] {
         words::reading(unit, crit.value, crit.threshold)
+    } else {
+        t[0].clone()
+    };
+    format!(
+        "{} its warning ({}) and critical ({}) thresholds (reading {reading})",
+        words::crossing_verb(bad_above, true),
+        t[1],
+        t[2]
     )
 }
 
-/// A value before and after, written so the two differ when they differ: "2.64× → 1.07×".
-/// Digits are added to both until they read differently (or four more were not enough).
+/// A value before and after, written so the two differ when they differ: "2.6× → 1.1×",
+/// "100% → 99.96%".
 pub fn change(unit: Unit, before: f64, after: f64) -> String {
-    let (b, a) = (words::value(unit, before), words::value(unit, after));
-    if b != a || before == after {
-        return format!("{b} → {a}");
-    }
-    let a = words::reading(unit, after, before);
-    let b = words::reading(unit, before, after);
+    let (a, b) = words::reading_pair(unit, after, before);
     format!("{b} → {a}")
 }
 

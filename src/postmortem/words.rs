@@ -158,26 +158,48 @@ fn value_finer(unit: Unit, v: f64, extra: usize) -> String {
     }
 }
 
-/// A reading beside its threshold, written with enough digits that the two never read the
-/// same ("5.03%" beside "5%"); a value too close to tell apart at four more decimals reads
-/// "just over 5%" or "just under 5%". A value exactly at the threshold is written as the
-/// threshold (the caller says "reached").
-pub fn reading(unit: Unit, v: f64, threshold: f64) -> String {
-    let t = value(unit, threshold);
-    if v == threshold {
-        return t;
-    }
-    for extra in 0..=4 {
-        let r = value_finer(unit, v, extra);
-        if r != value_finer(unit, threshold, extra) {
-            return r;
+/// Values that are set beside each other (a reading and its thresholds), written with the
+/// fewest digits at which different values never read the same: "5.03%" beside "5%", "0.01%"
+/// beside "0.0101%". Values too close to tell apart at six more decimals keep that precision,
+/// and the caller says "just over" or "just under" ([`reading`]).
+pub fn distinct(unit: Unit, values: &[f64]) -> Vec<String> {
+    let texts = |extra: usize| -> Vec<String> {
+        values
+            .iter()
+            .map(|v| value_finer(unit, *v, extra))
+            .collect()
+    };
+    for extra in 0..=6 {
+        let t = texts(extra);
+        let clash = (0..values.len())
+            .any(|i| (0..values.len()).any(|j| i != j && values[i] != values[j] && t[i] == t[j]));
+        if !clash {
+            return t;
         }
     }
-    if v > threshold {
-        format!("just over {t}")
-    } else {
-        format!("just under {t}")
+    texts(6)
+}
+
+/// A reading and its threshold written so they never read the same (see [`distinct`]):
+/// `(reading, threshold)`. A value exactly at the threshold reads as the threshold (the caller
+/// says "reached"); one too close to tell apart reads "just over 5%" or "just under 5%".
+pub fn reading_pair(unit: Unit, v: f64, threshold: f64) -> (String, String) {
+    let t = distinct(unit, &[v, threshold]);
+    let (r, th) = (t[0].clone(), t[1].clone());
+    if v != threshold && r == th {
+        let word = if v > threshold {
+            "just over"
+        } else {
+            "just under"
+        };
+        return (format!("{word} {th}"), th);
     }
+    (r, th)
+}
+
+/// A reading beside its threshold as [`reading_pair`] writes it.
+pub fn reading(unit: Unit, v: f64, threshold: f64) -> String {
+    reading_pair(unit, v, threshold).0
 }
 
 /// How a threshold crossing moved, in the house's words, for a panel where high values are
@@ -327,7 +349,11 @@ mod tests {
         assert_eq!(value(Unit::Ratio, 2.63), "2.6×");
         assert_eq!(reading(Unit::Percent, 0.0503, 0.05), "5.03%");
         assert_eq!(reading(Unit::Percent, 0.7, 0.7), "70%");
-        assert_eq!(reading(Unit::Percent, 0.0500000001, 0.05), "just over 5%");
+        assert_eq!(reading(Unit::Percent, 0.05000000001, 0.05), "just over 5%");
+        assert_eq!(
+            reading_pair(Unit::Percent, 0.000101, 0.0001),
+            ("0.0101%".to_string(), "0.01%".to_string())
+        );
         assert_eq!(reading(Unit::Ratio, 2.0299, 2.0), "2.03×");
         assert_eq!(reading(Unit::Seconds, 1.0695, 1.0), "1.1 seconds");
         assert_eq!(reading(Unit::Seconds, 1.0004, 1.0), "1.0004 seconds");
