@@ -142,7 +142,7 @@ fn main() {
     let snaps = incident::snapshots(false);
     snapshot::write_all(&store.snapshots_dir(&id), &snaps).expect("snapshots");
     let fact_snaps = incident::fact_snapshots();
-    let facts_dir = store.snapshots_dir(&id).join(snapshot::FACTS_DIR);
+    let facts_dir = snapshot::facts_dir(&store.snapshots_dir(&id));
     snapshot::write_all(&facts_dir, &fact_snaps).expect("fact snapshots");
     let opts = ExportOptions::new(Format::Markdown, incident::TZ);
     println!(

@@ -17,6 +17,7 @@
 //! <incident>/exports/charts/<slug>.svg    linked from postmortem.md
 //! <incident>/exports/status.md            --format status
 //! <incident>/exports/facts.json           --format json
+//! <incident>/fact-snapshots/<slug>.json   the fact queries taken with the panels' snapshots
 //! ```
 
 pub mod board;
@@ -178,7 +179,7 @@ pub fn drafted_records(records: &[Record]) -> Vec<Record> {
         .collect()
 }
 
-/// [`draft`] with the fact queries' snapshots (`snapshots/facts/`) too.
+/// [`draft`] with the fact queries' snapshots (`fact-snapshots/`) too.
 pub fn draft_with(
     id: &str,
     records: &[Record],
@@ -299,7 +300,7 @@ pub fn export(
     let recovery = store.read(id)?;
     let dir = store.snapshots_dir(id);
     let snaps = snapshot::read_all(&dir)?;
-    let fact_snaps = snapshot::read_all(&dir.join(snapshot::FACTS_DIR))?;
+    let fact_snaps = snapshot::read_all(&snapshot::facts_dir(&dir))?;
     let out = opts.out.clone().unwrap_or_else(|| store.exports_dir(id));
     let d = draft_with(
         &id.to_string(),
@@ -388,7 +389,7 @@ pub async fn take_snapshots(
 }
 
 /// Takes the fact queries' snapshots (user requests, duplicates, memory, …) beside the
-/// panels', in `snapshots/facts/`, unless every query failed (the backend is down, or has
+/// panels', in `fact-snapshots/`, unless every query failed (the backend is down, or has
 /// none of these metrics: the draft then leaves those figures out).
 async fn capture_facts(
     dir: &Path,
@@ -399,7 +400,7 @@ async fn capture_facts(
     if facts.iter().all(|s| s.error.is_some()) {
         return Ok(0);
     }
-    Ok(snapshot::write_all(&dir.join(snapshot::FACTS_DIR), &facts)?.len())
+    Ok(snapshot::write_all(&snapshot::facts_dir(dir), &facts)?.len())
 }
 
 /// Takes and writes the incident's panel snapshots when it has none (for `warroom export
@@ -412,7 +413,7 @@ pub async fn capture_missing(
 ) -> Result<usize, ExportError> {
     let dir = store.snapshots_dir(id);
     let have_panels = !snapshot::read_all(&dir)?.is_empty();
-    let have_facts = !snapshot::read_all(&dir.join(snapshot::FACTS_DIR))?.is_empty();
+    let have_facts = !snapshot::read_all(&snapshot::facts_dir(&dir))?.is_empty();
     if have_panels && have_facts {
         return Ok(0);
     }

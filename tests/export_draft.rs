@@ -173,10 +173,9 @@ fn figures_match_the_curves_the_snapshots_were_made_from() {
     let recs = store.read(&id).unwrap().records;
     let snap_dir = store.snapshots_dir(&id);
     let snaps = warroom::incident::snapshot::read_all(&snap_dir).unwrap();
-    let facts_snaps = warroom::incident::snapshot::read_all(
-        &snap_dir.join(warroom::incident::snapshot::FACTS_DIR),
-    )
-    .unwrap();
+    let facts_snaps =
+        warroom::incident::snapshot::read_all(&warroom::incident::snapshot::facts_dir(&snap_dir))
+            .unwrap();
     let facts = postmortem::facts::compute_from(
         &id.to_string(),
         &postmortem::facts::Evidence {

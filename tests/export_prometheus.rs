@@ -104,9 +104,10 @@ fn missing_snapshots_are_taken_from_prometheus_and_feed_the_draft() {
             .count()
     };
     assert_eq!(json(&snaps), 8);
-    // The draft's fact queries beside them, answered by the real Prometheus: the user-request
-    // counter the simulator exports has a series.
-    let facts = snaps.join(warroom::incident::snapshot::FACTS_DIR);
+    // The draft's fact queries beside them (not among them: only panels are there), answered
+    // by the real Prometheus: the user-request counter the simulator exports has a series.
+    assert_eq!(std::fs::read_dir(&snaps).unwrap().count(), 8);
+    let facts = warroom::incident::snapshot::facts_dir(&snaps);
     assert_eq!(json(&facts), 5);
     let users = warroom::incident::snapshot::read_all(&facts)
         .unwrap()

@@ -378,7 +378,7 @@ fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator(
         &snapshot::fact_panels(),
         window,
     ));
-    let facts_dir = store.snapshots_dir(&id).join(snapshot::FACTS_DIR);
+    let facts_dir = snapshot::facts_dir(&store.snapshots_dir(&id));
     snapshot::write_all(&facts_dir, &fact_snaps).unwrap();
 
     let mut opts = ExportOptions::new(Format::Markdown, TZ);

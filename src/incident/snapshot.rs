@@ -196,9 +196,12 @@ pub async fn capture(
     out
 }
 
-/// Where the draft's fact queries are kept, inside the snapshots directory: they are not
-/// dashboard panels, so replay and the charts never show them as such.
-pub const FACTS_DIR: &str = "facts";
+/// The directory the draft's fact queries are kept in, beside the panels' snapshots
+/// (`<incident dir>/fact-snapshots/`, for the snapshots directory `snapshots_dir`): they are
+/// not dashboard panels, so replay and everything that lists the panels never sees them.
+pub fn facts_dir(snapshots_dir: &Path) -> PathBuf {
+    snapshots_dir.with_file_name("fact-snapshots")
+}
 
 /// The title of each fact query, as the draft finds it.
 pub mod fact {

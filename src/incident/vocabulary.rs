@@ -254,11 +254,7 @@ impl FromStr for Priority {
             "p1" | "1" | "high" => Ok(Priority::P1),
             "p2" | "2" | "medium" => Ok(Priority::P2),
             "p3" | "3" | "low" => Ok(Priority::P3),
-            _ => Err(unknown(
-                "priority",
-                s,
-                "P0, P1 (high), P2 (medium), P3 (low)",
-            )),
+            _ => Err(unknown("priority", s, "P0, P1/high, P2/medium, P3/low")),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The snapshots a draft reads, by what they are: the dashboard's panels (by title and by
-//! role) and the fact queries taken beside them (`snapshots/facts/`).
+//! role) and the fact queries taken beside them (`fact-snapshots/`).
 
 use super::signals::{self, Role};
 use crate::config::Unit;

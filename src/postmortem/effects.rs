@@ -87,6 +87,9 @@ pub struct Response {
     /// Nothing it was meant to change moved: "no visible effect within 2 minutes: error ratio
     /// stayed at 100%".
     pub no_effect: Option<String>,
+    /// The error ratio got better, by less than a tenth: "little effect on the error ratio
+    /// within 2 minutes: it fell from 60% to 55%".
+    pub little_effect: Option<String>,
     /// The recovery followed this response.
     pub credited: bool,
 }
@@ -325,6 +328,8 @@ pub fn responses(
             e.improvement.abs() < STILL
                 && error.is_some_and(|s| s.crit.is_some_and(|c| signals::is_bad(s, e.before, c)))
         });
+        // It got better, only by less than counts: "little", not "no".
+        let little = errors_unmoved.filter(|e| e.improvement > 0.0 && e.after != e.before);
         let no_effect = if !rest.is_empty() && !moved {
             let stayed: Vec<String> = rest.iter().map(worded).collect();
             Some(format!(
@@ -332,7 +337,7 @@ pub fn responses(
                 words::and_list(&stayed)
             ))
         } else {
-            errors_unmoved.map(|e| {
+            errors_unmoved.filter(|_| little.is_none()).map(|e| {
                 let unit = board.unit(&e.panel);
                 format!(
                     "no visible effect on the error ratio within {within}: it {}",
@@ -340,6 +345,13 @@ pub fn responses(
                 )
             })
         };
+        let little_effect = little.filter(|_| no_effect.is_none()).map(|e| {
+            let unit = board.unit(&e.panel);
+            format!(
+                "little effect on the error ratio within {within}: it {}",
+                phrases::moved(unit, e.before, e.after)
+            )
+        });
         let effect_text = (!rest.is_empty() && moved).then(|| {
             let parts: Vec<String> = rest
                 .iter()
@@ -370,6 +382,7 @@ pub fn responses(
             effects: rest,
             effect_text,
             no_effect,
+            little_effect,
             credited: false,
         });
     }

@@ -200,7 +200,7 @@ pub struct Evidence<'a> {
     pub records: &'a [Record],
     /// The dashboard's panel snapshots.
     pub panels: &'a [PanelSnapshot],
-    /// The fact queries' snapshots (`snapshots/facts/`).
+    /// The fact queries' snapshots (`fact-snapshots/`).
     pub facts: &'a [PanelSnapshot],
     /// The alerting rules, when they were read.
     pub rules: Option<&'a [AlertRule]>,
