@@ -266,6 +266,7 @@ where
         tokio::spawn(crate::rehearsal::faults::record_faults(
             sim,
             journal,
+            clock.clone(),
             move |r| {
                 let _ = report.send(Msg::Recorded(r));
             },

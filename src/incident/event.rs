@@ -142,6 +142,15 @@ pub enum Event {
         fault: String,
         detail: String,
         active: bool,
+        /// When the simulator applied it (the record's time is when warroom learned of it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<DateTime<Utc>>,
+    },
+    /// The incident's globally unique id, which the markers warroom writes on GitHub carry
+    /// (the local id `2026-12-01-1` repeats across machines and data dirs). Recorded once: when
+    /// the incident is created, or, for a journal older than the id, on its first publication.
+    IncidentUid {
+        uid: String,
     },
     /// warroom was interrupted (SIGINT, SIGTERM) while recording.
     Interrupted {
@@ -186,7 +195,18 @@ fn labels(map: &mut BTreeMap<String, String>) {
     }
 }
 
+/// A new globally unique incident id: 128 random bits as 32 lowercase hex digits.
+pub fn new_uid() -> String {
+    let v: u128 = rand::random();
+    format!("{v:032x}")
+}
+
 impl Event {
+    /// The record of a new globally unique id for an incident ([`Event::IncidentUid`]).
+    pub fn new_incident_uid() -> Event {
+        Event::IncidentUid { uid: new_uid() }
+    }
+
     /// A note with its tags parsed from the text.
     pub fn note(text: impl Into<String>) -> Event {
         let text = text.into();
@@ -277,6 +297,7 @@ impl Event {
                 many_lines(detail);
             }
             Event::Interrupted { signal } => one(signal),
+            Event::IncidentUid { uid } => one(uid),
             Event::JournalNotice { message } => many_lines(message),
             Event::SeverityChanged { .. }
             | Event::StatusChanged { .. }

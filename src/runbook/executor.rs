@@ -212,6 +212,7 @@ impl Executor {
             RunEvent::Confirmed {
                 step: c.step.clone(),
                 what: c.word.clone(),
+                automatic: self.operator.automatic(),
             }
         } else {
             RunEvent::Declined {

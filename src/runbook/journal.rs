@@ -119,9 +119,16 @@ impl JournalSink {
                 let (state, prefix) = step_state(*outcome);
                 self.step(step, state, format!("{prefix}{detail}"))
             }
-            RunEvent::Confirmed { step, what } => {
-                self.info(step, format!("confirmed: the operator typed \"{what}\""))
-            }
+            RunEvent::Confirmed {
+                step,
+                what,
+                automatic: false,
+            } => self.info(step, format!("confirmed: the operator typed \"{what}\"")),
+            // The postmortem tells a check no one made from one a person confirmed.
+            RunEvent::Confirmed { step, what, .. } => self.info(
+                step,
+                format!("confirmed: assumed (--yes), \"{what}\" was not typed"),
+            ),
             RunEvent::Declined { step, what } => {
                 self.info(step, format!("not confirmed: \"{what}\" was not typed"))
             }
