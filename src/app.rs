@@ -4,12 +4,14 @@
 //!
 //! - [`model`], [`msg`], [`effect`]: the state and what flows in and out of `update`;
 //! - [`update`]: one handler per mode and feature, in the order of precedence its doc gives;
+//! - [`gates`]: which panels a runbook's gates read (the panels a run needs, first);
 //! - [`panes`]: the pure state of each pane (one suffix: `*Pane`) and of a panel;
 //! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
 //!   rehearsal's stage.
 
 pub mod demo;
 pub mod effect;
+pub mod gates;
 pub mod model;
 pub mod msg;
 pub mod panes;

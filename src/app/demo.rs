@@ -68,6 +68,8 @@ pub async fn run(
     let clock: Arc<dyn Clock> = Arc::new(r.clock());
     let source_name = format!("embedded · {name} {speed}× · control http://{control}");
     let mut model = Model::new(&config, theme, source_name, clock.now());
+    // Messages last on the wall clock: `speed` simulated seconds a second.
+    model.speed = speed.max(1.0);
     model.briefing = Some(briefing);
     if let Some(w) = warning {
         model.notify(w, true, None);

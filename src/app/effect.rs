@@ -39,6 +39,11 @@ pub enum Effect {
     StartRun {
         runbook: Box<crate::runbook::model::Runbook>,
         run_id: String,
+        /// Variables set in the run dialog, over every other source.
+        vars: Vec<(String, String)>,
+        /// Resuming: the step index to go on from, and the incident's records (the run's
+        /// idempotency keys are reused).
+        resume: Option<Resume>,
     },
     /// Pause, resume or abort a run (it takes effect between actions).
     ControlRun {
@@ -62,4 +67,11 @@ pub enum Effect {
     /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
     /// answers as `Msg::Published` (and `Msg::Journaled` for the timeline record).
     Publish(crate::github::publish::Target),
+}
+
+/// Where a resumed run goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    pub from: usize,
+    pub records: Vec<crate::incident::Record>,
 }

@@ -278,8 +278,10 @@ where
     let mut signals = crate::signals::Signals::new();
     let mut last_draw: Option<Instant> = None;
     let mut input_open = true;
-    // The first tick schedules the first fetches.
-    let first = update(&mut model, Msg::Tick(clock.now()));
+    // The first tick schedules the first fetches; the runbook list loads at once, so the
+    // "what's wrong" line can suggest one before the pane is opened.
+    let mut first = update(&mut model, Msg::Tick(clock.now()));
+    first.push(Effect::LoadRunbooks);
     super::workers::spawn_all(first, &services, &tx, &clock);
     loop {
         if model.dirty {

@@ -14,7 +14,9 @@ mod help;
 mod incident;
 mod note;
 mod publish;
+mod resume;
 mod runbooks;
+mod search;
 
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
 pub use note::NOTE_MAX;
@@ -40,8 +42,13 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                         p.lines = Some(Ok(plan.lines));
                         p.batches = plan.batches;
                         p.titles = plan.titles;
+                        p.values = plan.values;
+                        runbooks::plan_ready(model, &name);
                     }
-                    Err(e) => p.lines = Some(Err(crate::sanitize::line(&e).into_owned())),
+                    Err(e) => {
+                        p.lines = Some(Err(crate::sanitize::line(&e).into_owned()));
+                        runbooks::plan_ready(model, &name);
+                    }
                 },
                 None => {
                     if let Err(e) = result {
@@ -161,12 +168,25 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Exported(result) => {
             match result {
-                Ok((path, 0)) => model.notify(format!("exported {path}"), false, Some(30)),
-                Ok((path, n)) => model.notify(
-                    format!("exported {path}; lint: {n} finding(s), see `warroom export`"),
-                    false,
-                    Some(30),
-                ),
+                Ok((path, findings)) if findings.is_empty() => {
+                    model.lint.clear();
+                    model.notify(
+                        format!("exported {path}; the lint found nothing"),
+                        false,
+                        Some(30),
+                    );
+                }
+                // The findings are listed at once: they are what to fix before publishing.
+                Ok((path, findings)) => {
+                    let n = findings.len();
+                    model.lint = findings;
+                    model.notify(
+                        format!("exported {path}; lint: {n} finding(s), listed"),
+                        false,
+                        Some(30),
+                    );
+                    help::open_page(model, crate::app::model::HelpPage::Lint);
+                }
                 Err(e) => model.notify(format!("export failed: {e}"), true, Some(30)),
             }
             model.dirty = true;
@@ -197,17 +217,29 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
 }
 
 /// A key, offered to the handlers in order of precedence; the first that takes it wins:
+/// 0. while the terminal is too small to show anything, only quit acts (nothing happens
+///    unseen);
 /// 1. an open dialog (its own bindings, else text for its field);
 /// 2. the scenario briefing (dismissed by close or zoom; only quit gets past it);
 /// 3. quitting while a runbook runs is refused in every mode;
 /// 4. help opens or closes from any mode that binds it;
-/// 5. the mode's own handler: a note being typed, the help overlay, the runbook pane, or the
+/// 5. the mode's own handler: a note being typed, a timeline search, the help overlay, the
+///    runbook pane (whose unbound keys are the dashboard's: it shares the screen), or the
 ///    dashboard.
 fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
+    if crate::ui::layout::too_small(model.width, model.height) {
+        if model.keymap.action(Mode::Dashboard, ev) == Some(Action::Quit) {
+            return quit(model);
+        }
+        return Vec::new();
+    }
     if model.dialog.is_some() {
         return dialog::key(model, ev);
     }
-    let action = model.keymap.action(model.mode, ev);
+    if model.search.is_some() {
+        return search::key(model, ev);
+    }
+    let action = model.keymap.action_with_fallback(model.mode, ev);
     if model.briefing.is_some() {
         match action {
             Some(Action::Close | Action::Zoom) => model.briefing = None,
@@ -218,13 +250,8 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
             return Vec::new();
         }
     }
-    if action == Some(Action::Quit) && model.runbooks.active().is_some() {
-        model.notify(
-            "a runbook is running: abort it first (b, then a) so nothing is left half done",
-            true,
-            Some(8),
-        );
-        return Vec::new();
+    if action == Some(Action::Quit) {
+        return quit(model);
     }
     if action == Some(Action::Help) {
         help::toggle(model);
@@ -233,15 +260,31 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
     match model.mode {
         Mode::Note => note::key(model, ev, action),
         Mode::Help => help::key(model, action),
-        Mode::Runbooks => match action {
-            Some(Action::Quit | Action::Timeline) => dashboard::key(model, action),
+        Mode::Runbooks => match model.keymap.action(Mode::Runbooks, ev) {
             Some(a) => runbooks::key(model, a),
-            None => Vec::new(),
+            // Not the pane's: the dashboard beside it takes it.
+            None => dashboard::key(model, action),
         },
         Mode::Dashboard => dashboard::key(model, action),
         // Dialog mode is the dialog itself, handled first.
         Mode::Dialog => Vec::new(),
     }
+}
+
+/// Quit, unless a run is in progress (nothing is left half done).
+fn quit(model: &mut Model) -> Vec<Effect> {
+    if model.runbooks.active().is_some() {
+        let k = &model.keymap;
+        let text = format!(
+            "a runbook is running: abort it first ({}, then {}) so nothing is left half done",
+            k.hint(Mode::Dashboard, Action::Runbooks),
+            k.hint(Mode::Runbooks, Action::AbortRun)
+        );
+        model.notify(text, true, Some(8));
+        return Vec::new();
+    }
+    model.quit = Some(Quit::User);
+    Vec::new()
 }
 
 fn report_health(

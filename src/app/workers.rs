@@ -96,15 +96,26 @@ pub fn spawn_all(
                     });
                 });
             }
-            Effect::StartRun { runbook, run_id } => super::workers::runbooks::start(
-                &runbook,
+            Effect::StartRun {
+                runbook,
                 run_id,
-                &services.runbooks,
-                services.source.clone(),
-                services.journal.clone(),
-                clock.clone(),
-                tx,
-            ),
+                vars,
+                resume,
+            } => {
+                let mut setup = services.runbooks.clone();
+                // The dialog's values win over every other source (later ones win).
+                setup.vars.extend(vars);
+                super::workers::runbooks::start(
+                    &runbook,
+                    run_id,
+                    &setup,
+                    services.source.clone(),
+                    services.journal.clone(),
+                    clock.clone(),
+                    tx,
+                    resume,
+                )
+            }
             Effect::ControlRun { run_id, control } => {
                 services.runbooks.control(&run_id, control);
             }

@@ -43,8 +43,13 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         panel::draw(frame, area, &view(i));
         return;
     }
-    let (rects, first) = layout::grid(area, model.panels.len(), model.selected);
+    // A run's gate panels first (the order moving between panels follows too).
+    let order = model.panel_order();
+    let pos = order.iter().position(|i| *i == model.selected).unwrap_or(0);
+    let (rects, first) = layout::grid(area, model.panels.len(), pos);
     for (k, rect) in rects.into_iter().enumerate() {
-        panel::draw(frame, rect, &view(first + k));
+        if let Some(i) = order.get(first + k) {
+            panel::draw(frame, rect, &view(*i));
+        }
     }
 }

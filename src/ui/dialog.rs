@@ -27,7 +27,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
         .map(|l| Line::styled(l.clone(), t.text))
         .collect();
     match &d.body {
-        Body::Type { word, typed } => {
+        Body::Type { word, typed, caret } => {
             let what = match &d.purpose {
                 Purpose::StartRun(_) => "run it",
                 _ => "go ahead",
@@ -37,11 +37,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
                 Span::styled(format!("\"{word}\""), t.accent),
                 Span::styled(format!(" to {what}; anything else is no."), t.text),
             ]));
-            lines.push(Line::from(vec![
-                Span::styled("> ", t.accent),
-                Span::styled(crate::sanitize::line(typed).into_owned(), t.text),
-                Span::styled("▏", t.accent),
-            ]));
+            let mut spans = vec![Span::styled("> ", t.accent)];
+            spans.extend(edited(typed, *caret, true, t));
+            lines.push(Line::from(spans));
         }
         Body::Choose { options, selected } => {
             for (i, o) in options.iter().enumerate() {
@@ -57,12 +55,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
                 let sel = i == *focus;
                 let mut spans = vec![
                     Span::styled(if sel { "▸ " } else { "  " }, t.accent),
-                    Span::styled(format!("{:<12}", f.label), t.title),
-                    Span::styled(crate::sanitize::line(&f.value).into_owned(), t.text),
+                    Span::styled(format!("{:<12} ", f.label), t.title),
                 ];
-                if sel {
-                    spans.push(Span::styled("▏", t.accent));
-                }
+                spans.extend(edited(&f.value, f.caret, sel, t));
                 if f.value.is_empty() {
                     spans.push(Span::styled(format!(" ({})", f.hint), t.muted));
                 }
@@ -107,6 +102,32 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
             .wrap(Wrap { trim: false }),
         rect,
     );
+}
+
+/// A value being edited: the caret where typing happens, a selected (prefilled) value shown
+/// selected, since typing replaces it.
+pub fn edited(
+    value: &str,
+    caret: crate::app::panes::text::Caret,
+    focused: bool,
+    t: &crate::theme::Theme,
+) -> Vec<Span<'static>> {
+    let clean = |s: &str| crate::sanitize::line(s).into_owned();
+    if !focused {
+        return vec![Span::styled(clean(value), t.text)];
+    }
+    if caret.selected {
+        return vec![
+            Span::styled(clean(value), t.selection),
+            Span::styled("▏", t.accent),
+        ];
+    }
+    let (before, after) = caret.split(value);
+    vec![
+        Span::styled(clean(before), t.text),
+        Span::styled("▏", t.accent),
+        Span::styled(clean(after), t.text),
+    ]
 }
 
 /// The record a correction would supersede, as the timeline describes it.

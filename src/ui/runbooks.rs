@@ -22,7 +22,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
-/// Draw the pane over `area`.
+/// Draw the pane into `area`.
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     if area.width < 4 || area.height < 4 {
         return;
@@ -41,11 +41,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     draw_detail(frame, detail, model);
 }
 
+/// Whether the pane has the keys (else the dashboard beside it has them).
+fn focused(model: &Model) -> bool {
+    model.shown().focused
+}
+
 fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
     let t = &model.theme;
     let pane = &model.runbooks;
     let block = Block::bordered()
-        .border_style(if pane.plan.is_none() {
+        .border_style(if pane.plan.is_none() && focused(model) {
             t.border_focus
         } else {
             t.border
@@ -88,15 +93,27 @@ fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
 fn hints(model: &Model) -> String {
     let k = &model.keymap;
     let m = Mode::Runbooks;
+    if !focused(model) {
+        return format!(
+            " {} pane keys (the dashboard has them now) ",
+            k.hint(Mode::Dashboard, Action::Runbooks)
+        );
+    }
     let mut parts = vec![
         format!("{} plan", k.hint(m, Action::Open)),
         format!("{} run", k.hint(m, Action::Run)),
     ];
+    let run = model.runbooks.run.as_ref();
     if model.runbooks.active().is_some() {
-        parts.push(format!("{} pause", k.hint(m, Action::PauseRun)));
+        parts.push(format!("{} hold", k.hint(m, Action::PauseRun)));
         parts.push(format!("{} abort", k.hint(m, Action::AbortRun)));
+    } else if run
+        .is_some_and(|r| matches!(r.outcome, Some(RunOutcome::Aborted | RunOutcome::Failed)))
+    {
+        parts.push(format!("{} resume", k.hint(m, Action::ResumeRun)));
     }
     parts.push(format!("{} back", k.hint(m, Action::Close)));
+    parts.push(format!("{} panels", k.hint(m, Action::Runbooks)));
     format!(" {} ", parts.join(" · "))
 }
 
@@ -131,7 +148,7 @@ fn draw_detail(frame: &mut Frame, area: Rect, model: &Model) {
             }
         };
     let mut block = Block::bordered()
-        .border_style(if pane.plan.is_some() {
+        .border_style(if pane.plan.is_some() && focused(model) {
             t.border_focus
         } else {
             t.border
@@ -178,12 +195,25 @@ fn entry_lines(e: &Entry, t: &Theme) -> Vec<Line<'static>> {
                     Span::styled(format!("  {:<20}", s.id), t.accent),
                     Span::styled(format!("{:<7}", s.kind.name()), t.muted),
                     Span::styled(if s.mutating { "changes " } else { "        " }, t.warn),
-                    Span::styled(crate::sanitize::line(&s.title).into_owned(), t.text),
+                    Span::styled(title_with_defaults(rb, s), t.text),
                 ]));
             }
             l
         }
     }
+}
+
+/// A step's title with the variables' defaults filled in (the plan shows the values a run
+/// will use), so the list never shows `{{service}}`.
+fn title_with_defaults(
+    rb: &crate::runbook::model::Runbook,
+    s: &crate::runbook::model::Step,
+) -> String {
+    let values = (rb.variables.iter())
+        .filter(|v| !v.secret)
+        .filter_map(|v| Some((v.name.clone(), v.default.clone()?)))
+        .collect();
+    crate::sanitize::line(&s.title_rendered(&values)).into_owned()
 }
 
 /// The run's state in words, with its symbol.
@@ -194,7 +224,7 @@ pub fn run_state(run: &RunPane, t: &Theme) -> (String, Style) {
         (Some(RunOutcome::Failed), _) => ("✖ failed".into(), t.failing),
         (Some(RunOutcome::Aborted), _) => ("■ aborted".into(), t.warn),
         (None, Control::Abort) => ("■ aborting…".into(), t.warn),
-        (None, Control::Pause) => ("‖ paused".into(), t.warn),
+        (None, Control::Pause) => ("‖ held".into(), t.warn),
         (None, Control::Run) => ("▶ running".into(), t.accent),
     }
 }
@@ -217,7 +247,7 @@ fn run_lines(run: &RunPane, t: &Theme, height: usize) -> Vec<Line<'static>> {
         let detail = if s.detail.is_empty() {
             String::new()
         } else {
-            format!(" · {}", s.detail)
+            format!(" · {}", crate::app::panes::timeline::words(&s.detail))
         };
         l.push(Line::from(vec![
             Span::styled(format!("{sym} "), style),
@@ -241,7 +271,11 @@ fn run_lines(run: &RunPane, t: &Theme, height: usize) -> Vec<Line<'static>> {
             }
             if let Some((_, reading, verdict)) = run.gate.as_ref().filter(|g| g.0 == s.id) {
                 l.push(Line::styled(
-                    format!("    gate: {reading} → {verdict}"),
+                    format!(
+                        "    gate reads {} → {}",
+                        crate::app::panes::timeline::verdict(reading),
+                        crate::app::panes::timeline::verdict(verdict)
+                    ),
                     t.muted,
                 ));
             }

@@ -1,5 +1,7 @@
-//! The status bar: the source and its health, the range, pause, the clock with its zone, a
-//! notice if any, and key hints.
+//! The status bar: the source and its health, the range, the incident and its journal's state,
+//! the run, pause, the clock with its zone, the message shown, and key hints. When it is too
+//! narrow the least important fields go first; the clock, the journal's state and the help
+//! key never do, and a message that does not fit gets lines of its own above the bar.
 
 use crate::app::Model;
 use crate::keymap::{Action, Mode};
@@ -9,8 +11,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-/// Draw the status bar into its one line.
-pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
+/// How much a field matters: the least important go first when the bar is too narrow.
+/// `KEEP` fields never go: the clock, the journal's state, the help key.
+const KEEP: u8 = 9;
+
+/// The fields of the bar, in display order, with their importance.
+fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
     let t = &model.theme;
     let s = &model.source;
     let (health, hstyle) = match s.health.state() {
@@ -23,48 +29,36 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     };
     let local = model.now.with_timezone(&model.tz);
     let range = humantime::format_duration(crate::app::model::RANGES[model.range_idx]);
-    let sep = || Span::styled(" │ ", t.muted);
     let clock = Span::styled(local.format("%Y-%m-%d %H:%M:%S %Z").to_string(), t.text);
-    let mut spans = vec![Span::raw(" ")];
+    let mut out: Vec<(u8, Vec<Span>)> = Vec::new();
     match &model.replay {
-        // A replay reads a journal: there is no source, and it records nothing. Its time
-        // comes early, so a narrow terminal still shows where the replay is.
-        Some(r) => spans.extend([
-            Span::styled(r.state.clone(), t.accent),
-            sep(),
-            clock.clone(),
-        ]),
-        None => spans.extend([
-            Span::styled(s.name.clone(), t.text),
-            Span::raw(" "),
-            Span::styled(health, hstyle),
-        ]),
+        // A replay reads a journal: there is no source, and it records nothing.
+        Some(r) => {
+            out.push((KEEP, vec![Span::styled(r.state.clone(), t.accent)]));
+            out.push((KEEP, vec![clock.clone()]));
+        }
+        None => {
+            out.push((2, vec![Span::styled(s.name.clone(), t.text)]));
+            out.push((7, vec![Span::styled(health, hstyle)]));
+        }
     }
     // What discovery found names the dashboard: "found postgres_exporter, HAProxy".
     if let Some(d @ crate::app::model::Discovery::Found { .. }) = &model.discovery {
-        spans.push(sep());
-        spans.push(Span::styled(d.line(model.now), t.accent));
-    }
-    // A notice comes early: on a narrow terminal the end of the bar is cut off.
-    if let Some(n) = &model.notice {
-        spans.push(sep());
-        spans.push(Span::styled(
-            n.text.clone(),
-            if n.warning { t.warn } else { t.accent },
-        ));
+        out.push((1, vec![Span::styled(d.line(model.now), t.accent)]));
     }
     if let Some(r) = &model.replay {
-        spans.push(sep());
-        spans.push(Span::styled(r.incident.clone(), t.text));
+        out.push((4, vec![Span::styled(r.incident.clone(), t.text)]));
     }
-    spans.push(sep());
-    spans.push(Span::styled(format!("range {range}"), t.text));
-    if let Some(i) = model.incident.as_ref().filter(|_| model.replay.is_none()) {
-        let (state, style) = super::timeline::journal_state(model);
-        spans.push(sep());
-        spans.push(Span::styled(format!("incident {}", i.id), t.text));
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(state, style));
+    out.push((3, vec![Span::styled(format!("range {range}"), t.text)]));
+    if model.replay.is_none() {
+        match &model.incident {
+            Some(i) => {
+                let (state, style) = super::timeline::journal_state(model);
+                out.push((5, vec![Span::styled(format!("incident {}", i.id), t.text)]));
+                out.push((KEEP, vec![Span::styled(state, style)]));
+            }
+            None => out.push((KEEP, vec![Span::styled("○ not recording", t.muted)])),
+        }
     }
     if let Some(run) = &model.runbooks.run {
         let (state, style) = super::runbooks::run_state(run, t);
@@ -83,32 +77,141 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 )
             })
             .unwrap_or_default();
-        spans.push(sep());
-        spans.push(Span::styled(
-            format!("{state} {}{step}{batch}", run.runbook),
-            style,
+        // A run in progress keeps its place when the pane is not on screen.
+        let weight = if run.finished() { 4 } else { 8 };
+        out.push((
+            weight,
+            vec![Span::styled(
+                format!("{state} {}{step}{batch}", run.runbook),
+                style,
+            )],
         ));
     }
     if model.paused {
-        spans.push(sep());
-        spans.push(Span::styled("⏸ paused", t.warn));
+        out.push((8, vec![Span::styled("⏸ paused", t.warn)]));
     }
     if model.replay.is_none() {
-        spans.push(sep());
-        spans.push(clock);
+        out.push((KEEP, vec![clock]));
     }
     let k = &model.keymap;
     let d = Mode::Dashboard;
-    spans.push(sep());
-    let hints = match &model.replay {
-        Some(r) => r.hints.clone(),
-        None => format!(
-            "{} help  {} zoom  {} quit",
-            k.hint(d, Action::Help),
-            k.hint(d, Action::Zoom),
-            k.hint(d, Action::Quit)
-        ),
+    match &model.replay {
+        Some(r) => out.push((KEEP, vec![Span::styled(r.hints.clone(), t.muted)])),
+        None => {
+            out.push((
+                KEEP,
+                vec![Span::styled(
+                    format!("{} help", k.hint(d, Action::Help)),
+                    t.muted,
+                )],
+            ));
+            out.push((
+                1,
+                vec![Span::styled(
+                    format!(
+                        "{} messages  {} quit",
+                        k.hint(d, Action::Messages),
+                        k.hint(d, Action::Quit)
+                    ),
+                    t.muted,
+                )],
+            ));
+        }
+    }
+    out
+}
+
+const SEP: &str = " │ ";
+
+fn width(fields: &[(u8, Vec<Span>)]) -> usize {
+    1 + fields
+        .iter()
+        .map(|(_, sp)| sp.iter().map(|s| s.width()).sum::<usize>())
+        .sum::<usize>()
+        + SEP.chars().count() * fields.len().saturating_sub(1)
+}
+
+/// The bar's fields that fit `cols`: the least important dropped first (the last of equals
+/// first), never a `KEEP` one.
+fn fit(mut fields: Vec<(u8, Vec<Span<'static>>)>, cols: usize) -> Vec<(u8, Vec<Span<'static>>)> {
+    while width(&fields) > cols {
+        let Some((i, _)) = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, (w, _))| *w < KEEP)
+            .min_by_key(|(i, (w, _))| (*w, usize::MAX - i))
+        else {
+            break;
+        };
+        fields.remove(i);
+    }
+    fields
+}
+
+/// The message shown, as it would sit in the bar (its own lines when it does not fit).
+pub fn notice_spans(model: &Model) -> Option<Span<'static>> {
+    let t = &model.theme;
+    model.notice.as_ref().map(|n| {
+        let k = model.keymap.hint(Mode::Dashboard, Action::Close);
+        let text = if n.until.is_none() {
+            format!("{} ({k} dismisses)", n.text)
+        } else {
+            n.text.clone()
+        };
+        Span::styled(text, if n.warning { t.warn } else { t.accent })
+    })
+}
+
+/// The rows the message needs above the bar when it does not fit in it (0 when it does, or
+/// there is none), at most `max`.
+pub fn notice_rows(model: &Model, cols: u16, max: u16) -> u16 {
+    let Some(n) = notice_spans(model) else {
+        return 0;
     };
-    spans.push(Span::styled(hints, t.muted));
+    let room = cols as usize;
+    let bar = width(&fit(fields(model), room));
+    if bar + SEP.chars().count() + n.width() <= room {
+        return 0;
+    }
+    (n.width().div_ceil(room.max(1)) as u16).clamp(1, max)
+}
+
+/// Draw the status bar into its one line; the message goes in the bar when it fits, else on
+/// its own wrapped lines in `above` (as many as [`notice_rows`] asked for).
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
+    let t = &model.theme;
+    let cols = usize::from(area.width);
+    let mut fields = fit(fields(model), cols);
+    if let Some(n) = notice_spans(model)
+        && width(&fields) + SEP.chars().count() + n.width() <= cols
+    {
+        // In the bar, after the source (where the eye starts).
+        let at = 2.min(fields.len());
+        fields.insert(at, (KEEP, vec![n]));
+    } else if let Some(n) = notice_spans(model) {
+        let rows = notice_rows(model, area.width, 3);
+        if rows > 0 && area.y >= rows {
+            let above = Rect {
+                x: area.x,
+                y: area.y - rows,
+                width: area.width,
+                height: rows,
+            };
+            frame.render_widget(ratatui::widgets::Clear, above);
+            frame.render_widget(
+                Paragraph::new(Line::from(vec![n]))
+                    .wrap(ratatui::widgets::Wrap { trim: false })
+                    .style(t.status_bar),
+                above,
+            );
+        }
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (i, (_, sp)) in fields.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(SEP, t.muted));
+        }
+        spans.extend(sp);
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
 }

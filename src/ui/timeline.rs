@@ -1,17 +1,18 @@
 //! The incident timeline pane: what the journal has acknowledged as durable, newest first,
-//! each line with its time in the configured zone, its source and what happened.
+//! each row with its record number (what `c` asks for), its time in the configured zone, its
+//! source and what happened in words (a runbook step is one row); scrolled with PgUp/PgDn,
+//! searched with `/`.
 //!
 //! ```text
-//! ┌ Timeline · 2026-11-29-1 ─────── ✓ durable ┐
-//! │07:18:04 metric   Pool saturation ▲ crit … │
-//! │07:16:40 operator note: retries look high  │
-//! └───────────────────────────────────────────┘
+//! ┌ Timeline · 2026-11-29-1 · UTC ──────────────── ✓ durable ┐
+//! │#12  07:18:04 metric   ▲ Pool saturation rose above crit… │
+//! │#11  07:17:30 runbook  step restart · Restart api → ✓ done │
+//! │#9   07:16:40 operator retries look high                   │
+//! └──────────────────────────────────────── rows 1-3 of 40 ───┘
 //! ```
 
 use crate::app::Model;
-use crate::incident::Event;
-use crate::incident::event::Direction;
-use crate::incident::timeline::describe;
+use crate::app::panes::timeline::{TimelinePane, Tone, rows};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -74,67 +75,96 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }
         _ => false,
     };
-    let shown = model
-        .timeline
-        .iter()
-        .filter(|r| model.timeline_filter.is_none_or(|s| r.source == s));
-    let ordered: Box<dyn Iterator<Item = &crate::incident::Record>> = if model.oldest_first {
-        Box::new(shown)
-    } else {
-        Box::new(shown.rev())
-    };
-    // The crossing jumped to (`g`) stays on screen: the list starts late enough to show it.
+    let all = rows(&model.timeline, &|p| model.unit_of(p));
+    let shown = TimelinePane::shown(all, model.timeline_filter, model.oldest_first);
+    let pane = &model.timeline_pane;
     let height = usize::from(inner.height);
-    let marked = model.jumped.and_then(|seq| {
-        let mut shown = model
-            .timeline
-            .iter()
-            .filter(|r| model.timeline_filter.is_none_or(|s| r.source == s));
-        let i = shown.position(|r| r.seq == seq)?;
-        Some(if model.oldest_first { i } else { shown.count() })
-    });
-    let start = marked.map_or(0, |i| (i + 1).saturating_sub(height));
-    let build = marked.map_or(height, |i| (i + 1 - start).max(height));
-    let mut lines: Vec<Line> = ordered
+    // The crossing jumped to (`g`) stays on screen; else the scroll.
+    let marked = model
+        .jumped
+        .and_then(|seq| shown.iter().position(|r| r.seqs.contains(&seq)));
+    let start = match marked {
+        Some(i) => i.saturating_sub(height / 2),
+        None => pane.scroll.min(shown.len().saturating_sub(1)),
+    };
+    let lines: Vec<Line> = shown
+        .iter()
+        .enumerate()
         .skip(start)
-        .take(build)
-        .map(|r| {
-            let what_style = match &r.kind {
-                Event::ThresholdCrossed {
-                    direction: Direction::Up,
-                    ..
-                } => t.warn,
-                Event::ThresholdCrossed { .. } => t.ok,
-                Event::AlertFiring { .. } => t.crit,
-                _ => t.text,
+        .take(height.max(1))
+        .map(|(i, r)| {
+            let mut what_style = match r.tone {
+                Tone::Bad => t.warn,
+                Tone::Good => t.ok,
+                Tone::Running => t.accent,
+                Tone::Plain => t.text,
             };
-            let marked = model.jumped == Some(r.seq);
+            let mut text = r.text.clone();
+            if let Some(by) = r.superseded_by {
+                what_style = t.muted.add_modifier(Modifier::CROSSED_OUT);
+                text = format!("{text}  (superseded by #{by})");
+            }
+            let found = pane.matches(r);
+            let marked = marked == Some(i);
             let line = Line::from(vec![
+                Span::styled(format!("#{:<4}", r.seq), t.muted),
                 Span::styled(short_time(r.time, model.tz, spans_days), t.muted),
-                Span::raw(if marked { "▶" } else { " " }),
+                Span::raw(if marked {
+                    "▶"
+                } else if found {
+                    "»"
+                } else {
+                    " "
+                }),
                 Span::styled(format!("{:<8}", r.source.to_string()), t.accent),
                 Span::raw(" "),
-                Span::styled(describe(&r.kind), what_style),
+                Span::styled(text, what_style),
             ]);
-            if marked {
+            if marked || found {
                 line.patch_style(Style::new().add_modifier(Modifier::REVERSED))
             } else {
                 line
             }
         })
         .collect();
-    // Long records wrap onto more rows: drop rows from the top until the marked one fits.
-    if let Some(i) = marked.map(|i| i - start) {
-        let rows = |l: &Line| l.width().max(1).div_ceil(usize::from(inner.width.max(1)));
-        let mut used: usize = lines[..=i].iter().map(rows).sum();
-        let mut drop = 0;
-        while used > height && drop < i {
-            used -= rows(&lines[drop]);
-            drop += 1;
-        }
-        lines.drain(..drop);
-    }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    // Where the view is, and the search being typed.
+    let mut bottom = Vec::new();
+    if shown.len() > height {
+        bottom.push(format!(
+            "rows {}-{} of {}",
+            start + 1,
+            (start + height).min(shown.len()),
+            shown.len()
+        ));
+    }
+    if let Some(f) = &pane.find {
+        bottom.push(format!("/{f}"));
+    }
+    if !bottom.is_empty() {
+        let text = format!(" {} ", bottom.join(" · "));
+        let w = (text.chars().count() as u16).min(area.width.saturating_sub(2));
+        let r = Rect {
+            x: area.x + area.width.saturating_sub(w + 1),
+            y: area.y + area.height.saturating_sub(1),
+            width: w,
+            height: 1,
+        };
+        frame.render_widget(Paragraph::new(Line::styled(text, t.muted)), r);
+    }
+    if let Some((q, caret)) = &model.search {
+        let r = Rect {
+            x: inner.x,
+            y: inner.y + inner.height.saturating_sub(1),
+            width: inner.width,
+            height: 1.min(inner.height),
+        };
+        let mut spans = vec![Span::styled("/", t.accent)];
+        spans.extend(super::dialog::edited(q, *caret, true, t));
+        spans.push(Span::styled("  enter finds · esc cancels", t.muted));
+        frame.render_widget(ratatui::widgets::Clear, r);
+        frame.render_widget(Paragraph::new(Line::from(spans)), r);
+    }
 }
 
 /// `07:18:04`, or `07-17 07:18` when the incident spans days (the zone is in the title).

@@ -321,3 +321,14 @@ pub fn jump_to_panel(model: &mut Model) {
         model.timeline_filter = None;
     }
 }
+
+/// `D`: declare an incident. The console watches without one until then.
+pub fn declare(model: &mut Model) -> Vec<Effect> {
+    if let Some(i) = &model.incident {
+        let text = format!("incident {} is already being recorded", i.id);
+        model.notify(text, false, Some(5));
+        return Vec::new();
+    }
+    model.notify(crate::strings::NO_INCIDENT, true, Some(5));
+    Vec::new()
+}

@@ -25,6 +25,7 @@ pub(super) fn key(
         Some(Action::Close) => {
             model.mode = Mode::Dashboard;
             model.note.clear();
+            model.note_caret = Default::default();
             Vec::new()
         }
         Some(_) => Vec::new(),
@@ -32,32 +33,16 @@ pub(super) fn key(
 }
 
 fn edit(model: &mut Model, ev: &crossterm::event::KeyEvent) {
-    use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
-    if ev.kind == KeyEventKind::Release {
-        return;
+    if crate::app::panes::text::edit(&mut model.note, &mut model.note_caret, ev, NOTE_MAX) {
+        model.dirty = true;
     }
-    match ev.code {
-        KeyCode::Char(c)
-            if !ev
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            if model.note.chars().count() < NOTE_MAX {
-                model.note.push(c);
-            }
-        }
-        KeyCode::Backspace => {
-            model.note.pop();
-        }
-        _ => return,
-    }
-    model.dirty = true;
 }
 
 fn submit(model: &mut Model) -> Vec<Effect> {
     model.mode = Mode::Dashboard;
     model.dirty = true;
     let text = std::mem::take(&mut model.note);
+    model.note_caret = Default::default();
     let text = text.trim();
     if text.is_empty() || model.incident.is_none() {
         return Vec::new();
