@@ -72,6 +72,9 @@ pub struct DemoArgs {
     /// Seed for the simulator's noise.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Theme name or file (overrides the config file): default, light, mono, high-contrast.
+    #[arg(long)]
+    pub theme: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -88,7 +91,7 @@ pub struct OpenArgs {
     /// Severity of a new incident (SEV-1 .. SEV-4).
     #[arg(long)]
     pub severity: Option<String>,
-    /// Theme name or file (overrides the config file).
+    /// Theme name or file (overrides the config file): default, light, mono, high-contrast.
     #[arg(long)]
     pub theme: Option<String>,
     /// When a headless recorder (`warroom record`) holds the incident, stop it and take over
@@ -111,6 +114,10 @@ pub struct GamedayArgs {
     /// Run without the console and print the score.
     #[arg(long)]
     pub headless: bool,
+    /// Theme name or file of the console (overrides the config file): default, light, mono,
+    /// high-contrast.
+    #[arg(long)]
+    pub theme: Option<String>,
     /// Headless: run a runbook at a moment of the rehearsal, e.g. `pool-exhaustion@+3m` (three
     /// simulated minutes after the first fault) or `disable-retries@07:05` (on the scenario's
     /// clock). Repeatable.

@@ -131,22 +131,22 @@ actions! {
     TimelineFilter = "timeline_filter", "timeline: show one source, then the next";
     TimelineOrder = "timeline_order", "timeline: newest or oldest first";
     JumpToPanel = "jump_to_panel", "go to the newest crossing's panel; again: older";
-    Run = "run", "run the selected runbook (its plan and variables, then type its name)";
-    PauseRun = "pause_run", "hold (pause) or resume the run between actions (asks first)";
-    AbortRun = "abort_run", "abort the run (asks first, saying what is done and what is not)";
-    ResumeRun = "resume_run", "resume the aborted or interrupted run (done steps never re-run)";
+    Run = "run", "run: see the plan, set variables, type the name";
+    PauseRun = "pause_run", "hold or resume the run between actions (asks)";
+    AbortRun = "abort_run", "abort the run (asks, saying what is done and not)";
+    ResumeRun = "resume_run", "resume a stopped run (done steps never run again)";
     NextField = "next_field", "next field";
     PrevField = "prev_field", "previous field";
     Open = "open", "show the selected runbook's plan";
     Changes = "changes", "show or hide GitHub changes (deploys, merges)";
     Publish = "publish", "publish the postmortem to GitHub (asks first)";
-    Messages = "messages", "show the message log (every message, errors kept)";
-    Declare = "declare", "declare an incident (until then the console only watches)";
+    Messages = "messages", "show the message log (every message, newest first)";
+    Declare = "declare", "declare an incident (until then: only watching)";
     PageUp = "page_up", "timeline: scroll up a page";
     PageDown = "page_down", "timeline: scroll down a page";
     Top = "top", "timeline: to the newest record (the top)";
     Bottom = "bottom", "timeline: to the oldest record (the end)";
-    Search = "search", "timeline: search its records (enter finds the next)";
+    Search = "search", "timeline: search (enter finds the next match)";
 }
 
 /// The default bindings, one row per action and mode, in the order help lists them: the mode,
@@ -160,7 +160,7 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
         Mode::Dashboard,
         Action::Close,
         &["esc"],
-        Some("dismiss the message shown, or leave the zoomed panel"),
+        Some("dismiss the message, or leave the zoomed panel"),
     ),
     (Mode::Dashboard, Action::Zoom, &["enter", "z"], None),
     (
@@ -251,13 +251,13 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
         Mode::Runbooks,
         Action::Close,
         &["esc"],
-        Some("back to the list, or close the pane (a run goes on)"),
+        Some("back to the list, or close the pane (runs go on)"),
     ),
     (
         Mode::Runbooks,
         Action::Runbooks,
         &["b"],
-        Some("flip to the dashboard keys (a run goes on; b returns)"),
+        Some("flip to the panels' keys (runs go on; b returns)"),
     ),
     (Mode::Runbooks, Action::Help, &["?", "f1"], None),
     (Mode::Runbooks, Action::Quit, &["q", "ctrl-c"], None),

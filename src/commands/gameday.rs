@@ -10,7 +10,10 @@ use std::process::ExitCode;
 
 /// Run `warroom gameday`.
 pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCode> {
-    let config = ctx.config()?.clone();
+    let mut config = ctx.config()?.clone();
+    if let Some(theme) = args.theme.clone() {
+        config.theme = theme;
+    }
     if !args.headless {
         crate::tui::require_terminal("warroom gameday (without --headless)")?;
         let metrics = crate::app::demo::Metrics {

@@ -34,7 +34,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         let w = (area.width / 3).clamp(22, 34);
         Layout::horizontal([Constraint::Length(w), Constraint::Min(0)]).areas(area)
     } else {
-        let h = (entries.len() as u16 + 2).clamp(3, area.height / 3);
+        let h = (entries.len() as u16 + 2).clamp(3, (area.height / 3).max(3));
         Layout::vertical([Constraint::Length(h), Constraint::Min(0)]).areas(area)
     };
     draw_list(frame, list, model, entries);

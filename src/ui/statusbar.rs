@@ -8,6 +8,7 @@ use crate::keymap::{Action, Mode};
 use crate::metrics::health::HealthState;
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -77,14 +78,33 @@ fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
                 )
             })
             .unwrap_or_default();
-        // A run in progress keeps its place when the pane is not on screen.
+        // A run in progress keeps its place when the pane is not on screen (shortened to
+        // "▶ name 5/6 b2/4" when the bar is narrow).
         let weight = if run.finished() { 4 } else { 8 };
+        let full = format!("{state} {}{step}{batch}", run.runbook);
+        let sym = state.split(' ').next().unwrap_or_default();
+        let short = format!(
+            "{sym} {}{}{}",
+            run.runbook,
+            run.current()
+                .map(|i| format!(" {}/{}", i + 1, run.steps.len()))
+                .unwrap_or_default(),
+            run.batch
+                .as_ref()
+                .map(|b| format!(
+                    " b{}{}",
+                    b.batch,
+                    b.of.map(|n| format!("/{n}")).unwrap_or_default()
+                ))
+                .unwrap_or_default()
+        );
         out.push((
             weight,
-            vec![Span::styled(
-                format!("{state} {}{step}{batch}", run.runbook),
-                style,
-            )],
+            vec![
+                Span::styled(full, style),
+                Span::raw(SHORT_MARK),
+                Span::styled(short, style),
+            ],
         ));
     }
     if model.paused {
@@ -122,6 +142,32 @@ fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
 }
 
 const SEP: &str = " │ ";
+/// Between a field's full and short forms (never drawn: the field shows one or the other).
+const SHORT_MARK: &str = "\u{0}";
+
+/// A field's spans in its full form, or its short one.
+fn form(spans: &[Span<'static>], short: bool) -> Vec<Span<'static>> {
+    match spans.iter().position(|s| s.content == SHORT_MARK) {
+        Some(i) if short => spans[i + 1..].to_vec(),
+        Some(i) => spans[..i].to_vec(),
+        None => spans.to_vec(),
+    }
+}
+
+/// How a role's style shows on the bar: on a bar with its own background the bar's
+/// foreground is used (a role's colour could vanish on it; the symbols and words stay), on a
+/// reversed bar the role's colour, reversed.
+pub fn on_bar(role: Style, bar: Style) -> Style {
+    if bar.bg.is_some_and(|c| c != ratatui::style::Color::Reset) {
+        Style {
+            fg: None,
+            bg: None,
+            ..role
+        }
+    } else {
+        role
+    }
+}
 
 fn width(fields: &[(u8, Vec<Span>)]) -> usize {
     1 + fields
@@ -132,9 +178,36 @@ fn width(fields: &[(u8, Vec<Span>)]) -> usize {
 }
 
 /// The bar's fields that fit `cols`: the least important dropped first (the last of equals
-/// first), never a `KEEP` one.
-fn fit(mut fields: Vec<(u8, Vec<Span<'static>>)>, cols: usize) -> Vec<(u8, Vec<Span<'static>>)> {
+/// first), never a `KEEP` one; fields with a short form take it before anything important
+/// goes.
+fn fit(fields: Vec<(u8, Vec<Span<'static>>)>, cols: usize) -> Vec<(u8, Vec<Span<'static>>)> {
+    let full: Vec<_> = fields.iter().map(|(w, s)| (*w, form(s, false))).collect();
+    let short: Vec<_> = fields.iter().map(|(w, s)| (*w, form(s, true))).collect();
+    let mut fields = full;
     while width(&fields) > cols {
+        // Before a field of weight 7 or more goes, the short forms.
+        if fields
+            .iter()
+            .filter(|(w, _)| *w < KEEP)
+            .all(|(w, _)| *w >= 7)
+            && fields != short
+        {
+            let kept: Vec<u8> = fields.iter().map(|(w, _)| *w).collect();
+            let mut s = short.clone();
+            // The same fields, dropped ones still dropped.
+            let mut k = 0;
+            s.retain(|(w, _)| {
+                let keep = kept.get(k) == Some(w);
+                if keep {
+                    k += 1;
+                }
+                keep
+            });
+            if width(&s) < width(&fields) {
+                fields = s;
+                continue;
+            }
+        }
         let Some((i, _)) = fields
             .iter()
             .enumerate()
@@ -209,9 +282,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let mut spans = vec![Span::raw(" ")];
     for (i, (_, sp)) in fields.into_iter().enumerate() {
         if i > 0 {
-            spans.push(Span::styled(SEP, t.muted));
+            spans.push(Span::styled(SEP, on_bar(t.muted, t.status_bar)));
         }
-        spans.extend(sp);
+        spans.extend(sp.into_iter().map(|s| {
+            let style = on_bar(s.style, t.status_bar);
+            s.style(style)
+        }));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
 }

@@ -91,7 +91,24 @@ fn parts(model: &Model) -> Vec<Part> {
             style: t.warn,
         });
     }
-    if crit.is_empty() && warn.is_empty() && !model.panels.is_empty() {
+    let failing: Vec<String> = (0..model.panels.len())
+        .filter(|i| {
+            matches!(
+                model.panel_state(*i),
+                crate::app::PanelState::Failing { .. }
+            )
+        })
+        .map(|i| model.panels[i].config.title.clone())
+        .collect();
+    if !failing.is_empty() {
+        let (full, short) = names(&failing);
+        parts.push(Part {
+            full: format!("✖ {} failing {full}", failing.len()),
+            short: format!("✖ {} failing {short}", failing.len()),
+            style: t.failing,
+        });
+    }
+    if crit.is_empty() && warn.is_empty() && failing.is_empty() && !model.panels.is_empty() {
         let with = model
             .panels
             .iter()

@@ -84,9 +84,17 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         .jumped
         .and_then(|seq| shown.iter().position(|r| r.seqs.contains(&seq)));
     let start = match marked {
-        Some(i) => i.saturating_sub(height / 2),
+        Some(i) => i.saturating_sub(height / 3),
         None => pane.scroll.min(shown.len().saturating_sub(1)),
     };
+    // Record numbers as wide as the largest shown, so the rows line up.
+    let seq_w = shown
+        .iter()
+        .map(|r| r.seq)
+        .max()
+        .unwrap_or(0)
+        .to_string()
+        .len();
     let lines: Vec<Line> = shown
         .iter()
         .enumerate()
@@ -107,7 +115,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
             let found = pane.matches(r);
             let marked = marked == Some(i);
             let line = Line::from(vec![
-                Span::styled(format!("#{:<4}", r.seq), t.muted),
+                Span::styled(format!("#{:<w$} ", r.seq, w = seq_w), t.muted),
                 Span::styled(short_time(r.time, model.tz, spans_days), t.muted),
                 Span::raw(if marked {
                     "▶"

@@ -260,10 +260,12 @@ fn states_and_levels_are_coloured_by_role_and_never_by_colour_alone() {
         }
         None
     };
+    // The default theme's roles: crit and failing light red (red on black is under 4.5:1),
+    // stale yellow.
     let (x, y) = find("▲ CRIT").expect("a CRIT level is shown with its symbol");
-    assert_eq!(buf[(x, y)].fg, Color::Red);
+    assert_eq!(buf[(x, y)].fg, Color::LightRed);
     let (x, y) = find("✖ failing").expect("failing is shown in words");
-    assert_eq!(buf[(x, y)].fg, Color::Red);
+    assert_eq!(buf[(x, y)].fg, Color::LightRed);
     let (x, y) = find("◷ stale").expect("stale is shown in words");
     assert_eq!(buf[(x, y)].fg, Color::Yellow);
     assert!(find("◐ partial").is_some());
@@ -451,7 +453,8 @@ fn timeline_pane() {
     let screen = render(&m).to_string();
     let marked: Vec<&str> = screen.lines().filter(|l| l.contains('▶')).collect();
     assert_eq!(marked.len(), 1, "{screen}");
-    assert!(marked[0].contains("Pool saturation"), "{screen}");
+    assert!(marked[0].contains("#2 "), "the crossing's record: {screen}");
+    assert!(marked[0].contains("▶metric"), "{screen}");
     insta::assert_snapshot!("timeline_jumped_120x40", screen);
 }
 
@@ -510,6 +513,7 @@ fn running(w: u16, h: u16) -> Model {
                 lines: vec!["plan".into()],
                 batches,
                 titles: Default::default(),
+                values: Default::default(),
             }),
         },
     );
@@ -654,6 +658,7 @@ fn runbook_pane_list_plan_and_run() {
                     ],
                     batches: Default::default(),
                     titles: Default::default(),
+                    values: Default::default(),
                 }),
             },
         );

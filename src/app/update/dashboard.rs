@@ -68,7 +68,13 @@ fn act(model: &mut Model, action: Action) {
         Action::NextPanel => model.selected = at((pos + 1) % n),
         Action::PrevPanel => model.selected = at((pos + n - 1) % n),
         Action::Down | Action::Up => {
-            let cols = layout::grid_columns(model.panels_width()).min(n);
+            // The compact form lists one panel a row.
+            let area = model.areas().panels.unwrap_or_default();
+            let cols = if crate::ui::dashboard::compact(area, n) {
+                1
+            } else {
+                layout::grid_columns(model.panels_width()).min(n)
+            };
             model.selected = match action {
                 Action::Down if pos + cols < n => at(pos + cols),
                 Action::Up if pos >= cols => at(pos - cols),

@@ -282,22 +282,33 @@ pub fn editor_closed(model: &mut Model, result: Result<String, String>) -> Vec<E
     }
 }
 
-/// `g`: select and zoom the panel of the newest threshold crossing on the timeline; pressed
-/// again, the crossing before that one, wrapping around. The crossing is marked in the pane,
-/// which opens if it was closed. Crossings of a panel that is no longer configured are skipped.
+/// `g`: select and zoom the panel of a threshold crossing on the timeline, and move the
+/// window to it (a longer range when it happened before the range shown). The first press
+/// goes to the first breach (what started the trouble), later presses to the breaches after
+/// it, then to the recoveries, wrapping around. The crossing is marked in the pane, which
+/// opens if it was closed. Crossings of a panel that is no longer configured are skipped.
 pub fn jump_to_panel(model: &mut Model) {
-    let crossings: Vec<(u64, usize)> = model
+    use crate::incident::event::Direction;
+    let all: Vec<(u64, usize, Direction, chrono::DateTime<Utc>)> = model
         .timeline
         .iter()
-        .rev()
         .filter_map(|r| match &r.kind {
-            Event::ThresholdCrossed { panel, .. } => model
+            Event::ThresholdCrossed {
+                panel,
+                direction,
+                at,
+                ..
+            } => model
                 .panels
                 .iter()
                 .position(|p| &p.config.title == panel)
-                .map(|i| (r.seq, i)),
+                .map(|i| (r.seq, i, *direction, *at)),
             _ => None,
         })
+        .collect();
+    let crossings: Vec<_> = (all.iter().filter(|c| c.2 == Direction::Up))
+        .chain(all.iter().filter(|c| c.2 == Direction::Down))
+        .copied()
         .collect();
     if crossings.is_empty() {
         model.notify(
@@ -309,13 +320,25 @@ pub fn jump_to_panel(model: &mut Model) {
     }
     let next = model
         .jumped
-        .and_then(|seq| crossings.iter().position(|(s, _)| *s == seq))
+        .and_then(|seq| crossings.iter().position(|c| c.0 == seq))
         .map_or(0, |i| (i + 1) % crossings.len());
-    let (seq, panel) = crossings[next];
+    let (seq, panel, _, at) = crossings[next];
     model.jumped = Some(seq);
     model.selected = panel;
     model.zoomed = true;
     model.show_timeline = true;
+    // The window reaches back to the crossing.
+    let ago = (model.now - at).num_seconds().max(0) as u64;
+    let need = super::super::model::RANGES
+        .iter()
+        .position(|r| r.as_secs() >= ago + ago / 10)
+        .unwrap_or(super::super::model::RANGES.len() - 1);
+    if need > model.range_idx {
+        model.range_idx = need;
+        for p in &mut model.panels {
+            p.reset();
+        }
+    }
     // The pane shows every source again, so the marked crossing is on it.
     if model.timeline_filter.is_some_and(|s| s != Source::Metric) {
         model.timeline_filter = None;

@@ -156,6 +156,10 @@ pub fn start(model: &mut Model, rb: Runbook, run_id: String, from: usize) -> Vec
     model.runbooks.run = Some(view);
     model.runbooks.shown = true;
     model.mode = Mode::Runbooks;
+    // The panels the run's gates read come first; the first of them is selected.
+    if let Some(first) = model.panel_order().first() {
+        model.selected = *first;
+    }
     let step = rb
         .steps
         .get(from)

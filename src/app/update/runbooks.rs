@@ -135,7 +135,7 @@ pub fn run_dialog(
         } else {
             crate::sanitize::line(&v.description).into_owned()
         };
-        fields.push(Field::new(format!("{}", v.name), hint, value));
+        fields.push(Field::new(v.name.clone(), hint, value));
     }
     Dialog::form(
         format!("Run runbook \"{}\"?", rb.name),
@@ -234,6 +234,10 @@ pub fn start(model: &mut Model, rb: Runbook, vars: Vec<(String, String)>) -> Vec
     model.runbooks.run = Some(view);
     model.runbooks.shown = true;
     model.mode = Mode::Runbooks;
+    // The panels the run's gates read come first; the first of them is selected.
+    if let Some(first) = model.panel_order().first() {
+        model.selected = *first;
+    }
     if !vars.is_empty() {
         let list: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
         model.notify(format!("run with {}", list.join(", ")), false, Some(8));

@@ -478,17 +478,45 @@ fn g_jumps_from_the_newest_crossing_to_its_panel_then_to_older_ones() {
         crossing(3, "a panel no longer configured", Direction::Up),
         crossing(4, &titles[1], Direction::Up),
     ];
+    m.timeline.push(crossing(5, &titles[2], Direction::Down));
     m.timeline_filter = Some(Source::Operator);
     update(&mut m, key('g'));
-    assert_eq!((m.selected, m.jumped, m.zoomed), (1, Some(4), true));
+    assert_eq!(
+        (m.selected, m.jumped, m.zoomed),
+        (2, Some(1), true),
+        "the first breach first"
+    );
     assert!(m.show_timeline);
     assert_eq!(m.timeline_filter, None, "the marked crossing must be shown");
     update(&mut m, key('g'));
     assert_eq!(
         (m.selected, m.jumped),
-        (2, Some(1)),
+        (1, Some(4)),
         "the unknown panel is skipped"
     );
     update(&mut m, key('g'));
-    assert_eq!((m.selected, m.jumped), (1, Some(4)), "wraps to the newest");
+    assert_eq!(
+        (m.selected, m.jumped),
+        (2, Some(5)),
+        "recoveries after breaches"
+    );
+    update(&mut m, key('g'));
+    assert_eq!(
+        (m.selected, m.jumped),
+        (2, Some(1)),
+        "wraps to the first breach"
+    );
+    // A crossing older than the range shown: the window grows to reach it.
+    let range = m.range_idx;
+    m.timeline = vec![Record {
+        time: t0() - chrono::Duration::hours(5),
+        ..crossing(9, &titles[0], Direction::Up)
+    }];
+    if let Event::ThresholdCrossed { at, .. } = &mut m.timeline[0].kind {
+        *at = t0() - chrono::Duration::hours(5);
+    }
+    m.jumped = None;
+    update(&mut m, key('g'));
+    assert!(m.range_idx > range);
+    assert!(m.range_secs() >= 5.0 * 3600.0, "{}", m.range_secs());
 }
