@@ -3,6 +3,10 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+pub mod complete;
+
+use clap_complete::engine::ArgValueCandidates;
+
 /// warroom: a terminal incident-response console for database-bound outages.
 ///
 /// Live signals from Prometheus, runbooks with plans, gates and confirmation, a durable incident
@@ -54,7 +58,8 @@ pub enum Command {
     /// Turn another tool's dashboard into warroom panels.
     #[command(subcommand)]
     Import(ImportCmd),
-    /// Print shell completions.
+    /// Print the shell's completion script (it asks warroom for scenario names, runbook
+    /// names and incident ids as you type): `source <(warroom completions bash)`.
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
@@ -64,7 +69,7 @@ pub enum Command {
 #[derive(Debug, Args, Clone)]
 pub struct DemoArgs {
     /// Scenario to rehearse (a file under runbooks/gameday/ or a built-in name).
-    #[arg(long, default_value = "planner-peak")]
+    #[arg(long, default_value = "planner-peak", add = ArgValueCandidates::new(complete::scenarios))]
     pub scenario: String,
     /// Simulated seconds per wall-clock second.
     #[arg(long, default_value_t = 30.0)]
@@ -83,7 +88,7 @@ pub struct OpenArgs {
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
     /// Continue an existing incident.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", add = ArgValueCandidates::new(complete::incidents))]
     pub incident: Option<String>,
     /// Title of a new incident.
     #[arg(long)]
@@ -103,6 +108,7 @@ pub struct OpenArgs {
 #[derive(Debug, Args, Clone)]
 pub struct GamedayArgs {
     /// Scenario name or file.
+    #[arg(add = ArgValueCandidates::new(complete::scenarios))]
     pub scenario: String,
     /// Run against a real Prometheus scraping `warroom sim serve` instead of the embedded store.
     #[arg(long, value_name = "URL")]
@@ -139,7 +145,7 @@ pub struct GamedayArgs {
     pub json: bool,
     /// Headless: record the rehearsal in this incident (by default a new one, titled after
     /// the scenario), in simulated time.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", add = ArgValueCandidates::new(complete::incidents))]
     pub incident: Option<String>,
 }
 
@@ -152,6 +158,7 @@ pub enum SimCmd {
 #[derive(Debug, Args, Clone)]
 pub struct SimServeArgs {
     /// Scenario name (planner-peak, bird-count, crash-loop) or a scenario file.
+    #[arg(add = ArgValueCandidates::new(complete::scenarios))]
     pub scenario: String,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:9187")]
@@ -180,6 +187,7 @@ pub enum RunbookCmd {
     },
     /// Show the plan of a runbook: every request and command as it would be sent.
     Plan {
+        #[arg(add = ArgValueCandidates::new(complete::runbooks))]
         name: String,
         #[command(flatten)]
         dir: RunbookDirArgs,
@@ -189,6 +197,7 @@ pub enum RunbookCmd {
     },
     /// Run a runbook.
     Run {
+        #[arg(add = ArgValueCandidates::new(complete::runbooks))]
         name: String,
         #[command(flatten)]
         dir: RunbookDirArgs,
@@ -201,7 +210,7 @@ pub enum RunbookCmd {
         #[arg(long)]
         yes: bool,
         /// Incident to record the run in.
-        #[arg(long)]
+        #[arg(long, add = ArgValueCandidates::new(complete::incidents))]
         incident: Option<String>,
         /// Prometheus base URL for gates and target queries.
         #[arg(long, value_name = "URL")]
@@ -232,13 +241,25 @@ pub enum IncidentCmd {
     /// List incidents.
     List,
     /// Show an incident's summary.
-    Show { id: String },
+    Show {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+    },
     /// Add a note (tags such as #root-cause are kept for the postmortem).
-    Note { id: String, text: Vec<String> },
+    Note {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        text: Vec<String>,
+    },
     /// Set the status: investigating, identified, monitoring, resolved.
-    Status { id: String, status: String },
+    Status {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        status: String,
+    },
     /// Add an action item.
     Action {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         /// What must be done.
         text: Vec<String>,
@@ -252,6 +273,7 @@ pub enum IncidentCmd {
     },
     /// Print the timeline.
     Timeline {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         /// One JSON record a line.
         #[arg(long)]
@@ -270,6 +292,7 @@ pub enum IncidentCmd {
 #[derive(Debug, Args, Clone)]
 pub struct RecordArgs {
     /// The incident to record (it must exist: `warroom incident new` starts one).
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
     /// Prometheus base URL (overrides the config file): panels and its alerts are polled.
     #[arg(long, value_name = "URL")]
@@ -288,6 +311,7 @@ pub enum ExportFormat {
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
     #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
     pub format: ExportFormat,
@@ -314,6 +338,7 @@ pub enum PublishAs {
 
 #[derive(Debug, Args, Clone)]
 pub struct PublishArgs {
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
@@ -356,6 +381,7 @@ pub struct GrafanaArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ReplayArgs {
     /// The incident to replay (`warroom incident list` shows them).
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
     /// Replay seconds per wall-clock second (60: a two-hour incident plays in two minutes;
     /// `+`/`-` change it while playing).

@@ -89,6 +89,7 @@ pub async fn run(
         super::runtime::open_incident(&mut model, locked, header, Some(clock.clone())).await?;
     let services = super::runtime::Services {
         source: Arc::new(store.clone()),
+        declare: None,
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(
@@ -158,6 +159,7 @@ async fn on_prometheus(
     let journal = super::runtime::open_incident(&mut model, locked, header, None).await?;
     let services = super::runtime::Services {
         source,
+        declare: None,
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(

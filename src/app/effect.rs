@@ -64,6 +64,13 @@ pub enum Effect {
     /// Ask the Prometheus which exporters it holds and build the dashboard from the presets;
     /// answers as `Msg::Discovered`.
     Discover,
+    /// Declare the incident: create it (with this title and severity, else the defaults) and
+    /// start recording; answers as `Msg::Declared`. The loop does it itself, before the next
+    /// message, so the records that follow have their journal.
+    Declare {
+        title: Option<String>,
+        severity: Option<crate::incident::event::Severity>,
+    },
     /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
     /// answers as `Msg::Published` (and `Msg::Journaled` for the timeline record).
     Publish(crate::github::publish::Target),

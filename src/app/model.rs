@@ -146,6 +146,14 @@ pub struct Model {
     pub briefing: Option<String>,
     /// The incident being recorded, if any.
     pub incident: Option<IncidentHeader>,
+    /// No incident yet, and one can be declared (`warroom open` watching): `D`, or the first
+    /// note, status or action, creates it.
+    pub declarable: bool,
+    /// A declaration is under way (asked once).
+    pub declaring: bool,
+    /// What was seen while watching, to record once the incident is declared: (source, actor,
+    /// event), each event carrying the time it happened.
+    pub pending: Vec<(crate::incident::Source, String, crate::incident::Event)>,
     /// Records acknowledged as durable, oldest first.
     pub timeline: Vec<crate::incident::Record>,
     /// Records sent to the journal and not yet acknowledged.
@@ -293,6 +301,9 @@ impl Model {
             notice: None,
             briefing: None,
             incident: None,
+            declarable: false,
+            declaring: false,
+            pending: Vec::new(),
             timeline: Vec::new(),
             recording: 0,
             journal_error: None,

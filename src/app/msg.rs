@@ -68,6 +68,8 @@ pub enum Msg {
     Changes(crate::github::ChangesReport),
     /// The publish task finished, gave up, or will try again.
     Published(super::workers::publish::PublishReport),
+    /// The incident was declared and is being recorded, or why it could not be.
+    Declared(Result<(), String>),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
 }

@@ -29,14 +29,20 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// No query task outlives this, whatever the source's own timeout says.
 pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
 
+/// How `warroom open` takes the incident it records, once the setup that can fail is done.
+pub type Lock =
+    Box<dyn FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>>;
+
 /// `warroom open`: the console on the config's Prometheus, recording the incident `lock`
 /// takes. `lock` is called once the fallible setup is done (the source, the alert intake), so a
-/// bad URL never costs a recorder its lock.
+/// bad URL never costs a recorder its lock. With `lock` `None` the console only watches until
+/// an incident is declared (`D`, or the first note, status or action): then a new one is
+/// created with `header`, and the crossings seen before go into it.
 pub async fn open(
     config: Config,
     store: &crate::incident::Store,
     header: crate::incident::open::Header,
-    lock: impl FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>,
+    lock: Option<Lock>,
 ) -> color_eyre::Result<ExitCode> {
     let client = crate::metrics::from_config::client(&config)?;
     let source: Arc<dyn Source> = client.clone();
@@ -58,7 +64,21 @@ pub async fn open(
         client.clone()
     });
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
-    let journal = open_incident(&mut model, lock(store)?, header, None).await?;
+    let (journal, declare) = match lock {
+        Some(lock) => (
+            Some(open_incident(&mut model, lock(store)?, header, None).await?),
+            None,
+        ),
+        None => {
+            model.declarable = true;
+            let setup = DeclareSetup {
+                store: store.clone(),
+                config: config.clone(),
+                header,
+            };
+            (None, Some(setup))
+        }
+    };
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
     let (github, warning) = super::workers::github::setup(&config, store, id.as_ref())?;
     if let Some(w) = warning {
@@ -66,7 +86,8 @@ pub async fn open(
     }
     let services = Services {
         source,
-        journal: Some(journal),
+        journal,
+        declare,
         alerts,
         export: export_setup(&model, store, &config),
         rehearsal: None,
@@ -107,7 +128,10 @@ pub async fn open_incident(
     let opened = open::begin(locked, header, &model.actor, clock).await?;
     if let Some(torn) = &opened.torn {
         model.notify(
-            format!("the journal's last record was torn and set aside ({torn:?})"),
+            format!(
+                "the journal's last record was torn and set aside ({})",
+                crate::sanitize::line(&torn.reason)
+            ),
             true,
             None,
         );
@@ -138,9 +162,8 @@ pub async fn run_terminal(
     let mut model = model;
     model.width = size.width;
     model.height = size.height;
-    let journal = services.journal.clone();
     let (input, suspend) = crate::tui::editor::input();
-    let result = event_loop_with(
+    let result = event_loop_inner(
         &mut terminal,
         model,
         services,
@@ -151,7 +174,20 @@ pub async fn run_terminal(
     )
     .await;
     crate::tui::restore();
-    let model = result?;
+    let (model, services) = result?;
+    let journal = services.journal.clone();
+    // What was recorded, and where to go from here.
+    match &model.incident {
+        Some(i) => println!("{}", next_commands(&i.id)),
+        None if model.declarable => println!(
+            "no incident was declared: nothing was recorded ({} seen while watching)",
+            match model.pending.len() {
+                1 => "1 crossing".to_string(),
+                n => format!("{n} crossings"),
+            }
+        ),
+        None => {}
+    }
     if let (Some(journal), Some(Quit::Signal(signal))) = (&journal, &model.quit) {
         // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
         let _ = journal
@@ -170,12 +206,29 @@ pub async fn run_terminal(
     })
 }
 
+/// The lines printed when the console closes on an incident: its id and what to do next.
+pub fn next_commands(id: &str) -> String {
+    format!(
+        "incident {id} recorded. Next:\n  warroom incident timeline {id}   # what happened\n  warroom export {id}              # the postmortem draft\n  warroom open --incident {id}     # go on recording"
+    )
+}
+
+/// What declaring an incident later needs (`warroom open` watching without one).
+#[derive(Clone)]
+pub struct DeclareSetup {
+    pub store: crate::incident::Store,
+    pub config: Config,
+    pub header: crate::incident::open::Header,
+}
+
 /// What the loop's tasks talk to.
 #[derive(Clone)]
 pub struct Services {
     pub source: Arc<dyn Source>,
     /// The incident's journal, when the console records one.
     pub journal: Option<crate::incident::JournalWriter>,
+    /// How to create the incident when it is declared (`None`: one is open, or none can be).
+    pub declare: Option<DeclareSetup>,
     /// The alert intake, spawned next to the loop when an incident is recorded.
     pub alerts: Option<crate::alerts::AlertIntake>,
     /// Runbook directories, variables and the controls of running runs.
@@ -196,6 +249,7 @@ impl Services {
         Services {
             source,
             journal: None,
+            declare: None,
             alerts: None,
             runbooks: Default::default(),
             export: None,
@@ -228,19 +282,33 @@ where
 /// an editor request then answers that there is no terminal).
 pub async fn event_loop_with<B, S>(
     terminal: &mut Terminal<B>,
-    mut model: Model,
+    model: Model,
     services: Services,
     clock: Arc<dyn Clock>,
-    mut input: S,
+    input: S,
     sync: fn(bool),
-    mut editor: Option<crate::tui::editor::Suspend>,
+    editor: Option<crate::tui::editor::Suspend>,
 ) -> color_eyre::Result<Model>
 where
     B: Backend,
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    Ok(
+        event_loop_inner(terminal, model, services, clock, input, sync, editor)
+            .await?
+            .0,
+    )
+}
+
+/// Start what records beside the loop once an incident is open: the alert intake, GitHub's
+/// changes and any publication left pending, a rehearsal's faults.
+fn spawn_intakes(
+    services: &Services,
+    model: &Model,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
     if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
         intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
             crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
@@ -273,6 +341,72 @@ where
             move || !alive.is_closed(),
         ));
     }
+}
+
+/// Declare the incident: create it, start its journal and what records beside the loop, and
+/// keep the detectors (what was seen while watching is not seen again).
+async fn declare(
+    model: &mut Model,
+    services: &mut Services,
+    clock: &Arc<dyn Clock>,
+    tx: &mpsc::UnboundedSender<Msg>,
+    title: Option<String>,
+    severity: Option<crate::incident::event::Severity>,
+) -> Result<(), String> {
+    let setup = services
+        .declare
+        .clone()
+        .ok_or_else(|| crate::strings::NO_INCIDENT.to_string())?;
+    let locked = crate::incident::open::lock(
+        &setup.store,
+        crate::incident::open::Which::New(clock.now()),
+        crate::incident::store::Role::Console,
+    )
+    .map_err(|e| e.to_string())?;
+    let header = crate::incident::open::Header {
+        title: title.or(setup.header.title.clone()),
+        severity: severity.or(setup.header.severity),
+    };
+    let detectors = std::mem::take(&mut model.detectors);
+    let journal = open_incident(model, locked, header, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    model.detectors = detectors;
+    services.journal = Some(journal);
+    services.export = export_setup(model, &setup.store, &setup.config);
+    let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
+    match super::workers::github::setup(&setup.config, &setup.store, id.as_ref()) {
+        Ok((github, warning)) => {
+            services.github = github;
+            if let Some(w) = warning {
+                model.notify(w, true, Some(30));
+            }
+        }
+        Err(e) => model.notify(format!("GitHub: {e}"), true, None),
+    }
+    services.declare = None;
+    spawn_intakes(services, model, tx, clock);
+    Ok(())
+}
+
+/// The loop itself; returns the final model and the services (an incident declared during
+/// the loop has its journal there).
+async fn event_loop_inner<B, S>(
+    terminal: &mut Terminal<B>,
+    mut model: Model,
+    mut services: Services,
+    clock: Arc<dyn Clock>,
+    mut input: S,
+    sync: fn(bool),
+    mut editor: Option<crate::tui::editor::Suspend>,
+) -> color_eyre::Result<(Model, Services)>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    spawn_intakes(&services, &model, &tx, &clock);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut signals = crate::signals::Signals::new();
@@ -300,7 +434,7 @@ where
             }
         }
         if model.quit.is_some() {
-            return Ok(model);
+            return Ok((model, services));
         }
         let render_at = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
         let msg = tokio::select! {
@@ -335,6 +469,19 @@ where
                     None => Err("no terminal to hand to an editor".into()),
                 };
                 effects.extend(update(&mut model, Msg::EditorClosed(text)));
+            }
+            while let Some(i) = effects
+                .iter()
+                .position(|e| matches!(e, Effect::Declare { .. }))
+            {
+                let Effect::Declare { title, severity } = effects.remove(i) else {
+                    continue;
+                };
+                let result = declare(&mut model, &mut services, &clock, &tx, title, severity).await;
+                // Where the declaration was: the crossings seen before it are recorded before
+                // the note or status that declared it.
+                let declared = update(&mut model, Msg::Declared(result));
+                effects.splice(i..i, declared);
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);
         }

@@ -82,7 +82,13 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 if run.outcome.is_none() {
                     run.outcome = Some(outcome);
                 }
-                let text = format!("runbook \"{}\" ended: {outcome:?}", run.runbook);
+                let word = match outcome {
+                    crate::runbook::report::RunOutcome::Succeeded => "succeeded",
+                    crate::runbook::report::RunOutcome::DryRun => "ended its dry run",
+                    crate::runbook::report::RunOutcome::Failed => "failed",
+                    crate::runbook::report::RunOutcome::Aborted => "was aborted (R resumes it)",
+                };
+                let text = format!("runbook \"{}\" {word}", run.runbook);
                 let warn = outcome != crate::runbook::report::RunOutcome::Succeeded;
                 model.notify(text, warn, Some(15));
             }
@@ -176,16 +182,17 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                         Some(30),
                     );
                 }
-                // The findings are listed at once: they are what to fix before publishing.
+                // The findings are what to fix before publishing: listed one key away (the
+                // keys stay where they are: `q` after `E` still quits).
                 Ok((path, findings)) => {
                     let n = findings.len();
                     model.lint = findings;
+                    let m = model.keymap.hint(Mode::Dashboard, Action::Messages);
                     model.notify(
-                        format!("exported {path}; lint: {n} finding(s), listed"),
+                        format!("exported {path}; lint: {n} finding(s), {m} lists them"),
                         false,
                         Some(30),
                     );
-                    help::open_page(model, crate::app::model::HelpPage::Lint);
                 }
                 Err(e) => model.notify(format!("export failed: {e}"), true, Some(30)),
             }
@@ -209,6 +216,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Changes(report) => changes::report(model, report),
         Msg::Published(report) => publish::report(model, report),
+        Msg::Declared(result) => return incident::declared(model, result),
         Msg::Interrupted(signal) => {
             model.quit = Some(Quit::Signal(signal));
         }
@@ -310,7 +318,7 @@ fn after_answer(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Ut
 
 /// Feed a panel's newest value to its threshold detector; each crossing becomes a record.
 fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
-    if model.incident.is_none() {
+    if model.incident.is_none() && !model.declarable {
         return Vec::new();
     }
     let (Some(p), Some(d)) = (model.panels.get(panel), model.detectors.get_mut(panel)) else {
@@ -321,6 +329,15 @@ fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>)
     };
     let title = p.config.title.clone();
     let found = d.feed(at, value);
+    if model.incident.is_none() {
+        // Watching: kept, with the time each happened, for the incident once declared.
+        for c in found {
+            model
+                .pending
+                .push((Source::Metric, title.clone(), c.event(&title)));
+        }
+        return Vec::new();
+    }
     found
         .into_iter()
         .map(|c| record(model, Source::Metric, title.clone(), c.event(&title)))

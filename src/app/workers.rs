@@ -29,8 +29,16 @@ pub fn spawn_all(
     tx: &mpsc::UnboundedSender<Msg>,
     clock: &Arc<dyn Clock>,
 ) {
+    // A batch's records are appended in one task, in the order `update` gave them (the
+    // crossings a declaration carries before the note that declared it).
+    let mut records = Vec::new();
     for effect in effects {
         match effect {
+            Effect::Record {
+                source,
+                actor,
+                event,
+            } => records.push((source, actor, event)),
             Effect::Fetch {
                 panel,
                 ticket,
@@ -54,24 +62,6 @@ pub fn spawn_all(
                     pass,
                     result,
                     at,
-                });
-            }
-            Effect::Record {
-                source,
-                actor,
-                event,
-            } => {
-                let Some(journal) = services.journal.clone() else {
-                    let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
-                    continue;
-                };
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let result = journal
-                        .append(source, &actor, event)
-                        .await
-                        .map_err(|e| e.to_string());
-                    let _ = tx.send(Msg::Recorded(result));
                 });
             }
             Effect::LoadRunbooks => {
@@ -122,6 +112,12 @@ pub fn spawn_all(
             Effect::Answer { reply, answer } => reply.send(answer),
             // Handled by the loop, which owns the terminal.
             Effect::EditNote => {}
+            // Handled by the loop, which owns the services it changes.
+            Effect::Declare { .. } => {
+                let _ = tx.send(Msg::Declared(Err(
+                    "only the console's loop declares an incident".into(),
+                )));
+            }
             Effect::Discover => {
                 let tx = tx.clone();
                 let Some(client) = services.discovery.clone() else {
@@ -161,6 +157,35 @@ pub fn spawn_all(
             }
         }
     }
+    record_in_order(records, services, tx);
+}
+
+/// Append `records` to the journal one after the other in one task; each answers as
+/// `Msg::Recorded`.
+fn record_in_order(
+    records: Vec<(crate::incident::Source, String, crate::incident::Event)>,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+) {
+    if records.is_empty() {
+        return;
+    }
+    let Some(journal) = services.journal.clone() else {
+        for _ in records {
+            let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+        }
+        return;
+    };
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        for (source, actor, event) in records {
+            let result = journal
+                .append(source, &actor, event)
+                .await
+                .map_err(|e| e.to_string());
+            let _ = tx.send(Msg::Recorded(result));
+        }
+    });
 }
 
 /// Run one query in a task, never longer than [`HARD_DEADLINE`], and send its answer back.

@@ -1,5 +1,6 @@
-//! `warroom open`: the console on a live Prometheus, recording a new incident or continuing
-//! one (`--incident ID`). When a headless recorder holds that incident, say who holds it, ask
+//! `warroom open`: the console on a live Prometheus, watching until an incident is declared
+//! (`D`, the first note, status or action; `--title`/`--severity` declare one at once), or
+//! continuing one (`--incident ID`). When a headless recorder holds that incident, say who holds it, ask
 //! (or take `--take-over` as the answer), stop the recorder through the store's takeover, and
 //! record the takeover.
 
@@ -20,10 +21,16 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
         severity: args.severity.as_deref().map(str::parse).transpose()?,
     };
     let (incident, take_over) = (args.incident, args.take_over);
+    // Without --incident, --title or --severity the console watches: the incident is created
+    // when it is declared (D, or the first note, status or action).
+    if incident.is_none() && header.title.is_none() && header.severity.is_none() {
+        crate::tui::require_terminal("warroom open")?;
+        return crate::app::runtime::open(config, &ctx.store, header, None).await;
+    }
     // The config and the source are checked first (their errors say more); then, before an
     // incident is created or a lock kept, that there is a terminal to show it on. A held
     // incident still says who holds it.
-    crate::app::runtime::open(config, &ctx.store, header, move |store| {
+    let lock = move |store: &Store| {
         if incident.is_none() {
             crate::tui::require_terminal("warroom open")?;
         }
@@ -38,8 +45,8 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
             recovery,
             new,
         })
-    })
-    .await
+    };
+    crate::app::runtime::open(config, &ctx.store, header, Some(Box::new(lock))).await
 }
 
 /// Opens `id` for the console. When a headless recorder holds it, says so and offers to take

@@ -21,11 +21,10 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 /// Draw `d` over `area`.
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
     let t = &model.theme;
-    let mut lines: Vec<Line> = d
-        .text
-        .iter()
-        .map(|l| Line::styled(l.clone(), t.text))
-        .collect();
+    let width = area.width.saturating_sub(4).min(76);
+    let inner_w = usize::from(width.saturating_sub(2)).max(1);
+    let rows_of = |l: &Line| l.width().div_ceil(inner_w).max(1);
+    let mut lines: Vec<Line> = Vec::new();
     match &d.body {
         Body::Type { word, typed, caret } => {
             let what = match &d.purpose {
@@ -71,6 +70,28 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
     if let Some(e) = &d.error {
         lines.push(Line::styled(format!("✖ {e}"), t.failing));
     }
+    // The text above the answer, cut to what fits: the answer and its keys never go.
+    let body: usize = lines.iter().map(rows_of).sum();
+    let room = usize::from(area.height.saturating_sub(2)).saturating_sub(body);
+    let mut text: Vec<Line> = Vec::new();
+    let mut used = 0;
+    for (i, l) in d.text.iter().enumerate() {
+        let line = Line::styled(l.clone(), t.text);
+        let r = rows_of(&line);
+        let last = i + 1 == d.text.len();
+        if used + r + usize::from(!last) > room {
+            let left = d.text.len() - i;
+            text.push(Line::styled(
+                format!("… {left} more line(s) (the pane behind shows them all)"),
+                t.muted,
+            ));
+            break;
+        }
+        used += r;
+        text.push(line);
+    }
+    text.extend(lines);
+    let lines = text;
     let k = &model.keymap;
     let next = match d.body {
         Body::Form { .. } => format!("{} next field · ", k.hint(Mode::Dialog, Action::NextField)),
@@ -82,13 +103,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
         k.hint(Mode::Dialog, Action::Submit),
         k.hint(Mode::Dialog, Action::Close)
     );
-    let width = area.width.saturating_sub(4).min(76);
-    let inner_w = usize::from(width.saturating_sub(2)).max(1);
     // Wrapped height: each line takes at least one row.
-    let rows: usize = lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner_w).max(1))
-        .sum();
+    let rows: usize = lines.iter().map(rows_of).sum();
     let h = (rows as u16).saturating_add(2);
     let rect = layout::centered(area, width, h);
     frame.render_widget(Clear, rect);

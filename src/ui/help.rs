@@ -8,26 +8,32 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
-/// The message log, newest first, each with its time and whether it was a warning.
+/// The message log, newest first, each with its time and whether it was a warning; the last
+/// export's lint findings first, when it had any.
 fn message_lines(model: &Model) -> Vec<Line<'static>> {
     let t = &model.theme;
-    if model.messages.is_empty() {
-        return vec![Line::styled("no messages yet", t.muted)];
+    let mut out = Vec::new();
+    if !model.lint.is_empty() {
+        out.extend(lint_lines(model));
+        out.push(Line::raw(""));
     }
-    (model.messages.iter().rev())
-        .map(|n| {
-            let at = n.at.with_timezone(&model.tz).format("%H:%M:%S").to_string();
-            let (sym, style) = if n.warning {
-                ("✖", t.warn)
-            } else {
-                ("·", t.text)
-            };
-            Line::from(vec![
-                Span::styled(format!("{at} "), t.muted),
-                Span::styled(format!("{sym} {}", n.text), style),
-            ])
-        })
-        .collect()
+    if model.messages.is_empty() {
+        out.push(Line::styled("no messages yet", t.muted));
+        return out;
+    }
+    out.extend((model.messages.iter().rev()).map(|n| {
+        let at = n.at.with_timezone(&model.tz).format("%H:%M:%S").to_string();
+        let (sym, style) = if n.warning {
+            ("✖", t.warn)
+        } else {
+            ("·", t.text)
+        };
+        Line::from(vec![
+            Span::styled(format!("{at} "), t.muted),
+            Span::styled(format!("{sym} {}", n.text), style),
+        ])
+    }));
+    out
 }
 
 fn lint_lines(model: &Model) -> Vec<Line<'static>> {

@@ -95,7 +95,10 @@ pub fn areas(main: Rect, shown: Shown) -> Areas {
         return a;
     }
     let (panels, rest) = if main.width >= SIDE_BY_SIDE_WIDTH {
-        let w = if shown.runbooks {
+        // The pane with the keys gets more of the width (a plan is read there).
+        let w = if shown.focused {
+            (main.width * 3 / 5).clamp(50, 120)
+        } else if shown.runbooks {
             (main.width / 2).clamp(50, 100)
         } else {
             (main.width / 3).clamp(40, 70)
@@ -117,22 +120,23 @@ pub fn areas(main: Rect, shown: Shown) -> Areas {
             a.panels = Some(main);
             return a;
         }
-        place(&mut a, main, &only);
+        place(&mut a, main, &only, shown.focused);
         return a;
     };
     a.panels = panels;
     a.together = shown.runbooks;
-    place(&mut a, rest, &side);
+    place(&mut a, rest, &side, shown.focused);
     a
 }
 
 /// Stack the side panes `which` (0 runbooks, 1 timeline, 2 changes) in `area`: the runbook
 /// pane takes the larger part.
-fn place(a: &mut Areas, area: Rect, which: &[u8]) {
+fn place(a: &mut Areas, area: Rect, which: &[u8], focused: bool) {
     let constraints: Vec<Constraint> = which
         .iter()
         .map(|k| match (k, which.len()) {
             (_, 1) => Constraint::Min(0),
+            (0, _) if focused => Constraint::Percentage(75),
             (0, _) => Constraint::Percentage(60),
             _ => Constraint::Min(0),
         })

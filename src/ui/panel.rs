@@ -114,6 +114,20 @@ pub fn draw(frame: &mut Frame, area: Rect, v: &PanelView) {
             theme.title,
         ))
         .title(Line::styled(format!(" {tag} "), tag_style).right_aligned());
+    // The thresholds the dotted lines draw, named in the panel's unit.
+    let cfg = &v.panel.config;
+    let limits: Vec<String> = [("warn", cfg.warn), ("crit", cfg.crit)]
+        .into_iter()
+        .filter_map(|(n, t)| t.map(|t| format!("{n} {}", cfg.unit.format(t))))
+        .collect();
+    let block = if limits.is_empty() {
+        block
+    } else {
+        block.title_bottom(Line::styled(
+            format!(" ┄ {} ", limits.join(" · ")),
+            theme.muted,
+        ))
+    };
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height == 0 || inner.width == 0 {
@@ -170,11 +184,6 @@ pub fn headline(v: &PanelView) -> Line<'static> {
             _ => spans.push(Span::styled("— no data", theme.muted)),
         },
     }
-    // The thresholds the dotted lines draw, in the panel's unit.
-    let limits: Vec<String> = [("warn", v.panel.config.warn), ("crit", v.panel.config.crit)]
-        .into_iter()
-        .filter_map(|(n, t)| t.map(|t| format!("{n} {}", unit.format(t))))
-        .collect();
     match &v.state {
         PanelState::Failing { reason } => {
             spans.push(Span::raw("  "));
@@ -185,12 +194,6 @@ pub fn headline(v: &PanelView) -> Line<'static> {
             spans.push(Span::styled(format!("◐ partial: {warning}"), theme.partial));
         }
         _ => {}
-    }
-    if !limits.is_empty() {
-        spans.push(Span::styled(
-            format!("  ┄ {}", limits.join(" · ")),
-            theme.muted,
-        ));
     }
     Line::from(spans)
 }
@@ -277,7 +280,13 @@ fn legend_rows(
             .unwrap_or_default();
         let item = format!("{}{v}  ", e.name);
         let w = item.chars().count() + 2;
-        if used + w > width && !spans.is_empty() {
+        // The last row keeps room to count what does not fit.
+        let room = if lines.len() + 1 == rows {
+            width.saturating_sub(9)
+        } else {
+            width
+        };
+        if used + w > room && !spans.is_empty() {
             lines.push(Line::from(std::mem::take(&mut spans)));
             used = 0;
             if lines.len() == rows {

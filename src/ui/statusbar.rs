@@ -39,7 +39,7 @@ fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
             out.push((KEEP, vec![clock.clone()]));
         }
         None => {
-            out.push((2, vec![Span::styled(s.name.clone(), t.text)]));
+            out.push((6, vec![Span::styled(s.name.clone(), t.text)]));
             out.push((7, vec![Span::styled(health, hstyle)]));
         }
     }
@@ -179,46 +179,50 @@ fn width(fields: &[(u8, Vec<Span>)]) -> usize {
 
 /// The bar's fields that fit `cols`: the least important dropped first (the last of equals
 /// first), never a `KEEP` one; fields with a short form take it before anything important
-/// goes.
+/// goes; then what was dropped and fits in the room left comes back, the most important
+/// first (a long field gone can leave room for a shorter one dropped before it).
 fn fit(fields: Vec<(u8, Vec<Span<'static>>)>, cols: usize) -> Vec<(u8, Vec<Span<'static>>)> {
     let full: Vec<_> = fields.iter().map(|(w, s)| (*w, form(s, false))).collect();
     let short: Vec<_> = fields.iter().map(|(w, s)| (*w, form(s, true))).collect();
-    let mut fields = full;
-    while width(&fields) > cols {
+    let n = fields.len();
+    let pick = |kept: &[bool], short_forms: bool| -> Vec<(u8, Vec<Span<'static>>)> {
+        let from = if short_forms { &short } else { &full };
+        (0..n)
+            .filter(|i| kept[*i])
+            .map(|i| from[i].clone())
+            .collect()
+    };
+    let droppable = |i: &usize| full[*i].0 < KEEP;
+    let mut kept = vec![true; n];
+    let mut short_forms = false;
+    while width(&pick(&kept, short_forms)) > cols {
         // Before a field of weight 7 or more goes, the short forms.
-        if fields
-            .iter()
-            .filter(|(w, _)| *w < KEEP)
-            .all(|(w, _)| *w >= 7)
-            && fields != short
+        if !short_forms
+            && (0..n)
+                .filter(|i| kept[*i] && droppable(i))
+                .all(|i| full[i].0 >= 7)
+            && width(&pick(&kept, true)) < width(&pick(&kept, false))
         {
-            let kept: Vec<u8> = fields.iter().map(|(w, _)| *w).collect();
-            let mut s = short.clone();
-            // The same fields, dropped ones still dropped.
-            let mut k = 0;
-            s.retain(|(w, _)| {
-                let keep = kept.get(k) == Some(w);
-                if keep {
-                    k += 1;
-                }
-                keep
-            });
-            if width(&s) < width(&fields) {
-                fields = s;
-                continue;
-            }
+            short_forms = true;
+            continue;
         }
-        let Some((i, _)) = fields
-            .iter()
-            .enumerate()
-            .filter(|(_, (w, _))| *w < KEEP)
-            .min_by_key(|(i, (w, _))| (*w, usize::MAX - i))
+        let Some(i) = (0..n)
+            .filter(|i| kept[*i] && droppable(i))
+            .min_by_key(|i| (full[*i].0, usize::MAX - i))
         else {
             break;
         };
-        fields.remove(i);
+        kept[i] = false;
     }
-    fields
+    let mut dropped: Vec<usize> = (0..n).filter(|i| !kept[*i]).collect();
+    dropped.sort_by_key(|i| (std::cmp::Reverse(full[*i].0), *i));
+    for i in dropped {
+        kept[i] = true;
+        if width(&pick(&kept, short_forms)) > cols {
+            kept[i] = false;
+        }
+    }
+    pick(&kept, short_forms)
 }
 
 /// The message shown, as it would sit in the bar (its own lines when it does not fit).
@@ -290,4 +294,54 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(w: u8, text: &str) -> (u8, Vec<Span<'static>>) {
+        (w, vec![Span::raw(text.to_string())])
+    }
+
+    fn texts(fields: &[(u8, Vec<Span<'static>>)]) -> Vec<String> {
+        fields
+            .iter()
+            .map(|(_, s)| s.iter().map(|s| s.content.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn the_least_important_go_first_and_what_fits_again_comes_back() {
+        let bar = vec![
+            field(6, "prometheus http://prometheus.example:9090"),
+            field(KEEP, "● up"),
+            field(3, "range 1h"),
+            field(KEEP, "2026-07-17 08:30:00 UTC"),
+            field(KEEP, "? help"),
+            field(1, "m messages  q quit"),
+        ];
+        let all = width(&bar);
+        assert_eq!(texts(&fit(bar.clone(), all)).len(), 6, "everything fits");
+        // Room for all but the source: the range (dropped before it) comes back.
+        let cols = all
+            - "prometheus http://prometheus.example:9090 │ "
+                .chars()
+                .count();
+        let shown = texts(&fit(bar.clone(), cols));
+        assert_eq!(
+            shown,
+            [
+                "● up",
+                "range 1h",
+                "2026-07-17 08:30:00 UTC",
+                "? help",
+                "m messages  q quit"
+            ]
+        );
+        assert!(width(&fit(bar.clone(), cols)) <= cols);
+        // Narrower than the kept fields: they stay, nothing else.
+        let shown = texts(&fit(bar, 10));
+        assert_eq!(shown, ["● up", "2026-07-17 08:30:00 UTC", "? help"]);
+    }
 }

@@ -22,7 +22,10 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 /// Draw the timeline pane into `area`.
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let t = &model.theme;
-    let (state, style) = journal_state(model);
+    let (state, style) = match &model.incident {
+        Some(_) => journal_state(model),
+        None => ("○ not recording".to_string(), t.muted),
+    };
     // The zone always shows (times in the pane carry no zone); the incident's id only when it
     // fits beside the journal's state (the status bar names the incident too).
     let zone = model.now.with_timezone(&model.tz).format("%Z").to_string();
@@ -60,10 +63,47 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if model.incident.is_none() {
-        frame.render_widget(
-            Paragraph::new(Line::styled("no incident is being recorded", t.muted)),
-            inner,
-        );
+        let mut lines = vec![Line::styled("no incident is being recorded", t.muted)];
+        if model.declarable {
+            let d = model.keymap.hint(
+                crate::keymap::Mode::Dashboard,
+                crate::keymap::Action::Declare,
+            );
+            lines = vec![
+                Line::styled(
+                    format!(
+                        "watching: no incident yet ({d} declares one; so does the first note, status or action)"
+                    ),
+                    t.muted,
+                ),
+                Line::styled(
+                    format!(
+                        "{} threshold crossing(s) seen so far, kept for it at the time they happened",
+                        model.pending.len()
+                    ),
+                    t.text,
+                ),
+            ];
+            // The crossings kept, newest first, as their rows will read once recorded.
+            let unit = |p: &str| model.unit_of(p);
+            for (_, _, event) in model.pending.iter().rev() {
+                let at = match event {
+                    crate::incident::Event::ThresholdCrossed { at, .. } => *at,
+                    _ => model.now,
+                };
+                let (text, tone) = crate::app::panes::timeline::describe(event, &unit);
+                let style = match tone {
+                    Tone::Bad => t.warn,
+                    Tone::Good => t.ok,
+                    _ => t.text,
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{} ", short_time(at, model.tz, false)), t.muted),
+                    Span::styled(text, style),
+                ]));
+            }
+        }
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         return;
     }
     let spans_days = match (model.timeline.first(), model.timeline.last()) {

@@ -165,6 +165,7 @@ async fn console(
     let id = model.incident.as_ref().unwrap().id.clone();
     let services = Services {
         source: Arc::new(r.store.clone()),
+        declare: None,
         journal: Some(journal),
         alerts: None,
         export: Some(warroom::app::workers::export::ExportSetup {

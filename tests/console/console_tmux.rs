@@ -46,7 +46,9 @@ fn demo_runs_a_runbook_from_the_pane() {
     assert!(screen.contains("▶ running"), "{screen}");
     term.send(&["q"]);
     term.expect("abort it first", Duration::from_secs(5));
-    term.send(&["a"]);
+    term.send(&["A"]);
+    term.expect("Abort run of", Duration::from_secs(5));
+    term.send(&["Down", "Enter"]);
     term.expect("■ aborted", Duration::from_secs(20));
     term.send(&["q"]);
     let screen = term.expect("[exited 0]", Duration::from_secs(10));
@@ -80,7 +82,8 @@ fn open_records_a_note_from_the_editor_and_a_status() {
     let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
         return;
     };
-    term.expect("Pool saturation", Duration::from_secs(10));
+    // Nothing listens there and no panel is configured: the dashboard says discovery failed.
+    term.expect("discovery failed", Duration::from_secs(10));
     term.send(&["t"]);
     term.expect("Timeline", Duration::from_secs(5));
     term.send(&["e"]);

@@ -118,7 +118,17 @@ fn run_pool_exhaustion(j: &Journey) -> String {
     j.expect("pool-exhaustion", Duration::from_secs(10));
     // The list is sorted: batch-restart, disable-retries, pool-exhaustion.
     j.keys(&["j", "j", "Enter"]);
-    let plan = j.expect("Plan · pool-exhaustion", Duration::from_secs(20));
+    j.expect("Plan · pool-exhaustion", Duration::from_secs(20));
+    // The plan shares the screen with the panels: scroll it (j) to its first request.
+    let mut plan = j.term.screen();
+    for _ in 0..60 {
+        plan = j.term.screen();
+        if plan.contains("/control/rollback") {
+            break;
+        }
+        j.keys(&["j"]);
+        std::thread::sleep(Duration::from_millis(50));
+    }
     j.keys(&["x"]);
     j.expect("Run runbook \"pool-exhaustion\"?", Duration::from_secs(10));
     j.text("pool-exhaustion");

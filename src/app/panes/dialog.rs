@@ -52,6 +52,8 @@ pub enum Purpose {
         start: bool,
     },
     Correction,
+    /// Declare the incident (a title and a severity).
+    Declare,
     /// Publish the postmortem (the choice is the form).
     Publish,
 }

@@ -45,7 +45,8 @@ pub struct Row {
     pub superseded_by: Option<u64>,
 }
 
-/// The rows of `records`, oldest first. `unit` gives a panel's unit by its title.
+/// The rows of `records`, in journal order (oldest first); a crossing shows the time it
+/// happened. `unit` gives a panel's unit by its title.
 pub fn rows(records: &[Record], unit: &dyn Fn(&str) -> Option<Unit>) -> Vec<Row> {
     let corrected = crate::incident::summary::summarize(records).corrected;
     let mut out: Vec<Row> = Vec::new();
@@ -64,8 +65,9 @@ pub fn rows(records: &[Record], unit: &dyn Fn(&str) -> Option<Unit>) -> Vec<Row>
                 step.clone(),
                 Some((*state, detail.clone())),
             )),
+            // A batch's per-target acts ("STEP/TARGET/BATCH") fold into their step's row.
             Event::RunbookIntent { run_id, step, .. } | Event::RunbookAck { run_id, step, .. } => {
-                Some((run_id.clone(), step.clone(), None))
+                Some((run_id.clone(), scope_of(step).0.to_string(), None))
             }
             _ => None,
         };
@@ -98,10 +100,17 @@ pub fn rows(records: &[Record], unit: &dyn Fn(&str) -> Option<Unit>) -> Vec<Row>
             continue;
         }
         let (text, tone) = describe(&r.kind, unit);
+        // A crossing reads at the time it happened: one seen while the console only watched
+        // is recorded when the incident is declared, a recovery once it has held; the row
+        // stays in journal order (newest at the top) and its number says so.
+        let time = match &r.kind {
+            Event::ThresholdCrossed { at, .. } => *at,
+            _ => r.time,
+        };
         out.push(Row {
             seq: r.seq,
             seqs: vec![r.seq],
-            time: r.time,
+            time,
             source: r.source,
             text,
             tone,
@@ -109,6 +118,51 @@ pub fn rows(records: &[Record], unit: &dyn Fn(&str) -> Option<Unit>) -> Vec<Row>
         });
     }
     out
+}
+
+/// An intent's scope, `STEP` or `STEP/TARGET/BATCH`: the step, and the target and batch of a
+/// batch's act (a target may hold a `/`, as HAProxy's `backend/server`; a step id never does).
+fn scope_of(scope: &str) -> (&str, Option<(&str, &str)>) {
+    match scope.split_once('/') {
+        Some((step, rest)) => (step, rest.rsplit_once('/')),
+        None => (scope, None),
+    }
+}
+
+/// `api-3 (batch 2): ` for a batch's act, nothing for the step's own.
+fn target_words(scope: &str) -> String {
+    match scope_of(scope).1 {
+        Some((target, batch)) => format!("{target} (batch {batch}): "),
+        None => String::new(),
+    }
+}
+
+/// A request as the plan shows it, its JSON body in words: `POST …/restart {"pod":"api-3"}`
+/// → `POST …/restart (pod=api-3)`.
+fn request_words(request: &str) -> String {
+    let Some(at) = request.find(['{', '[']) else {
+        return request.to_string();
+    };
+    let (head, body) = request.split_at(at);
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body.trim()) else {
+        return request.to_string();
+    };
+    let scalar = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let body = match &v {
+        serde_json::Value::Object(m) if m.values().all(|v| !v.is_object() && !v.is_array()) => (m
+            .iter())
+        .map(|(k, v)| format!("{k}={}", scalar(v)))
+        .collect::<Vec<_>>()
+        .join(", "),
+        serde_json::Value::Array(a) if a.iter().all(|v| !v.is_object() && !v.is_array()) => {
+            a.iter().map(scalar).collect::<Vec<_>>().join(", ")
+        }
+        _ => "with a body".to_string(),
+    };
+    format!("{} ({body})", head.trim_end())
 }
 
 /// A step's start detail is `kind: title`.
@@ -153,12 +207,14 @@ impl StepRow {
                     s => self.outcome = Some((*s, words(&d))),
                 }
             }
-            Event::RunbookIntent { request, .. } => {
-                self.progress = Some(format!("sending {}", crate::sanitize::line(request)));
+            Event::RunbookIntent { request, step, .. } => {
+                let what = request_words(&crate::sanitize::line(request));
+                self.progress = Some(format!("{}sending {what}", target_words(step)));
             }
-            Event::RunbookAck { outcome, .. } => {
+            Event::RunbookAck { outcome, step, .. } => {
                 self.effects += 1;
-                self.progress = Some(format!("answered {}", words(outcome)));
+                let answer = words(outcome);
+                self.progress = Some(format!("{}answered {answer}", target_words(step)));
             }
             _ => {}
         }
@@ -535,5 +591,92 @@ mod tests {
         let r = rows(&[note, fix], &|_| None);
         assert_eq!(r[0].superseded_by, Some(2));
         assert_eq!(r[1].superseded_by, None);
+    }
+
+    #[test]
+    fn a_crossing_recorded_later_reads_at_the_time_it_happened() {
+        let now = Utc::now();
+        let t = |m: i64| now - chrono::Duration::minutes(m);
+        let mut opened = rec(1, Event::note("incident opened"));
+        opened.time = t(0);
+        let mut crossing = rec(
+            2,
+            Event::ThresholdCrossed {
+                panel: "Pool saturation".into(),
+                level: Level::Crit,
+                direction: Direction::Up,
+                value: 0.99,
+                threshold: 0.95,
+                at: t(9),
+            },
+        );
+        crossing.time = t(0);
+        let r = rows(&[opened, crossing], &|_| None);
+        assert_eq!((r[0].seq, r[1].seq), (1, 2), "journal order: {r:?}");
+        assert_eq!(r[1].time, t(9), "the crossing's own time, not the record's");
+        assert_eq!(r[0].time, t(0));
+    }
+
+    #[test]
+    fn a_batchs_acts_fold_into_its_step_in_words() {
+        let run = RunRef {
+            runbook: "pool-exhaustion".into(),
+            run_id: "r1".into(),
+            hash: "h".into(),
+        };
+        let start = rec(
+            1,
+            Event::RunbookStep {
+                run: run.clone(),
+                step: "restart".into(),
+                state: StepState::Started,
+                detail: Some("batch: Restart planner-api in batches".into()),
+            },
+        );
+        let intent = |seq, target: &str, batch| {
+            rec(
+                seq,
+                Event::RunbookIntent {
+                    run_id: "r1".into(),
+                    step: format!("restart/{target}/{batch}"),
+                    idempotency_key: "k".into(),
+                    request: format!(
+                        "POST http://127.0.0.1:9/control/restart {{\"pod\":\"{target}\",\"force\":false}}"
+                    ),
+                },
+            )
+        };
+        let ack = rec(
+            4,
+            Event::RunbookAck {
+                run_id: "r1".into(),
+                step: "be/web-1/2".into(),
+                idempotency_key: "k".into(),
+                outcome: "200 OK".into(),
+            },
+        );
+        let records = vec![start, intent(2, "api-0", 1), intent(3, "api-1", 1)];
+        let r = rows(&records, &|_| None);
+        assert_eq!(r.len(), 1, "one row for the step: {r:?}");
+        assert_eq!(r[0].seqs, [1, 2, 3]);
+        assert!(
+            r[0].text.ends_with(
+                "… api-1 (batch 1): sending POST http://127.0.0.1:9/control/restart (force=false, pod=api-1)"
+            ),
+            "{}",
+            r[0].text
+        );
+        assert!(!r[0].text.contains('{'), "{}", r[0].text);
+        // A target with a slash (HAProxy's backend/server) keeps it.
+        assert_eq!(target_words("drain/be/web-1/2"), "be/web-1 (batch 2): ");
+        assert_eq!(target_words("drain"), "");
+        let r = rows(&[ack], &|_| None);
+        assert!(r[0].text.starts_with("step be"), "{}", r[0].text);
+        assert_eq!(request_words("POST /x [\"a\",1]"), "POST /x (a, 1)");
+        assert_eq!(
+            request_words("POST /x {\"a\":{\"b\":1}}"),
+            "POST /x (with a body)"
+        );
+        assert_eq!(request_words("GET /health"), "GET /health");
     }
 }

@@ -109,7 +109,7 @@ fn act(model: &mut Model, action: Action) {
         }
         Action::Timeline => model.show_timeline = !model.show_timeline,
         Action::Note => {
-            if model.incident.is_some() {
+            if model.incident.is_some() || model.declarable {
                 model.mode = Mode::Note;
                 model.note.clear();
             } else {

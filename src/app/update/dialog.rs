@@ -123,6 +123,10 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             reply: reply.clone(),
             answer: Answer::Confirmed(false),
         }],
+        Purpose::Declare => match incident::declare_answered(model, &d) {
+            Ok(e) => e,
+            Err(e) => return keep(model, d, e),
+        },
         Purpose::Resume {
             runbook,
             run_id,

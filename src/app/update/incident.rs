@@ -64,9 +64,17 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         _ => {}
     }
+    // The first status, severity, action or correction declares the incident.
+    let mut effects = Vec::new();
     if model.incident.is_none() {
-        model.notify(crate::strings::NO_INCIDENT, true, Some(5));
-        return Vec::new();
+        match declaring(model) {
+            Some(e) => effects.push(e),
+            None if model.declaring => {}
+            None => {
+                model.notify(crate::strings::NO_INCIDENT, true, Some(5));
+                return Vec::new();
+            }
+        }
     }
     let summary = crate::incident::summary::summarize(&model.timeline);
     let local_now = model.now.with_timezone(&model.tz);
@@ -146,15 +154,19 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
                 Purpose::Correction,
             )
         }
-        Action::EditorNote => return vec![Effect::EditNote],
+        Action::EditorNote => {
+            effects.push(Effect::EditNote);
+            return effects;
+        }
         Action::Export => {
             model.notify("exporting the postmortem draft…", false, None);
             let panels = model.panels.iter().map(|p| p.config.clone()).collect();
-            return vec![Effect::Export(panels)];
+            effects.push(Effect::Export(panels));
+            return effects;
         }
-        _ => return Vec::new(),
+        _ => return effects,
     });
-    Vec::new()
+    effects
 }
 
 /// The event a submitted incident dialog records, or why it cannot.
@@ -345,13 +357,121 @@ pub fn jump_to_panel(model: &mut Model) {
     }
 }
 
-/// `D`: declare an incident. The console watches without one until then.
+/// The declaration the first note, status or action makes, once (`None`: there is nothing to
+/// declare, or it is under way).
+pub fn declaring(model: &mut Model) -> Option<Effect> {
+    if model.incident.is_some() || !model.declarable || model.declaring {
+        return None;
+    }
+    model.declaring = true;
+    Some(Effect::Declare {
+        title: suggested_title(model),
+        severity: None,
+    })
+}
+
+/// A title from what is wrong: the panels past their critical (else warning) threshold.
+fn suggested_title(model: &Model) -> Option<String> {
+    use crate::app::panes::panel::Level;
+    for level in [Level::Crit, Level::Warn] {
+        let names: Vec<&str> = (model.panels.iter())
+            .filter(|p| p.current().is_some_and(|v| p.level(v) == level))
+            .map(|p| p.config.title.as_str())
+            .collect();
+        if !names.is_empty() {
+            let word = if level == Level::Crit {
+                "critical"
+            } else {
+                "high"
+            };
+            return Some(format!("{} {word}", names.join(", ")));
+        }
+    }
+    None
+}
+
+/// `D`: declare an incident, with a title and severity to confirm (prefilled, selected: typing
+/// replaces them).
 pub fn declare(model: &mut Model) -> Vec<Effect> {
     if let Some(i) = &model.incident {
         let text = format!("incident {} is already being recorded", i.id);
         model.notify(text, false, Some(5));
         return Vec::new();
     }
-    model.notify(crate::strings::NO_INCIDENT, true, Some(5));
+    if !model.declarable || model.declaring {
+        model.notify(crate::strings::NO_INCIDENT, true, Some(5));
+        return Vec::new();
+    }
+    let n = model.pending.len();
+    model.dialog = Some(Dialog::form(
+        "Declare an incident".into(),
+        vec![
+            "Recording starts now; the console has only watched so far.".into(),
+            format!(
+                "{n} threshold crossing{} seen while watching go{} in at the time{} happened.",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "es" } else { "" },
+                if n == 1 { " it" } else { "s they" },
+            ),
+        ],
+        vec![
+            Field::new(
+                "title",
+                "what is wrong, for people",
+                suggested_title(model).unwrap_or_default(),
+            ),
+            Field::new("severity", "SEV-1 … SEV-4", "SEV-3"),
+        ],
+        Purpose::Declare,
+    ));
     Vec::new()
+}
+
+/// The declare dialog was answered.
+pub fn declare_answered(model: &mut Model, d: &Dialog) -> Result<Vec<Effect>, String> {
+    let severity = match d.field(1) {
+        "" => None,
+        s => Some(s.parse::<Severity>().map_err(|e| e.to_string())?),
+    };
+    let title = Some(d.field(0).to_string()).filter(|t| !t.is_empty());
+    if model.incident.is_some() || model.declaring {
+        return Ok(Vec::new());
+    }
+    model.declaring = true;
+    Ok(vec![Effect::Declare { title, severity }])
+}
+
+/// The incident is declared: what was seen while watching is recorded, each at its time.
+pub fn declared(model: &mut Model, result: Result<(), String>) -> Vec<Effect> {
+    model.declaring = false;
+    model.dirty = true;
+    match result {
+        Ok(()) => {
+            let pending = std::mem::take(&mut model.pending);
+            let id = model
+                .incident
+                .as_ref()
+                .map_or(String::new(), |i| i.id.clone());
+            model.notify(
+                format!(
+                    "incident {id} declared: recording; {} crossing(s) seen before it recorded",
+                    pending.len()
+                ),
+                false,
+                Some(10),
+            );
+            pending
+                .into_iter()
+                .map(|(source, actor, event)| record(model, source, actor, event))
+                .collect()
+        }
+        Err(e) => {
+            model.notify(
+                format!("the incident could not be declared: {e}"),
+                true,
+                None,
+            );
+            Vec::new()
+        }
+    }
 }

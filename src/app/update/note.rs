@@ -44,9 +44,15 @@ fn submit(model: &mut Model) -> Vec<Effect> {
     let text = std::mem::take(&mut model.note);
     model.note_caret = Default::default();
     let text = text.trim();
-    if text.is_empty() || model.incident.is_none() {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    // The first note declares the incident; it is recorded once the journal is open.
+    let mut effects: Vec<Effect> = super::incident::declaring(model).into_iter().collect();
+    if model.incident.is_none() && effects.is_empty() && !model.declaring {
         return Vec::new();
     }
     let actor = model.actor.clone();
-    vec![record(model, Source::Operator, actor, Event::note(text))]
+    effects.push(record(model, Source::Operator, actor, Event::note(text)));
+    effects
 }

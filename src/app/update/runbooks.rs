@@ -441,12 +441,16 @@ pub fn declined(model: &mut Model, d: Dialog) {
         model.dialog = Some(d);
         return;
     };
-    let step = match &d.body {
+    let word = match &d.body {
         Body::Type { word, .. } => word.clone(),
         _ => String::new(),
     };
+    // The step asking (a batch step asks per batch: its word is "batch 3").
+    let step = (model.runbooks.run.as_ref())
+        .and_then(|r| r.current().map(|i| r.steps[i].id.clone()))
+        .unwrap_or_else(|| word.clone());
     let mut text = vec![
-        format!("You did not confirm \"{step}\": nothing was sent for it."),
+        format!("You did not confirm \"{word}\": nothing was sent for it."),
         "This runbook's steps cannot be skipped: ask again, or abort the run.".into(),
     ];
     if let Some(run) = model.runbooks.run.as_ref() {

@@ -520,3 +520,111 @@ fn g_jumps_from_the_newest_crossing_to_its_panel_then_to_older_ones() {
     assert!(m.range_idx > range);
     assert!(m.range_secs() >= 5.0 * 3600.0, "{}", m.range_secs());
 }
+
+#[test]
+fn watching_keeps_crossings_and_the_first_note_declares_the_incident() {
+    let mut m = model();
+    m.declarable = true;
+    // The pool panel goes past crit while no incident exists: nothing is recorded, it is kept.
+    for (i, v) in [0.5, 0.97, 0.98].iter().enumerate() {
+        let at = t0() + chrono::Duration::seconds(20 * i as i64);
+        m.now = at;
+        let mut a = ok_answer();
+        a.series[0].points = vec![Point { t: i as f64, v: *v }];
+        m.panels[0].latest_in_flight = true;
+        let pass = m.source.health.admit(at).unwrap();
+        let effects = update(
+            &mut m,
+            Msg::Latest {
+                panel: 0,
+                pass,
+                result: Ok(a),
+                at,
+            },
+        );
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, Effect::Record { .. } | Effect::Declare { .. })),
+            "{effects:?}"
+        );
+    }
+    assert!(!m.pending.is_empty(), "the crossing is kept");
+    let kept_at = match &m.pending[0].2 {
+        Event::ThresholdCrossed { at, .. } => *at,
+        e => panic!("{e:?}"),
+    };
+    assert_eq!(
+        kept_at,
+        t0() + chrono::Duration::seconds(20),
+        "at the time it happened"
+    );
+    // The first note: typed as usual; entering it declares the incident, then records it.
+    update(&mut m, key('n'));
+    assert_eq!(m.mode, Mode::Note);
+    for c in "pool full".chars() {
+        update(&mut m, key(c));
+    }
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert!(matches!(effects[0], Effect::Declare { .. }), "{effects:?}");
+    assert!(matches!(
+        &effects[1],
+        Effect::Record {
+            event: Event::Note { .. },
+            ..
+        }
+    ));
+    // Asked once: a second action while declaring does not declare again.
+    update(&mut m, key('s'));
+    assert!(m.dialog.is_some());
+    update(&mut m, code(KeyCode::Esc));
+    // The loop opened the incident; the kept crossing is recorded, with its own time.
+    m.incident = Some(crate::app::model::IncidentHeader {
+        id: "2026-07-17-1".into(),
+        title: "Pool saturation critical".into(),
+    });
+    let effects = update(&mut m, Msg::Declared(Ok(())));
+    let recorded: Vec<&Event> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Record { event, .. } => Some(event),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(recorded[0], Event::ThresholdCrossed { at, .. } if *at == kept_at),
+        "{recorded:?}"
+    );
+    assert!(m.pending.is_empty() && !m.declaring);
+}
+
+#[test]
+fn d_asks_for_a_title_prefilled_from_what_is_wrong() {
+    let mut m = model();
+    update(&mut m, key('D'));
+    assert!(m.dialog.is_none(), "not declarable: nothing to declare");
+    m.declarable = true;
+    let mut a = ok_answer();
+    a.series[0].points = vec![Point { t: 0.0, v: 0.99 }];
+    m.panels[0].latest = a.series.clone();
+    update(&mut m, key('D'));
+    let d = m.dialog.as_ref().expect("the declare dialog");
+    assert!(
+        d.field(0).contains(&m.panels[0].config.title),
+        "{:?}",
+        d.field(0)
+    );
+    assert!(d.field(0).ends_with("critical"), "{:?}", d.field(0));
+    // Typing replaces the prefilled title.
+    for c in "Checkout down".chars() {
+        update(&mut m, key(c));
+    }
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert_eq!(
+        effects,
+        vec![Effect::Declare {
+            title: Some("Checkout down".into()),
+            severity: Some("SEV-3".parse().unwrap()),
+        }]
+    );
+}
