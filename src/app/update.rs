@@ -184,15 +184,20 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 }
                 // The findings are what to fix before publishing: listed one key away (the
                 // keys stay where they are: `q` after `E` still quits).
+                // The first is said at once, in the message.
                 Ok((path, findings)) => {
                     let n = findings.len();
-                    model.lint = findings;
                     let m = model.keymap.hint(Mode::Dashboard, Action::Messages);
-                    model.notify(
-                        format!("exported {path}; lint: {n} finding(s), {m} lists them"),
-                        false,
-                        Some(30),
-                    );
+                    let first = crate::sanitize::line(&findings[0]).into_owned();
+                    let text = match n {
+                        1 => format!("exported {path}; lint: {first}"),
+                        _ => format!(
+                            "exported {path}; lint: {first} (and {} more: {m} lists them)",
+                            n - 1
+                        ),
+                    };
+                    model.lint = findings;
+                    model.notify(text, false, Some(30));
                 }
                 Err(e) => model.notify(format!("export failed: {e}"), true, Some(30)),
             }

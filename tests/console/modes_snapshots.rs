@@ -63,7 +63,7 @@ fn the_message_log_lists_messages_and_lint_findings() {
             "Root cause: the prompt is still there".into(),
         ];
         m.notify(
-            "exported /tmp/2026-07-17-1.md; lint: 2 finding(s), m lists them",
+            "exported /tmp/2026-07-17-1.md; lint: Impact: no impact window set (press i and I on the dashboard) (and 1 more: m lists them)",
             false,
             Some(30),
         );

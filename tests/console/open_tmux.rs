@@ -205,6 +205,36 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     assert!(timeline.contains("pool full on api-0"), "{timeline}");
     assert!(timeline.contains("root-cause"), "{timeline}");
     assert!(timeline.contains("threshold_crossed"), "{timeline}");
+    // The crossing seen while watching went in at the time it happened (before the incident
+    // was opened), and before the note that declared the incident.
+    let store = warroom::incident::Store::new(&data);
+    let records = store
+        .read(&warroom::incident::IncidentId::parse(&id).unwrap())
+        .unwrap()
+        .records;
+    use warroom::incident::Event;
+    let opened = records
+        .iter()
+        .find(|r| matches!(r.kind, Event::IncidentOpened { .. }))
+        .expect("the incident was opened");
+    let (crossing_seq, crossing_at) = records
+        .iter()
+        .find_map(|r| match r.kind {
+            Event::ThresholdCrossed { at, .. } => Some((r.seq, at)),
+            _ => None,
+        })
+        .expect("the crossing was recorded");
+    let note_seq = records
+        .iter()
+        .find(|r| matches!(&r.kind, Event::Note { text, .. } if text.contains("pool full")))
+        .expect("the note was recorded")
+        .seq;
+    assert!(
+        crossing_at < opened.time,
+        "{crossing_at} vs {}",
+        opened.time
+    );
+    assert!(crossing_seq < note_seq, "{records:?}");
     let log = std::fs::read_to_string(dir.path().join("warroom.log")).unwrap_or_default();
     assert!(log.contains("first frame drawn"), "log: {log}");
     assert!(!log.contains('\u{1b}'), "raw escape in the log");

@@ -2,10 +2,9 @@
 //! first; any other key is text for the focused field. Dialogs queue: the next one opens when
 //! this one closes.
 
-use super::{incident, record, runbooks};
+use super::{incident, runbooks};
 use crate::app::effect::Effect;
 use crate::app::model::Model;
-use crate::incident::Source;
 use crate::keymap::{Action, Mode};
 
 /// A key while a dialog is open: the dialog's own bindings, else text for its field.
@@ -150,10 +149,7 @@ fn submit(model: &mut Model) -> Vec<Effect> {
         _ => match incident::event_of(model, &d) {
             Err(e) => return keep(model, d, e),
             Ok(None) => Vec::new(),
-            Ok(Some(event)) => {
-                let actor = model.actor.clone();
-                vec![record(model, Source::Operator, actor, event)]
-            }
+            Ok(Some(event)) => incident::record_declaring(model, event),
         },
     };
     next_dialog(model);

@@ -64,16 +64,36 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         _ => {}
     }
-    // The first status, severity, action or correction declares the incident.
-    let mut effects = Vec::new();
+    // While watching, the dialogs that record open as usual: what they record declares the
+    // incident (an esc declares nothing). Nothing is there yet to correct or export.
     if model.incident.is_none() {
-        match declaring(model) {
-            Some(e) => effects.push(e),
-            None if model.declaring => {}
-            None => {
-                model.notify(crate::strings::NO_INCIDENT, true, Some(5));
-                return Vec::new();
-            }
+        let records = matches!(
+            action,
+            Action::Status
+                | Action::Severity
+                | Action::ActionItem
+                | Action::ImpactStart
+                | Action::ImpactEnd
+                | Action::EditorNote
+        );
+        if !(model.declarable && records) {
+            let text = if model.declarable {
+                let d = model
+                    .keymap
+                    .hint(crate::keymap::Mode::Dashboard, Action::Declare);
+                format!(
+                    "no incident yet, nothing recorded to {}: {d} declares one (so does a note, status or action item)",
+                    if action == Action::Export {
+                        "export"
+                    } else {
+                        "correct"
+                    }
+                )
+            } else {
+                crate::strings::NO_INCIDENT.to_string()
+            };
+            model.notify(text, true, Some(5));
+            return Vec::new();
         }
     }
     let summary = crate::incident::summary::summarize(&model.timeline);
@@ -154,18 +174,23 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
                 Purpose::Correction,
             )
         }
-        Action::EditorNote => {
-            effects.push(Effect::EditNote);
-            return effects;
-        }
+        Action::EditorNote => return vec![Effect::EditNote],
         Action::Export => {
             model.notify("exporting the postmortem draft…", false, None);
             let panels = model.panels.iter().map(|p| p.config.clone()).collect();
-            effects.push(Effect::Export(panels));
-            return effects;
+            return vec![Effect::Export(panels)];
         }
-        _ => return effects,
+        _ => return Vec::new(),
     });
+    Vec::new()
+}
+
+/// Record `event` from the operator; while watching, the incident is declared first (the
+/// first note, status, severity, action item or impact mark declares it).
+pub fn record_declaring(model: &mut Model, event: Event) -> Vec<Effect> {
+    let mut effects: Vec<Effect> = declaring(model).into_iter().collect();
+    let actor = model.actor.clone();
+    effects.push(record(model, Source::Operator, actor, event));
     effects
 }
 
@@ -283,10 +308,7 @@ pub fn editor_closed(model: &mut Model, result: Result<String, String>) -> Vec<E
             model.notify("the note was empty: nothing recorded", false, Some(5));
             Vec::new()
         }
-        Ok(text) => {
-            let actor = model.actor.clone();
-            vec![record(model, Source::Operator, actor, Event::note(text))]
-        }
+        Ok(text) => record_declaring(model, Event::note(text)),
         Err(e) => {
             model.notify(e, true, Some(10));
             Vec::new()

@@ -1,10 +1,9 @@
 //! Typing a note: keys that are not bound in note mode are text; enter records it, esc
 //! cancels.
 
-use super::record;
 use crate::app::effect::Effect;
 use crate::app::model::Model;
-use crate::incident::{Event, Source};
+use crate::incident::Event;
 use crate::keymap::{Action, Mode};
 
 /// Longest note typed in the console, in characters.
@@ -47,12 +46,9 @@ fn submit(model: &mut Model) -> Vec<Effect> {
     if text.is_empty() {
         return Vec::new();
     }
-    // The first note declares the incident; it is recorded once the journal is open.
-    let mut effects: Vec<Effect> = super::incident::declaring(model).into_iter().collect();
-    if model.incident.is_none() && effects.is_empty() && !model.declaring {
+    if model.incident.is_none() && !model.declarable {
         return Vec::new();
     }
-    let actor = model.actor.clone();
-    effects.push(record(model, Source::Operator, actor, Event::note(text)));
-    effects
+    // The first note declares the incident; it is recorded once the journal is open.
+    super::incident::record_declaring(model, Event::note(text))
 }

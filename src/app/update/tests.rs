@@ -628,3 +628,66 @@ fn d_asks_for_a_title_prefilled_from_what_is_wrong() {
         }]
     );
 }
+
+#[test]
+fn a_dialog_declares_only_what_it_records() {
+    let mut m = model();
+    m.declarable = true;
+    // A status dialog opened and cancelled declares nothing.
+    assert!(update(&mut m, key('s')).is_empty());
+    assert!(m.dialog.is_some());
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    assert!(!m.declaring);
+    // Chosen: the incident is declared, then the status recorded.
+    update(&mut m, key('s'));
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert!(matches!(effects[0], Effect::Declare { .. }), "{effects:?}");
+    assert!(
+        matches!(
+            &effects[1],
+            Effect::Record {
+                event: Event::StatusChanged { .. },
+                ..
+            }
+        ),
+        "{effects:?}"
+    );
+    // Nothing to correct or export before there is an incident: said, nothing declared.
+    let mut m = model();
+    m.declarable = true;
+    for c in ['c', 'E'] {
+        assert!(update(&mut m, key(c)).is_empty());
+        assert!(m.dialog.is_none() && !m.declaring);
+        let said = m
+            .notice
+            .as_ref()
+            .map(|n| n.text.clone())
+            .unwrap_or_default();
+        assert!(said.contains("D declares one"), "{said}");
+    }
+}
+
+#[test]
+fn after_an_export_the_first_finding_is_said_and_m_lists_them_all() {
+    let mut m = model();
+    let findings = vec![
+        "Impact: no impact window set".to_string(),
+        "Root cause: the prompt is still there".to_string(),
+    ];
+    update(
+        &mut m,
+        Msg::Exported(Ok(("/tmp/d.md".into(), findings.clone()))),
+    );
+    let said = m
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("no impact window set"), "{said}");
+    assert!(said.contains("1 more: m lists them"), "{said}");
+    assert_eq!(m.lint, findings);
+    // The keys stay the dashboard's: q still quits.
+    assert_eq!(m.mode, Mode::Dashboard);
+    update(&mut m, key('m'));
+    assert_eq!(m.mode, Mode::Help);
+}
