@@ -108,6 +108,7 @@ fn main() {
             crit: p.crit,
             bad_when: "above".into(),
             legend: None,
+            signal: None,
             window,
             series: (0..3)
                 .map(|s| SnapshotSeries {

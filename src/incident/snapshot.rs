@@ -62,6 +62,9 @@ pub struct PanelSnapshot {
     /// Legend template (`{{pod}}`), if the panel has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legend: Option<String>,
+    /// The signal the panel answers, as the presets name it (`error-ratio`...), if it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
     pub window: SnapshotWindow,
     pub series: Vec<SnapshotSeries>,
     /// Why the query failed, when it did (the snapshot then has no series).
@@ -188,6 +191,7 @@ pub async fn capture(
             }
             .to_string(),
             legend: panel.legend.clone(),
+            signal: panel.signal.clone(),
             window,
             series,
             error,
@@ -230,6 +234,7 @@ pub fn fact_panels() -> Vec<PanelConfig> {
         crit: None,
         bad_when: BadWhen::Above,
         legend: Some("{{pod}}".into()),
+        signal: None,
     };
     vec![
         panel(

@@ -25,8 +25,20 @@ pub enum Role {
     Restarts,
 }
 
-/// The role a panel plays, from its title and unit.
+/// The role a panel plays: from the signal it says it answers (discovered panels and presets
+/// name theirs), else from its title and unit.
 pub fn role(s: &PanelSnapshot) -> Option<Role> {
+    if let Some(signal) = &s.signal {
+        match signal.as_str() {
+            "error-ratio" => return Some(Role::ErrorRatio),
+            "saturation" => return Some(Role::PoolSaturation),
+            "query-latency" | "request-latency" => return Some(Role::Latency),
+            "retry-amplification" => return Some(Role::RetryAmplification),
+            "request-rate" => return Some(Role::RequestRate),
+            // Another signal (waits, queues, restarts...): no figure of the draft reads it.
+            _ => return None,
+        }
+    }
     let t = s.title.to_lowercase();
     let unit = s.unit();
     if t.contains("error") && unit == Unit::Percent {
@@ -219,6 +231,7 @@ mod tests {
             crit: None,
             bad_when: "above".into(),
             legend: None,
+            signal: None,
             window: SnapshotWindow {
                 from: DateTime::from_timestamp(0, 0).unwrap(),
                 to: DateTime::from_timestamp(100, 0).unwrap(),

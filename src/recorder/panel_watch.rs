@@ -265,6 +265,7 @@ mod tests {
             crit: Some(0.95),
             bad_when: BadWhen::Above,
             legend: None,
+            signal: None,
         }
     }
 

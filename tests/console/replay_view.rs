@@ -101,6 +101,7 @@ fn snapshots() -> Vec<PanelSnapshot> {
                 crit: p.crit,
                 bad_when: "above".into(),
                 legend: None,
+                signal: None,
                 window,
                 series: vec![SnapshotSeries {
                     labels: Default::default(),
