@@ -230,6 +230,14 @@ pub enum IncidentCmd {
     Note { id: String, text: Vec<String> },
     /// Set the status: investigating, identified, monitoring, resolved.
     Status { id: String, status: String },
+    /// Set the severity: SEV-1 (most severe) to SEV-4.
+    Severity { id: String, severity: String },
+    /// Set the services affected, e.g. `warroom incident services ID "journey planner, api"`.
+    Services {
+        id: String,
+        /// Service names, separated by commas or given as separate arguments.
+        services: Vec<String>,
+    },
     /// Add an action item.
     Action {
         id: String,
@@ -279,6 +287,12 @@ pub enum ExportFormat {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum TimelineMode {
+    Folded,
+    Full,
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
     pub id: String,
@@ -293,6 +307,10 @@ pub struct ExportArgs {
     /// file's Prometheus URL is used otherwise, if it has one).
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
+    /// The timeline: one row per event that matters (`folded`, the default), or every record
+    /// (`full`).
+    #[arg(long, value_enum, default_value_t = TimelineMode::Folded)]
+    pub timeline: TimelineMode,
     /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m" (default: the
     /// config's `[export] gap_limit`, else 30 minutes).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]

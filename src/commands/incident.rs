@@ -59,6 +59,26 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             let record = write_one(&store, &id, Event::note(text))?;
             acknowledge(&mut out, &record, tz)?;
         }
+        IncidentCmd::Severity { id, severity } => {
+            let severity = severity.parse::<Severity>()?;
+            let record = write_one(&store, &id, Event::SeverityChanged { severity })?;
+            acknowledge(&mut out, &record, tz)?;
+        }
+        IncidentCmd::Services { id, services } => {
+            let services: Vec<String> = services
+                .iter()
+                .flat_map(|s| s.split(','))
+                .map(|s| sanitize::line(s.trim()).into_owned())
+                .filter(|s| !s.is_empty())
+                .collect();
+            if services.is_empty() {
+                bail!(
+                    "no service named; list them after the incident id, e.g. `warroom incident services {id} \"journey planner, api\"`"
+                );
+            }
+            let record = write_one(&store, &id, Event::ServicesChanged { services })?;
+            acknowledge(&mut out, &record, tz)?;
+        }
         IncidentCmd::Status { id, status } => {
             let status = status.parse::<Status>()?;
             let record = write_one(&store, &id, Event::StatusChanged { status })?;
