@@ -386,6 +386,7 @@ mod tests {
             time: time.parse().unwrap(),
             source: Source::Github,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         };
         let note = record(1, "2026-11-29T10:00:00Z", Event::note("looking"));

@@ -15,6 +15,7 @@ mod changes_record;
 mod incident_crossing;
 mod incident_lock;
 mod journal_durability;
+mod journal_fidelity;
 mod journal_kill;
 mod journal_recovery;
 mod record_panels;
