@@ -341,6 +341,16 @@ impl Journal {
         }
         let event = event.sanitized();
         event.check()?;
+        if let Event::Correction { supersedes, .. } = &event
+            && (*supersedes == 0 || *supersedes >= self.next_seq)
+        {
+            return Err(super::event::InvalidEvent(format!(
+                "a correction must supersede an earlier record, and there is no record \
+                 #{supersedes} yet (the newest is #{}); it was not recorded",
+                self.next_seq - 1
+            ))
+            .into());
+        }
         if let Durability::NotDurable { .. } = self.durability {
             self.restore()?;
         }
