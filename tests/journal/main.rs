@@ -21,3 +21,4 @@ mod journal_recovery;
 mod record_panels;
 mod record_real;
 mod record_takeover;
+mod responders_socket;
