@@ -97,6 +97,8 @@ pub async fn run(
         runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
+        serve: true,
+        follow: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
@@ -165,6 +167,8 @@ async fn on_prometheus(
         runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
+        serve: true,
+        follow: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();

@@ -60,6 +60,54 @@ pub async fn open(
         rehearsal: None,
         github,
         runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
+        serve: true,
+        follow: None,
+    };
+    run_terminal(model, services, clock).await
+}
+
+/// `warroom open` on an incident another process holds: the same console, following the
+/// holder's journal and recording through it (`follow`), with `records` already read from
+/// the journal when it is on this host (the stream then starts after them).
+pub async fn follow(
+    config: Config,
+    store: Option<&crate::incident::Store>,
+    follow: super::sharing::FollowSetup,
+    holder: crate::incident::store::Holder,
+    records: Vec<crate::incident::Record>,
+) -> color_eyre::Result<ExitCode> {
+    let source = crate::metrics::from_config::from_config(&config)?;
+    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let clock: Arc<dyn Clock> = Arc::new(WallClock);
+    let mut model = Model::new(&config, theme, source.describe(), clock.now());
+    if let Some(w) = warning {
+        model.notify(w, true, None);
+    }
+    let summary = crate::incident::summary::summarize(&records);
+    model.incident = Some(super::model::IncidentHeader {
+        id: follow.incident.clone(),
+        title: summary.title,
+    });
+    model.timeline = records;
+    model.actor.clone_from(&follow.actor);
+    model.sharing = super::sharing::Sharing::Following {
+        holder,
+        followers: 0,
+        gone: None,
+    };
+    // After a takeover this console records what the holder did: its alerts too.
+    let alerts = crate::alerts::AlertIntake::from_config(&config)?;
+    let export = store.and_then(|s| export_setup(&model, s, &config));
+    let services = Services {
+        source,
+        journal: None,
+        alerts,
+        export,
+        rehearsal: None,
+        github: None,
+        runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
+        serve: true,
+        follow: Some(follow),
     };
     run_terminal(model, services, clock).await
 }
@@ -173,6 +221,10 @@ pub struct Services {
     pub rehearsal: Option<Arc<crate::sim::SimService>>,
     /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
     pub github: Option<super::workers::github::GithubSetup>,
+    /// Serve the incident this console holds on its socket, so the team records through it.
+    pub serve: bool,
+    /// The holder this console follows, when another process holds the incident.
+    pub follow: Option<super::sharing::FollowSetup>,
 }
 
 impl Services {
@@ -186,6 +238,8 @@ impl Services {
             export: None,
             rehearsal: None,
             github: None,
+            serve: false,
+            follow: None,
         }
     }
 }
@@ -213,7 +267,7 @@ where
 pub async fn event_loop_with<B, S>(
     terminal: &mut Terminal<B>,
     mut model: Model,
-    services: Services,
+    mut services: Services,
     clock: Arc<dyn Clock>,
     mut input: S,
     sync: fn(bool),
@@ -225,37 +279,15 @@ where
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
-        intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
-            crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
-            crate::alerts::AlertReport::NotRecorded { error, .. } => {
-                Some(Msg::Recorded(Err(error)))
-            }
-            _ => None,
-        });
-    }
-    if let (Some(github), Some(journal)) = (services.github.as_ref(), services.journal.clone()) {
-        if let Some(intake) = github.changes.clone() {
-            intake.spawn(journal.clone(), &model.timeline, tx.clone(), |r| {
-                Some(Msg::Changes(r))
-            });
-        }
-        // What an earlier console or `warroom publish` left in the outbox is finished now.
-        if let Some(publish) = github.publish.clone().filter(|p| p.has_pending()) {
-            super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
-        }
-    }
-    if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
-        let (report, alive) = (tx.clone(), tx.clone());
-        tokio::spawn(crate::rehearsal::faults::record_faults(
-            sim,
-            journal,
-            move |r| {
-                let _ = report.send(Msg::Recorded(r));
-            },
-            move || !alive.is_closed(),
-        ));
-    }
+    start_recording(&services, &model, &tx);
+    // The incident's socket: served while this console holds it, followed while another does.
+    let mut _serving: Option<crate::incident::serve::Serving> = match (&services.journal, services.serve) {
+        (Some(journal), true) => super::workers::share::hold(journal, &tx),
+        _ => None,
+    };
+    let _following = FollowGuard((services.follow.as_ref()).map(|f| {
+        super::workers::share::follow(f, model.timeline.last().map_or(0, |r| r.seq), &tx)
+    }));
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut signals = crate::signals::Signals::new();
@@ -298,6 +330,13 @@ where
             _ = tokio::time::sleep_until(render_at), if model.dirty => None,
         };
         if let Some(msg) = msg {
+            if let Msg::Share(super::sharing::ShareMsg::TookOver(Ok(took))) = &msg {
+                // This console holds the incident now: it records, serves and runs runbooks.
+                services.journal = Some(took.writer.clone());
+                services.follow = None;
+                start_recording(&services, &model, &tx);
+                _serving = super::workers::share::hold(&took.writer, &tx);
+            }
             let mut effects = update(&mut model, msg);
             if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
                 effects.remove(i);
@@ -319,5 +358,52 @@ where
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);
         }
+    }
+}
+
+/// Ends following (the reader thread sees the stream close) when the loop ends, however.
+struct FollowGuard(Option<Arc<std::sync::Mutex<Option<crate::incident::serve::Closer>>>>);
+
+impl Drop for FollowGuard {
+    fn drop(&mut self) {
+        if let Some(closer) = (self.0.take()).and_then(|c| c.lock().ok().and_then(|mut c| c.take())) {
+            closer.close();
+        }
+    }
+}
+
+/// The parts that record into the incident this console holds: alerts, GitHub changes, a
+/// rehearsal's faults (started when the loop starts, and again after a takeover).
+fn start_recording(services: &Services, model: &Model, tx: &mpsc::UnboundedSender<Msg>) {
+    if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
+        intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
+            crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
+            crate::alerts::AlertReport::NotRecorded { error, .. } => {
+                Some(Msg::Recorded(Err(error)))
+            }
+            _ => None,
+        });
+    }
+    if let (Some(github), Some(journal)) = (services.github.as_ref(), services.journal.clone()) {
+        if let Some(intake) = github.changes.clone() {
+            intake.spawn(journal.clone(), &model.timeline, tx.clone(), |r| {
+                Some(Msg::Changes(r))
+            });
+        }
+        // What an earlier console or `warroom publish` left in the outbox is finished now.
+        if let Some(publish) = github.publish.clone().filter(|p| p.has_pending()) {
+            super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
+        }
+    }
+    if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
+        let (report, alive) = (tx.clone(), tx.clone());
+        tokio::spawn(crate::rehearsal::faults::record_faults(
+            sim,
+            journal,
+            move |r| {
+                let _ = report.send(Msg::Recorded(r));
+            },
+            move || !alive.is_closed(),
+        ));
     }
 }

@@ -21,7 +21,7 @@ pub mod client;
 pub mod protocol;
 mod socket;
 
-pub use client::{Client, ClientError, Following};
+pub use client::{Client, ClientError, Closer, Following};
 pub use protocol::{Answer, ErrorCode, MAX_FRAME, Op, Request, SOCKET_FILE, VERSION};
 pub use socket::{SocketError, check_socket};
 
