@@ -95,6 +95,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     });
     let start = marked.map_or(0, |i| (i + 1).saturating_sub(height));
     let here = crate::incident::store::this_host();
+    let authors = several_authors(model);
     let build = marked.map_or(height, |i| (i + 1 - start).max(height));
     let mut lines: Vec<Line> = ordered
         .skip(start)
@@ -117,7 +118,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 Span::raw(" "),
             ];
             // A person's record says who wrote it: several responders share one timeline.
-            if r.source == crate::incident::Source::Operator && !r.actor.is_empty() {
+            if authors && r.source == crate::incident::Source::Operator && !r.actor.is_empty() {
                 spans.push(Span::styled(format!("{}: ", author(r, &here)), t.muted));
             }
             spans.push(Span::styled(describe(&r.kind), what_style));
@@ -141,6 +142,18 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         lines.drain(..drop);
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// Whether people's records say who wrote them: when more than one person (or host) wrote to
+/// this timeline, or when this console follows another's.
+fn several_authors(model: &Model) -> bool {
+    let mut people = model
+        .timeline
+        .iter()
+        .filter(|r| r.source == crate::incident::Source::Operator)
+        .map(|r| (&r.actor, &r.host));
+    let first = people.next();
+    model.sharing.following() || people.any(|p| Some(p) != first)
 }
 
 /// The author of a record: its actor, with its host when that is another machine.

@@ -1,6 +1,7 @@
 use super::*;
 
 mod console;
+mod sharing;
 use crate::app::PanelState;
 use crate::config::Config;
 use crate::incident::{Event, Record, Source};
