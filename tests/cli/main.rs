@@ -9,6 +9,7 @@ mod support {
 mod export_cli;
 mod github_cli;
 mod incident_cli;
+mod incident_socket_cli;
 mod runbook_bad;
 mod runbook_cli;
 mod runbook_journal_cli;
