@@ -50,15 +50,21 @@ impl warroom::metrics::Source for Hanging {
     }
 }
 
+/// The text a probe waits for, and when a finished frame first showed it.
+type Wanted = Arc<Mutex<Option<(String, Option<Instant>)>>>;
+
 /// A test terminal that, on each finished frame, says when the text it waits for is on screen.
 struct Probe {
     inner: TestBackend,
-    wanted: Arc<Mutex<Option<(String, Option<Instant>)>>>,
+    wanted: Wanted,
 }
 
 impl Backend for Probe {
     type Error = <TestBackend as Backend>::Error;
-    fn draw<'a, I: Iterator<Item = (u16, u16, &'a Cell)>>(&mut self, c: I) -> Result<(), Self::Error> {
+    fn draw<'a, I: Iterator<Item = (u16, u16, &'a Cell)>>(
+        &mut self,
+        c: I,
+    ) -> Result<(), Self::Error> {
         self.inner.draw(c)
     }
     fn hide_cursor(&mut self) -> Result<(), Self::Error> {
@@ -90,7 +96,13 @@ impl Backend for Probe {
         if let Ok(mut w) = self.wanted.lock()
             && let Some((text, seen @ None)) = w.as_mut()
         {
-            let screen: String = self.inner.buffer().content.iter().map(|c| c.symbol()).collect();
+            let screen: String = self
+                .inner
+                .buffer()
+                .content
+                .iter()
+                .map(|c| c.symbol())
+                .collect();
             if screen.contains(text.as_str()) {
                 *seen = Some(Instant::now());
             }
@@ -113,7 +125,11 @@ fn frame_timer(begin: bool) {
 
 fn quantiles(mut v: Vec<f64>) -> (f64, f64, usize) {
     v.sort_by(f64::total_cmp);
-    (figure::quantile(&v, 0.5), figure::quantile(&v, 0.99), v.len())
+    (
+        figure::quantile(&v, 0.5),
+        figure::quantile(&v, 0.99),
+        v.len(),
+    )
 }
 
 fn model(w: u16, h: u16) -> Model {
@@ -151,7 +167,11 @@ async fn holder(store: &Store) -> (warroom::incident::IncidentId, JournalWriter)
 async fn round_trips(data: &std::path::Path, store: &Store) {
     let (id, writer) = holder(store).await;
     let serving = serve::serve(writer.clone(), None, Default::default()).unwrap();
-    let (data, idc, path) = (data.to_path_buf(), id.to_string(), serving.path().to_path_buf());
+    let (data, idc, path) = (
+        data.to_path_buf(),
+        id.to_string(),
+        serving.path().to_path_buf(),
+    );
     let (process, call) = tokio::task::spawn_blocking(move || {
         let mut process = Vec::new();
         for i in 0..100 {
@@ -165,14 +185,20 @@ async fn round_trips(data: &std::path::Path, store: &Store) {
                 .args(["incident", "note", &idc, &format!("round trip {i}")])
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             process.push(t.elapsed().as_secs_f64() * 1e3);
         }
         let client = Client::new(&path, "bench");
         let mut call = Vec::new();
         for i in 0..500 {
             let t = Instant::now();
-            client.append(&idc, Event::note(format!("call {i}"))).unwrap();
+            client
+                .append(&idc, Event::note(format!("call {i}")))
+                .unwrap();
             call.push(t.elapsed().as_secs_f64() * 1e3);
         }
         (process, call)
@@ -180,13 +206,37 @@ async fn round_trips(data: &std::path::Path, store: &Store) {
     .await
     .unwrap();
     let (pm, p99, n) = quantiles(process);
-    println!("note round trip through the holder, `warroom incident note` start to exit 0 ({n}): median {pm:.2} ms, p99 {p99:.2} ms");
-    figure::report("note round trip through the holder, process, median", pm, "ms", figure::Target::Under(100.0));
-    figure::report("note round trip through the holder, process, p99", p99, "ms", figure::Target::Under(250.0));
+    println!(
+        "note round trip through the holder, `warroom incident note` start to exit 0 ({n}): median {pm:.2} ms, p99 {p99:.2} ms"
+    );
+    figure::report(
+        "note round trip through the holder, process, median",
+        pm,
+        "ms",
+        figure::Target::Under(100.0),
+    );
+    figure::report(
+        "note round trip through the holder, process, p99",
+        p99,
+        "ms",
+        figure::Target::Under(250.0),
+    );
     let (cm, c99, n) = quantiles(call);
-    println!("note round trip through the holder, the client call alone ({n}): median {cm:.2} ms, p99 {c99:.2} ms");
-    figure::report("note round trip through the holder, client call, median", cm, "ms", figure::Target::Under(20.0));
-    figure::report("note round trip through the holder, client call, p99", c99, "ms", figure::Target::Under(50.0));
+    println!(
+        "note round trip through the holder, the client call alone ({n}): median {cm:.2} ms, p99 {c99:.2} ms"
+    );
+    figure::report(
+        "note round trip through the holder, client call, median",
+        cm,
+        "ms",
+        figure::Target::Under(20.0),
+    );
+    figure::report(
+        "note round trip through the holder, client call, p99",
+        c99,
+        "ms",
+        figure::Target::Under(50.0),
+    );
 }
 
 async fn follower_delay(store: &Store) {
@@ -210,7 +260,7 @@ async fn follower_delay(store: &Store) {
         actor: "bo".into(),
         local: None,
     });
-    let wanted = Arc::new(Mutex::new(None));
+    let wanted: Wanted = Arc::new(Mutex::new(None));
     let probe = Probe {
         inner: TestBackend::new(w, h),
         wanted: wanted.clone(),
@@ -229,7 +279,10 @@ async fn follower_delay(store: &Store) {
         let text = format!("{}-follow-{i}", ["qx", "zv", "kj", "wm"][i % 4]);
         *wanted.lock().unwrap() = Some((text.clone(), None));
         let t = Instant::now();
-        writer.append(Source::Operator, "ana", Event::note(text)).await.unwrap();
+        writer
+            .append(Source::Operator, "ana", Event::note(text))
+            .await
+            .unwrap();
         let deadline = t + Duration::from_secs(2);
         loop {
             if let Some((_, Some(seen))) = wanted.lock().unwrap().as_ref() {
@@ -244,12 +297,27 @@ async fn follower_delay(store: &Store) {
         }
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
-    let _ = tx.unbounded_send(Ok(Input::Key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE))));
+    let _ = tx.unbounded_send(Ok(Input::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::NONE,
+    ))));
     let _ = tokio::time::timeout(Duration::from_secs(5), looped).await;
     let (dm, d99, n) = quantiles(delays);
-    println!("follower: the holder's append to the frame that shows it, {w}x{h} ({n}): median {dm:.2} ms, p99 {d99:.2} ms");
-    figure::report("follower delay, holder append to screen, median", dm, "ms", figure::Target::Under(50.0));
-    figure::report("follower delay, holder append to screen, p99", d99, "ms", figure::Target::Under(100.0));
+    println!(
+        "follower: the holder's append to the frame that shows it, {w}x{h} ({n}): median {dm:.2} ms, p99 {d99:.2} ms"
+    );
+    figure::report(
+        "follower delay, holder append to screen, median",
+        dm,
+        "ms",
+        figure::Target::Under(50.0),
+    );
+    figure::report(
+        "follower delay, holder append to screen, p99",
+        d99,
+        "ms",
+        figure::Target::Under(100.0),
+    );
 }
 
 async fn holder_frames(store: &Store) {
@@ -272,9 +340,16 @@ async fn holder_frames(store: &Store) {
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let looped = tokio::spawn(async move {
         let mut term = Terminal::new(probe).unwrap();
-        warroom::app::runtime::event_loop(&mut term, m, services, Arc::new(WallClock), rx, frame_timer)
-            .await
-            .unwrap()
+        warroom::app::runtime::event_loop(
+            &mut term,
+            m,
+            services,
+            Arc::new(WallClock),
+            rx,
+            frame_timer,
+        )
+        .await
+        .unwrap()
     });
     let socket = store.dir(&id).join(serve::SOCKET_FILE);
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -287,13 +362,19 @@ async fn holder_frames(store: &Store) {
     let written = Arc::new(AtomicUsize::new(0));
     let clients: Vec<_> = (0..4)
         .map(|c| {
-            let (socket, idc, writing, written) =
-                (socket.clone(), id.to_string(), writing.clone(), written.clone());
+            let (socket, idc, writing, written) = (
+                socket.clone(),
+                id.to_string(),
+                writing.clone(),
+                written.clone(),
+            );
             std::thread::spawn(move || {
                 let client = Client::new(&socket, &format!("client-{c}"));
                 let mut i = 0;
                 while writing.load(Ordering::Relaxed) {
-                    client.append(&idc, Event::note(format!("c{c} n{i}"))).unwrap();
+                    client
+                        .append(&idc, Event::note(format!("c{c} n{i}")))
+                        .unwrap();
                     written.fetch_add(1, Ordering::Relaxed);
                     i += 1;
                 }
@@ -306,8 +387,14 @@ async fn holder_frames(store: &Store) {
     for c in clients {
         c.join().unwrap();
     }
-    let _ = tx.unbounded_send(Ok(Input::Key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE))));
-    let model = tokio::time::timeout(Duration::from_secs(5), looped).await.ok().and_then(|r| r.ok());
+    let _ = tx.unbounded_send(Ok(Input::Key(KeyEvent::new(
+        KeyCode::Char('q'),
+        KeyModifiers::NONE,
+    ))));
+    let model = tokio::time::timeout(Duration::from_secs(5), looped)
+        .await
+        .ok()
+        .and_then(|r| r.ok());
     let frames = std::mem::take(&mut *FRAMES.lock().unwrap());
     let n_written = written.load(Ordering::Relaxed);
     let shown = model.map_or(0, |m| m.timeline.len());
@@ -317,9 +404,24 @@ async fn holder_frames(store: &Store) {
          ({:.0}/s), {shown} records on its timeline, {n} frames: median {fm:.2} ms, p99 {f99:.2} ms",
         n_written as f64 / secs
     );
-    figure::report("holder frame time while 4 clients write, median", fm, "ms", figure::Target::Under(8.0));
-    figure::report("holder frame time while 4 clients write, p99", f99, "ms", figure::Target::Under(16.0));
-    figure::report("notes through the holder, 4 clients", n_written as f64 / secs, "notes/s", figure::Target::None);
+    figure::report(
+        "holder frame time while 4 clients write, median",
+        fm,
+        "ms",
+        figure::Target::Under(8.0),
+    );
+    figure::report(
+        "holder frame time while 4 clients write, p99",
+        f99,
+        "ms",
+        figure::Target::Under(16.0),
+    );
+    figure::report(
+        "notes through the holder, 4 clients",
+        n_written as f64 / secs,
+        "notes/s",
+        figure::Target::None,
+    );
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

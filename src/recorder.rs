@@ -157,7 +157,10 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     drop(rx);
     for part in parts {
         let abort = part.abort_handle();
-        if tokio::time::timeout_at(stopping + STOP_WAIT, part).await.is_err() {
+        if tokio::time::timeout_at(stopping + STOP_WAIT, part)
+            .await
+            .is_err()
+        {
             abort.abort();
         }
     }
@@ -181,7 +184,9 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
                  within the stop's second; `warroom export ID --prometheus URL` takes them later)"
             ),
             Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
-            Err(_) => eprintln!("warroom record: panel snapshots not taken within the stop's second"),
+            Err(_) => {
+                eprintln!("warroom record: panel snapshots not taken within the stop's second")
+            }
         }
     }
     let stopped = journal

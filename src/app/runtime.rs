@@ -281,10 +281,11 @@ where
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     start_recording(&services, &model, &tx);
     // The incident's socket: served while this console holds it, followed while another does.
-    let mut _serving: Option<crate::incident::serve::Serving> = match (&services.journal, services.serve) {
-        (Some(journal), true) => super::workers::share::hold(journal, &tx),
-        _ => None,
-    };
+    let mut _serving: Option<crate::incident::serve::Serving> =
+        match (&services.journal, services.serve) {
+            (Some(journal), true) => super::workers::share::hold(journal, &tx),
+            _ => None,
+        };
     let _following = FollowGuard((services.follow.as_ref()).map(|f| {
         super::workers::share::follow(f, model.timeline.last().map_or(0, |r| r.seq), &tx)
     }));
@@ -366,7 +367,8 @@ struct FollowGuard(Option<Arc<std::sync::Mutex<Option<crate::incident::serve::Cl
 
 impl Drop for FollowGuard {
     fn drop(&mut self) {
-        if let Some(closer) = (self.0.take()).and_then(|c| c.lock().ok().and_then(|mut c| c.take())) {
+        if let Some(closer) = (self.0.take()).and_then(|c| c.lock().ok().and_then(|mut c| c.take()))
+        {
             closer.close();
         }
     }

@@ -82,7 +82,9 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                 .filter(|s| !s.is_empty())
                 .collect();
             if services.is_empty() {
-                bail!("name at least one service, e.g. `warroom incident services {id} planner-api`");
+                bail!(
+                    "name at least one service, e.g. `warroom incident services {id} planner-api`"
+                );
             }
             let written = write_one(&store, &id, Event::ServicesChanged { services }, &via)?;
             acknowledge(&mut out, &written, tz)?;
@@ -292,7 +294,12 @@ fn parse_local_time(s: &str, tz: Tz) -> Result<chrono::DateTime<Utc>> {
     tz.from_local_datetime(&naive)
         .earliest()
         .map(|t| t.with_timezone(&Utc))
-        .ok_or_else(|| eyre!("\"{}\" does not exist in {tz} (a clock change)", sanitize::line(s)))
+        .ok_or_else(|| {
+            eyre!(
+                "\"{}\" does not exist in {tz} (a clock change)",
+                sanitize::line(s)
+            )
+        })
 }
 
 fn acknowledge(out: &mut impl Write, written: &Written, tz: Tz) -> Result<()> {

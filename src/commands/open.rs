@@ -7,17 +7,17 @@
 //! recorder again so its watch goes on.
 
 use super::Context;
+use crate::app::sharing::FollowSetup;
 use crate::cli::OpenArgs;
 use crate::incident::event::{Event, Source};
 use crate::incident::open::{Header, Locked, Which, open_waiting, resolve};
-use crate::app::sharing::FollowSetup;
 use crate::incident::serve::{Client, SOCKET_FILE};
 use crate::incident::store::{Holder, IncidentId, OpenIncident, Role, Store, StoreError};
 use crate::recorder::restart::{HandBack, LOG_FILE, Restart, hand_back};
-use std::sync::{Arc, Mutex};
 use color_eyre::eyre::{Result, WrapErr, bail};
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 /// How long a quitting console waits for its lock to go and for the restarted recorder to
 /// hold the incident.

@@ -285,7 +285,12 @@ impl Journal {
             good_len: scan.good_len,
             durability: Durability::Durable,
             host: super::store::this_host(),
-            last_action: scan.records.iter().map(|r| action_number(&r.kind)).max().unwrap_or(0),
+            last_action: scan
+                .records
+                .iter()
+                .map(|r| action_number(&r.kind))
+                .max()
+                .unwrap_or(0),
         };
         if let Some(torn) = &scan.torn {
             let kept = torn

@@ -41,7 +41,10 @@ use tokio::sync::{Semaphore, broadcast, mpsc, watch};
 #[derive(Debug, Clone, PartialEq)]
 pub enum HolderNews {
     /// A responder asks for a runbook run; `record` is the proposal's note on the timeline.
-    Proposal { runbook: String, record: Record },
+    Proposal {
+        runbook: String,
+        record: Box<Record>,
+    },
     /// The number of followers changed.
     Followers(usize),
 }
@@ -252,7 +255,13 @@ async fn connection(stream: UnixStream, shared: &Shared) {
                 "this socket serves incident \"{held}\", not \"{}\"",
                 crate::sanitize::line(asked)
             );
-            if !send(&mut wr, &error_frame(ErrorCode::WrongIncident, message), limits).await {
+            if !send(
+                &mut wr,
+                &error_frame(ErrorCode::WrongIncident, message),
+                limits,
+            )
+            .await
+            {
                 return;
             }
             continue;
@@ -291,12 +300,10 @@ fn refused(message: impl Into<String>) -> Answer {
 }
 
 /// The author's name, or why it cannot be recorded.
-fn author(actor: &str) -> Result<&str, Answer> {
+fn author(actor: &str) -> Result<&str, &'static str> {
     match actor.trim() {
-        "" => Err(refused(
-            "say who you are: the request's actor is empty (set $WARROOM_ACTOR or $USER)",
-        )),
-        a if a.chars().count() > 200 => Err(refused("the actor is longer than 200 characters")),
+        "" => Err("say who you are: the request's actor is empty (set $WARROOM_ACTOR or $USER)"),
+        a if a.chars().count() > 200 => Err("the actor is longer than 200 characters"),
         a => Ok(a),
     }
 }
@@ -304,7 +311,7 @@ fn author(actor: &str) -> Result<&str, Answer> {
 async fn append(shared: &Shared, actor: &str, host: &str, event: Event) -> Answer {
     let actor = match author(actor) {
         Ok(a) => a,
-        Err(answer) => return answer,
+        Err(why) => return refused(why),
     };
     if let Err(why) = protocol::check_client_event(&event, chrono::Utc::now()) {
         return refused(format!("{why}; nothing was recorded"));
@@ -321,7 +328,7 @@ async fn append(shared: &Shared, actor: &str, host: &str, event: Event) -> Answe
 async fn propose(shared: &Shared, actor: &str, host: &str, runbook: &str) -> Answer {
     let actor = match author(actor) {
         Ok(a) => a,
-        Err(answer) => return answer,
+        Err(why) => return refused(why),
     };
     let runbook = crate::sanitize::line(runbook.trim()).into_owned();
     if runbook.is_empty() || runbook.chars().count() > 200 {
@@ -345,7 +352,7 @@ async fn propose(shared: &Shared, actor: &str, host: &str, runbook: &str) -> Ans
         Ok(record) => {
             let _ = news.send(HolderNews::Proposal {
                 runbook,
-                record: record.clone(),
+                record: Box::new(record.clone()),
             });
             Answer::Proposed { record }
         }
@@ -385,7 +392,12 @@ impl Drop for Follower<'_> {
 
 /// Stream the journal to a follower: what it lacks from the file, then each record as it is
 /// synced, and the follower count as it changes, until it leaves or stops reading.
-async fn follow(mut rd: BufReader<OwnedReadHalf>, mut wr: OwnedWriteHalf, after: u64, shared: &Shared) {
+async fn follow(
+    mut rd: BufReader<OwnedReadHalf>,
+    mut wr: OwnedWriteHalf,
+    after: u64,
+    shared: &Shared,
+) {
     let limits = &shared.limits;
     // Subscribe before reading the file, so nothing falls between the two.
     let mut feed = shared.writer.subscribe();
@@ -441,7 +453,10 @@ async fn catch_up(wr: &mut OwnedWriteHalf, last: &mut u64, shared: &Shared) -> b
     let records = match read {
         Ok(Ok(recovery)) => recovery.records,
         Ok(Err(e)) => {
-            let frame = error_frame(ErrorCode::NotRecorded, format!("cannot read the journal: {e}"));
+            let frame = error_frame(
+                ErrorCode::NotRecorded,
+                format!("cannot read the journal: {e}"),
+            );
             send(wr, &frame, &shared.limits).await;
             return false;
         }

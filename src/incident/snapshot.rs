@@ -218,20 +218,24 @@ pub async fn capture_until(
 ) -> Vec<PanelSnapshot> {
     use futures::StreamExt;
     let slugs = unique_slugs(panels.iter().map(|p| p.title.as_str()));
-    let asks = panels.iter().zip(slugs).enumerate().map(|(order, (panel, slug))| {
-        let q = RangeQuery {
-            query: panel.query.clone(),
-            start: window.from.timestamp_millis() as f64 / 1000.0,
-            end: window.to.timestamp_millis() as f64 / 1000.0,
-            step: window.step_s,
-        };
-        async move {
-            match tokio::time::timeout_at(deadline, source.query_range(q)).await {
-                Ok(Ok(answer)) => Some(panel_snapshot(order, slug, panel, window, Ok(answer))),
-                _ => None,
+    let asks = panels
+        .iter()
+        .zip(slugs)
+        .enumerate()
+        .map(|(order, (panel, slug))| {
+            let q = RangeQuery {
+                query: panel.query.clone(),
+                start: window.from.timestamp_millis() as f64 / 1000.0,
+                end: window.to.timestamp_millis() as f64 / 1000.0,
+                step: window.step_s,
+            };
+            async move {
+                match tokio::time::timeout_at(deadline, source.query_range(q)).await {
+                    Ok(Ok(answer)) => Some(panel_snapshot(order, slug, panel, window, Ok(answer))),
+                    _ => None,
+                }
             }
-        }
-    });
+        });
     let mut out: Vec<PanelSnapshot> = futures::stream::iter(asks)
         .buffer_unordered(4)
         .filter_map(|s| async move { s })

@@ -106,7 +106,11 @@ pub fn hand_back(store: &Store, id: &IncidentId, restart: &Restart, wait: Durati
         }
     }
     let log = store.dir(id).join(LOG_FILE);
-    let out = match std::fs::OpenOptions::new().create(true).append(true).open(&log) {
+    let out = match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+    {
         Ok(f) => f,
         Err(e) => return HandBack::Failed(format!("cannot open \"{}\": {e}", log.display())),
     };
@@ -128,10 +132,7 @@ pub fn hand_back(store: &Store, id: &IncidentId, restart: &Restart, wait: Durati
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return HandBack::Failed(format!(
-                "cannot start \"{}\": {e}",
-                restart.exe.display()
-            ));
+            return HandBack::Failed(format!("cannot start \"{}\": {e}", restart.exe.display()));
         }
     };
     let pid = child.id();

@@ -121,10 +121,10 @@ pub fn sharing(model: &Model) -> Option<(String, bool)> {
     };
     match &model.sharing {
         Sharing::Alone => None,
-        Sharing::Holding { followers } => Some((format!("⇄ held here{}", follow(*followers)), false)),
-        Sharing::Following {
-            gone: Some(_), ..
-        } => Some(("✖ holder gone: read-only".into(), true)),
+        Sharing::Holding { followers } => {
+            Some((format!("⇄ held here{}", follow(*followers)), false))
+        }
+        Sharing::Following { gone: Some(_), .. } => Some(("✖ holder gone: read-only".into(), true)),
         Sharing::Following {
             holder, followers, ..
         } => {

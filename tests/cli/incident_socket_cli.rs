@@ -36,7 +36,11 @@ fn ok(out: &Output) -> String {
 }
 
 fn refused(out: &Output) -> String {
-    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -62,21 +66,40 @@ fn record_every_kind(data: &Path, id: &str, via: &[&str]) -> Vec<String> {
 }
 
 fn kinds(store: &Store, id: &IncidentId) -> Vec<Event> {
-    store.read(id).unwrap().records.into_iter().map(|r| r.kind).collect()
+    store
+        .read(id)
+        .unwrap()
+        .records
+        .into_iter()
+        .map(|r| r.kind)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
     // The same records written directly (nobody holds the incident) and through a holder.
     let direct = tempfile::tempdir().unwrap();
-    let out = ok(&run(direct.path(), &["incident", "new", "--title", "Pools full", "--severity", "SEV-2"]));
+    let out = ok(&run(
+        direct.path(),
+        &[
+            "incident",
+            "new",
+            "--title",
+            "Pools full",
+            "--severity",
+            "SEV-2",
+        ],
+    ));
     let direct_id = out.trim().to_string();
     let d = direct.path().to_path_buf();
     let did = direct_id.clone();
     let outs = tokio::task::spawn_blocking(move || record_every_kind(&d, &did, &[]))
         .await
         .unwrap();
-    assert!(outs.iter().all(|o| o.starts_with("recorded #") && !o.contains("through")));
+    assert!(
+        outs.iter()
+            .all(|o| o.starts_with("recorded #") && !o.contains("through"))
+    );
 
     let data = tempfile::tempdir().unwrap();
     let store = Store::new(data.path());
@@ -108,7 +131,10 @@ async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
     // The journal holds the same events either way (the action item's id handed out by the
     // journal in both).
     let through = kinds(&store, &id);
-    let direct_kinds = kinds(&Store::new(direct.path()), &IncidentId::parse(&direct_id).unwrap());
+    let direct_kinds = kinds(
+        &Store::new(direct.path()),
+        &IncidentId::parse(&direct_id).unwrap(),
+    );
     let strip_times = |k: &[Event]| {
         k.iter()
             .map(|e| match e {
@@ -118,7 +144,11 @@ async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
             .collect::<Vec<_>>()
     };
     assert_eq!(strip_times(&through), strip_times(&direct_kinds));
-    assert!(through.iter().any(|e| matches!(e, Event::ActionItem { id, .. } if id == "AI-1")));
+    assert!(
+        through
+            .iter()
+            .any(|e| matches!(e, Event::ActionItem { id, .. } if id == "AI-1"))
+    );
     assert!(through.contains(&Event::StatusChanged {
         status: Status::Identified
     }));
@@ -131,7 +161,10 @@ async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
     let errs = tokio::task::spawn_blocking(move || {
         let mut errs = Vec::new();
         for (data, id) in [(&p, &sid), (&d, &did)] {
-            errs.push(refused(&run(data, &["incident", "correct", id, "99", "--reason", "x"])));
+            errs.push(refused(&run(
+                data,
+                &["incident", "correct", id, "99", "--reason", "x"],
+            )));
             errs.push(refused(&run(
                 data,
                 &["incident", "correct", id, "2", "--reason", "  "],
@@ -144,7 +177,10 @@ async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
     .unwrap();
     assert!(errs[0].contains("no record #99"), "{}", errs[0]);
     assert!(errs[3].contains("no record #99"), "{}", errs[3]);
-    assert!(errs[1].contains("say why") && errs[4].contains("say why"), "{errs:?}");
+    assert!(
+        errs[1].contains("say why") && errs[4].contains("say why"),
+        "{errs:?}"
+    );
     assert_eq!(kinds(&store, &id).len(), before);
 
     // --socket: a forwarded or linked path reaches the holder; a dead one writes nothing.
@@ -153,7 +189,17 @@ async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
     std::os::unix::fs::symlink(serving.path(), &link).unwrap();
     let (p, sid, l) = (data.path().to_path_buf(), id.to_string(), link.clone());
     let out = tokio::task::spawn_blocking(move || {
-        run(&p, &["incident", "note", &sid, "via link", "--socket", l.to_str().unwrap()])
+        run(
+            &p,
+            &[
+                "incident",
+                "note",
+                &sid,
+                "via link",
+                "--socket",
+                l.to_str().unwrap(),
+            ],
+        )
     })
     .await
     .unwrap();
@@ -162,7 +208,17 @@ async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
     drop(writer);
     let (p, sid) = (data.path().to_path_buf(), id.to_string());
     let out = tokio::task::spawn_blocking(move || {
-        run(&p, &["incident", "note", &sid, "nobody", "--socket", link.to_str().unwrap()])
+        run(
+            &p,
+            &[
+                "incident",
+                "note",
+                &sid,
+                "nobody",
+                "--socket",
+                link.to_str().unwrap(),
+            ],
+        )
     })
     .await
     .unwrap();

@@ -62,7 +62,10 @@ fn two_consoles_share_one_incident_and_the_follower_takes_over() {
     };
     let socket = store.dir(&id).join(SOCKET_FILE);
     wait_until("the holder console serves", Duration::from_secs(15), || {
-        store.holder(&id).unwrap().is_some_and(|h| h.role == Role::Console)
+        store
+            .holder(&id)
+            .unwrap()
+            .is_some_and(|h| h.role == Role::Console)
             && Client::new(&socket, "probe").hello().is_ok()
     });
     let first = store.holder(&id).unwrap().unwrap();
@@ -116,7 +119,11 @@ fn two_consoles_share_one_incident_and_the_follower_takes_over() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         stdout.contains(&format!("through warroom console (pid {}", now.pid)),
         "{stdout}"

@@ -76,7 +76,10 @@ fn floats_and_lines_read_back_exactly_as_written() {
     assert_eq!(drifted, 0, "{drifted} of 1400 floats drifted (seed {seed})");
     // Re-encoding what was read gives the journal's bytes, checksums and all.
     let reencoded: Vec<u8> = read.iter().flat_map(|r| r.encode().unwrap()).collect();
-    assert!(reencoded == journal, "re-encoded bytes differ (seed {seed})");
+    assert!(
+        reencoded == journal,
+        "re-encoded bytes differ (seed {seed})"
+    );
 
     let out = Command::new(env!("CARGO_BIN_EXE_warroom"))
         .arg("--data-dir")
@@ -96,7 +99,10 @@ fn floats_and_lines_read_back_exactly_as_written() {
         out.stdout == journal,
         "`timeline --json` differs from the journal's bytes (seed {seed})"
     );
-    println!("fidelity: 1400 floats, 0 drifted, {} bytes identical", journal.len());
+    println!(
+        "fidelity: 1400 floats, 0 drifted, {} bytes identical",
+        journal.len()
+    );
 }
 
 #[test]

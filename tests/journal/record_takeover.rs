@@ -322,14 +322,20 @@ fn the_console_prompt_takes_over_in_a_real_terminal() {
     let log = store.dir(&id).join("recorder.log");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("recording incident")) {
-        assert!(Instant::now() < deadline, "the restarted recorder says nothing in {log:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the restarted recorder says nothing in {log:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let restarted = nix::unistd::Pid::from_raw(again.pid as i32);
     nix::sys::signal::kill(restarted, nix::sys::signal::Signal::SIGTERM).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while store.holder(&id).unwrap().is_some() {
-        assert!(Instant::now() < deadline, "the restarted recorder did not stop");
+        assert!(
+            Instant::now() < deadline,
+            "the restarted recorder did not stop"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let last = store.read(&id).unwrap().records.pop().unwrap();

@@ -112,7 +112,13 @@ fn stop(child: &mut Killed) -> Duration {
 }
 
 /// One `warroom incident note`, as a shell runs it: (acknowledged, stdout, stderr).
-fn note(data: &Path, id: &IncidentId, actor: &str, text: &str, socket: Option<&Path>) -> (bool, String, String) {
+fn note(
+    data: &Path,
+    id: &IncidentId,
+    actor: &str,
+    text: &str,
+    socket: Option<&Path>,
+) -> (bool, String, String) {
     let mut cmd = warroom(data);
     cmd.env("WARROOM_ACTOR", actor)
         .args(["incident", "note", &id.to_string()]);
@@ -132,7 +138,9 @@ fn notes_on_disk(store: &Store, id: &IncidentId) -> BTreeMap<String, (usize, Str
     let mut seen: BTreeMap<String, (usize, String, String)> = BTreeMap::new();
     for r in store.read(id).unwrap().records {
         if let Event::Note { text, .. } = r.kind {
-            let e = seen.entry(text).or_insert((0, r.actor.clone(), r.host.clone()));
+            let e = seen
+                .entry(text)
+                .or_insert((0, r.actor.clone(), r.host.clone()));
             e.0 += 1;
         }
     }
@@ -151,8 +159,13 @@ fn four_shells_add_fifty_notes_each_through_the_recorder() {
             std::thread::spawn(move || {
                 let mut through = 0;
                 for n in 0..50 {
-                    let (ok, out, err) =
-                        note(&data, &id, &format!("shell-{s}"), &format!("shell {s} note {n}"), None);
+                    let (ok, out, err) = note(
+                        &data,
+                        &id,
+                        &format!("shell-{s}"),
+                        &format!("shell {s} note {n}"),
+                        None,
+                    );
                     assert!(ok, "shell {s} note {n} was not acknowledged: {err}");
                     assert!(out.starts_with("recorded #"), "{out}");
                     through += usize::from(out.contains("through warroom recorder"));
@@ -164,7 +177,10 @@ fn four_shells_add_fifty_notes_each_through_the_recorder() {
     let through: usize = shells.into_iter().map(|t| t.join().unwrap()).sum();
     let took = started.elapsed();
     assert_eq!(through, 200, "every note went through the holder");
-    assert!(rec.0.try_wait().unwrap().is_none(), "the recorder kept holding");
+    assert!(
+        rec.0.try_wait().unwrap().is_none(),
+        "the recorder kept holding"
+    );
     stop(&mut rec);
     // Reading checks the sequence: 1, 2, 3, … with no gap, or it is an error.
     let records = store.read(&id).unwrap().records;
@@ -217,7 +233,12 @@ fn kill_9_of_the_holder_loses_no_acknowledged_note() {
         .collect();
     let rounds = 8;
     for round in 0..rounds {
-        let mut rec = recorder(data.path(), &id, &["--alertmanager", NOWHERE], &format!("rec-{round}.err"));
+        let mut rec = recorder(
+            data.path(),
+            &id,
+            &["--alertmanager", NOWHERE],
+            &format!("rec-{round}.err"),
+        );
         // It may be killed before it ever serves: that is one of the moments too.
         let life = Duration::from_millis(rng.random_range(50..700));
         std::thread::sleep(life);
@@ -227,7 +248,10 @@ fn kill_9_of_the_holder_loses_no_acknowledged_note() {
         std::thread::sleep(Duration::from_millis(rng.random_range(0..150)));
     }
     writing.store(false, Ordering::SeqCst);
-    let outcomes: Vec<_> = clients.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    let outcomes: Vec<_> = clients
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
     let notes = notes_on_disk(&store, &id);
     let (mut acked, mut lost, mut failed, mut failed_on_disk, mut twice) = (0, 0, 0, 0, 0);
     for (text, ok, err) in &outcomes {
@@ -301,15 +325,23 @@ fn the_socket_works_through_a_symlink_and_a_forwarded_path() {
     assert!(ok && out.starts_with("recorded #"), "{out}{err}");
     // A forwarded socket answers for its own incident only.
     let other = IncidentId::parse("2001-01-01-1").unwrap();
-    let (ok, _, err) = note(data.path(), &other, "bo", "wrong incident", Some(&forwarded));
+    let (ok, _, err) = note(
+        data.path(),
+        &other,
+        "bo",
+        "wrong incident",
+        Some(&forwarded),
+    );
     assert!(!ok && err.contains("serves incident"), "{err}");
     // Following through the forwarded path: the past, then what is appended.
-    let mut following = Client::new(&forwarded, "bo").follow(Some(&id.to_string()), 0).unwrap();
+    let mut following = Client::new(&forwarded, "bo")
+        .follow(Some(&id.to_string()), 0)
+        .unwrap();
     assert_eq!(following.welcome.incident, id.to_string());
     assert_eq!(following.welcome.holder.pid, rec.0.id());
     let mut texts = Vec::new();
     while texts.len() < 2 {
-        match following.next() {
+        match following.next_answer() {
             Some(Ok(Answer::Record { record })) => {
                 if let Event::Note { text, .. } = record.kind {
                     texts.push(text);
@@ -323,16 +355,19 @@ fn the_socket_works_through_a_symlink_and_a_forwarded_path() {
     let (ok, _, err) = note(data.path(), &id, "cy", "seen live", None);
     assert!(ok, "{err}");
     let live = loop {
-        match following.next() {
+        match following.next_answer() {
             Some(Ok(Answer::Record { record })) => break record,
             Some(Ok(_)) => {}
             other => panic!("the stream ended: {other:?}"),
         }
     };
-    assert_eq!((live.actor.as_str(), live.host.as_str()), ("cy", this_host().as_str()));
+    assert_eq!(
+        (live.actor.as_str(), live.host.as_str()),
+        ("cy", this_host().as_str())
+    );
     // The holder's exit ends the stream: a follower sees it go.
     stop(&mut rec);
-    let ended = (0..100).find_map(|_| match following.next() {
+    let ended = (0..100).find_map(|_| match following.next_answer() {
         None => Some(true),
         Some(Err(_)) => Some(true),
         Some(Ok(_)) => None,
@@ -366,7 +401,10 @@ fn record_stops_within_a_second_of_sigterm_while_prometheus_hangs() {
     // Let the panel watch's queries reach the hung server and wait there.
     let deadline = Instant::now() + Duration::from_secs(10);
     while held.lock().unwrap().is_empty() {
-        assert!(Instant::now() < deadline, "the recorder never asked Prometheus");
+        assert!(
+            Instant::now() < deadline,
+            "the recorder never asked Prometheus"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -378,7 +416,10 @@ fn record_stops_within_a_second_of_sigterm_while_prometheus_hangs() {
         "stopping took {took:?} (the bound is one second): {log}"
     );
     assert!(log.contains("stopped by SIGTERM"), "{log}");
-    assert!(log.contains("snapshots"), "it says what became of the snapshots: {log}");
+    assert!(
+        log.contains("snapshots"),
+        "it says what became of the snapshots: {log}"
+    );
     let last = store.read(&id).unwrap().records.pop().unwrap();
     assert_eq!(
         last.kind,

@@ -33,9 +33,7 @@ pub fn report(model: &mut Model, msg: ShareMsg) -> Vec<Effect> {
             };
         }
         ShareMsg::Followers(n) => match &mut model.sharing {
-            Sharing::Holding { followers } | Sharing::Following { followers, .. } => {
-                *followers = n
-            }
+            Sharing::Holding { followers } | Sharing::Following { followers, .. } => *followers = n,
             Sharing::Alone => model.sharing = Sharing::Holding { followers: n },
         },
         ShareMsg::Proposal { runbook, record } => {
@@ -49,7 +47,9 @@ pub fn report(model: &mut Model, msg: ShareMsg) -> Vec<Effect> {
                 model.runbooks.selected = i;
             }
             model.notify(
-                format!("{who} proposes running runbook \"{runbook}\": b opens the runbooks, x runs it"),
+                format!(
+                    "{who} proposes running runbook \"{runbook}\": b opens the runbooks, x runs it"
+                ),
                 false,
                 Some(30),
             );
@@ -75,7 +75,11 @@ pub fn report(model: &mut Model, msg: ShareMsg) -> Vec<Effect> {
                 .collect();
             model.sharing = Sharing::Holding { followers: 0 };
             model.journal_error = None;
-            model.notify("you hold the incident now: the team records through this console", false, Some(15));
+            model.notify(
+                "you hold the incident now: the team records through this console",
+                false,
+                Some(15),
+            );
         }
         ShareMsg::TookOver(Err(e)) => {
             model.notify(format!("could not take over: {e}"), true, Some(30));
@@ -135,6 +139,10 @@ pub fn propose(model: &mut Model, runbook: String) -> Vec<Effect> {
         model.notify("the holder has gone: nobody can run it now", true, Some(10));
         return Vec::new();
     }
-    model.notify(format!("proposing \"{runbook}\" to the holder…"), false, None);
+    model.notify(
+        format!("proposing \"{runbook}\" to the holder…"),
+        false,
+        None,
+    );
     vec![Effect::Propose { runbook }]
 }

@@ -37,10 +37,9 @@ pub fn hold(writer: &JournalWriter, tx: &mpsc::UnboundedSender<Msg>) -> Option<S
                 // Fell behind (thousands at once): read what was missed from the file.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     let path = journal.clone();
-                    let read = tokio::task::spawn_blocking(move || {
-                        crate::incident::journal::read(&path)
-                    })
-                    .await;
+                    let read =
+                        tokio::task::spawn_blocking(move || crate::incident::journal::read(&path))
+                            .await;
                     for r in read.into_iter().flatten().flat_map(|rec| rec.records) {
                         if !share(&records, ShareMsg::Record(Box::new(r))) {
                             return;
@@ -57,10 +56,9 @@ pub fn hold(writer: &JournalWriter, tx: &mpsc::UnboundedSender<Msg>) -> Option<S
         while let Some(n) = news.recv().await {
             let m = match n {
                 serve::HolderNews::Followers(n) => ShareMsg::Followers(n),
-                serve::HolderNews::Proposal { runbook, record } => ShareMsg::Proposal {
-                    runbook,
-                    record: Box::new(record),
-                },
+                serve::HolderNews::Proposal { runbook, record } => {
+                    ShareMsg::Proposal { runbook, record }
+                }
             };
             if !share(&forward, m) {
                 return;
@@ -83,7 +81,11 @@ pub fn hold(writer: &JournalWriter, tx: &mpsc::UnboundedSender<Msg>) -> Option<S
 
 /// Follow the holder from after record `after` on a thread of its own; the returned handle
 /// ends the stream when the console closes.
-pub fn follow(setup: &FollowSetup, after: u64, tx: &mpsc::UnboundedSender<Msg>) -> Arc<Mutex<Option<Closer>>> {
+pub fn follow(
+    setup: &FollowSetup,
+    after: u64,
+    tx: &mpsc::UnboundedSender<Msg>,
+) -> Arc<Mutex<Option<Closer>>> {
     let closer = Arc::new(Mutex::new(None));
     let (client, incident, thread_tx, slot) = (
         setup.client.clone(),
@@ -114,7 +116,7 @@ pub fn follow(setup: &FollowSetup, after: u64, tx: &mpsc::UnboundedSender<Msg>) 
                 },
             );
             let why = loop {
-                let m = match following.next() {
+                let m = match following.next_answer() {
                     Some(Ok(Answer::Record { record })) => ShareMsg::Record(Box::new(record)),
                     Some(Ok(Answer::Presence { followers })) => ShareMsg::Followers(followers),
                     Some(Ok(Answer::Error { message, .. })) => break message,
@@ -129,7 +131,10 @@ pub fn follow(setup: &FollowSetup, after: u64, tx: &mpsc::UnboundedSender<Msg>) 
             share(&tx, ShareMsg::HolderGone(why));
         });
     if let Err(e) = spawned {
-        let _ = share(tx, ShareMsg::HolderGone(format!("cannot start following: {e}")));
+        let _ = share(
+            tx,
+            ShareMsg::HolderGone(format!("cannot start following: {e}")),
+        );
     }
     closer
 }
@@ -217,7 +222,11 @@ async fn begin(locked: crate::incident::open::Locked, actor: &str) -> Result<Too
             std::process::id()
         ),
     };
-    if let Ok(r) = opened.writer.append(Source::System, "warroom", notice).await {
+    if let Ok(r) = opened
+        .writer
+        .append(Source::System, "warroom", notice)
+        .await
+    {
         records.push(r);
     }
     Ok(TookOver {

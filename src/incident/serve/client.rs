@@ -114,11 +114,7 @@ impl Client {
     }
 
     /// Sends `op` on a new connection; returns the connection for what follows.
-    fn send(
-        &self,
-        incident: Option<&str>,
-        op: Op,
-    ) -> Result<BufReader<UnixStream>, ClientError> {
+    fn send(&self, incident: Option<&str>, op: Op) -> Result<BufReader<UnixStream>, ClientError> {
         let mut stream = self.connect()?;
         let line = protocol::frame(&Request::new(incident, &self.actor, &self.host, op));
         // `write_all` fails only before the frame's last byte (its newline) is written, and the
@@ -165,14 +161,14 @@ impl Client {
 
     /// Who holds the incident behind this socket.
     pub fn hello(&self) -> Result<Welcome, ClientError> {
-        welcome_of(self.call(None, Op::Hello)?).map_err(|other| unexpected(other, &self.path))
+        welcome_of(self.call(None, Op::Hello)?, &self.path)
     }
 
     /// Follow the journal from after record `after`: the holder's welcome, then the stream.
     pub fn follow(&self, incident: Option<&str>, after: u64) -> Result<Following, ClientError> {
         let mut conn = self.send(incident, Op::Follow { after })?;
         let welcome = match read_answer(&mut conn, &self.path)? {
-            Some(answer) => welcome_of(answer).map_err(|other| unexpected(other, &self.path))?,
+            Some(answer) => welcome_of(answer, &self.path)?,
             None => {
                 return Err(ClientError::Unanswered {
                     path: self.path.clone(),
@@ -190,8 +186,8 @@ impl Client {
     }
 }
 
-/// The welcome in `answer`, or the answer itself when it is something else.
-fn welcome_of(answer: Answer) -> Result<Welcome, Answer> {
+/// The welcome in `answer`, or the error of whatever else it is.
+fn welcome_of(answer: Answer, path: &Path) -> Result<Welcome, ClientError> {
     match answer {
         Answer::Welcome {
             incident,
@@ -202,7 +198,7 @@ fn welcome_of(answer: Answer) -> Result<Welcome, Answer> {
             holder,
             followers,
         }),
-        other => Err(other),
+        other => Err(unexpected(other, path)),
     }
 }
 
@@ -239,17 +235,21 @@ fn read_answer(
             return Err(unanswered("the answer was cut off".into()));
         }
         Ok(_) => {}
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
             return Err(unanswered("no answer in time".into()));
         }
         Err(e) => return Err(unanswered(e.to_string())),
     }
-    let reply = protocol::parse_reply(line.trim_ascii_end()).map_err(|detail| {
-        ClientError::Protocol {
+    let reply =
+        protocol::parse_reply(line.trim_ascii_end()).map_err(|detail| ClientError::Protocol {
             path: path.to_path_buf(),
             detail,
-        }
-    })?;
+        })?;
     Ok(Some(reply.answer))
 }
 
@@ -265,7 +265,7 @@ pub struct Following {
 impl Following {
     /// The next record or presence change; `None` when the holder went away (it closed the
     /// stream: it quit, was killed, or stopped serving).
-    pub fn next(&mut self) -> Option<Result<Answer, ClientError>> {
+    pub fn next_answer(&mut self) -> Option<Result<Answer, ClientError>> {
         match read_answer(&mut self.conn, &self.path) {
             Ok(Some(answer)) => Some(Ok(answer)),
             Ok(None) => None,

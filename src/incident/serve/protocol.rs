@@ -76,14 +76,25 @@ pub enum Answer {
         followers: usize,
     },
     /// The record as written and synced.
-    Appended { record: Record },
+    Appended {
+        record: Record,
+    },
     /// A record, streamed to a follower.
-    Record { record: Record },
+    Record {
+        record: Record,
+    },
     /// The number of followers changed.
-    Presence { followers: usize },
+    Presence {
+        followers: usize,
+    },
     /// The proposal reached the holder's operator; `record` is its note on the timeline.
-    Proposed { record: Record },
-    Error { code: ErrorCode, message: String },
+    Proposed {
+        record: Record,
+    },
+    Error {
+        code: ErrorCode,
+        message: String,
+    },
 }
 
 /// Why a request was not done.
@@ -135,10 +146,7 @@ pub fn frame<T: Serialize>(value: &T) -> Vec<u8> {
 
 /// An answer frame.
 pub fn answer_frame(answer: Answer) -> Vec<u8> {
-    frame(&Reply {
-        v: VERSION,
-        answer,
-    })
+    frame(&Reply { v: VERSION, answer })
 }
 
 /// An error answer frame.
@@ -279,9 +287,10 @@ mod tests {
                 .0,
             ErrorCode::BadFrame
         );
-        let unknown: Reply =
-            serde_json::from_slice(br#"{"v":1,"answer":{"type":"error","code":"new","message":"m"}}"#)
-                .unwrap();
+        let unknown: Reply = serde_json::from_slice(
+            br#"{"v":1,"answer":{"type":"error","code":"new","message":"m"}}"#,
+        )
+        .unwrap();
         assert!(matches!(
             unknown.answer,
             Answer::Error {

@@ -69,16 +69,24 @@ async fn bad_clients_are_answered_or_dropped_and_everyone_else_is_served() {
         // A hanging client and a slow partial frame stay connected while others are served.
         let hanging = UnixStream::connect(&path).unwrap();
         let mut partial = UnixStream::connect(&path).unwrap();
-        partial.write_all(br#"{"v":1,"actor":"x","host":"y","op":{"ty"#).unwrap();
+        partial
+            .write_all(br#"{"v":1,"actor":"x","host":"y","op":{"ty"#)
+            .unwrap();
         let served = note_through(&h, "served while others hang");
         assert_eq!(served.seq, 1);
         assert_eq!(served.actor, "ana");
         assert_eq!(served.host, crate::incident::store::this_host());
 
         let (out, took) = answer_then_close(hanging);
-        assert!(out.is_empty() && took < Duration::from_secs(2), "{out} {took:?}");
+        assert!(
+            out.is_empty() && took < Duration::from_secs(2),
+            "{out} {took:?}"
+        );
         let (out, took) = answer_then_close(partial);
-        assert!(out.is_empty() && took < Duration::from_secs(2), "{out} {took:?}");
+        assert!(
+            out.is_empty() && took < Duration::from_secs(2),
+            "{out} {took:?}"
+        );
 
         let mut garbage = UnixStream::connect(&path).unwrap();
         garbage.write_all(b"\x1b[2J\x00 not json\n").unwrap();
@@ -93,13 +101,21 @@ async fn bad_clients_are_answered_or_dropped_and_everyone_else_is_served() {
         assert!(out.contains("\"too_large\""), "{out}");
 
         let mut newer = UnixStream::connect(&path).unwrap();
-        newer.write_all(b"{\"v\":9,\"op\":{\"type\":\"warp\"}}\n").unwrap();
+        newer
+            .write_all(b"{\"v\":9,\"op\":{\"type\":\"warp\"}}\n")
+            .unwrap();
         let (out, _) = answer_then_close(newer);
         assert!(out.contains("\"version\""), "{out}");
 
         let wrong = Client::new(&path, "ana").append("2001-01-01-1", Event::note("x"));
         assert!(
-            matches!(wrong, Err(ClientError::Refused { code: ErrorCode::WrongIncident, .. })),
+            matches!(
+                wrong,
+                Err(ClientError::Refused {
+                    code: ErrorCode::WrongIncident,
+                    ..
+                })
+            ),
             "{wrong:?}"
         );
         let intent = Event::RunbookIntent {
@@ -110,13 +126,25 @@ async fn bad_clients_are_answered_or_dropped_and_everyone_else_is_served() {
         };
         let refused = Client::new(&path, "ana").append(&h.id.to_string(), intent);
         assert!(
-            matches!(refused, Err(ClientError::Refused { code: ErrorCode::Refused, .. })),
+            matches!(
+                refused,
+                Err(ClientError::Refused {
+                    code: ErrorCode::Refused,
+                    ..
+                })
+            ),
             "{refused:?}"
         );
         // A headless holder has nobody to confirm a run.
         let proposal = Client::new(&path, "ana").propose(&h.id.to_string(), "disable-retries");
         assert!(
-            matches!(proposal, Err(ClientError::Refused { code: ErrorCode::NoOperator, .. })),
+            matches!(
+                proposal,
+                Err(ClientError::Refused {
+                    code: ErrorCode::NoOperator,
+                    ..
+                })
+            ),
             "{proposal:?}"
         );
         // Text from a client is sanitized as local input is.
@@ -145,7 +173,11 @@ async fn a_follower_gets_the_past_then_each_record_and_the_follower_count() {
     let writer = JournalWriter::spawn(incident).unwrap();
     for i in 0..3 {
         writer
-            .append(crate::incident::Source::Operator, "ana", Event::note(format!("before {i}")))
+            .append(
+                crate::incident::Source::Operator,
+                "ana",
+                Event::note(format!("before {i}")),
+            )
             .await
             .unwrap();
     }
@@ -156,14 +188,18 @@ async fn a_follower_gets_the_past_then_each_record_and_the_follower_count() {
         let mut f = Client::new(&path, "bo").follow(None, 1).unwrap();
         let closer = f.closer().unwrap();
         seen_tx.send(Ok(f.welcome.followers)).unwrap();
-        while let Some(Ok(answer)) = f.next() {
+        while let Some(Ok(answer)) = f.next_answer() {
             if seen_tx.send(Err(answer)).is_err() {
                 break;
             }
         }
         drop(closer);
     });
-    assert_eq!(seen.recv().await, Some(Ok(1)), "the welcome counts the follower");
+    assert_eq!(
+        seen.recv().await,
+        Some(Ok(1)),
+        "the welcome counts the follower"
+    );
     assert_eq!(news.recv().await, Some(HolderNews::Followers(1)));
     let mut seqs = Vec::new();
     while seqs.len() < 2 {
@@ -173,7 +209,11 @@ async fn a_follower_gets_the_past_then_each_record_and_the_follower_count() {
     }
     assert_eq!(seqs, vec![2, 3], "only what it lacked");
     let live = writer
-        .append(crate::incident::Source::Operator, "ana", Event::note("live"))
+        .append(
+            crate::incident::Source::Operator,
+            "ana",
+            Event::note("live"),
+        )
         .await
         .unwrap();
     let got = loop {
@@ -187,10 +227,11 @@ async fn a_follower_gets_the_past_then_each_record_and_the_follower_count() {
     // A proposal reaches the holder's operator and the timeline.
     let p = serving.path().to_path_buf();
     let idc = id.to_string();
-    let proposed = tokio::task::spawn_blocking(move || Client::new(&p, "bo").propose(&idc, "disable-retries"))
-        .await
-        .unwrap()
-        .unwrap();
+    let proposed =
+        tokio::task::spawn_blocking(move || Client::new(&p, "bo").propose(&idc, "disable-retries"))
+            .await
+            .unwrap()
+            .unwrap();
     assert_eq!(proposed.actor, "bo");
     let news_now = news.recv().await.unwrap();
     assert!(
@@ -201,7 +242,13 @@ async fn a_follower_gets_the_past_then_each_record_and_the_follower_count() {
     drop(serving);
     drop(writer);
     follower.join().unwrap();
-    assert!(!dir.path().join("incidents").join(id.to_string()).join(SOCKET_FILE).exists());
+    assert!(
+        !dir.path()
+            .join("incidents")
+            .join(id.to_string())
+            .join(SOCKET_FILE)
+            .exists()
+    );
 }
 
 #[test]
@@ -226,11 +273,17 @@ fn a_socket_of_another_user_or_not_a_socket_is_refused() {
         nix::unistd::chown(&sock, Some(nobody), None).unwrap();
         for p in [&sock, &link] {
             let e = check_socket(p).unwrap_err();
-            assert!(matches!(e, SocketError::NotOurs { owner: 65534, .. }), "{e}");
+            assert!(
+                matches!(e, SocketError::NotOurs { owner: 65534, .. }),
+                "{e}"
+            );
         }
         let refused = Client::new(&link, "ana").hello();
         assert!(
-            matches!(refused, Err(ClientError::Socket(SocketError::NotOurs { .. }))),
+            matches!(
+                refused,
+                Err(ClientError::Socket(SocketError::NotOurs { .. }))
+            ),
             "{refused:?}"
         );
     } else {

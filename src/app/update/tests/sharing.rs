@@ -30,11 +30,20 @@ fn following() -> Model {
 #[test]
 fn a_record_from_the_feed_and_from_its_answer_is_shown_once_in_order() {
     let mut m = with_incident();
-    update(&mut m, Msg::Share(ShareMsg::Record(Box::new(note(2, "bo", "b")))));
+    update(
+        &mut m,
+        Msg::Share(ShareMsg::Record(Box::new(note(2, "bo", "b")))),
+    );
     update(&mut m, Msg::Recorded(Ok(note(1, "ana", "a"))));
-    update(&mut m, Msg::Share(ShareMsg::Record(Box::new(note(1, "ana", "a")))));
+    update(
+        &mut m,
+        Msg::Share(ShareMsg::Record(Box::new(note(1, "ana", "a")))),
+    );
     update(&mut m, Msg::Recorded(Ok(note(2, "bo", "b"))));
-    update(&mut m, Msg::Share(ShareMsg::Record(Box::new(note(3, "cy", "c")))));
+    update(
+        &mut m,
+        Msg::Share(ShareMsg::Record(Box::new(note(3, "cy", "c")))),
+    );
     let seqs: Vec<u64> = m.timeline.iter().map(|r| r.seq).collect();
     assert_eq!(seqs, vec![1, 2, 3]);
 }
@@ -64,19 +73,31 @@ fn a_follower_leaves_crossings_to_the_holder() {
             .filter(|e| matches!(e, Effect::Record { .. }))
             .count();
     }
-    assert_eq!(recorded, 0, "the holder records crossings, not its followers");
+    assert_eq!(
+        recorded, 0,
+        "the holder records crossings, not its followers"
+    );
     // Its notes are still recorded (through the holder, by the workers).
     update(&mut m, key('n'));
     update(&mut m, key('x'));
     let effects = update(&mut m, code(KeyCode::Enter));
-    assert!(matches!(effects.as_slice(), [Effect::Record { .. }]), "{effects:?}");
+    assert!(
+        matches!(effects.as_slice(), [Effect::Record { .. }]),
+        "{effects:?}"
+    );
 }
 
 #[test]
 fn the_holder_gone_offers_a_takeover_once() {
     let mut m = following();
-    update(&mut m, Msg::Share(ShareMsg::HolderGone("it closed the connection".into())));
-    assert!(matches!(&m.sharing, Sharing::Following { gone: Some(_), .. }));
+    update(
+        &mut m,
+        Msg::Share(ShareMsg::HolderGone("it closed the connection".into())),
+    );
+    assert!(matches!(
+        &m.sharing,
+        Sharing::Following { gone: Some(_), .. }
+    ));
     let d = m.dialog.as_ref().expect("the offer");
     assert_eq!(d.purpose, crate::app::panes::dialog::Purpose::TakeOver);
     update(&mut m, Msg::Share(ShareMsg::HolderGone("again".into())));
@@ -103,7 +124,13 @@ fn a_proposal_selects_the_runbook_and_says_who_asks() {
     );
     assert_eq!(m.runbooks.selected, target);
     let text = &m.notice.as_ref().expect("a notice").text;
-    assert!(text.contains("bo proposes") && text.contains(&name), "{text}");
+    assert!(
+        text.contains("bo proposes") && text.contains(&name),
+        "{text}"
+    );
     assert_eq!(m.timeline.len(), 1);
-    assert_eq!(m.runbooks.run, None, "nothing runs without the holder's confirmation");
+    assert_eq!(
+        m.runbooks.run, None,
+        "nothing runs without the holder's confirmation"
+    );
 }
