@@ -1,7 +1,8 @@
 //! Two consoles on one incident, in real terminals (issue 18): the first holds it, the second
 //! follows. A note typed in the follower appears in the holder's timeline and one typed in the
 //! holder in the follower's, each with its author; the status bars say who holds it and how
-//! many follow. When the holder quits the follower stays, offers to take over, and on a yes
+//! many follow; a third follows through a socket path outside the incident directory (what
+//! `ssh -L` gives a laptop). When the holder quits the follower stays, offers to take over, and on a yes
 //! holds the incident: a shell's note then goes through it.
 
 use crate::support::tmux::Tmux;
@@ -96,6 +97,31 @@ fn two_consoles_share_one_incident_and_the_follower_takes_over() {
     assert_eq!(author("from the follower").as_deref(), Some("bo"));
     assert_eq!(author("from the holder").as_deref(), Some("ana"));
 
+    // A third responder follows through another path to the socket (as `ssh -L` gives a
+    // laptop): it sees the timeline and records through it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let link = elsewhere.path().join("wr.sock");
+    std::os::unix::fs::symlink(&socket, &link).unwrap();
+    let remote = format!(
+        "WARROOM_ACTOR=cy NO_COLOR=1 {} --data-dir {} --config {} --log-file {} open --socket {} \
+         --prometheus {NOWHERE}",
+        env!("CARGO_BIN_EXE_warroom"),
+        elsewhere.path().display(),
+        data.path().join("warroom.toml").display(),
+        data.path().join("c.log").display(),
+        link.display(),
+    );
+    let laptop = Tmux::start(&remote, 220, 34).unwrap();
+    laptop.expect(&format!("following warroom open pid {}", first.pid), Duration::from_secs(15));
+    holder.expect("held here, 2 following", Duration::from_secs(10));
+    laptop.send(&["t"]);
+    laptop.expect("ana: from the holder", Duration::from_secs(10));
+    type_note(&laptop, "from the laptop");
+    holder.expect("cy: from the laptop", Duration::from_secs(10));
+    laptop.send(&["q"]);
+    laptop.expect("[exited 0]", Duration::from_secs(10));
+    holder.expect("held here, 1 following", Duration::from_secs(10));
+
     // The holder leaves; the follower stays and offers to take over.
     holder.send(&["q"]);
     holder.expect("[exited 0]", Duration::from_secs(10));
@@ -114,7 +140,7 @@ fn two_consoles_share_one_incident_and_the_follower_takes_over() {
         .arg(data.path().join("warroom.toml"))
         .arg("--log-file")
         .arg(data.path().join("cli.log"))
-        .env("WARROOM_ACTOR", "cy")
+        .env("WARROOM_ACTOR", "dee")
         .args(["incident", "note", &id.to_string(), "after the takeover"])
         .output()
         .unwrap();
@@ -128,7 +154,7 @@ fn two_consoles_share_one_incident_and_the_follower_takes_over() {
         stdout.contains(&format!("through warroom console (pid {}", now.pid)),
         "{stdout}"
     );
-    follower.expect("cy: after the takeover", Duration::from_secs(10));
+    follower.expect("dee: after the takeover", Duration::from_secs(10));
     follower.send(&["q"]);
     follower.expect("[exited 0]", Duration::from_secs(10));
     let records = store.read(&id).unwrap().records;
