@@ -173,9 +173,8 @@ pub async fn run_terminal(
     let mut model = model;
     model.width = size.width;
     model.height = size.height;
-    let journal = services.journal.clone();
     let (input, suspend) = crate::tui::editor::input();
-    let result = event_loop_with(
+    let result = run_loop(
         &mut terminal,
         model,
         services,
@@ -186,8 +185,8 @@ pub async fn run_terminal(
     )
     .await;
     crate::tui::restore();
-    let model = result?;
-    if let (Some(journal), Some(Quit::Signal(signal))) = (&journal, &model.quit) {
+    let (model, services) = result?;
+    if let (Some(journal), Some(Quit::Signal(signal))) = (&services.journal, &model.quit) {
         // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
         let _ = journal
             .append(
@@ -266,13 +265,33 @@ where
 /// an editor request then answers that there is no terminal).
 pub async fn event_loop_with<B, S>(
     terminal: &mut Terminal<B>,
+    model: Model,
+    services: Services,
+    clock: Arc<dyn Clock>,
+    input: S,
+    sync: fn(bool),
+    editor: Option<crate::tui::editor::Suspend>,
+) -> color_eyre::Result<Model>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+{
+    let (model, _) = run_loop(terminal, model, services, clock, input, sync, editor).await?;
+    Ok(model)
+}
+
+/// The loop itself; returns the services as they ended (a follower that took over holds a
+/// journal now, which its stop is recorded in).
+async fn run_loop<B, S>(
+    terminal: &mut Terminal<B>,
     mut model: Model,
     mut services: Services,
     clock: Arc<dyn Clock>,
     mut input: S,
     sync: fn(bool),
     mut editor: Option<crate::tui::editor::Suspend>,
-) -> color_eyre::Result<Model>
+) -> color_eyre::Result<(Model, Services)>
 where
     B: Backend,
     B::Error: Send + Sync + 'static,
@@ -314,7 +333,7 @@ where
             }
         }
         if model.quit.is_some() {
-            return Ok(model);
+            return Ok((model, services));
         }
         let render_at = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
         let msg = tokio::select! {

@@ -112,7 +112,10 @@ fn two_consoles_share_one_incident_and_the_follower_takes_over() {
         link.display(),
     );
     let laptop = Tmux::start(&remote, 220, 34).unwrap();
-    laptop.expect(&format!("following warroom open pid {}", first.pid), Duration::from_secs(15));
+    laptop.expect(
+        &format!("following warroom open pid {}", first.pid),
+        Duration::from_secs(15),
+    );
     holder.expect("held here, 2 following", Duration::from_secs(10));
     laptop.send(&["t"]);
     laptop.expect("ana: from the holder", Duration::from_secs(10));
