@@ -1,7 +1,8 @@
-//! Export benchmark (issue 7): the postmortem draft of a 10,000-event journal with 8 panel
-//! snapshots, charts included (target under 100 ms). Two figures: `draft` (facts, template and
-//! nine SVG charts in memory) and `export` (reading and checking the journal and the snapshots
-//! from disk, then writing every file atomically, syncs included).
+//! Export benchmark (issues 7 and 17): the postmortem draft of a 10,000-event journal with 8
+//! panel snapshots and the fact queries' snapshots, charts included (target under 100 ms). Two
+//! figures: `draft` (facts with each step's effect and the customer impact, template and the
+//! SVG charts of the panels that moved, in memory) and `export` (reading and checking the
+//! journal and the snapshots from disk, then writing every file atomically, syncs included).
 //!
 //! A plain main (percentiles, not criterion's means). Run: `cargo bench --bench export`.
 //! Files go under `$WARROOM_BENCH_DIR` (default `target/`), so the syncs are the disk's.
@@ -141,6 +142,9 @@ fn main() {
     drop(file);
     let snaps = incident::snapshots(false);
     snapshot::write_all(&store.snapshots_dir(&id), &snaps).expect("snapshots");
+    let fact_snaps = incident::fact_snapshots();
+    let facts_dir = snapshot::facts_dir(&store.snapshots_dir(&id));
+    snapshot::write_all(&facts_dir, &fact_snaps).expect("fact snapshots");
     let opts = ExportOptions::new(Format::Markdown, incident::TZ);
     println!(
         "export: {} records, {} panel snapshots of {} points each",
@@ -151,22 +155,24 @@ fn main() {
 
     let mut drafts = Vec::with_capacity(RUNS);
     let mut exports = Vec::with_capacity(RUNS);
-    let mut bytes = 0;
+    let (mut bytes, mut written) = (0, 0);
     for _ in 0..RUNS {
         let start = Instant::now();
-        let d = postmortem::draft(&id.to_string(), &records, &snaps, &opts).expect("draft");
+        let d = postmortem::draft_with(&id.to_string(), &records, &snaps, &fact_snaps, &opts)
+            .expect("draft");
         drafts.push(start.elapsed());
         bytes = d.files.iter().map(|f| f.1.len()).sum::<usize>();
         let start = Instant::now();
         let report = postmortem::export(&store, &id, &opts).expect("export");
         exports.push(start.elapsed());
-        assert_eq!(report.written.len(), 9);
+        written = report.written.len();
+        assert_eq!(written, d.files.len());
     }
     drafts.sort();
     exports.sort();
     println!(
         "draft   ({} files, {} KiB): median {:.1} ms, p99 {:.1} ms",
-        9,
+        written,
         bytes / 1024,
         percentile(&drafts, 0.5).as_secs_f64() * 1e3,
         percentile(&drafts, 0.99).as_secs_f64() * 1e3

@@ -49,6 +49,11 @@ pub enum Command {
     Publish(PublishArgs),
     /// Replay an incident's dashboard and timeline.
     Replay(ReplayArgs),
+    /// Find which exporters a Prometheus holds and the dashboard warroom builds from them.
+    Discover(DiscoverArgs),
+    /// Turn another tool's dashboard into warroom panels.
+    #[command(subcommand)]
+    Import(ImportCmd),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -377,6 +382,36 @@ pub struct PublishArgs {
     pub publish_as: PublishAs,
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DiscoverArgs {
+    /// Prometheus base URL (overrides the config file), e.g. http://127.0.0.1:9090
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// Print a warroom.toml with a `[[panel]]` entry for every signal found, to edit.
+    #[arg(long)]
+    pub toml: bool,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum ImportCmd {
+    /// A Grafana dashboard's JSON (the classic export, the V1 resource, V2 as far as it goes)
+    /// into `[[panel]]` entries, with a report of every panel not converted and why.
+    Grafana(GrafanaArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GrafanaArgs {
+    /// The dashboard's JSON file (`-` reads standard input).
+    pub file: PathBuf,
+    /// Print only the `[[panel]]` entries (the report goes to stderr).
+    #[arg(long)]
+    pub toml: bool,
+    /// Look `label_values(...)` variables up in this Prometheus (overrides the config file);
+    /// without one they stay as `$name`.
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -5,8 +5,11 @@
 
 pub mod completions;
 pub mod demo;
+pub mod discover;
+pub mod errors;
 pub mod export;
 pub mod gameday;
+pub mod import;
 pub mod incident;
 pub mod open;
 pub mod publish;
@@ -15,7 +18,7 @@ pub mod replay;
 pub mod runbook;
 pub mod sim;
 
-use crate::cli::{Cli, Command, GamedayArgs, RunbookCmd};
+use crate::cli::{Cli, Command, GamedayArgs, ImportCmd, RunbookCmd};
 use crate::config::{Config, ConfigError};
 use crate::incident::Store;
 use std::path::{Path, PathBuf};
@@ -129,6 +132,14 @@ fn overrides(command: &Command) -> Overrides<'_> {
             prometheus: a.prometheus.as_deref(),
             ..Default::default()
         },
+        Command::Discover(a) => Overrides {
+            prometheus: a.prometheus.as_deref(),
+            ..Default::default()
+        },
+        Command::Import(ImportCmd::Grafana(a)) => Overrides {
+            prometheus: a.prometheus.as_deref(),
+            ..Default::default()
+        },
         _ => Overrides::default(),
     }
 }
@@ -146,6 +157,8 @@ pub async fn run(ctx: &Context, command: Command) -> color_eyre::Result<ExitCode
         Command::Export(args) => export::run(ctx, args).await,
         Command::Publish(args) => publish::run(ctx, args).await,
         Command::Replay(args) => replay::run(ctx, args).await,
+        Command::Discover(args) => discover::run(ctx, args).await,
+        Command::Import(ImportCmd::Grafana(args)) => import::grafana(ctx, args).await,
         Command::Completions { shell } => completions::run(shell),
     }
 }

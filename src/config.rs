@@ -6,6 +6,7 @@
 
 pub mod alerts;
 pub mod github;
+pub mod grafana;
 pub mod panels;
 pub mod runbooks;
 
@@ -36,6 +37,10 @@ pub struct Config {
     /// Key bindings: the defaults with `[keys.MODE]` overrides, checked for duplicates.
     pub keymap: crate::keymap::Keymap,
     pub panels: Vec<PanelConfig>,
+    /// Whether `[[panel]]` entries were written: without them a console or recorder on a real
+    /// Prometheus builds its dashboard by discovery, and `panels` holds the simulator's
+    /// dashboard (the rehearsals' own).
+    pub panels_configured: bool,
     /// `[runbooks] dir` (or the older top-level `runbook_dir`).
     pub runbook_dir: Option<PathBuf>,
     /// `[runbooks.vars]`: values for every runbook that declares the variable.
@@ -112,6 +117,7 @@ impl Default for Config {
             theme: "default".into(),
             keymap: crate::keymap::Keymap::default(),
             panels: default_panels(),
+            panels_configured: false,
             runbook_dir: None,
             runbook_vars: Vec::new(),
             github: None,
@@ -302,6 +308,7 @@ impl Config {
             cfg.keymap = crate::keymap::Keymap::with_overrides(&plain).map_err(|m| err(span, m))?;
         }
         if !raw.panel.is_empty() {
+            cfg.panels_configured = true;
             cfg.panels = raw
                 .panel
                 .into_iter()

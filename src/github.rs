@@ -16,6 +16,7 @@ pub mod body;
 pub mod changes;
 pub mod client;
 pub mod deliver;
+pub mod identity;
 pub mod intake;
 pub mod limits;
 pub mod marker;

@@ -14,6 +14,11 @@ pub fn default_runbook_dir() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join(APP).join("runbooks"))
 }
 
+/// The user's own signal presets: `$XDG_CONFIG_HOME/warroom/presets/`.
+pub fn default_presets_dir() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join(APP).join("presets"))
+}
+
 /// The default data directory, where incidents live.
 pub fn default_data_dir() -> PathBuf {
     dirs::data_dir()

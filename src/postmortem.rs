@@ -1,11 +1,15 @@
 //! The postmortem draft (issue 7): the house format filled in from the journal and the panel
 //! snapshots, with charts, the status-page updates and the facts as JSON.
 //!
-//! [`facts::compute`] turns records and snapshots into [`facts::Facts`] (pure: the same
-//! journal, snapshots and timezone give the same facts); [`template`] renders them through the
-//! built-in house format or another house's `minijinja` template; [`chart`] draws each panel as
-//! SVG; [`lint`] says what the author must still do. [`draft`] does all of that without I/O and
-//! [`export`] reads the incident and writes the files (sync: the console calls it from
+//! [`facts::compute_from`] turns records and snapshots into [`facts::Facts`] (pure: the same
+//! journal, snapshots, rules and timezone give the same facts): [`timeline`] keeps one row per
+//! event that matters, [`steps`] and [`effects`] tell each step by its title and what it did,
+//! [`customer`] counts the users' failed requests, [`detection`] and [`rules`] say what was
+//! noticed when and what no alert watched, [`suggest`] proposes the lessons the data shows,
+//! [`status`] writes the public page; [`template`] renders the facts through the built-in
+//! house format or another house's `minijinja` template; [`chart`] draws each panel that moved
+//! as SVG; [`lint`] says what the author must still do. [`draft`] does all of that without I/O
+//! and [`export`] reads the incident and writes the files (sync: the console calls it from
 //! `spawn_blocking`).
 //!
 //! ```text
@@ -13,14 +17,24 @@
 //! <incident>/exports/charts/<slug>.svg    linked from postmortem.md
 //! <incident>/exports/status.md            --format status
 //! <incident>/exports/facts.json           --format json
+//! <incident>/fact-snapshots/<slug>.json   the fact queries taken with the panels' snapshots
 //! ```
 
+pub mod board;
 pub mod chart;
+pub mod customer;
+pub mod detection;
+pub mod effects;
 pub mod facts;
 pub mod figures;
 pub mod impact;
 pub mod lint;
+pub mod phrases;
+pub mod rules;
 pub mod signals;
+pub mod status;
+pub mod steps;
+pub mod suggest;
 pub mod template;
 pub mod timeline;
 pub mod words;
@@ -68,6 +82,11 @@ pub struct ExportOptions {
     pub timezone: chrono_tz::Tz,
     /// The longest quiet stretch of the timeline the lint accepts.
     pub gap_limit: chrono::Duration,
+    /// One row per event that matters (the default), or every record (`--timeline full`).
+    pub timeline: timeline::Mode,
+    /// The alerting rules (from Prometheus's `/api/v1/rules`, see [`rules::from_api`]), when
+    /// they were read: Detection then names the signals no rule watches.
+    pub alert_rules: Option<Vec<rules::AlertRule>>,
 }
 
 impl ExportOptions {
@@ -79,6 +98,8 @@ impl ExportOptions {
             template: None,
             timezone,
             gap_limit: DEFAULT_GAP_LIMIT,
+            timeline: timeline::Mode::Folded,
+            alert_rules: None,
         }
     }
 }
@@ -136,15 +157,44 @@ fn secs(t: &str) -> Option<f64> {
 }
 
 /// Renders an export in memory (no I/O except reading `--template`): a pure function of the
-/// records, the snapshots and the options.
+/// records, the panel snapshots and the options.
 pub fn draft(
     id: &str,
     records: &[Record],
     snaps: &[PanelSnapshot],
     opts: &ExportOptions,
 ) -> Result<Draft, ExportError> {
+    draft_with(id, records, snaps, &[], opts)
+}
+
+/// The records the draft reads: the journal without its identity record, which a first
+/// publication may append long after the incident (the draft of a journal is the same before
+/// and after it gets its global id).
+pub fn drafted_records(records: &[Record]) -> Vec<Record> {
+    records
+        .iter()
+        .filter(|r| !matches!(r.kind, crate::incident::event::Event::IncidentUid { .. }))
+        .cloned()
+        .collect()
+}
+
+/// [`draft`] with the fact queries' snapshots (`fact-snapshots/`) too.
+pub fn draft_with(
+    id: &str,
+    records: &[Record],
+    snaps: &[PanelSnapshot],
+    fact_snaps: &[PanelSnapshot],
+    opts: &ExportOptions,
+) -> Result<Draft, ExportError> {
     let tz = opts.timezone;
-    let facts = facts::compute(id, records, snaps, tz);
+    let records = drafted_records(records);
+    let evidence = facts::Evidence {
+        records: &records,
+        panels: snaps,
+        facts: fact_snaps,
+        rules: opts.alert_rules.as_deref(),
+    };
+    let facts = facts::compute_from(id, &evidence, tz, opts.timeline);
     let lint = lint::check(&facts, opts.gap_limit, id);
     let custom = match &opts.template {
         None => None,
@@ -168,22 +218,13 @@ pub fn draft(
                 MARKDOWN_FILE.to_string(),
                 render("house.md.j2", template::HOUSE)?.into_bytes(),
             ));
-            let marks = chart::Marks {
-                impact: facts.impact.as_ref().and_then(|i| {
-                    Some((
-                        secs(&i.start.utc)?,
-                        i.end.as_ref().and_then(|e| secs(&e.utc)),
-                    ))
-                }),
-                actions: facts
-                    .resolution
-                    .iter()
-                    .enumerate()
-                    .map(|(n, s)| (s.at.timestamp_millis() as f64 / 1000.0, (n + 1).to_string()))
-                    .collect(),
-            };
+            let marks = chart_marks(&facts, &records);
             for c in &facts.charts {
-                if let Some(s) = snaps.iter().find(|s| s.slug == c.slug) {
+                if let Some(s) = snaps
+                    .iter()
+                    .chain(fact_snaps)
+                    .find(|s| s.slug == c.slug && s.title == c.title)
+                {
                     files.push((c.path.clone(), chart::render(s, &marks, tz)?.into_bytes()));
                 }
             }
@@ -205,6 +246,49 @@ pub fn draft(
     Ok(Draft { files, facts, lint })
 }
 
+/// What the charts mark: the impact window, each step taken (by its title) and each fault or
+/// change (by what it was).
+fn chart_marks(facts: &facts::Facts, records: &[Record]) -> chart::Marks {
+    use crate::incident::event::Event;
+    let faults = timeline::effective(records)
+        .into_iter()
+        .filter_map(|(r, e)| match e {
+            Event::SimFault {
+                fault,
+                active: true,
+                at,
+                ..
+            } => Some((at.unwrap_or(r.time), fault.clone())),
+            Event::Change { reference, at, .. } => {
+                Some((at.unwrap_or(r.time), format!("change {reference}")))
+            }
+            _ => None,
+        })
+        .map(|(t, what)| (t.timestamp_millis() as f64 / 1000.0, what))
+        .collect();
+    chart::Marks {
+        impact: facts.impact.as_ref().and_then(|i| {
+            Some((
+                secs(&i.start.utc)?,
+                i.end.as_ref().and_then(|e| secs(&e.utc)),
+            ))
+        }),
+        actions: facts
+            .resolution
+            .iter()
+            .filter(|m| !m.manual)
+            .map(|m| {
+                (
+                    m.at.timestamp_millis() as f64 / 1000.0,
+                    m.title.clone(),
+                    m.response,
+                )
+            })
+            .collect(),
+        faults,
+    }
+}
+
 /// Reads incident `id` (journal and snapshots) and writes its export. Each file is replaced
 /// atomically.
 pub fn export(
@@ -213,9 +297,17 @@ pub fn export(
     opts: &ExportOptions,
 ) -> Result<ExportReport, ExportError> {
     let recovery = store.read(id)?;
-    let snaps = snapshot::read_all(&store.snapshots_dir(id))?;
+    let dir = store.snapshots_dir(id);
+    let snaps = snapshot::read_all(&dir)?;
+    let fact_snaps = snapshot::read_all(&snapshot::facts_dir(&dir))?;
     let out = opts.out.clone().unwrap_or_else(|| store.exports_dir(id));
-    let d = draft(&id.to_string(), &recovery.records, &snaps, opts)?;
+    let d = draft_with(
+        &id.to_string(),
+        &recovery.records,
+        &snaps,
+        &fact_snaps,
+        opts,
+    )?;
     let mut lint = d.lint;
     if let Some(torn) = &recovery.torn {
         lint.push(Finding {
@@ -277,7 +369,7 @@ pub async fn take_snapshots(
             error: e.to_string(),
         })??
         .records;
-    let Some(window) = snapshot_window(&records, step_s) else {
+    let Some(window) = snapshot_window(&drafted_records(&records), step_s) else {
         return Ok(0);
     };
     let snaps = snapshot::capture(source, panels, window).await;
@@ -290,7 +382,24 @@ pub async fn take_snapshots(
         });
     }
     let dir = store.snapshots_dir(id);
-    Ok(snapshot::write_all(&dir, &snaps)?.len())
+    let written = snapshot::write_all(&dir, &snaps)?.len();
+    capture_facts(&dir, source, window).await?;
+    Ok(written)
+}
+
+/// Takes the fact queries' snapshots (user requests, duplicates, memory, …) beside the
+/// panels', in `fact-snapshots/`, unless every query failed (the backend is down, or has
+/// none of these metrics: the draft then leaves those figures out).
+async fn capture_facts(
+    dir: &Path,
+    source: &dyn crate::metrics::Source,
+    window: SnapshotWindow,
+) -> Result<usize, ExportError> {
+    let facts = snapshot::capture(source, &snapshot::fact_panels(), window).await;
+    if facts.iter().all(|s| s.error.is_some()) {
+        return Ok(0);
+    }
+    Ok(snapshot::write_all(&snapshot::facts_dir(dir), &facts)?.len())
 }
 
 /// [`take_snapshots`] against a deadline: the panels asked a few at a time, and those that
@@ -329,13 +438,19 @@ pub async fn capture_missing(
     panels: &[crate::config::PanelConfig],
 ) -> Result<usize, ExportError> {
     let dir = store.snapshots_dir(id);
-    if !snapshot::read_all(&dir)?.is_empty() {
+    let have_panels = !snapshot::read_all(&dir)?.is_empty();
+    let have_facts = !snapshot::read_all(&snapshot::facts_dir(&dir))?.is_empty();
+    if have_panels && have_facts {
         return Ok(0);
     }
     let records = store.read(id)?.records;
-    let Some(window) = snapshot_window(&records, 15.0) else {
+    let Some(window) = snapshot_window(&drafted_records(&records), 15.0) else {
         return Ok(0);
     };
+    if have_panels {
+        capture_facts(&dir, source, window).await?;
+        return Ok(0);
+    }
     let snaps = snapshot::capture(source, panels, window).await;
     // Snapshots that hold nothing but errors would only stop the next export from trying.
     if let Some(e) = snaps.iter().find_map(|s| s.error.as_ref())
@@ -346,5 +461,7 @@ pub async fn capture_missing(
             error: e.clone(),
         });
     }
-    Ok(snapshot::write_all(&dir, &snaps)?.len())
+    let written = snapshot::write_all(&dir, &snaps)?.len();
+    capture_facts(&dir, source, window).await?;
+    Ok(written)
 }

@@ -55,7 +55,25 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     let tz = config.timezone;
     let store = store.clone();
     let id = store.find(id)?;
-    let metrics = crate::metrics::from_config::optional(config)?;
+    let client = match config.prometheus.url {
+        Some(_) => Some(crate::metrics::from_config::client(config)?),
+        None => None,
+    };
+    let metrics: Option<std::sync::Arc<dyn crate::metrics::Source>> =
+        client.clone().map(|c| c as _);
+    // No `[[panel]]`: the panels are what the Prometheus exports (a signal stops it here too).
+    let panels = match &client {
+        Some(c) if !config.panels_configured => {
+            tokio::select! {
+                p = discovered_panels(c) => p,
+                s = signals.next() => {
+                    eprintln!("warroom record: stopped by {s} while discovering; nothing was recorded");
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
+        }
+        _ => config.panels.clone(),
+    };
     let intake = AlertIntake::from_config(config)?;
     let changes = changes_intake(config)?;
     if metrics.is_none() && intake.is_none() && changes.is_none() {
@@ -102,12 +120,12 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     if let Some(source) = metrics {
         what.push(format!(
             "{} panels from {}",
-            config.panels.len(),
+            panels.len(),
             source.describe()
         ));
         let watch = PanelWatch {
             source,
-            panels: config.panels.clone(),
+            panels: panels.clone(),
             refresh: config.refresh,
             clock: std::sync::Arc::new(crate::clock::WallClock),
         };
@@ -173,7 +191,7 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
             &store,
             &id,
             source.as_ref(),
-            &config.panels,
+            &panels,
             config.refresh.as_secs_f64().max(1.0),
             stopping + SNAPSHOT_BY,
         );
@@ -205,6 +223,45 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     tracing::info!(incident = %id, signal, "recorder stopped");
     eprintln!("warroom record: stopped by {signal}; incident {id} released");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The dashboard discovery builds, for a recorder with no `[[panel]]`: three tries a few
+/// seconds apart, then none (alerts and changes are still recorded), each outcome one line.
+async fn discovered_panels(
+    client: &crate::metrics::prometheus::PrometheusClient,
+) -> Vec<crate::config::PanelConfig> {
+    use crate::metrics::discover::{DiscoverOptions, discover};
+    let (presets, warning) = crate::metrics::from_config::presets();
+    if let Some(w) = warning {
+        eprintln!("warning: your presets are not used: {w}");
+    }
+    for attempt in 0..3u32 {
+        let now = chrono::Utc::now().timestamp_millis() as f64 / 1000.0;
+        match discover(client, &presets, &DiscoverOptions::default(), now).await {
+            Ok(d) => {
+                eprintln!("warroom record: {}", d.status_line());
+                return d.dashboard.panel_configs();
+            }
+            Err(e) => {
+                let wait = e
+                    .retry_after()
+                    .unwrap_or(Duration::from_secs(2u64 << attempt));
+                eprintln!(
+                    "warroom record: discovery failed: {}{}",
+                    crate::sanitize::line(&e.to_string()),
+                    if attempt < 2 {
+                        format!("; next try in {}s", wait.as_secs())
+                    } else {
+                        "; recording without panels".to_string()
+                    }
+                );
+                if attempt < 2 {
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+    Vec::new()
 }
 
 fn recorded(r: &Record, tz: chrono_tz::Tz) {

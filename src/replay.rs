@@ -48,7 +48,7 @@ pub async fn run(
     if let Some(w) = warning {
         replay.scene.model.notify(w, true, None);
     }
-    let mut terminal = crate::tui::enter();
+    let mut terminal = crate::tui::enter("warroom replay")?;
     let size = terminal.size().unwrap_or_default();
     update(
         &mut replay,

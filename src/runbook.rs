@@ -4,7 +4,9 @@
 //! - [`load`] reads `runbooks/*.toml` into a checked [`model::Runbook`], with `file:line:col`
 //!   diagnostics; [`template`] fills `{{var}}` and `{{target}}` without ever using a shell.
 //! - [`gate`] and [`batch`] are pure: verdicts from readings, a rollout from time passed in.
-//! - [`http`] and [`exec`] are the two ways of acting; [`plan`] shows both exactly as sent.
+//! - [`http`], [`exec`], [`sql`] (PostgreSQL, PgBouncer's console) and [`haproxy`] (its runtime
+//!   API) are the ways of acting; [`rows`] holds and judges what the last two read; [`plan`]
+//!   shows each exactly as sent.
 //! - [`executor`] drives the steps; it talks to the rest of warroom through [`report::RunSink`]
 //!   (events), [`report::IntentStore`] (idempotency keys, durable before a send) and
 //!   [`operator::Operator`] (typed confirmation, decisions at pauses); [`journal`] implements
@@ -15,6 +17,7 @@ pub mod catalog;
 pub mod exec;
 pub mod executor;
 pub mod gate;
+pub mod haproxy;
 pub mod http;
 pub mod journal;
 pub mod launch;
@@ -25,7 +28,9 @@ pub mod operator;
 pub mod plan;
 pub mod report;
 pub mod resume;
+pub mod rows;
 pub mod setup;
+pub mod sql;
 pub mod template;
 pub mod vars;
 

@@ -11,9 +11,28 @@ use std::time::Instant;
 /// When the process started, for the start-to-first-frame figure (set by `main`).
 pub static STARTED: OnceLock<Instant> = OnceLock::new();
 
+/// Why the terminal cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{0} needs a terminal, and its input or output is not one: run it in a terminal (over ssh, `ssh -t`), or use the headless commands (`warroom record`, `warroom incident`, `warroom gameday --headless`)"
+)]
+pub struct NoTerminal(pub &'static str);
+
+/// Check that both standard input and output are a terminal, before anything is done that a
+/// console would then have to undo (an incident created, a lock taken).
+pub fn require_terminal(what: &'static str) -> Result<(), NoTerminal> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err(NoTerminal(what))
+    }
+}
+
 /// Raw mode, the alternate screen, and a panic hook that restores both.
-pub fn enter() -> ratatui::DefaultTerminal {
-    ratatui::init()
+pub fn enter(what: &'static str) -> Result<ratatui::DefaultTerminal, NoTerminal> {
+    require_terminal(what)?;
+    Ok(ratatui::init())
 }
 
 /// Leave raw mode and the alternate screen.

@@ -99,6 +99,7 @@ pub async fn run(
         github: None,
         serve: true,
         follow: None,
+        discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
@@ -169,6 +170,7 @@ async fn on_prometheus(
         github: None,
         serve: true,
         follow: None,
+        discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();

@@ -53,9 +53,12 @@ pub enum Effect {
     /// Suspend the terminal and write a note in `$VISUAL`/`$EDITOR`; answers as
     /// `Msg::EditorClosed`.
     EditNote,
-    /// Take the panel snapshots over the incident so far and export the postmortem draft, off
-    /// the loop; answers as `Msg::Exported`.
-    Export,
+    /// Take the snapshots of these panels (the dashboard as it is now) over the incident so
+    /// far and export the postmortem draft, off the loop; answers as `Msg::Exported`.
+    Export(Vec<crate::config::PanelConfig>),
+    /// Ask the Prometheus which exporters it holds and build the dashboard from the presets;
+    /// answers as `Msg::Discovered`.
+    Discover,
     /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
     /// answers as `Msg::Published` (and `Msg::Journaled` for the timeline record).
     Publish(crate::github::publish::Target),

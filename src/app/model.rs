@@ -35,6 +35,47 @@ pub struct SourceStatus {
     pub requests_sent: u64,
 }
 
+/// Building the dashboard from what the Prometheus exports (no `[[panel]]` in the config).
+/// Discovery never holds the first frame: the dashboard says it is looking, and says so again
+/// with the reason and the next try when it fails.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Discovery {
+    /// To be asked at `at` (`None`: at the next tick).
+    Due {
+        at: Option<DateTime<Utc>>,
+        attempts: u32,
+        last_error: Option<String>,
+    },
+    /// A discovery is under way.
+    Running { attempts: u32 },
+    /// The dashboard is the presets of these stacks.
+    Found { summary: String },
+    /// The Prometheus answers, but none of its metric names is a known exporter's; asked
+    /// again at `next`.
+    Nothing { line: String, next: DateTime<Utc> },
+}
+
+impl Discovery {
+    /// What the status bar and the empty dashboard say about it.
+    pub fn line(&self, now: DateTime<Utc>) -> String {
+        match self {
+            Discovery::Due {
+                at: Some(at),
+                last_error: Some(e),
+                ..
+            } => format!(
+                "discovery failed: {e}; next try in {}s",
+                (*at - now).num_seconds().max(0)
+            ),
+            Discovery::Due { .. } | Discovery::Running { .. } => {
+                "discovering what this Prometheus exports…".into()
+            }
+            Discovery::Found { summary } => format!("found {summary}"),
+            Discovery::Nothing { line, .. } => line.clone(),
+        }
+    }
+}
+
 /// The incident the console records into.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IncidentHeader {
@@ -75,6 +116,9 @@ pub struct Model {
     pub keymap: Keymap,
     /// Who is at the keyboard: the actor of the records this console writes.
     pub actor: String,
+    /// The dashboard by discovery, when no `[[panel]]` is configured (`None`: the panels are
+    /// the config's, or a rehearsal's).
+    pub discovery: Option<Discovery>,
     pub source: SourceStatus,
     pub notice: Option<Notice>,
     /// A rehearsal's briefing, shown over the dashboard until dismissed.
@@ -203,6 +247,7 @@ impl Model {
             theme,
             keymap: config.keymap.clone(),
             actor: crate::incident::actor::current(),
+            discovery: None,
             source: SourceStatus {
                 name: source_name,
                 ..Default::default()

@@ -34,6 +34,8 @@ pub enum Msg {
     Recorded(Result<crate::incident::Record, String>),
     /// The export finished: where the draft is and how many lint findings, or why it failed.
     Exported(Result<(String, usize), String>),
+    /// Discovery answered: the dashboard it built, or why it could not.
+    Discovered(Result<Discovered, DiscoverFailure>),
     /// The runbook list was (re)loaded.
     RunbooksLoaded(Vec<crate::runbook::catalog::Entry>),
     /// A runbook's plan is ready (or cannot be made).
@@ -71,4 +73,27 @@ pub enum Msg {
     Share(super::sharing::ShareMsg),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
+}
+
+/// A dashboard built by discovery.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discovered {
+    /// The panels, the signals that matter first; empty when no known exporter was found.
+    pub panels: Vec<crate::config::PanelConfig>,
+    /// Each panel's hint when it has no series (the metric it needs).
+    pub hints: Vec<String>,
+    /// "postgres_exporter, HAProxy".
+    pub summary: String,
+    /// The line to show when nothing was found.
+    pub status: String,
+}
+
+/// Why discovery did not answer, and when to ask again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscoverFailure {
+    pub error: String,
+    /// When the server asked to be left alone this long (429, 503 with Retry-After).
+    pub retry_after: Option<std::time::Duration>,
+    /// Whether asking again soon may help (a timeout, a refused connection) or not (a 401).
+    pub transient: bool,
 }

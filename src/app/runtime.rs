@@ -38,13 +38,25 @@ pub async fn open(
     header: crate::incident::open::Header,
     lock: impl FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>,
 ) -> color_eyre::Result<ExitCode> {
-    let source = crate::metrics::from_config::from_config(&config)?;
+    let client = crate::metrics::from_config::client(&config)?;
+    let source: Arc<dyn Source> = client.clone();
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(WallClock);
     let mut model = Model::new(&config, theme, source.describe(), clock.now());
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
+    // No `[[panel]]`: the dashboard is what the Prometheus exports, found after the first
+    // frame (the simulator's panels would only say "no data" on a real service).
+    let discovery = (!config.panels_configured).then(|| {
+        model.panels.clear();
+        model.discovery = Some(super::model::Discovery::Due {
+            at: None,
+            attempts: 0,
+            last_error: None,
+        });
+        client.clone()
+    });
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
     let journal = open_incident(&mut model, lock(store)?, header, None).await?;
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
@@ -62,6 +74,7 @@ pub async fn open(
         runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
         serve: true,
         follow: None,
+        discovery,
     };
     run_terminal(model, services, clock).await
 }
@@ -76,13 +89,24 @@ pub async fn follow(
     holder: crate::incident::store::Holder,
     records: Vec<crate::incident::Record>,
 ) -> color_eyre::Result<ExitCode> {
-    let source = crate::metrics::from_config::from_config(&config)?;
+    let client = crate::metrics::from_config::client(&config)?;
+    let source: Arc<dyn Source> = client.clone();
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(WallClock);
     let mut model = Model::new(&config, theme, source.describe(), clock.now());
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
+    // The same dashboard as the holder's: found by discovery when no `[[panel]]` is set.
+    let discovery = (!config.panels_configured).then(|| {
+        model.panels.clear();
+        model.discovery = Some(super::model::Discovery::Due {
+            at: None,
+            attempts: 0,
+            last_error: None,
+        });
+        client.clone()
+    });
     let summary = crate::incident::summary::summarize(&records);
     model.incident = Some(super::model::IncidentHeader {
         id: follow.incident.clone(),
@@ -108,6 +132,7 @@ pub async fn follow(
         runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
         serve: true,
         follow: Some(follow),
+        discovery,
     };
     run_terminal(model, services, clock).await
 }
@@ -168,7 +193,7 @@ pub async fn run_terminal(
     services: Services,
     clock: Arc<dyn Clock>,
 ) -> color_eyre::Result<ExitCode> {
-    let mut terminal = crate::tui::enter();
+    let mut terminal = crate::tui::enter("the console")?;
     let size = terminal.size().unwrap_or_default();
     let mut model = model;
     model.width = size.width;
@@ -224,6 +249,8 @@ pub struct Services {
     pub serve: bool,
     /// The holder this console follows, when another process holds the incident.
     pub follow: Option<super::sharing::FollowSetup>,
+    /// The Prometheus client discovery asks, when the dashboard is built by discovery.
+    pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
 }
 
 impl Services {
@@ -239,6 +266,7 @@ impl Services {
             github: None,
             serve: false,
             follow: None,
+            discovery: None,
         }
     }
 }
@@ -298,7 +326,7 @@ where
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    start_recording(&services, &model, &tx);
+    start_recording(&services, &model, &tx, &clock);
     // The incident's socket: served while this console holds it, followed while another does.
     let mut _serving: Option<crate::incident::serve::Serving> =
         match (&services.journal, services.serve) {
@@ -354,7 +382,7 @@ where
                 // This console holds the incident now: it records, serves and runs runbooks.
                 services.journal = Some(took.writer.clone());
                 services.follow = None;
-                start_recording(&services, &model, &tx);
+                start_recording(&services, &model, &tx, &clock);
                 _serving = super::workers::share::hold(&took.writer, &tx);
             }
             let mut effects = update(&mut model, msg);
@@ -395,7 +423,12 @@ impl Drop for FollowGuard {
 
 /// The parts that record into the incident this console holds: alerts, GitHub changes, a
 /// rehearsal's faults (started when the loop starts, and again after a takeover).
-fn start_recording(services: &Services, model: &Model, tx: &mpsc::UnboundedSender<Msg>) {
+fn start_recording(
+    services: &Services,
+    model: &Model,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
     if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
         intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
             crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
@@ -421,6 +454,7 @@ fn start_recording(services: &Services, model: &Model, tx: &mpsc::UnboundedSende
         tokio::spawn(crate::rehearsal::faults::record_faults(
             sim,
             journal,
+            clock.clone(),
             move |r| {
                 let _ = report.send(Msg::Recorded(r));
             },

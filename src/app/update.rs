@@ -9,6 +9,7 @@ use crate::keymap::{Action, Mode};
 mod changes;
 mod dashboard;
 mod dialog;
+mod discovery;
 mod help;
 mod incident;
 mod note;
@@ -124,7 +125,11 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 model.notice = None;
                 model.dirty = true;
             }
+            let mut effects = discovery::tick(model);
+            effects.extend(schedule(model));
+            return effects;
         }
+        Msg::Discovered(result) => discovery::answered(model, result),
         Msg::Answer {
             panel,
             ticket,

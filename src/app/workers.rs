@@ -118,6 +118,16 @@ pub fn spawn_all(
             Effect::Answer { reply, answer } => reply.send(answer),
             // Handled by the loop, which owns the terminal.
             Effect::EditNote => {}
+            Effect::Discover => {
+                let tx = tx.clone();
+                let Some(client) = services.discovery.clone() else {
+                    continue;
+                };
+                let now = clock.now().timestamp_millis() as f64 / 1000.0;
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Discovered(discover(&client, now).await));
+                });
+            }
             Effect::Publish(target) => {
                 match services.github.as_ref().and_then(|g| g.publish.clone()) {
                     Some(setup) => {
@@ -147,12 +157,13 @@ pub fn spawn_all(
                     ))));
                 }
             },
-            Effect::Export => {
+            Effect::Export(panels) => {
                 let tx = tx.clone();
-                let Some(setup) = services.export.clone() else {
+                let Some(mut setup) = services.export.clone() else {
                     let _ = tx.send(Msg::Exported(Err("no incident is open".into())));
                     continue;
                 };
+                setup.panels = panels;
                 let source = services.source.clone();
                 tokio::spawn(async move {
                     let _ = tx.send(Msg::Exported(
@@ -188,4 +199,29 @@ fn spawn_query(
         // The loop may have ended; nothing to do then.
         let _ = tx.send(answer(result, clock.now()));
     });
+}
+
+/// One discovery for the console: the dashboard it builds, as the model takes it.
+async fn discover(
+    client: &crate::metrics::prometheus::PrometheusClient,
+    now: f64,
+) -> Result<super::msg::Discovered, super::msg::DiscoverFailure> {
+    use crate::metrics::discover::{DiscoverOptions, discover};
+    let (presets, warning) = crate::metrics::from_config::presets();
+    if let Some(w) = warning {
+        tracing::warn!("your presets are not used: {w}");
+    }
+    match discover(client, &presets, &DiscoverOptions::default(), now).await {
+        Ok(d) => Ok(super::msg::Discovered {
+            status: d.status_line(),
+            summary: d.dashboard.summary(),
+            hints: d.dashboard.panels.iter().map(|p| p.empty_hint()).collect(),
+            panels: d.dashboard.panel_configs(),
+        }),
+        Err(e) => Err(super::msg::DiscoverFailure {
+            error: e.to_string(),
+            retry_after: e.retry_after(),
+            transient: e.is_transient(),
+        }),
+    }
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 /// Run `warroom demo`.
 pub async fn run(ctx: &Context, args: DemoArgs) -> color_eyre::Result<ExitCode> {
+    crate::tui::require_terminal("warroom demo")?;
     crate::app::demo::run(
         ctx.config()?.clone(),
         &ctx.data_dir,

@@ -16,10 +16,13 @@ pub async fn run(ctx: &Context, args: ExportArgs) -> color_eyre::Result<ExitCode
     if config.prometheus.url.is_some() {
         // A backend that cannot answer must not stop the draft: it is written without the
         // figures, and the lint says which are missing.
-        let captured = match crate::metrics::from_config::from_config(config) {
-            Ok(source) => capture_missing(&store, &id, source.as_ref(), &config.panels)
-                .await
-                .map_err(|e| e.to_string()),
+        let captured = match crate::metrics::from_config::client(config) {
+            Ok(client) => match panels(config, &client, &store, &id).await {
+                Ok(panels) => capture_missing(&store, &id, client.as_ref(), &panels)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e.to_string()),
         };
         match captured {
@@ -56,4 +59,27 @@ pub async fn run(ctx: &Context, args: ExportArgs) -> color_eyre::Result<ExitCode
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The panels to capture: the config's `[[panel]]`, or, when it has none and the incident has
+/// no snapshots yet, what discovery finds on the Prometheus (one discovery, bounded).
+async fn panels(
+    config: &crate::config::Config,
+    client: &crate::metrics::prometheus::PrometheusClient,
+    store: &crate::incident::Store,
+    id: &crate::incident::IncidentId,
+) -> Result<Vec<crate::config::PanelConfig>, String> {
+    let have =
+        crate::incident::snapshot::read_all(&store.snapshots_dir(id)).map_err(|e| e.to_string())?;
+    if config.panels_configured || !have.is_empty() {
+        return Ok(config.panels.clone());
+    }
+    let (presets, _) = crate::metrics::from_config::presets();
+    let now = chrono::Utc::now().timestamp_millis() as f64 / 1000.0;
+    let opts = crate::metrics::discover::DiscoverOptions::default();
+    let d = crate::metrics::discover::discover(client, &presets, &opts, now)
+        .await
+        .map_err(|e| format!("discovery failed: {e}"))?;
+    eprintln!("warroom export: {}", d.status_line());
+    Ok(d.dashboard.panel_configs())
 }

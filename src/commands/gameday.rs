@@ -12,6 +12,7 @@ use std::process::ExitCode;
 pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCode> {
     let config = ctx.config()?.clone();
     if !args.headless {
+        crate::tui::require_terminal("warroom gameday (without --headless)")?;
         let metrics = crate::app::demo::Metrics {
             prometheus: args.prometheus,
             listen: args.listen,

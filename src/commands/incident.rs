@@ -50,6 +50,7 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             let id = store.create(Utc::now())?;
             let (mut incident, _) = open(&store, &id)?;
             append(&mut incident, Event::IncidentOpened { title, severity })?;
+            append(&mut incident, Event::new_incident_uid())?;
             writeln!(out, "{id}")?;
         }
         IncidentCmd::List => list(&store, tz, &mut out)?,

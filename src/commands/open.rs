@@ -56,7 +56,13 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
     let incident = args.incident;
     let handed: Arc<Mutex<Option<(IncidentId, Restart)>>> = Arc::default();
     let slot = handed.clone();
-    let code = crate::app::runtime::open(config, &ctx.store, header, move |store| {
+    // The config and the source are checked first (their errors say more); then, before an
+    // incident is created or a lock kept, that there is a terminal to show it on. A held
+    // incident still says who holds it.
+    let opened = crate::app::runtime::open(config, &ctx.store, header, move |store| {
+        if incident.is_none() {
+            crate::tui::require_terminal("warroom open")?;
+        }
         let which = incident
             .as_deref()
             .map_or(Which::New(chrono::Utc::now()), Which::Existing);
@@ -65,14 +71,16 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
         if let (Some(r), Ok(mut slot)) = (restart, slot.lock()) {
             *slot = Some((id, r));
         }
+        crate::tui::require_terminal("warroom open")?;
         Ok(Locked {
             incident,
             recovery,
             new,
         })
     })
-    .await?;
-    // Takeover without loss: the recorder this console stopped goes on recording.
+    .await;
+    // Takeover without loss: the recorder this console stopped goes on recording (however the
+    // console ended).
     let handed = handed.lock().ok().and_then(|mut h| h.take());
     if let Some((id, restart)) = handed {
         let (store, log) = (ctx.store.clone(), ctx.store.dir(&id).join(LOG_FILE));
@@ -91,7 +99,7 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
             ),
         }
     }
-    Ok(code)
+    opened
 }
 
 /// Opens `id` for the console. When a headless recorder holds it, says so and offers to take
@@ -171,6 +179,7 @@ async fn follow(
     socket: &std::path::Path,
     incident: Option<&str>,
 ) -> Result<ExitCode> {
+    crate::tui::require_terminal("warroom open")?;
     let actor = crate::incident::actor::current();
     let client = Client::new(socket, &actor);
     let asked = client.clone();

@@ -12,7 +12,7 @@ use crate::runbook::catalog::{self, Catalog, Origin};
 use crate::runbook::executor::Control;
 use crate::runbook::journal::{JournalIntents, JournalSink};
 use crate::runbook::load::{self, Loaded};
-use crate::runbook::model::{Runbook, StepKind};
+use crate::runbook::model::Runbook;
 use crate::runbook::operator::{AssumeYes, LineOperator, Operator};
 use crate::runbook::progress::Progress;
 use crate::runbook::report::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
@@ -240,12 +240,7 @@ async fn run_one(
         Ok(s) => s,
         Err(e) => return usage(&e.to_string()),
     };
-    let needs_source = rb.steps.iter().any(|s| {
-        matches!(
-            s.kind,
-            StepKind::Check(_) | StepKind::Wait { .. } | StepKind::Batch(_)
-        )
-    });
+    let needs_source = rb.steps.iter().any(|s| s.kind.uses_metrics());
     if needs_source && source.is_none() && !dry_run {
         return usage("this runbook has gates: pass --prometheus URL (e.g. http://127.0.0.1:9090)");
     }

@@ -1,11 +1,14 @@
 //! Dashboard panels: what each one queries, how its value reads, where its thresholds are.
-//! Every query is PromQL from configuration; the defaults below use the metric names of the
-//! simulator (DESIGN.md), so a real service points its own names in `warroom.toml`.
+//! Every query is PromQL from configuration or from a signal preset
+//! (`metrics::presets`); the built-in dashboard is the simulator's preset (DESIGN.md).
+//!
+//! [`RawPanel`] is the `[[panel]]` shape as written; presets and importers reuse it and its
+//! checks, and [`render_toml`] writes panels back in that shape.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How a panel's values read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Unit {
     /// A ratio 0..1 shown as a percentage.
@@ -82,7 +85,7 @@ fn short_number(v: f64) -> String {
 }
 
 /// Which side of a threshold is bad.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum BadWhen {
     #[default]
@@ -103,22 +106,57 @@ pub struct PanelConfig {
     pub legend: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One `[[panel]]` entry as written, before its checks ([`RawPanel::validate`]).
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct RawPanel {
-    title: String,
-    query: String,
+pub struct RawPanel {
+    pub title: String,
+    pub query: String,
     #[serde(default)]
-    unit: Unit,
-    warn: Option<f64>,
-    crit: Option<f64>,
+    pub unit: Unit,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warn: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crit: Option<f64>,
     #[serde(default)]
-    bad_when: BadWhen,
-    legend: Option<String>,
+    pub bad_when: BadWhen,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub legend: Option<String>,
+}
+
+impl From<&PanelConfig> for RawPanel {
+    fn from(p: &PanelConfig) -> Self {
+        RawPanel {
+            title: p.title.clone(),
+            query: p.query.clone(),
+            unit: p.unit,
+            warn: p.warn,
+            crit: p.crit,
+            bad_when: p.bad_when,
+            legend: p.legend.clone(),
+        }
+    }
+}
+
+/// `[[panel]]` entries for `panels`, in the shape `warroom.toml` reads: loading the text back
+/// gives the same panels.
+pub fn render_toml(panels: &[PanelConfig]) -> String {
+    #[derive(Serialize)]
+    struct File {
+        panel: Vec<RawPanel>,
+    }
+    let file = File {
+        panel: panels.iter().map(RawPanel::from).collect(),
+    };
+    // Serializing plain strings, numbers and two enums cannot fail; an empty text is the
+    // honest answer if it ever did.
+    toml::to_string(&file).unwrap_or_default()
 }
 
 impl RawPanel {
-    pub(super) fn validate(self) -> Result<PanelConfig, String> {
+    /// Check the entry and make it a panel; the message says what is wrong and what was
+    /// expected.
+    pub fn validate(self) -> Result<PanelConfig, String> {
         if self.title.trim().is_empty() {
             return Err(
                 "panel title is empty: expected a short name such as \"Pool saturation\"".into(),
@@ -167,93 +205,12 @@ impl RawPanel {
     }
 }
 
-fn panel(title: &str, query: &str, unit: Unit, warn: f64, crit: f64) -> PanelConfig {
-    PanelConfig {
-        title: title.into(),
-        query: query.into(),
-        unit,
-        warn: Some(warn),
-        crit: Some(crit),
-        bad_when: BadWhen::Above,
-        legend: None,
-    }
+/// The built-in dashboard: the signals of a database-bound outage (DESIGN.md), on the
+/// simulator's metric names. They are the `sim` signal preset (`metrics/presets/sim.toml`).
+pub fn default_panels() -> Vec<PanelConfig> {
+    crate::metrics::presets::sim_panels()
 }
 
-/// The built-in dashboard: the signals of a database-bound outage (DESIGN.md).
-pub fn default_panels() -> Vec<PanelConfig> {
-    let quantile = |q: &str, tag: &str| {
-        format!(
-            "label_replace(histogram_quantile({q}, sum by (le) (rate(db_query_duration_seconds_bucket[1m]))), \"quantile\", \"{tag}\", \"\", \"\")"
-        )
-    };
-    vec![
-        PanelConfig {
-            legend: Some("{{pod}}".into()),
-            ..panel(
-                "Pool saturation",
-                "max by (pod) (db_pool_connections_in_use / db_pool_connections_max)",
-                Unit::Percent,
-                0.8,
-                0.95,
-            )
-        },
-        panel(
-            "Pool wait p99",
-            "histogram_quantile(0.99, sum by (le) (rate(db_pool_wait_seconds_bucket[1m])))",
-            Unit::Seconds,
-            0.1,
-            1.0,
-        ),
-        PanelConfig {
-            legend: Some("{{quantile}}".into()),
-            ..panel(
-                "Query latency p50/p99",
-                &format!("{} or {}", quantile("0.5", "p50"), quantile("0.99", "p99")),
-                Unit::Seconds,
-                0.5,
-                2.0,
-            )
-        },
-        panel(
-            "Retry amplification",
-            "sum(rate(app_requests_total[1m])) / sum(rate(app_logical_requests_total[1m]))",
-            Unit::Ratio,
-            1.3,
-            2.0,
-        ),
-        panel(
-            "Error ratio",
-            "sum(rate(app_requests_total{code=~\"5..\"}[1m])) / sum(rate(app_requests_total[1m]))",
-            Unit::Percent,
-            0.01,
-            0.05,
-        ),
-        PanelConfig {
-            legend: Some("{{queue}}".into()),
-            ..panel(
-                "Queue depth",
-                "sum by (queue) (queue_depth)",
-                Unit::Count,
-                1000.0,
-                10000.0,
-            )
-        },
-        PanelConfig {
-            bad_when: BadWhen::Below,
-            ..panel(
-                "Instances up",
-                "sum(app_instance_up) / count(app_instance_up)",
-                Unit::Percent,
-                0.9,
-                0.7,
-            )
-        },
-        panel(
-            "Restarts (5m)",
-            "sum(increase(process_restarts_total[5m]))",
-            Unit::Count,
-            1.0,
-            5.0,
-        ),
-    ]
-}
+#[cfg(test)]
+#[path = "panels_tests.rs"]
+mod tests;

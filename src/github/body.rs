@@ -6,7 +6,6 @@
 //! `@name` from it is never a live mention (inside code it does not notify anyone). The
 //! exported postmortem keeps its Markdown, with its mentions defused the same way.
 
-use super::marker::Marker;
 use super::publication::Publication;
 use crate::incident::summary::ActionItem;
 use crate::sanitize;
@@ -114,7 +113,7 @@ pub fn item_body(publication: &Publication, item: &ActionItem, postmortem: Optio
     b.push_str("What must be done:\n\n");
     b.push_str(&fence(&item.action));
     b.push_str("\n\n");
-    b.push_str(&Marker::action(&publication.incident, &item.id).render());
+    b.push_str(&publication.action_marker(&item.id).render());
     b.push('\n');
     b
 }
@@ -157,7 +156,7 @@ pub fn pr_body(publication: &Publication, issues: &dyn Fn(&str) -> Option<u64>) 
             format!(" with {} chart(s)", publication.charts.len())
         },
         items_list(publication, issues),
-        Marker::postmortem_pr(&publication.incident).render()
+        publication.pr_marker().render()
     )
 }
 
@@ -177,7 +176,7 @@ pub fn issue_body(
         ))
         .trim_end(),
         items_list(publication, issues),
-        Marker::postmortem(&publication.incident).render()
+        publication.postmortem_marker().render()
     )
 }
 

@@ -35,6 +35,8 @@ pub enum DeliveryError {
     Outbox(#[from] OutboxError),
     #[error("the outbox names repository \"{0}\", which is not owner/name; it was skipped")]
     BadRepo(String),
+    #[error(transparent)]
+    Identity(#[from] super::identity::IdentityError),
 }
 
 /// Queues a publication of `id` to `repo` as `target`, then delivers every pending job.
@@ -109,6 +111,14 @@ async fn deliver(
         .repo
         .parse()
         .map_err(|_| DeliveryError::BadRepo(job.repo.clone()))?;
+    // The incident's global id first (an old journal gets one now): the markers carry it.
+    let (s, i, now) = (store.clone(), id.clone(), gh.timer().now());
+    tokio::task::spawn_blocking(move || super::identity::ensure(&s, &i, now))
+        .await
+        .map_err(|e| super::identity::IdentityError::Journal {
+            id: id.to_string(),
+            reason: e.to_string(),
+        })??;
     // The export and the journal as they are now: an action item edited since the job was
     // queued is published as edited.
     let publication = Publication::load(store, id)?;

@@ -46,6 +46,9 @@ pub enum Entry {
         at: DateTime<Utc>,
         summary: String,
     },
+    /// The incident's global id, kept here when a publication had to give an old journal one
+    /// while a console held it (the journal could not take the record then).
+    Identity { at: DateTime<Utc>, uid: String },
 }
 
 impl Entry {
@@ -55,6 +58,7 @@ impl Entry {
             | Entry::Object { job, .. }
             | Entry::Failed { job, .. }
             | Entry::Done { job, .. } => *job,
+            Entry::Identity { .. } => 0,
         }
     }
 }
@@ -190,7 +194,7 @@ impl Outbox {
                     }
                 }
                 Entry::Done { job, .. } => done.push(*job),
-                Entry::Object { .. } => {}
+                Entry::Object { .. } | Entry::Identity { .. } => {}
             }
         }
         Ok(jobs

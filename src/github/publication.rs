@@ -2,6 +2,7 @@
 //! `warroom export` wrote, and the title, date, severity and action items from the journal.
 //! The publish logic works on this value alone, so it is tested without files.
 
+use super::marker::Marker;
 use crate::incident::event::Severity;
 use crate::incident::store::{IncidentId, Store, StoreError};
 use crate::incident::summary::{ActionItem, summarize};
@@ -26,6 +27,9 @@ pub struct Chart {
 pub struct Publication {
     /// The incident id (`2026-11-29-1`).
     pub incident: String,
+    /// The incident's globally unique id, which its markers and branch carry (`None` only for
+    /// a journal older than the id that has not been published yet: a dry run of it).
+    pub uid: Option<String>,
     pub title: String,
     pub severity: Option<Severity>,
     /// The day the incident was opened (UTC): the file name's date.
@@ -106,8 +110,18 @@ impl Publication {
             .map(|t| t.date_naive())
             .or_else(|| NaiveDate::parse_from_str(id_text.get(..10)?, "%Y-%m-%d").ok())
             .unwrap_or_default();
+        let uid = summary
+            .uid
+            .clone()
+            .or(
+                super::identity::kept(&store.dir(id)).map_err(|e| PublicationError::Read {
+                    path: e.path.clone(),
+                    source: e.source,
+                })?,
+            );
         Ok(Publication {
             incident: id_text,
+            uid,
             title: if summary.title.trim().is_empty() {
                 "Untitled incident".into()
             } else {
@@ -145,9 +159,33 @@ impl Publication {
         )
     }
 
-    /// The branch that carries the files: one per incident, so publishing again reuses it.
+    /// The branch that carries the files: one per incident (its local id, for people, and
+    /// the start of its global id, so two incidents with one local id never share a branch),
+    /// so publishing again reuses it.
     pub fn branch(&self) -> String {
-        format!("warroom/postmortem-{}", self.incident)
+        match &self.uid {
+            Some(u) => format!(
+                "warroom/postmortem-{}-{}",
+                self.incident,
+                u.get(..12).unwrap_or(u)
+            ),
+            None => format!("warroom/postmortem-{}", self.incident),
+        }
+    }
+
+    /// The marker of the postmortem issue.
+    pub fn postmortem_marker(&self) -> Marker {
+        Marker::postmortem(&self.incident, self.uid.as_deref())
+    }
+
+    /// The marker of the postmortem pull request.
+    pub fn pr_marker(&self) -> Marker {
+        Marker::postmortem_pr(&self.incident, self.uid.as_deref())
+    }
+
+    /// The marker of action item `item`'s issue.
+    pub fn action_marker(&self, item: &str) -> Marker {
+        Marker::action(&self.incident, self.uid.as_deref(), item)
     }
 }
 

@@ -4,13 +4,12 @@
 //! is a GitHub login, its due date in the body, and links both ways.
 //!
 //! Publishing again updates what exists instead of creating duplicates: objects are found from
-//! what the outbox knows, then by their [`Marker`] (or, for the pull request, its branch). A
+//! what the outbox knows, then by their [`crate::github::marker::Marker`] (or, for the pull request, its branch). A
 //! create is never sent twice blindly: after an ambiguous failure the marker is searched for
 //! first, and only an unambiguous "not there" allows another create, in a later run.
 
 use super::body;
 use super::client::{Github, GithubError, Method, refused};
-use super::marker::Marker;
 use super::outbox::Object;
 use super::publication::Publication;
 use crate::config::RepoName;
@@ -121,6 +120,10 @@ impl<'a> Publisher<'a> {
 
     /// Publishes everything; see the module doc.
     pub async fn run(mut self, p: &Publication, target: Target) -> Result<Outcome, PublishError> {
+        let branch = match target {
+            Target::Pr => self.pr_branch(p).await?,
+            Target::Issue => p.branch(),
+        };
         let files = match target {
             Target::Pr => {
                 let mut f = vec![(p.file_path(), body::postmortem_file(p).into_bytes())];
@@ -137,9 +140,9 @@ impl<'a> Publisher<'a> {
         let mut base = None;
         if !files.is_empty() {
             let b = self.base().await?;
-            self.ensure_branch(&p.branch(), &b).await?;
+            self.ensure_branch(&branch, &b).await?;
             for (path, bytes) in &files {
-                let url = self.ensure_file(&p.branch(), path, bytes, p).await?;
+                let url = self.ensure_file(&branch, path, bytes, p).await?;
                 file_urls.insert(path.clone(), url);
             }
             base = Some(b);
@@ -150,7 +153,7 @@ impl<'a> Publisher<'a> {
                     Some(b) => b,
                     None => self.base().await?,
                 };
-                self.ensure_pr(p, &base).await?
+                self.ensure_pr(p, &branch, &base).await?
             }
             Target::Issue => self.ensure_postmortem_issue(p, &file_urls).await?,
         };
@@ -205,8 +208,28 @@ impl<'a> Publisher<'a> {
         Ok(b)
     }
 
+    /// The branch of the pull request this incident's outbox knows (a pull request opened
+    /// before incidents had a global id keeps its branch), else the publication's.
+    async fn pr_branch(&mut self, p: &Publication) -> Result<String, PublishError> {
+        if let Some(o) = self.known.get(PR_KEY).cloned()
+            && let Some(pr) = self
+                .gh
+                .get(&format!("{}/pulls/{}", self.r(), o.number))
+                .await?
+            && let Some(head) = pr["head"]["ref"].as_str()
+        {
+            return Ok(head.to_string());
+        }
+        Ok(p.branch())
+    }
+
     /// The pull request of the branch: known, found by its branch, or created.
-    async fn ensure_pr(&mut self, p: &Publication, base: &str) -> Result<Object, PublishError> {
+    async fn ensure_pr(
+        &mut self,
+        p: &Publication,
+        branch: &str,
+        base: &str,
+    ) -> Result<Object, PublishError> {
         let key = PR_KEY;
         if let Some(o) = self.known.get(key).cloned()
             && self
@@ -217,12 +240,12 @@ impl<'a> Publisher<'a> {
         {
             return Ok(o);
         }
-        if let Some(o) = self.find_pr(&p.branch()).await? {
+        if let Some(o) = self.find_pr(branch).await? {
             return self.remember(key, o);
         }
         let create = json!({
             "title": body::postmortem_title(p),
-            "head": p.branch(),
+            "head": branch,
             "base": base,
             "body": body::pr_body(p, &|_| None),
         });
@@ -237,26 +260,26 @@ impl<'a> Publisher<'a> {
                 self.remember(key, o)
             }
             // "A pull request already exists": someone (or a lost answer) made it.
-            Ok(a) if a.status == 422 => match self.find_pr(&p.branch()).await? {
+            Ok(a) if a.status == 422 => match self.find_pr(branch).await? {
                 Some(o) => self.remember(key, o),
                 None => Err(refused(Method::Post, "pulls", a).into()),
             },
             Ok(a) if a.status >= 500 => {
                 let e = refused(Method::Post, &format!("{}/pulls", self.r()), a);
-                self.after_ambiguous_pr(p, &e).await
+                self.after_ambiguous_pr(branch, &e).await
             }
             Ok(a) => Err(refused(Method::Post, "pulls", a).into()),
-            Err(e) if e.is_ambiguous() => self.after_ambiguous_pr(p, &e).await,
+            Err(e) if e.is_ambiguous() => self.after_ambiguous_pr(branch, &e).await,
             Err(e) => Err(e.into()),
         }
     }
 
     async fn after_ambiguous_pr(
         &mut self,
-        p: &Publication,
+        branch: &str,
         e: &GithubError,
     ) -> Result<Object, PublishError> {
-        match self.find_pr(&p.branch()).await? {
+        match self.find_pr(branch).await? {
             Some(o) => {
                 self.outcome.created += 1;
                 self.remember(PR_KEY, o)
@@ -292,7 +315,7 @@ impl<'a> Publisher<'a> {
             "body": body::issue_body(p, &urls, &|_| None),
             "labels": ["warroom", "postmortem"],
         });
-        self.ensure_issue(ISSUE_KEY, &Marker::postmortem(&p.incident), create)
+        self.ensure_issue(ISSUE_KEY, &p.postmortem_marker(), create)
             .await
     }
 
@@ -315,7 +338,7 @@ impl<'a> Publisher<'a> {
             }
         }
         let key = format!("action:{}", item.id);
-        let marker = Marker::action(&p.incident, &item.id);
+        let marker = p.action_marker(&item.id);
         let created_before = self.outcome.created;
         let obj = self.ensure_issue(&key, &marker, fields.clone()).await?;
         if self.outcome.created == created_before {

@@ -92,7 +92,9 @@ impl Detector {
     /// crit before warn when coming back). Missing values (NaN) and readings older than the
     /// last one change nothing.
     pub fn feed(&mut self, at: DateTime<Utc>, value: f64) -> Vec<Crossing> {
-        if !value.is_finite() || self.last.is_some_and(|last| at < last) {
+        // ±Inf is a reading like any other (the panel shows it at its level); only NaN says
+        // nothing, on the screen and here alike.
+        if value.is_nan() || self.last.is_some_and(|last| at < last) {
             return Vec::new();
         }
         self.last = Some(at);

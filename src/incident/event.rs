@@ -81,6 +81,9 @@ pub enum Event {
         panel: String,
         level: Level,
         direction: Direction,
+        /// The reading; ±Inf is written as `"+Inf"`/`"-Inf"`, as Prometheus writes it (JSON
+        /// has no infinities), so a panel at +Inf is recorded as the screen shows it.
+        #[serde(with = "reading")]
         value: f64,
         threshold: f64,
         at: DateTime<Utc>,
@@ -139,6 +142,15 @@ pub enum Event {
         fault: String,
         detail: String,
         active: bool,
+        /// When the simulator applied it (the record's time is when warroom learned of it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<DateTime<Utc>>,
+    },
+    /// The incident's globally unique id, which the markers warroom writes on GitHub carry
+    /// (the local id `2026-12-01-1` repeats across machines and data dirs). Recorded once: when
+    /// the incident is created, or, for a journal older than the id, on its first publication.
+    IncidentUid {
+        uid: String,
     },
     /// warroom was interrupted (SIGINT, SIGTERM) while recording.
     Interrupted {
@@ -183,7 +195,18 @@ fn labels(map: &mut BTreeMap<String, String>) {
     }
 }
 
+/// A new globally unique incident id: 128 random bits as 32 lowercase hex digits.
+pub fn new_uid() -> String {
+    let v: u128 = rand::random();
+    format!("{v:032x}")
+}
+
 impl Event {
+    /// The record of a new globally unique id for an incident ([`Event::IncidentUid`]).
+    pub fn new_incident_uid() -> Event {
+        Event::IncidentUid { uid: new_uid() }
+    }
+
     /// A note with its tags parsed from the text.
     pub fn note(text: impl Into<String>) -> Event {
         let text = text.into();
@@ -274,6 +297,7 @@ impl Event {
                 many_lines(detail);
             }
             Event::Interrupted { signal } => one(signal),
+            Event::IncidentUid { uid } => one(uid),
             Event::JournalNotice { message } => many_lines(message),
             Event::SeverityChanged { .. }
             | Event::StatusChanged { .. }
@@ -301,6 +325,45 @@ impl Event {
                 ..
             } => r.check(),
             _ => Ok(()),
+        }
+    }
+}
+
+/// A reading in the journal: a JSON number, or `"+Inf"`/`"-Inf"`/`"NaN"` where JSON has none.
+/// Finite values are written as before, so old journals and their checksums are unchanged.
+mod reading {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if *v > 0.0 {
+            s.serialize_str("+Inf")
+        } else {
+            s.serialize_str("-Inf")
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(v) => Ok(v),
+            Raw::Text(t) => match t.as_str() {
+                "+Inf" | "Inf" | "inf" | "+inf" => Ok(f64::INFINITY),
+                "-Inf" | "-inf" => Ok(f64::NEG_INFINITY),
+                "NaN" | "nan" => Ok(f64::NAN),
+                other => Err(serde::de::Error::custom(format!(
+                    "\"{}\" is not a reading: expected a number, \"+Inf\", \"-Inf\" or \"NaN\"",
+                    crate::sanitize::line(other)
+                ))),
+            },
         }
     }
 }
@@ -356,5 +419,30 @@ mod tests {
         };
         assert!(wrapped.check().is_err());
         assert!(Event::note("fine").check().is_ok());
+    }
+
+    #[test]
+    fn an_infinite_reading_is_recorded_and_read_back_and_a_finite_one_as_before() {
+        let crossing = |value: f64| Event::ThresholdCrossed {
+            panel: "Error ratio".into(),
+            level: Level::Crit,
+            direction: Direction::Up,
+            value,
+            threshold: 0.1,
+            at: DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc),
+        };
+        for v in [f64::INFINITY, f64::NEG_INFINITY] {
+            let text = serde_json::to_string(&crossing(v)).unwrap();
+            assert!(
+                text.contains(if v > 0.0 { "\"+Inf\"" } else { "\"-Inf\"" }),
+                "{text}"
+            );
+            let back: Event = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, crossing(v));
+        }
+        let text = serde_json::to_string(&crossing(0.25)).unwrap();
+        assert!(text.contains("\"value\":0.25"), "{text}");
     }
 }

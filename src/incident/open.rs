@@ -128,14 +128,19 @@ pub async fn begin(
         let severity = (header.severity).map(|severity| Event::SeverityChanged { severity });
         title.into_iter().chain(severity).collect()
     };
+    let header = |source| OpenError::Header {
+        id: id.to_string(),
+        source,
+    };
     for event in events {
-        let record = (writer.append(Source::Operator, actor, event).await).map_err(|source| {
-            OpenError::Header {
-                id: id.to_string(),
-                source,
-            }
-        })?;
-        records.push(record);
+        let record = writer.append(Source::Operator, actor, event).await;
+        records.push(record.map_err(header)?);
+    }
+    // A new incident's globally unique identity (GitHub markers carry it).
+    if new {
+        let uid = Event::new_incident_uid();
+        let record = writer.append(Source::System, "warroom", uid).await;
+        records.push(record.map_err(header)?);
     }
     Ok(Opened {
         id,
@@ -192,7 +197,9 @@ mod tests {
         };
         let opened = begin(locked, header, "ana", None).await.unwrap();
         let id = opened.id.clone();
-        assert_eq!(opened.records.len(), 1);
+        // The header, then the incident's global identity.
+        assert_eq!(opened.records.len(), 2);
+        assert!(matches!(opened.records[1].kind, Event::IncidentUid { .. }));
         assert!(matches!(
             &opened.records[0].kind,
             Event::IncidentOpened { title, severity: Severity::Sev3 } if title == "Pools full"
@@ -218,9 +225,9 @@ mod tests {
         };
         let opened = begin(locked, header, "bo", None).await.unwrap();
         let kinds: Vec<_> = opened.records.iter().map(|r| &r.kind).collect();
-        assert_eq!(kinds.len(), 2, "{kinds:?}");
+        assert_eq!(kinds.len(), 3, "{kinds:?}");
         assert!(matches!(
-            kinds[1],
+            kinds[2],
             Event::SeverityChanged {
                 severity: Severity::Sev1
             }

@@ -245,6 +245,70 @@ pub async fn capture_until(
     out
 }
 
+/// The directory the draft's fact queries are kept in, beside the panels' snapshots
+/// (`<incident dir>/fact-snapshots/`, for the snapshots directory `snapshots_dir`): they are
+/// not dashboard panels, so replay and everything that lists the panels never sees them.
+pub fn facts_dir(snapshots_dir: &Path) -> PathBuf {
+    snapshots_dir.with_file_name("fact-snapshots")
+}
+
+/// The title of each fact query, as the draft finds it.
+pub mod fact {
+    /// Distinct user requests (first attempts), a counter per series.
+    pub const USER_REQUESTS: &str = "User requests";
+    /// Attempts answered with a 2xx, a counter per instance: one per user request served.
+    pub const SERVED: &str = "Attempts served";
+    /// Writes that duplicated an earlier one, a counter.
+    pub const DUPLICATES: &str = "Duplicate submissions";
+    /// Requests that gave up waiting for a database connection, a counter per instance.
+    pub const ACQUIRE_TIMEOUTS: &str = "Connection acquire timeouts";
+    /// Resident memory per instance.
+    pub const MEMORY: &str = "Memory per instance";
+}
+
+/// The queries the draft needs beyond the dashboard, in the simulator's metric names
+/// (DESIGN.md): raw counters (the draft takes their increase over the impact window itself,
+/// counter resets included) and memory per instance (charted for a restart loop). A backend
+/// without these metrics answers with no series, and the draft leaves the figures out.
+pub fn fact_panels() -> Vec<PanelConfig> {
+    let panel = |title: &str, query: &str, unit: Unit| PanelConfig {
+        title: title.into(),
+        query: query.into(),
+        unit,
+        warn: None,
+        crit: None,
+        bad_when: BadWhen::Above,
+        legend: Some("{{pod}}".into()),
+    };
+    vec![
+        panel(
+            fact::USER_REQUESTS,
+            "app_logical_requests_total",
+            Unit::Count,
+        ),
+        panel(
+            fact::SERVED,
+            "sum by (service, pod) (app_requests_total{code=~\"2..\"})",
+            Unit::Count,
+        ),
+        panel(
+            fact::DUPLICATES,
+            "app_duplicate_submissions_total",
+            Unit::Count,
+        ),
+        panel(
+            fact::ACQUIRE_TIMEOUTS,
+            "sum by (service, pod) (db_pool_acquire_timeouts_total)",
+            Unit::Count,
+        ),
+        panel(
+            fact::MEMORY,
+            "max by (pod) (process_resident_memory_bytes)",
+            Unit::Bytes,
+        ),
+    ]
+}
+
 /// Problems reading or writing snapshots.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {

@@ -46,6 +46,9 @@ pub struct Summary {
     pub corrected: BTreeMap<u64, u64>,
     pub records: usize,
     pub last_time: Option<DateTime<Utc>>,
+    /// The incident's globally unique id ([`Event::IncidentUid`]; the first one recorded wins),
+    /// `None` for a journal older than the id that was never published.
+    pub uid: Option<String>,
 }
 
 impl Summary {
@@ -151,6 +154,9 @@ fn apply(s: &mut Summary, r: &Record, event: &Event) {
         }),
         Event::ImpactStart { at } => s.impact_start = Some(*at),
         Event::ImpactEnd { at } => s.impact_end = Some(*at),
+        Event::IncidentUid { uid } => {
+            s.uid.get_or_insert_with(|| uid.clone());
+        }
         _ => {}
     }
 }

@@ -140,12 +140,14 @@ pub fn describe(event: &Event) -> String {
             fault,
             detail,
             active,
+            ..
         } => {
             let verb = if *active { "started" } else { "cleared" };
             format!("Simulated fault {fault} {verb}: {detail}")
         }
         Event::Interrupted { signal } => format!("warroom interrupted by {signal}"),
         Event::JournalNotice { message } => format!("Journal: {message}"),
+        Event::IncidentUid { uid } => format!("Global incident id: {uid}"),
     };
     sanitize::line(&text).into_owned()
 }

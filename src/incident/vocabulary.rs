@@ -225,9 +225,10 @@ impl Tag {
     }
 }
 
-/// Action item priority.
+/// Action item priority, P0 (the house's most urgent, as both house postmortems use it) to P3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Priority {
+    P0,
     P1,
     P2,
     P3,
@@ -236,6 +237,7 @@ pub enum Priority {
 impl fmt::Display for Priority {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Priority::P0 => "P0",
             Priority::P1 => "P1",
             Priority::P2 => "P2",
             Priority::P3 => "P3",
@@ -245,13 +247,14 @@ impl fmt::Display for Priority {
 
 impl FromStr for Priority {
     type Err = UnknownWord;
-    /// `P1`/`high`, `P2`/`medium`, `P3`/`low`.
+    /// `P0`, `P1`/`high`, `P2`/`medium`, `P3`/`low`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
+            "p0" | "0" => Ok(Priority::P0),
             "p1" | "1" | "high" => Ok(Priority::P1),
             "p2" | "2" | "medium" => Ok(Priority::P2),
             "p3" | "3" | "low" => Ok(Priority::P3),
-            _ => Err(unknown("priority", s, "P1 (high), P2 (medium), P3 (low)")),
+            _ => Err(unknown("priority", s, "P0, P1/high, P2/medium, P3/low")),
         }
     }
 }
@@ -318,6 +321,8 @@ mod tests {
         assert_eq!(Severity::Sev2.to_string(), "SEV-2");
         assert_eq!("Resolved".parse::<Status>(), Ok(Status::Resolved));
         assert_eq!("low".parse::<Priority>(), Ok(Priority::P3));
+        assert_eq!("P0".parse::<Priority>(), Ok(Priority::P0));
+        assert_eq!(Priority::P0.to_string(), "P0");
         let err = "SEV-\u{1b}[2J".parse::<Severity>().unwrap_err().to_string();
         assert!(sanitize::is_clean(&err, false), "{err}");
         assert!(err.contains("SEV-1, SEV-2"), "{err}");

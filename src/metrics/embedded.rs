@@ -1,15 +1,21 @@
 //! The embedded metrics source: an in-process time-series store fed by the simulator, and a
 //! PromQL engine over it, behind the same [`Source`] interface as a real Prometheus. The
-//! queries are parsed by `promql-parser` and evaluated here with Prometheus 2.x semantics
-//! (lookback, staleness, rate extrapolation, `histogram_quantile` interpolation, vector
-//! matching), so the dashboard and runbooks read the same numbers from either source.
+//! queries are parsed by `promql-parser` and evaluated here with the semantics of Prometheus
+//! 2.55, the last 2.x (lookback, staleness, rate extrapolation, subqueries, `histogram_quantile`
+//! interpolation, vector matching, compensated sums), so the dashboard, runbooks and a team's
+//! own rehearsal queries read the same numbers from either source. What it leaves out (native
+//! histograms, `info()`, delayed name removal) is refused with a message that says so.
 
 mod aggregate;
 mod binary;
+mod calendar;
 pub mod eval;
 mod functions;
 mod histogram;
 pub mod http;
+mod kahan;
+mod over_time;
+mod relabel;
 pub mod store;
 #[cfg(test)]
 mod tests;
@@ -31,6 +37,7 @@ pub const DEFAULT_RETENTION: Duration = Duration::from_secs(3 * 3600);
 #[derive(Clone)]
 pub struct EmbeddedSource {
     store: Arc<RwLock<Store>>,
+    options: eval::Options,
 }
 
 impl Default for EmbeddedSource {
@@ -60,7 +67,48 @@ impl EmbeddedSource {
         let ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX / 2);
         EmbeddedSource {
             store: Arc::new(RwLock::new(Store::new(ms))),
+            options: eval::Options::default(),
         }
+    }
+
+    /// This handle with the step of subqueries written without one (`x[10m:]`): Prometheus's
+    /// global `evaluation_interval`, one minute unless configured.
+    pub fn with_subquery_step(mut self, step: Duration) -> Self {
+        let ms = i64::try_from(step.as_millis()).unwrap_or(i64::MAX);
+        if ms > 0 {
+            self.options.subquery_step_ms = ms;
+        }
+        self
+    }
+
+    /// This handle extrapolating `rate`, `increase` and `delta` as Prometheus 2.50 and older
+    /// do (see [`eval::Options::legacy_extrapolation`]), to match such a Prometheus exactly.
+    pub fn with_legacy_extrapolation(mut self) -> Self {
+        self.options.legacy_extrapolation = true;
+        self
+    }
+
+    /// Append samples `(labels with __name__, Unix seconds, value)` one by one, as a remote
+    /// write or a TSDB import would: no series goes stale because another got a sample, so a
+    /// series without samples for a while is a gap, answered from its last sample for up to
+    /// five minutes. A value may be [`store::stale_marker`]. Samples at or before their series'
+    /// newest are refused; the number accepted is returned.
+    pub fn append(&self, samples: impl IntoIterator<Item = (Labels, f64, f64)>) -> usize {
+        let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+        samples
+            .into_iter()
+            .filter(|(labels, t, v)| t.is_finite() && store.append(labels, to_ms(*t), *v))
+            .count()
+    }
+
+    /// End a series at `t_unix_secs` with a staleness marker, as a scrape does for a series
+    /// that left it; `false` when the series already has a sample at or after that time.
+    pub fn mark_stale(&self, labels: &Labels, t_unix_secs: f64) -> bool {
+        if !t_unix_secs.is_finite() {
+            return false;
+        }
+        let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+        store.mark_stale(labels, to_ms(t_unix_secs))
     }
 
     /// Record one scrape of the simulator at `t_unix_secs` (the simulated clock mapped to Unix
@@ -78,7 +126,8 @@ impl EmbeddedSource {
         );
     }
 
-    /// Record one scrape given as label sets that carry their metric name in `__name__`.
+    /// Record one scrape given as label sets that carry their metric name in `__name__`: every
+    /// series of the previous scrape missing from this one gets a staleness marker.
     pub fn ingest_series(
         &self,
         t_unix_secs: f64,
@@ -120,12 +169,13 @@ impl EmbeddedSource {
             ));
         }
         let store = self.store.read().unwrap_or_else(|e| e.into_inner());
-        let out = eval::range_query(
+        let out = eval::range_query_with(
             &store,
             &expr,
             to_ms(q.start),
             to_ms(q.end),
             to_ms(q.step).max(1),
+            self.options,
         )
         .map_err(to_source_error)?;
         Ok(answer(out))
@@ -140,7 +190,8 @@ impl EmbeddedSource {
             Some(t) => return Err(bad_data(format!("time \"{t}\" is not a finite number"))),
             None => store.newest.unwrap_or(0),
         };
-        let out = eval::instant_query(&store, &expr, t).map_err(to_source_error)?;
+        let out =
+            eval::instant_query_with(&store, &expr, t, self.options).map_err(to_source_error)?;
         Ok(answer(out))
     }
 }

@@ -51,7 +51,27 @@ pub fn client_options(config: &Config) -> Result<ClientOptions, SourceConfigErro
 /// The Prometheus source for `config`, or a clear error when no URL is known or a secret
 /// cannot be read.
 pub fn from_config(config: &Config) -> Result<Arc<dyn Source>, SourceConfigError> {
+    Ok(client(config)?)
+}
+
+/// The Prometheus client itself (discovery needs its label endpoints, which a `Source` does
+/// not have); share it as the source too, so both go through one set of limits.
+pub fn client(config: &Config) -> Result<Arc<PrometheusClient>, SourceConfigError> {
     Ok(Arc::new(PrometheusClient::new(client_options(config)?)?))
+}
+
+/// The presets discovery uses: the built-in ones, and any of the user's in the XDG config
+/// dir's `warroom/presets/` (a file of the same stack replaces the built-in one). A broken
+/// user file is said, and the built-in presets are used.
+pub fn presets() -> (crate::metrics::presets::Presets, Option<String>) {
+    use crate::metrics::presets::Presets;
+    match crate::paths::default_presets_dir().filter(|d| d.is_dir()) {
+        Some(dir) => match Presets::with_dir(&dir) {
+            Ok(p) => (p, None),
+            Err(e) => (Presets::builtin().clone(), Some(e.to_string())),
+        },
+        None => (Presets::builtin().clone(), None),
+    }
 }
 
 /// The source for `config` when it names a Prometheus, `None` when it names none.

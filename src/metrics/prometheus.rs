@@ -6,8 +6,10 @@
 
 pub mod client;
 pub mod errors;
+pub mod labels;
 pub mod options;
 pub mod parse;
 
 pub use client::{Auth, BuildInfo, ClientError, ClientOptions, PrometheusClient};
+pub use labels::LabelList;
 pub use parse::{MAX_BODY, parse_answer};

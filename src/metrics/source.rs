@@ -30,6 +30,28 @@ pub struct QueryAnswer {
     pub infos: Vec<String>,
     /// Bytes of the response body, for the fetch-size benchmark.
     pub bytes: usize,
+    /// The result type the server said it sent, when it says (a Prometheus does).
+    pub result_type: Option<ResultType>,
+}
+
+/// The `resultType` of a Prometheus answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultType {
+    Matrix,
+    Vector,
+    Scalar,
+    String,
+}
+
+impl ResultType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ResultType::Matrix => "matrix",
+            ResultType::Vector => "vector",
+            ResultType::Scalar => "scalar",
+            ResultType::String => "string",
+        }
+    }
 }
 
 /// Why a query did not give an answer. Every variant maps to an honest panel state.

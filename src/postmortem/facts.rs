@@ -1,20 +1,33 @@
-//! The facts of an incident, computed from its journal and panel snapshots (a pure function of
-//! them and the timezone). The house template, other houses' templates, the status page and
-//! `--format json` all read this one structure; nothing here is invented: what is not known is
-//! `None` or empty, and the templates put a marked prompt for the author there.
+//! The facts of an incident, computed from its journal and snapshots (a pure function of them,
+//! the alert rules when known, the timezone and the timeline mode). The house template, other
+//! houses' templates, the status page and `--format json` all read this one structure;
+//! nothing here is invented: what is not known is `None` or empty, and the templates put a
+//! marked prompt for the author there.
 
+use super::board::Board;
+use super::customer::{self, Customer};
+use super::detection::{self, Detection};
+use super::effects::{self, Mitigation, Response};
 use super::figures;
 use super::impact;
+use super::rules::AlertRule;
 use super::signals::{self, Role};
-use super::timeline::{self, Row, Step};
+use super::status::{self, StatusPage};
+use super::steps::{self, StepRun};
+use super::suggest::{self, Suggestion};
+use super::timeline::{self, Crossing, ImpactMarks, Mode, Row};
 use super::words;
 use crate::incident::event::{Event, Status, Tag};
 use crate::incident::record::Record;
 use crate::incident::snapshot::PanelSnapshot;
 use crate::incident::summary::summarize;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
+
+/// How far back a crossing's panel is read to tell a signal that was already past its
+/// threshold when the record began.
+const STANDING: Duration = Duration::minutes(5);
 
 /// An instant, written every way the draft needs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,6 +58,7 @@ impl Moment {
 pub struct Impact {
     pub start: Moment,
     pub end: Option<Moment>,
+    /// Between the minutes the start and end fall in, so it always agrees with the clocks.
     pub duration: Option<String>,
     /// Where start and end came from: `journal` (set by a person), `signals` (threshold
     /// crossings) or `journal and signals`.
@@ -75,38 +89,25 @@ pub struct Latency {
     pub at: Moment,
 }
 
-/// The figures from the snapshots.
+/// The peaks read from the panel snapshots over the impact window.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Signals {
     pub error_ratio: Option<Peak>,
     pub pool_saturation: Option<Peak>,
     pub latency: Option<Latency>,
     pub retry_amplification: Option<Peak>,
-    /// Estimated failed requests in the impact window (needs a request-rate panel).
-    pub failed_requests: Option<Peak>,
 }
 
-/// How the incident was noticed.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct Detection {
-    pub first_crossing: Option<Moment>,
-    pub first_crossing_panel: Option<String>,
-    pub first_alert: Option<Moment>,
-    pub first_alert_name: Option<String>,
-    /// "3 minutes": from the first crossing to the first alert.
-    pub alert_after: Option<String>,
-    pub opened: Option<Moment>,
-    /// From the first crossing to the incident being opened.
-    pub opened_after: Option<String>,
-    /// The incident was opened before any signal crossed a threshold.
-    pub opened_before_signals: bool,
-}
-
-/// The recovery as the signals show it.
+/// The recovery as the signals show it, and the response it followed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recovery {
     pub panel: String,
     pub at: Moment,
+    /// "Error ratio returned below its critical threshold of 5% at 07:05 and stayed there, 2
+    /// minutes after Roll back the deploy and Disable retries in every layer."
+    pub text: String,
+    /// The titles of the response credited with it.
+    pub after: Vec<String>,
 }
 
 /// An action item row.
@@ -142,20 +143,14 @@ pub struct ChartRef {
     pub path: String,
 }
 
-/// One status-page update.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StatusUpdate {
-    /// investigating, identified, monitoring, resolved, postmortem.
-    pub stage: String,
-    pub at: Moment,
-}
-
 /// Everything the draft knows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Facts {
     pub incident: String,
     pub title: String,
     pub severity: Option<String>,
+    /// The severity the impact reads as ("SEV-1" at most requests failing).
+    pub impact_severity: Option<String>,
     /// "Resolved", "Investigating", …
     pub status: Option<String>,
     pub services: Vec<String>,
@@ -171,14 +166,21 @@ pub struct Facts {
     pub resolved: Option<Moment>,
     pub impact: Option<Impact>,
     pub signals: Signals,
+    pub customer: Customer,
     pub timeline: Vec<Row>,
+    pub timeline_mode: Mode,
     pub detection: Detection,
-    pub resolution: Vec<Step>,
+    /// The steps taken (acting and manual), in the order they started.
+    pub resolution: Vec<Mitigation>,
+    /// The steps grouped by when they started, with what each group did.
+    pub responses: Vec<Response>,
     pub recovery: Option<Recovery>,
     pub actions: Vec<Action>,
+    /// Corrective actions the data points to, for the author to keep or delete.
+    pub suggestions: Vec<Suggestion>,
     pub notes: Notes,
     pub charts: Vec<ChartRef>,
-    pub status_updates: Vec<StatusUpdate>,
+    pub status_page: StatusPage,
     /// Facts that could not be computed, and why (missing snapshots, …).
     pub missing: Vec<String>,
 }
@@ -191,70 +193,36 @@ pub fn strip_tags(text: &str) -> String {
         .join(" ")
 }
 
-/// Computes the facts of incident `id` from its records (journal order) and snapshots.
+/// What the facts are computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// The journal, in sequence order.
+    pub records: &'a [Record],
+    /// The dashboard's panel snapshots.
+    pub panels: &'a [PanelSnapshot],
+    /// The fact queries' snapshots (`fact-snapshots/`).
+    pub facts: &'a [PanelSnapshot],
+    /// The alerting rules, when they were read.
+    pub rules: Option<&'a [AlertRule]>,
+}
+
+/// Computes the facts of incident `id` from its records and panel snapshots alone (no fact
+/// queries, no alert rules, the folded timeline).
 pub fn compute(id: &str, records: &[Record], snaps: &[PanelSnapshot], tz: Tz) -> Facts {
-    let summary = summarize(records);
-    let events = timeline::effective(records);
-    let crossings = timeline::crossings(&events);
-    let with_data: Vec<&PanelSnapshot> = snaps.iter().filter(|s| !s.series.is_empty()).collect();
-    let role = |r: Role| {
-        with_data
-            .iter()
-            .copied()
-            .find(|s| signals::role(s) == Some(r))
-    };
-    let error_panel = role(Role::ErrorRatio);
+    compute_from(
+        id,
+        &Evidence {
+            records,
+            panels: snaps,
+            facts: &[],
+            rules: None,
+        },
+        tz,
+        Mode::Folded,
+    )
+}
 
-    let w = impact::window(&summary, &crossings, error_panel.map(|s| s.title.as_str()));
-    let (start, end) = (w.start, w.end);
-    let impact = start.map(|s| Impact {
-        start: Moment::new(s, tz),
-        end: end.map(|e| Moment::new(e, tz)),
-        duration: end.map(|e| words::between(s, e)),
-        source: w.source.into(),
-        signal_start: w.signal_start.map(|t| Moment::new(t, tz)),
-        signal_end: w.signal_end.as_ref().map(|e| Moment::new(e.0, tz)),
-    });
-
-    let (signals, mut missing) = figures::compute(snaps, &with_data, start, end, tz);
-    if impact.is_none() {
-        missing.push(
-            "the impact window (no threshold crossing and no impact start in the journal)".into(),
-        );
-    }
-
-    let units: Vec<(&str, crate::config::Unit)> =
-        snaps.iter().map(|s| (s.title.as_str(), s.unit())).collect();
-    let fmt = |panel: &str, v: f64| match units.iter().find(|(t, _)| *t == panel) {
-        Some((_, u)) => words::value(*u, v),
-        None => words::number(v, 3),
-    };
-    let rows = timeline::rows(&events, &crossings, start.map(|s| (s, end)), &fmt, tz);
-
-    let first_bad = crossings.iter().find(|c| c.bad);
-    let first_alert = events.iter().find_map(|(r, e)| match e {
-        Event::AlertFiring { name, .. } => Some((r.time, name.clone())),
-        _ => None,
-    });
-    let detection = Detection {
-        first_crossing: first_bad.map(|c| Moment::new(c.at, tz)),
-        first_crossing_panel: first_bad.map(|c| c.panel.clone()),
-        first_alert: first_alert.as_ref().map(|a| Moment::new(a.0, tz)),
-        first_alert_name: first_alert.as_ref().map(|a| a.1.clone()),
-        alert_after: first_bad
-            .zip(first_alert.as_ref())
-            .filter(|(c, a)| a.0 >= c.at)
-            .map(|(c, a)| words::between(c.at, a.0)),
-        opened: summary.opened_at.map(|t| Moment::new(t, tz)),
-        opened_after: first_bad
-            .zip(summary.opened_at)
-            .filter(|(c, o)| *o >= c.at)
-            .map(|(c, o)| words::between(c.at, o)),
-        opened_before_signals: first_bad
-            .zip(summary.opened_at)
-            .is_some_and(|(c, o)| o < c.at),
-    };
-
+fn seeded_notes(summary: &crate::incident::summary::Summary) -> Notes {
     let mut notes = Notes::default();
     for n in &summary.notes {
         let text = strip_tags(&n.text);
@@ -275,57 +243,263 @@ pub fn compute(id: &str, records: &[Record], snaps: &[PanelSnapshot], tz: Tz) ->
             list.push(text.clone());
         }
     }
+    notes
+}
 
-    let mut status_updates = vec![];
-    if let Some(o) = summary.opened_at {
-        status_updates.push(StatusUpdate {
-            stage: Status::Investigating.as_str().into(),
-            at: Moment::new(o, tz),
-        });
-    }
-    for (r, e) in &events {
-        if let Event::StatusChanged { status } = e
-            && status_updates
-                .last()
-                .is_none_or(|u| u.stage != status.as_str())
-        {
-            status_updates.push(StatusUpdate {
-                stage: status.as_str().into(),
-                at: Moment::new(r.time, tz),
-            });
-        }
-    }
-    if summary.status == Some(Status::Resolved)
-        && let Some(last) = summary.last_time
-    {
-        status_updates.push(StatusUpdate {
-            stage: "postmortem".into(),
-            at: Moment::new(last, tz),
-        });
-    }
-
-    let title_case = |s: Status| {
-        let w = s.as_str();
-        let mut c = w.chars();
-        c.next()
-            .map(|f| f.to_uppercase().chain(c).collect::<String>())
-            .unwrap_or_default()
+/// Whether crossing `c` only shows that its panel was already past the threshold when the
+/// record began: the snapshot has readings in the minutes before it, all past it already.
+fn standing(board: &Board, c: &Crossing) -> bool {
+    let Some(snap) = board.panel(&c.panel) else {
+        return false;
     };
+    let to = super::board::secs(c.at);
+    let from = super::board::secs(c.at - STANDING);
+    let before: Vec<f64> = signals::instants(snap, from, to - 1e-3);
+    before.len() >= 3
+        && before.iter().all(|t| {
+            signals::worst_at(snap, *t).is_some_and(|v| signals::is_bad(snap, v, c.threshold))
+        })
+}
+
+/// Computes the facts of incident `id` from `evidence`, the timeline in `mode`.
+pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts {
+    let records = evidence.records;
+    let summary = summarize(records);
+    let events = timeline::effective(records);
+    let board = Board::new(evidence.panels, evidence.facts);
+    let crossings = timeline::crossings(&events, &|p| board.bad_above(p));
+    let last = records.last().map_or(DateTime::<Utc>::MIN_UTC, |r| r.time);
+    let error_panel = board.role(Role::ErrorRatio);
+    let steps = steps::runs(&events);
+    let planned = effects::planned(&steps, &crossings, &board, last);
+    // While our own batch restarts ran, capacity was down by plan.
+    let planned_windows: Vec<(DateTime<Utc>, DateTime<Utc>)> = steps
+        .iter()
+        .filter(|s| s.batch() && !s.acted_on.is_empty())
+        .map(|s| (s.started, s.until(last) + Duration::seconds(90)))
+        .collect();
+    let is_standing = |c: &Crossing| standing(&board, c);
+
+    let w = impact::window(&summary, &crossings, error_panel.map(|s| s.title.as_str()));
+    let (start, end) = (w.start, w.end);
+    let impact = start.map(|s| Impact {
+        start: Moment::new(s, tz),
+        end: end.map(|e| Moment::new(e, tz)),
+        duration: end.map(|e| words::between_minutes(s, e)),
+        source: w.source.into(),
+        signal_start: w.signal_start.map(|t| Moment::new(t, tz)),
+        signal_end: w.signal_end.as_ref().map(|e| Moment::new(e.0, tz)),
+    });
+    let impact_panel = w.start_panel.clone();
+
+    let with_data: Vec<&PanelSnapshot> = board.panels().collect();
+    let (peaks, mut missing) = figures::compute(evidence.panels, &with_data, start, end, tz);
+    if impact.is_none() {
+        missing.push(
+            "the impact window (no threshold crossing and no impact start in the journal)".into(),
+        );
+    }
+    let notes = seeded_notes(&summary);
+    if !evidence.panels.is_empty()
+        && board
+            .fact(crate::incident::snapshot::fact::USER_REQUESTS)
+            .is_none()
+    {
+        missing.push(
+            "failed and total user requests (no snapshot of the user-request counter \
+             `app_logical_requests_total`): the impact counts attempts, retries included"
+                .into(),
+        );
+    }
+
+    let end_crossing = match (w.signal_end.as_ref(), summary.impact_end) {
+        (Some((at, panel)), None) => {
+            let back = |l: crate::incident::event::Level| {
+                crossings
+                    .iter()
+                    .rfind(|c| c.at == *at && &c.panel == panel && !c.bad && c.level == l)
+            };
+            back(crate::incident::event::Level::Crit)
+                .or_else(|| back(crate::incident::event::Level::Warn))
+                .cloned()
+        }
+        _ => None,
+    };
+    let unit = |p: &str| board.unit(p);
+    let rows = timeline::rows(
+        &timeline::Input {
+            events: &events,
+            crossings: &crossings,
+            steps: &steps,
+            planned: &planned,
+            impact: start.map(|s| ImpactMarks {
+                start: s,
+                start_panel: if summary.impact_start.is_none() {
+                    impact_panel.clone()
+                } else {
+                    None
+                },
+                end,
+                end_crossing: end_crossing.clone(),
+            }),
+            unit: &unit,
+            standing: &is_standing,
+            last,
+            tz,
+        },
+        mode,
+    );
+
+    let name = |p: &str| board.name(p);
+    let detection = detection::compute(&detection::Input {
+        events: &events,
+        crossings: &crossings,
+        planned: &planned,
+        standing: &is_standing,
+        impact_start: start,
+        impact_panel: if summary.impact_start.is_none() {
+            impact_panel.as_deref()
+        } else {
+            None
+        },
+        opened: summary.opened_at,
+        panels: evidence.panels,
+        rules: evidence.rules,
+        name: &name,
+        tz,
+    });
+
+    // The steps taken: everything that acts, and manual steps (a person's check).
+    let chosen: Vec<usize> = (0..steps.len())
+        .filter(|i| steps[*i].acting() || steps[*i].manual())
+        .collect();
+    let responses = effects::responses(
+        &steps,
+        &chosen,
+        &planned,
+        &board,
+        start.map(|s| (s, end, impact_panel.as_deref())),
+        last,
+        tz,
+    );
+    let resolution: Vec<Mitigation> = chosen
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| mitigation(&steps[i], i, n, &planned, &responses, last, tz))
+        .collect();
+
+    let customer = match start {
+        Some(s) => customer::compute(&board, &peaks, s, end, &planned_windows, &notes.impact, tz),
+        None => Customer::default(),
+    };
+
+    let recovery = w.signal_end.as_ref().map(|(at, panel)| {
+        let credited = responses.iter().find(|r| r.credited);
+        let mut text = match &end_crossing {
+            Some(c) => format!(
+                "{} {} at {} and stayed there",
+                c.panel,
+                super::phrases::threshold_phrase(
+                    board.unit(&c.panel),
+                    c.bad_above,
+                    false,
+                    c.crossed()
+                ),
+                words::clock(*at, tz)
+            ),
+            None => format!(
+                "{panel} came back within its thresholds at {} and stayed there",
+                words::clock(*at, tz)
+            ),
+        };
+        if let Some(r) = credited {
+            text.push_str(&format!(
+                ", {} after {}",
+                words::delay((*at - r.start).num_seconds()),
+                words::and_list(&r.titles)
+            ));
+        }
+        text.push('.');
+        Recovery {
+            panel: panel.clone(),
+            at: Moment::new(*at, tz),
+            text,
+            after: credited.map(|r| r.titles.clone()).unwrap_or_default(),
+        }
+    });
+
+    let filed: Vec<String> = summary.actions.iter().map(|a| a.action.clone()).collect();
+    let any_alert = events
+        .iter()
+        .any(|(_, e)| matches!(e, Event::AlertFiring { .. }));
+    let suggestions = suggest::compute(&suggest::Input {
+        board: &board,
+        peaks: &peaks,
+        customer: &customer,
+        detection: &detection,
+        steps: &steps,
+        crossings: &crossings,
+        planned: &planned,
+        planned_windows: &planned_windows,
+        rules_known: evidence.rules.is_some(),
+        any_alert,
+        actions: &filed,
+        tz,
+    });
+
+    let actions: Vec<Action> = summary
+        .actions
+        .iter()
+        .map(|a| Action {
+            id: a.id.clone(),
+            action: a.action.clone(),
+            owner: a.owner.clone(),
+            priority: a.priority.map(|p| p.to_string()),
+            due: a.due.map(|d| d.format("%B %-d, %Y").to_string()),
+        })
+        .collect();
+
+    let restart_loop = suggestions.iter().any(|s| s.pattern == "restart-loop");
+    let charts = super::chart::chosen(&board, restart_loop)
+        .into_iter()
+        .map(|s| ChartRef {
+            title: s.title.clone(),
+            slug: s.slug.clone(),
+            path: format!("charts/{}.svg", s.slug),
+        })
+        .collect();
+
+    let utc = tz == chrono_tz::UTC;
+    let time_words = if utc { "UTC" } else { "local time" }.to_string();
+    let stages = status_stages(&summary, &events, tz);
+    let status_page = status::compute(&status::Input {
+        stages: &stages,
+        severity: summary.severity,
+        services: &summary.services,
+        impact: impact.as_ref(),
+        time_words: &time_words,
+        customer: &customer,
+        mitigations: &resolution,
+        responses: &responses,
+        notes: &notes,
+        actions: &actions,
+    });
+
     let date_at = start
         .or(summary.opened_at)
         .or(records.first().map(|r| r.time));
     let duration = match (start, end) {
-        (Some(s), Some(e)) => Some(words::between(s, e)),
+        (Some(s), Some(e)) => Some(words::between_minutes(s, e)),
         _ => summary
             .opened_at
             .zip(summary.resolved_at)
-            .map(|(o, r)| words::between(o, r)),
+            .map(|(o, r)| words::between_minutes(o, r)),
     };
-    let utc = tz == chrono_tz::UTC;
     Facts {
         incident: id.to_string(),
         title: summary.title.clone(),
         severity: summary.severity.map(|s| s.to_string()),
+        impact_severity: customer.headline.map(|h| h.severity().to_string()),
         status: summary.status.map(title_case),
         services: summary.services.clone(),
         timezone: tz.name().to_string(),
@@ -334,59 +508,103 @@ pub fn compute(id: &str, records: &[Record], snaps: &[PanelSnapshot], tz: Tz) ->
         } else {
             format!("All times are local ({}).", tz.name())
         },
-        time_words: if utc {
-            "UTC".into()
-        } else {
-            "local time".into()
-        },
+        time_words,
         date: date_at.map(|d| words::date(d, tz)),
         duration,
         opened: summary.opened_at.map(|t| Moment::new(t, tz)),
         resolved: summary.resolved_at.map(|t| Moment::new(t, tz)),
         impact,
-        signals,
+        signals: peaks,
+        customer,
         timeline: rows,
+        timeline_mode: mode,
         detection,
-        resolution: timeline::steps(&events, tz),
-        recovery: w.signal_end.map(|(at, panel)| Recovery {
-            panel,
-            at: Moment::new(at, tz),
-        }),
-        actions: summary
-            .actions
-            .iter()
-            .map(|a| Action {
-                id: a.id.clone(),
-                action: a.action.clone(),
-                owner: a.owner.clone(),
-                priority: a.priority.map(|p| p.to_string()),
-                due: a.due.map(|d| d.format("%B %-d, %Y").to_string()),
-            })
-            .collect(),
+        resolution,
+        responses,
+        recovery,
+        actions,
+        suggestions,
         notes,
-        charts: with_data
-            .iter()
-            .map(|s| ChartRef {
-                title: s.title.clone(),
-                slug: s.slug.clone(),
-                path: format!("charts/{}.svg", s.slug),
-            })
-            .collect(),
-        status_updates,
+        charts,
+        status_page,
         missing,
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn title_case(s: Status) -> String {
+    let w = s.as_str();
+    let mut c = w.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect::<String>())
+        .unwrap_or_default()
+}
 
-    #[test]
-    fn tags_are_removed_from_seeded_text() {
-        assert_eq!(
-            strip_tags("Pool at 100% #impact\nsince 07:18 #lesson #other"),
-            "Pool at 100% since 07:18 #other"
-        );
-        assert_eq!(strip_tags("#root-cause"), "");
+/// The status page's stages: investigating when opened, each status change, and the
+/// postmortem when resolved.
+fn status_stages(
+    summary: &crate::incident::summary::Summary,
+    events: &[(&Record, &Event)],
+    tz: Tz,
+) -> Vec<(String, Moment)> {
+    let mut out: Vec<(String, Moment)> = Vec::new();
+    if let Some(o) = summary.opened_at {
+        out.push((Status::Investigating.as_str().into(), Moment::new(o, tz)));
+    }
+    for (r, e) in events {
+        if let Event::StatusChanged { status } = e
+            && out.last().is_none_or(|u| u.0 != status.as_str())
+        {
+            out.push((status.as_str().into(), Moment::new(r.time, tz)));
+        }
+    }
+    if summary.status == Some(Status::Resolved)
+        && let Some(last) = summary.last_time
+    {
+        out.push(("postmortem".into(), Moment::new(last, tz)));
+    }
+    out
+}
+
+fn mitigation(
+    s: &StepRun,
+    index: usize,
+    position: usize,
+    planned: &[timeline::Planned],
+    responses: &[Response],
+    last: DateTime<Utc>,
+    tz: Tz,
+) -> Mitigation {
+    let progress = (s.batch() && !s.acted_on.is_empty()).then(|| {
+        let n = s.acted_on.len();
+        let names = match s.acted_on.as_slice() {
+            [one] => one.clone(),
+            [first, .., last] => format!("{first} to {last}"),
+            [] => String::new(),
+        };
+        format!(
+            "after acting on {n} {} ({names})",
+            if n == 1 { "instance" } else { "instances" }
+        )
+    });
+    let until = s.until(last);
+    Mitigation {
+        title: s.title.clone(),
+        runbook: s.runbook.clone(),
+        step: s.id.clone(),
+        kind: s.kind.clone(),
+        started: Moment::new(s.started, tz),
+        ended: (s.finished.is_some() || s.run_end.is_some()).then(|| Moment::new(until, tz)),
+        outcome: s.outcome(),
+        ok: s.ok(),
+        progress,
+        manual: s.manual(),
+        auto_confirmed: s.auto_confirmed,
+        planned: planned
+            .iter()
+            .filter(|p| p.step == index)
+            .map(|p| p.text.clone())
+            .collect(),
+        response: responses.iter().position(|r| r.steps.contains(&position)),
+        at: s.started,
     }
 }

@@ -90,17 +90,6 @@ pub fn compute(
             });
         }
     }
-    if let (Some(rate), Some(errors), Some(s), Some(e)) =
-        (role(Role::RequestRate), error_panel, start, end)
-        && let Some(n) = signals::failed_requests(rate, errors, s, e)
-    {
-        signals.failed_requests = Some(Peak {
-            panel: rate.title.clone(),
-            value: n,
-            text: words::estimate(n),
-            at: Moment::new(e, tz),
-        });
-    }
     if snaps.is_empty() {
         need(
             "no panel snapshots: the peak error ratio, pool saturation, latency and retry \

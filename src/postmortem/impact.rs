@@ -19,6 +19,8 @@ pub struct Window {
     pub source: &'static str,
     /// What the crossings alone give.
     pub signal_start: Option<DateTime<Utc>>,
+    /// The panel whose crossing gave the signals' start.
+    pub start_panel: Option<String>,
     pub signal_end: Option<Back>,
 }
 
@@ -44,8 +46,8 @@ fn impact_crossings<'a>(all: &'a [Crossing], error_panel: Option<&str>) -> Vec<&
 
 /// (start, end) from crossings: the first bad one, and the back crossing after which every
 /// one of them stayed back (none while any is still bad).
-fn signal_window(set: &[&Crossing]) -> (Option<DateTime<Utc>>, Option<Back>) {
-    let start = set.iter().find(|c| c.bad).map(|c| c.at);
+fn signal_window(set: &[&Crossing]) -> (Option<(DateTime<Utc>, String)>, Option<Back>) {
+    let start = set.iter().find(|c| c.bad).map(|c| (c.at, c.panel.clone()));
     let mut bad: BTreeSet<(&str, bool)> = BTreeSet::new();
     let mut end = None;
     for c in set {
@@ -66,7 +68,8 @@ fn signal_window(set: &[&Crossing]) -> (Option<DateTime<Utc>>, Option<Back>) {
 /// The impact window: what a person set wins; the crossings fill in the rest.
 pub fn window(summary: &Summary, crossings: &[Crossing], error_panel: Option<&str>) -> Window {
     let set = impact_crossings(crossings, error_panel);
-    let (sig_start, sig_end) = signal_window(&set);
+    let (sig, sig_end) = signal_window(&set);
+    let sig_start = sig.as_ref().map(|s| s.0);
     let start = summary.impact_start.or(sig_start);
     let end = summary
         .impact_end
@@ -84,6 +87,7 @@ pub fn window(summary: &Summary, crossings: &[Crossing], error_panel: Option<&st
         end,
         source,
         signal_start: sig_start,
+        start_panel: sig.map(|s| s.1),
         signal_end: sig_end,
     }
 }
@@ -98,6 +102,7 @@ mod tests {
             panel: panel.into(),
             level,
             bad,
+            bad_above: true,
             value: 0.0,
             threshold: 0.0,
         }

@@ -2,6 +2,7 @@
 //! facts may be wrong.
 
 use super::facts::Facts;
+use crate::incident::event::Severity;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
@@ -72,10 +73,37 @@ pub fn check(facts: &Facts, gap_limit: Duration, id: &str) -> Vec<Finding> {
     if facts.severity.is_none() {
         add("header", "the severity is not recorded".into());
     }
+    let sev = |s: &Option<String>| s.as_deref().and_then(|s| s.parse::<Severity>().ok());
+    if let (Some(recorded), Some(reads)) = (sev(&facts.severity), sev(&facts.impact_severity))
+        && reads < recorded
+    {
+        let why = match (&facts.customer.worst_minute, &facts.signals.error_ratio) {
+            (Some(w), _) => format!("in the worst minute {} of user requests failed", w.text),
+            (None, Some(e)) => format!("at the peak {} of attempts failed", e.text),
+            _ => "the impact says so".into(),
+        };
+        add(
+            "header",
+            format!(
+                "the severity is {recorded}, but the impact reads as {reads} ({why}): raise it \
+                 (`warroom incident severity {id} {reads}`) or say in the draft why not"
+            ),
+        );
+    }
     if facts.services.is_empty() {
         add("header", "the affected services are not recorded".into());
     }
 
+    if !facts.suggestions.is_empty() {
+        add(
+            "action",
+            format!(
+                "{} corrective action(s) are suggested by the data (rows marked [Suggested]): \
+                 keep each as an action item (`warroom incident action {id} …`) or delete it",
+                facts.suggestions.len()
+            ),
+        );
+    }
     if facts.actions.is_empty() {
         add(
             "action",

@@ -1,15 +1,14 @@
-//! The figures the draft reads from the panel snapshots: peak error ratio, peak pool
-//! saturation, latency before and at the peak, peak retry amplification and, when a
-//! request-rate panel exists, the estimated failed requests.
+//! Reading the panel snapshots: which role a panel plays, its peak, its worst value at an
+//! instant, and counters' increases over a window.
 //!
 //! Panels come from configuration, so a panel's role is recognised by its title and unit (the
-//! default dashboard's titles all match): "error" in percent; "saturation" or "pool" in percent;
-//! "latency" in seconds; "retry" or "amplification"; "request rate", "requests" or a per-second
-//! unit. The first panel that matches a role takes it.
+//! default dashboard's titles all match): "error" in percent; "wait" in seconds (pool wait);
+//! "saturation" or "pool" in percent; "latency" in seconds; "retry" or "amplification";
+//! "restart"; "instances" or "up" in percent (capacity); "queue" or "backlog"; "request rate",
+//! "requests" or a per-second unit. The first panel that matches a role takes it.
 
 use crate::config::Unit;
 use crate::incident::snapshot::{PanelSnapshot, SnapshotSeries};
-use chrono::{DateTime, Utc};
 
 /// What a panel tells the draft.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +18,11 @@ pub enum Role {
     Latency,
     RetryAmplification,
     RequestRate,
+    PoolWait,
+    QueueDepth,
+    /// The share of instances serving.
+    Capacity,
+    Restarts,
 }
 
 /// The role a panel plays, from its title and unit.
@@ -27,6 +31,8 @@ pub fn role(s: &PanelSnapshot) -> Option<Role> {
     let unit = s.unit();
     if t.contains("error") && unit == Unit::Percent {
         Some(Role::ErrorRatio)
+    } else if t.contains("wait") && unit == Unit::Seconds {
+        Some(Role::PoolWait)
     } else if (t.contains("saturation") || t.contains("pool"))
         && unit == Unit::Percent
         && !t.contains("wait")
@@ -36,6 +42,14 @@ pub fn role(s: &PanelSnapshot) -> Option<Role> {
         Some(Role::Latency)
     } else if t.contains("retr") || t.contains("amplification") {
         Some(Role::RetryAmplification)
+    } else if t.contains("restart") {
+        Some(Role::Restarts)
+    } else if (t.contains("instances") || t.split_whitespace().any(|w| w == "up"))
+        && unit == Unit::Percent
+    {
+        Some(Role::Capacity)
+    } else if t.contains("queue") || t.contains("backlog") {
+        Some(Role::QueueDepth)
     } else if unit == Unit::PerSecond || t.contains("request rate") || t.contains("requests") {
         Some(Role::RequestRate)
     } else {
@@ -46,10 +60,6 @@ pub fn role(s: &PanelSnapshot) -> Option<Role> {
 /// The first snapshot with data that plays `role`.
 pub fn find(snaps: &[PanelSnapshot], want: Role) -> Option<&PanelSnapshot> {
     snaps.iter().find(|s| role(s) == Some(want))
-}
-
-fn secs(at: DateTime<Utc>) -> f64 {
-    at.timestamp_millis() as f64 / 1000.0
 }
 
 /// The highest value of any series of `snap` within `[from, to]` (inclusive) and its time.
@@ -63,6 +73,85 @@ pub fn peak(snap: &PanelSnapshot, from: Option<f64>, to: Option<f64>) -> Option<
             Some((v, _)) if v >= p[1] => best,
             _ => Some((p[1], p[0])),
         })
+}
+
+/// The worst value of `snap` at `t`: each series' latest point at or before `t` (no older
+/// than three steps), the highest of them when high values are bad, the lowest otherwise.
+pub fn worst_at(snap: &PanelSnapshot, t: f64) -> Option<f64> {
+    let stale = 3.0 * snap.window.step_s.max(1.0);
+    let vals = snap.series.iter().filter_map(|s| {
+        let i = s.points.partition_point(|p| p[0] <= t + 1e-6);
+        let p = s.points.get(i.checked_sub(1)?)?;
+        (t - p[0] <= stale).then_some(p[1])
+    });
+    let below = snap.bad_below();
+    vals.fold(None, |best: Option<f64>, v| {
+        Some(match best {
+            None => v,
+            Some(b) if below => b.min(v),
+            Some(b) => b.max(v),
+        })
+    })
+}
+
+/// The worst value of `snap` over `[from, to]` and its time: the highest when high values are
+/// bad, the lowest otherwise.
+pub fn worst_between(snap: &PanelSnapshot, from: f64, to: f64) -> Option<(f64, f64)> {
+    let below = snap.bad_below();
+    snap.series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|p| p[0] >= from && p[0] <= to)
+        .fold(None, |best: Option<(f64, f64)>, p| match best {
+            Some((v, _)) if (below && v <= p[1]) || (!below && v >= p[1]) => best,
+            _ => Some((p[1], p[0])),
+        })
+}
+
+/// Every instant of `snap` (any series) in `[from, to]`, in order, without repeats.
+pub fn instants(snap: &PanelSnapshot, from: f64, to: f64) -> Vec<f64> {
+    let mut t: Vec<f64> = snap
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p[0]))
+        .filter(|t| *t >= from && *t <= to)
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t.dedup();
+    t
+}
+
+/// True when `v` is past `threshold` the bad way for `snap`.
+pub fn is_bad(snap: &PanelSnapshot, v: f64, threshold: f64) -> bool {
+    if snap.bad_below() {
+        v <= threshold
+    } else {
+        v >= threshold
+    }
+}
+
+/// The increase of a counter snapshot over `[from, to]`: per series, the sum of its rises
+/// between consecutive points, a fall counting as a reset (the new value is all increase, as
+/// Prometheus counts it); summed over series. `None` when no series has two points inside.
+pub fn increase(snap: &PanelSnapshot, from: f64, to: f64) -> Option<f64> {
+    let mut total = None;
+    for s in &snap.series {
+        let inside: Vec<f64> = s
+            .points
+            .iter()
+            .filter(|p| p[0] >= from - 1e-6 && p[0] <= to + 1e-6)
+            .map(|p| p[1])
+            .collect();
+        if inside.len() < 2 {
+            continue;
+        }
+        let rise: f64 = inside
+            .windows(2)
+            .map(|w| if w[1] >= w[0] { w[1] - w[0] } else { w[1] })
+            .sum();
+        *total.get_or_insert(0.0) += rise;
+    }
+    total
 }
 
 /// The series a latency panel's "median" reads: one labelled p50/0.5, else the one with the
@@ -113,53 +202,11 @@ pub fn series_peak(series: &SnapshotSeries, from: f64, to: f64) -> Option<(f64, 
         })
 }
 
-/// Failed requests over `[from, to]`: the request rate (all series summed) times the error
-/// ratio at each of the rate panel's steps, times the step.
-pub fn failed_requests(
-    rate: &PanelSnapshot,
-    errors: &PanelSnapshot,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-) -> Option<f64> {
-    let (from, to) = (secs(from), secs(to));
-    let step = rate.window.step_s;
-    let ratio: Vec<[f64; 2]> = errors
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().copied())
-        .collect();
-    if ratio.is_empty() {
-        return None;
-    }
-    let mut totals: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
-    for s in &rate.series {
-        for p in &s.points {
-            if p[0] >= from && p[0] <= to {
-                *totals.entry((p[0] * 1000.0).round() as i64).or_default() += p[1];
-            }
-        }
-    }
-    if totals.is_empty() {
-        return None;
-    }
-    let nearest = |t: f64| {
-        ratio
-            .iter()
-            .min_by(|a, b| (a[0] - t).abs().total_cmp(&(b[0] - t).abs()))
-            .map_or(0.0, |p| p[1])
-    };
-    Some(
-        totals
-            .iter()
-            .map(|(t, rps)| rps * nearest(*t as f64 / 1000.0).clamp(0.0, 1.0) * step)
-            .sum(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::incident::snapshot::SnapshotWindow;
+    use chrono::DateTime;
 
     fn snap(title: &str, unit: &str, series: Vec<Vec<[f64; 2]>>) -> PanelSnapshot {
         PanelSnapshot {
@@ -204,19 +251,19 @@ mod tests {
             roles,
             vec![
                 Some(Role::PoolSaturation),
-                None,
+                Some(Role::PoolWait),
                 Some(Role::Latency),
                 Some(Role::RetryAmplification),
                 Some(Role::ErrorRatio),
-                None,
-                None,
-                None
+                Some(Role::QueueDepth),
+                Some(Role::Capacity),
+                Some(Role::Restarts)
             ]
         );
     }
 
     #[test]
-    fn peaks_and_failed_requests_are_computed_from_the_points() {
+    fn peaks_are_read_from_the_points() {
         let e = snap(
             "Error ratio",
             "percent",
@@ -224,15 +271,5 @@ mod tests {
         );
         assert_eq!(peak(&e, None, None), Some((0.5, 10.0)));
         assert_eq!(peak(&e, Some(15.0), None), Some((0.2, 20.0)));
-        let r = snap(
-            "Request rate",
-            "per-second",
-            vec![vec![[0.0, 100.0], [10.0, 100.0], [20.0, 100.0]]],
-        );
-        let from = DateTime::from_timestamp(0, 0).unwrap();
-        let to = DateTime::from_timestamp(20, 0).unwrap();
-        // (0.1 + 0.5 + 0.2) × 100 rps × 10 s
-        let got = failed_requests(&r, &e, from, to).unwrap();
-        assert!((got - 800.0).abs() < 1e-9, "{got}");
     }
 }

@@ -1,22 +1,40 @@
-//! The draft's timeline table, resolution steps and detection facts, from the journal's
-//! records with corrections applied.
+//! The draft's timeline table: one row per event an author keeps, or the full record.
 //!
-//! Noise is collapsed: a panel flapping around a threshold is one row when it went bad (with
-//! how often it crossed back and forth) and one when it came back for good; an alert firing for
-//! many series is one row; warn crossings that a crit crossing of the same panel accompanies
-//! within the minute are dropped; runbook steps appear once, with their outcome; intents,
-//! acknowledgements, action items (they have their own table) and journal notices are left out.
+//! Folded (the default), a row is: the fault or change; the first crossing of each signal, its
+//! warning and critical thresholds in one row (a signal already past its threshold when the
+//! record began says so once); each alert's first firing; notes, status and severity changes
+//! (the people's decisions); each mitigation, once when it is quick and at its start and end
+//! when it lasts, with what its own plan did (restarts during a batch restart are the step's,
+//! not signals); a run that failed or was stopped; the impact's start and end; the resolution.
+//! Everything else (back-and-forth crossings, second rises after the recovery, gate waits,
+//! alert resolutions, intents) is folded. [`Mode::Full`] lists every record instead.
 
+use super::phrases::{self, Crossed};
+use super::steps::StepRun;
 use super::words;
-use crate::incident::event::{Direction, Event, Level, StepState};
+use crate::config::Unit;
+use crate::incident::event::{Direction, Event, Level, Severity, Status, StepState};
 use crate::incident::record::Record;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Flaps closer than this to the previous crossing belong to the same episode.
-pub const COLLAPSE: Duration = Duration::minutes(10);
+/// Warn and crit crossings of one panel this close together share a row.
+pub const TOGETHER: Duration = Duration::seconds(60);
+/// A step that lasts longer than this gets a row at its start and one at its end.
+pub const LASTING: Duration = Duration::seconds(60);
+
+/// How much of the record the timeline shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// One row per event that matters.
+    #[default]
+    Folded,
+    /// Every record.
+    Full,
+}
 
 /// A row of the timeline table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,11 +52,24 @@ pub struct Crossing {
     pub at: DateTime<Utc>,
     pub panel: String,
     pub level: Level,
-    /// True when the value went the bad way (the first crossing of a panel and level is always
-    /// the bad way: the detector starts from normal).
+    /// True when the value went the bad way.
     pub bad: bool,
+    /// True when high values are the bad ones (the panel's `bad_when`; without a snapshot,
+    /// the way its first crossing went: the detector starts from normal).
+    pub bad_above: bool,
     pub value: f64,
     pub threshold: f64,
+}
+
+impl Crossing {
+    /// Its level, value and threshold, as the phrases take them.
+    pub fn crossed(&self) -> Crossed {
+        Crossed {
+            level: self.level,
+            value: self.value,
+            threshold: self.threshold,
+        }
+    }
 }
 
 /// Each record's event as it stands after corrections, in journal order (corrections
@@ -61,19 +92,24 @@ pub fn effective(records: &[Record]) -> Vec<(&Record, &Event)> {
         .collect()
 }
 
-/// Every threshold crossing, in time order, with which way was bad.
-pub fn crossings(events: &[(&Record, &Event)]) -> Vec<Crossing> {
-    let mut out: Vec<Crossing> = Vec::new();
-    let mut bad_way: BTreeMap<(String, bool), Direction> = BTreeMap::new();
-    let mut raw: Vec<(DateTime<Utc>, &Event)> = events
+/// Every threshold crossing, in time order. `bad_above` gives a panel's bad side when a
+/// snapshot knows it.
+pub fn crossings(
+    events: &[(&Record, &Event)],
+    bad_above: &dyn Fn(&str) -> Option<bool>,
+) -> Vec<Crossing> {
+    let mut raw: Vec<&Event> = events
         .iter()
-        .filter_map(|(_, e)| match e {
-            Event::ThresholdCrossed { at, .. } => Some((*at, *e)),
-            _ => None,
-        })
+        .map(|(_, e)| *e)
+        .filter(|e| matches!(e, Event::ThresholdCrossed { .. }))
         .collect();
-    raw.sort_by_key(|c| c.0);
-    for (_, e) in raw {
+    raw.sort_by_key(|e| match e {
+        Event::ThresholdCrossed { at, .. } => *at,
+        _ => DateTime::<Utc>::MIN_UTC,
+    });
+    let mut first_way: BTreeMap<String, Direction> = BTreeMap::new();
+    let mut out = Vec::new();
+    for e in raw {
         let Event::ThresholdCrossed {
             panel,
             level,
@@ -85,13 +121,14 @@ pub fn crossings(events: &[(&Record, &Event)]) -> Vec<Crossing> {
         else {
             continue;
         };
-        let key = (panel.clone(), *level == Level::Crit);
-        let bad = *bad_way.entry(key).or_insert(*direction) == *direction;
+        let first = *first_way.entry(panel.clone()).or_insert(*direction);
+        let above = bad_above(panel).unwrap_or(first == Direction::Up);
         out.push(Crossing {
             at: *at,
             panel: panel.clone(),
             level: *level,
-            bad,
+            bad: (*direction == Direction::Up) == above,
+            bad_above: above,
             value: *value,
             threshold: *threshold,
         });
@@ -99,279 +136,418 @@ pub fn crossings(events: &[(&Record, &Event)]) -> Vec<Crossing> {
     out
 }
 
-fn level_word(l: Level) -> &'static str {
-    match l {
-        Level::Warn => "warning",
-        Level::Crit => "critical",
-    }
+/// What a step's own plan did to a signal (a batch restart takes instances down): shown on the
+/// step's row, not as a signal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// Index of the step in the steps list.
+    pub step: usize,
+    pub panel: String,
+    /// "instances up fell to 70%".
+    pub text: String,
 }
 
-fn state_word(s: StepState) -> &'static str {
-    match s {
-        StepState::Started => "started",
-        StepState::Succeeded => "succeeded",
-        StepState::Failed => "failed",
-        StepState::TimedOut => "timed out",
-        StepState::Cancelled => "was cancelled",
-        StepState::InDoubt => "is in doubt (no answer came)",
-    }
+/// The impact window as the timeline marks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImpactMarks {
+    pub start: DateTime<Utc>,
+    /// The panel whose crossing began it, when the signals gave the start.
+    pub start_panel: Option<String>,
+    pub end: Option<DateTime<Utc>>,
+    /// The back crossing that ended it, when the signals gave the end.
+    pub end_crossing: Option<Crossing>,
 }
 
-/// How a crossing's figures are written: the panel's unit when a snapshot names it.
-pub type Formatter<'a> = &'a dyn Fn(&str, f64) -> String;
+/// What the timeline is built from.
+pub struct Input<'a> {
+    pub events: &'a [(&'a Record, &'a Event)],
+    pub crossings: &'a [Crossing],
+    pub steps: &'a [StepRun],
+    pub planned: &'a [Planned],
+    pub impact: Option<ImpactMarks>,
+    /// A panel's unit (`Count` when no snapshot names it).
+    pub unit: &'a dyn Fn(&str) -> Unit,
+    /// True for a crossing that only shows the value was already past the threshold when the
+    /// record began (the detector starts from normal).
+    pub standing: &'a dyn Fn(&Crossing) -> bool,
+    /// The journal's last record: where a step that never ended stops.
+    pub last: DateTime<Utc>,
+    pub tz: Tz,
+}
 
-fn crossing_rows(crossings: &[Crossing], fmt: Formatter, tz: Tz) -> Vec<Row> {
-    let mut groups: BTreeMap<(String, bool), Vec<&Crossing>> = BTreeMap::new();
-    for c in crossings {
-        groups
-            .entry((c.panel.clone(), c.level == Level::Crit))
-            .or_default()
-            .push(c);
-    }
-    let crit_up: Vec<(&str, DateTime<Utc>, bool)> = crossings
-        .iter()
-        .filter(|c| c.level == Level::Crit)
-        .map(|c| (c.panel.as_str(), c.at, c.bad))
-        .collect();
-    let shadowed = |c: &Crossing| {
-        c.level == Level::Warn
-            && crit_up.iter().any(|(p, at, bad)| {
-                *p == c.panel && *bad == c.bad && (*at - c.at).num_seconds().abs() < 60
-            })
+/// The timeline rows, in time order.
+pub fn rows(input: &Input, mode: Mode) -> Vec<Row> {
+    let mut rows = match mode {
+        Mode::Folded => folded(input),
+        Mode::Full => full(input),
     };
-    let mut rows = Vec::new();
-    for list in groups.values() {
-        // Episodes: from a bad crossing to the back crossing after which nothing happens for
-        // COLLAPSE.
-        let mut i = 0;
-        while i < list.len() {
-            let start = list[i];
-            let mut j = i;
-            while j + 1 < list.len() && list[j + 1].at - list[j].at < COLLAPSE {
-                j += 1;
-            }
-            // The episode ends on a back crossing if the last one is back.
-            let episode = &list[i..=j];
-            let flaps = episode.iter().filter(|c| c.bad).count().saturating_sub(1);
-            if start.bad && !shadowed(start) {
-                let mut event = format!(
-                    "{} rose past its {} threshold of {} (reading {}).",
-                    start.panel,
-                    level_word(start.level),
-                    fmt(&start.panel, start.threshold),
-                    fmt(&start.panel, start.value)
-                );
-                if flaps > 0 {
-                    let last = episode.last().map_or(start.at, |c| c.at);
-                    event.push_str(&format!(
-                        " It crossed back and forth {} more time{} until {}.",
-                        flaps,
-                        if flaps == 1 { "" } else { "s" },
-                        words::clock(last, tz)
-                    ));
-                }
-                rows.push(Row {
-                    at: start.at,
-                    time: words::clock(start.at, tz),
-                    event,
-                });
-            }
-            if let Some(end) = episode.last().filter(|c| !c.bad && !shadowed(c)) {
-                rows.push(Row {
-                    at: end.at,
-                    time: words::clock(end.at, tz),
-                    event: format!(
-                        "{} came back past its {} threshold of {} (reading {}).",
-                        end.panel,
-                        level_word(end.level),
-                        fmt(&end.panel, end.threshold),
-                        fmt(&end.panel, end.value)
-                    ),
-                });
-            }
-            i = j + 1;
-        }
-    }
+    rows.sort_by_key(|r| r.at);
     rows
 }
 
-/// The row a run of runbook steps is being collapsed into.
-struct StepRun {
-    runbook: String,
-    state: StepState,
-    first: String,
-    count: usize,
-    last_at: DateTime<Utc>,
-    row: usize,
-}
-
-/// The timeline table rows, in time order.
-pub fn rows(
-    events: &[(&Record, &Event)],
-    crossings: &[Crossing],
-    impact: Option<(DateTime<Utc>, Option<DateTime<Utc>>)>,
-    fmt: Formatter,
-    tz: Tz,
-) -> Vec<Row> {
-    let mut rows = crossing_rows(crossings, fmt, tz);
-    let row = |at: DateTime<Utc>, event: String| Row {
+fn row(at: DateTime<Utc>, event: String, tz: Tz) -> Row {
+    Row {
         at,
         time: words::clock(at, tz),
         event,
-    };
-    if let Some((start, end)) = impact {
-        rows.push(row(start, "Impact began.".into()));
-        if let Some(end) = end {
-            rows.push(row(end, "Impact ended.".into()));
-        }
     }
-    // Alerts: one row when a name starts firing, one when its last series resolves.
-    let mut firing: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut steps_row: Option<StepRun> = None;
-    for (r, e) in events {
-        let text = match e {
-            Event::IncidentOpened { title, severity } => {
-                format!("Incident opened as {severity}: {title}.")
+}
+
+/// A text ended with a full stop (its first letter left alone: it may be a version or a name).
+fn closed(text: &str) -> String {
+    let t = text.trim();
+    if t.ends_with(['.', '!', '?']) {
+        t.to_string()
+    } else {
+        format!("{t}.")
+    }
+}
+
+/// A text with its first letter capitalized when its first word is a plain lower-case word
+/// ("latency rises" → "Latency rises"; "planner-api-2026.07.17.1 deployed" stays).
+fn capitalized(text: &str) -> String {
+    let first = text.split_whitespace().next().unwrap_or_default();
+    if !first.is_empty() && first.chars().all(|c| c.is_ascii_lowercase()) {
+        words::sentence(text).trim_end_matches('.').to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+fn severity_row(before: Option<Severity>, now: Severity) -> String {
+    match before {
+        Some(b) if now < b => format!("Severity raised to {now}."),
+        Some(b) if now > b => format!("Severity lowered to {now}."),
+        _ => format!("Severity set to {now}."),
+    }
+}
+
+fn status_row(s: Status) -> String {
+    match s {
+        Status::Resolved => "Incident resolved.".into(),
+        other => format!("Status set to {other}."),
+    }
+}
+
+/// Rows for the events people and systems recorded (everything but crossings and steps).
+fn record_rows(input: &Input, full: bool) -> Vec<Row> {
+    let tz = input.tz;
+    let mut out = Vec::new();
+    let mut severity: Option<Severity> = None;
+    let mut fired: BTreeMap<&str, usize> = BTreeMap::new();
+    for (r, e) in input.events {
+        let (at, text) = match e {
+            Event::IncidentOpened { severity: s, .. } => {
+                severity = Some(*s);
+                (r.time, format!("Incident opened as {s}."))
             }
-            Event::SeverityChanged { severity } => format!("Severity set to {severity}."),
-            Event::StatusChanged { status } => format!("Status set to {status}."),
+            Event::SeverityChanged { severity: s } => {
+                let t = severity_row(severity, *s);
+                severity = Some(*s);
+                (r.time, t)
+            }
+            Event::StatusChanged { status } => (r.time, status_row(*status)),
+            Event::TitleChanged { title } if full => (r.time, closed(&format!("Title: {title}"))),
+            Event::ServicesChanged { services } if full => (
+                r.time,
+                closed(&format!("Affected services: {}", services.join(", "))),
+            ),
             Event::Note { text, .. } => {
                 let t = super::facts::strip_tags(text);
                 if t.is_empty() {
                     continue;
                 }
-                t
+                (r.time, t)
             }
             Event::AlertFiring { name, .. } => {
-                let n = firing.entry(name.as_str()).or_insert(0);
+                let n = fired.entry(name.as_str()).or_insert(0);
                 *n += 1;
-                if *n > 1 {
+                if *n > 1 && !full {
                     continue;
                 }
-                format!("Alert {name} fired.")
+                (r.time, format!("Alert {name} fired."))
             }
-            Event::AlertResolved { name, .. } => {
-                let Some(n) = firing.get_mut(name.as_str()) else {
-                    continue;
-                };
-                *n = n.saturating_sub(1);
-                if *n > 0 {
-                    continue;
-                }
-                firing.remove(name.as_str());
-                format!("Alert {name} resolved.")
-            }
-            Event::RunbookRun { run, state } => {
-                format!("Runbook {} {}.", run.runbook, state_word(*state))
-            }
-            Event::RunbookStep {
-                run,
-                step,
-                state,
-                detail,
-            } if *state != StepState::Started => {
-                // A run of steps of one runbook with one outcome (a batch restart's pods) is
-                // one row: the previous row is widened instead of a new one added.
-                if let Some(last) = steps_row.as_mut().filter(|s| {
-                    s.runbook == run.runbook
-                        && s.state == *state
-                        && r.time - s.last_at < COLLAPSE
-                        && rows.len() == s.row + 1
-                }) {
-                    last.count += 1;
-                    last.last_at = r.time;
-                    rows[last.row].event = format!(
-                        "{}: {} steps {}, {} to {}.",
-                        run.runbook,
-                        last.count,
-                        state_word(*state),
-                        last.first,
-                        step
-                    );
-                    continue;
-                }
-                steps_row = Some(StepRun {
-                    runbook: run.runbook.clone(),
-                    state: *state,
-                    first: step.clone(),
-                    count: 1,
-                    last_at: r.time,
-                    row: rows.len(),
-                });
-                let mut t = format!("{}: step {} {}", run.runbook, step, state_word(*state));
-                if let Some(d) = detail.as_deref().filter(|d| !d.trim().is_empty()) {
-                    t.push_str(": ");
-                    t.push_str(d.trim());
-                }
-                t.push('.');
-                t
+            Event::AlertResolved { name, .. } if full => {
+                (r.time, format!("Alert {name} resolved."))
             }
             Event::Change {
                 repo,
                 reference,
                 title,
+                at,
                 ..
-            } => format!("Change {reference} in {repo}: {title}."),
-            Event::SimFault { detail, active, .. } => {
+            } => (
+                at.unwrap_or(r.time),
+                closed(&format!("Change {reference} in {repo}: {title}")),
+            ),
+            Event::SimFault {
+                fault, active, at, ..
+            } => (
+                at.unwrap_or(r.time),
                 if *active {
-                    format!("Simulated fault: {detail}.")
+                    closed(&capitalized(fault))
                 } else {
-                    format!("Simulated fault cleared: {detail}.")
-                }
+                    closed(&format!("Fault cleared: {fault}"))
+                },
+            ),
+            Event::ImpactStart { at } if full => (*at, "Impact start set by hand.".into()),
+            Event::ImpactEnd { at } if full => (*at, "Impact end set by hand.".into()),
+            Event::Interrupted { signal } if full => {
+                (r.time, format!("warroom was interrupted ({signal})."))
             }
             _ => continue,
         };
-        // A change from GitHub is placed when it happened, not when warroom learned of it.
-        let at = match e {
-            Event::Change { at: Some(at), .. } => *at,
-            _ => r.time,
-        };
-        rows.push(row(at, text));
+        out.push(row(at, text, tz));
     }
-    rows.sort_by_key(|r| r.at);
+    out
+}
+
+/// What a lasting step did by its end: "after restarting 10 instances (api-0 to api-9)".
+fn progress(s: &StepRun) -> Option<String> {
+    if !s.batch() || s.acted_on.is_empty() {
+        return None;
+    }
+    let n = s.acted_on.len();
+    let what = if n == 1 { "instance" } else { "instances" };
+    let names = match s.acted_on.as_slice() {
+        [one] => one.clone(),
+        [first, .., last] => format!("{first} to {last}"),
+        [] => String::new(),
+    };
+    Some(format!("after acting on {n} {what} ({names})"))
+}
+
+/// The sentence of a step's end: "Restart planner-api in batches: succeeded after acting on
+/// 10 instances (api-0 to api-9); as planned, instances up fell to 70%."
+fn step_end(input: &Input, i: usize, s: &StepRun) -> String {
+    let mut t = format!("{}: {}", s.title, s.outcome());
+    if let Some(p) = progress(s) {
+        t.push(' ');
+        t.push_str(&p);
+    }
+    let planned: Vec<String> = input
+        .planned
+        .iter()
+        .filter(|p| p.step == i)
+        .map(|p| p.text.clone())
+        .collect();
+    if !planned.is_empty() {
+        t.push_str("; as planned, ");
+        t.push_str(&words::and_list(&planned));
+    }
+    closed(&t)
+}
+
+fn manual_text(s: &StepRun) -> String {
+    let how = if s.declined {
+        "was not confirmed".to_string()
+    } else if s.auto_confirmed {
+        "was confirmed automatically (no one checked)".to_string()
+    } else if s.confirmed {
+        "was confirmed by the operator".to_string()
+    } else {
+        s.outcome()
+    };
+    closed(&format!("{}: {how}", s.title))
+}
+
+fn step_rows(input: &Input, full: bool) -> Vec<Row> {
+    let tz = input.tz;
+    let mut out = Vec::new();
+    for (i, s) in input.steps.iter().enumerate() {
+        let until = s.until(input.last);
+        if s.manual() {
+            if full || (s.confirmed && !s.auto_confirmed) || s.declined {
+                out.push(row(s.started, manual_text(s), tz));
+            }
+            continue;
+        }
+        if !s.acting() {
+            if full {
+                out.push(row(s.started, format!("{}: started.", s.title), tz));
+                if s.state.is_some() {
+                    out.push(row(
+                        until,
+                        closed(&format!("{}: {}", s.title, s.outcome())),
+                        tz,
+                    ));
+                }
+            }
+            continue;
+        }
+        if until - s.started > LASTING || full {
+            out.push(row(s.started, format!("{}: started.", s.title), tz));
+            out.push(row(until, step_end(input, i, s), tz));
+        } else {
+            out.push(row(s.started, step_end(input, i, s), tz));
+        }
+    }
+    // A run that did not succeed, unless its last step's own row already says how it ended.
+    let mut runs: Vec<&str> = Vec::new();
+    for s in input.steps {
+        if runs.contains(&s.run_id.as_str()) {
+            continue;
+        }
+        runs.push(&s.run_id);
+        let Some((at, state)) = s.run_end else {
+            continue;
+        };
+        if state == StepState::Succeeded && !full {
+            continue;
+        }
+        let last = input.steps.iter().rfind(|x| x.run_id == s.run_id);
+        let said = last
+            .is_some_and(|l| (l.acting() || l.manual()) && l.state != Some(StepState::Succeeded));
+        if said && !full {
+            continue;
+        }
+        let how = match state {
+            StepState::Succeeded => "succeeded".to_string(),
+            StepState::Cancelled => "was stopped".to_string(),
+            StepState::Failed => "failed".to_string(),
+            StepState::TimedOut => "timed out".to_string(),
+            _ => "ended".to_string(),
+        };
+        let at_step = last
+            .filter(|_| state != StepState::Succeeded)
+            .map(|l| format!(" at “{}”", l.title))
+            .unwrap_or_default();
+        out.push(row(
+            at,
+            format!("Runbook {} {how}{at_step}.", s.runbook),
+            tz,
+        ));
+    }
+    out
+}
+
+/// The sentence of a panel's first bad crossings (`warn`, `crit`, either may be missing).
+pub fn first_crossing_text(
+    unit: Unit,
+    panel: &str,
+    warn: Option<&Crossing>,
+    crit: Option<&Crossing>,
+    tz: Tz,
+) -> String {
+    let text = match (warn, crit) {
+        (Some(w), Some(c)) if (c.at - w.at).abs() <= TOGETHER => {
+            phrases::crossed_both(unit, w.bad_above, w.crossed(), c.crossed())
+        }
+        (Some(w), Some(c)) => format!(
+            "{}, then at {} {}",
+            phrases::crossed(unit, w.bad_above, true, w.crossed()),
+            words::clock(c.at, tz),
+            phrases::crossed(unit, c.bad_above, true, c.crossed())
+        ),
+        (Some(one), None) | (None, Some(one)) => {
+            phrases::crossed(unit, one.bad_above, true, one.crossed())
+        }
+        (None, None) => String::new(),
+    };
+    format!("{panel} {text}.")
+}
+
+fn standing_text(unit: Unit, c: &Crossing) -> String {
+    let side = if c.bad_above { "above" } else { "below" };
+    format!(
+        "{} was already {side} its {} threshold of {} when the record began (reading {}).",
+        c.panel,
+        phrases::level_word(c.level),
+        words::value(unit, c.threshold),
+        words::reading(unit, c.value, c.threshold)
+    )
+}
+
+fn folded(input: &Input) -> Vec<Row> {
+    let tz = input.tz;
+    let mut rows = record_rows(input, false);
+    rows.extend(step_rows(input, false));
+    // First crossings, one row per panel.
+    let mut panels: Vec<&str> = Vec::new();
+    for c in input.crossings {
+        if !panels.contains(&c.panel.as_str()) {
+            panels.push(&c.panel);
+        }
+    }
+    let mut impact_started = false;
+    for panel in panels {
+        if input.planned.iter().any(|p| p.panel == panel) {
+            continue;
+        }
+        let unit = (input.unit)(panel);
+        let first = |l: Level| {
+            input
+                .crossings
+                .iter()
+                .find(|c| c.panel == panel && c.level == l && c.bad)
+        };
+        let (warn, crit) = (first(Level::Warn), first(Level::Crit));
+        let Some(lead) = [warn, crit].into_iter().flatten().min_by_key(|c| c.at) else {
+            continue;
+        };
+        if (input.standing)(lead) {
+            // Past both at once: say the worse one.
+            let worst = crit
+                .filter(|c| (c.at - lead.at).abs() <= TOGETHER)
+                .unwrap_or(lead);
+            rows.push(row(lead.at, standing_text(unit, worst), tz));
+            continue;
+        }
+        let mut text = first_crossing_text(unit, panel, warn, crit, tz);
+        if let Some(i) = &input.impact
+            && i.start_panel.as_deref() == Some(panel)
+            && [warn, crit]
+                .into_iter()
+                .flatten()
+                .any(|c| (c.at - i.start).abs() <= TOGETHER)
+        {
+            text.push_str(" Impact began.");
+            impact_started = true;
+        }
+        rows.push(row(lead.at, text, tz));
+    }
+    if let Some(i) = &input.impact {
+        if !impact_started {
+            rows.push(row(i.start, "Impact began.".into(), tz));
+        }
+        if let Some(end) = i.end {
+            let text = match &i.end_crossing {
+                Some(c) => format!(
+                    "{} {}. Impact ended.",
+                    c.panel,
+                    phrases::crossed((input.unit)(&c.panel), c.bad_above, false, c.crossed())
+                ),
+                None => "Impact ended.".into(),
+            };
+            rows.push(row(end, text, tz));
+        }
+    }
     rows
 }
 
-/// One step taken to resolve the incident, in the order it ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Step {
-    pub time: String,
-    pub runbook: String,
-    pub step: String,
-    /// `succeeded`, `failed`, `timed out`, …
-    pub outcome: String,
-    pub detail: Option<String>,
-    /// Whether it worked (succeeded).
-    pub ok: bool,
-    /// When it finished (UTC, RFC 3339 in JSON).
-    pub at: DateTime<Utc>,
-}
-
-/// The runbook steps that finished (any outcome), in journal order.
-pub fn steps(events: &[(&Record, &Event)], tz: Tz) -> Vec<Step> {
-    events
-        .iter()
-        .filter_map(|(r, e)| match e {
-            Event::RunbookStep {
-                run,
-                step,
-                state,
-                detail,
-            } if *state != StepState::Started => Some(Step {
-                time: words::clock(r.time, tz),
-                runbook: run.runbook.clone(),
-                step: step.clone(),
-                outcome: state_word(*state).to_string(),
-                detail: detail
-                    .as_deref()
-                    .map(|d| d.trim().to_string())
-                    .filter(|d| !d.is_empty()),
-                ok: *state == StepState::Succeeded,
-                at: r.time,
-            }),
-            _ => None,
-        })
-        .collect()
+fn full(input: &Input) -> Vec<Row> {
+    let tz = input.tz;
+    let mut rows = record_rows(input, true);
+    rows.extend(step_rows(input, true));
+    for c in input.crossings {
+        let unit = (input.unit)(&c.panel);
+        rows.push(row(
+            c.at,
+            format!(
+                "{} {}.",
+                c.panel,
+                phrases::crossed(unit, c.bad_above, c.bad, c.crossed())
+            ),
+            tz,
+        ));
+    }
+    if let Some(i) = &input.impact {
+        rows.push(row(i.start, "Impact began.".into(), tz));
+        if let Some(end) = i.end {
+            rows.push(row(end, "Impact ended.".into(), tz));
+        }
+    }
+    rows
 }
 
 #[cfg(test)]
@@ -379,16 +555,37 @@ mod tests {
     use super::*;
     use crate::incident::Source;
 
-    #[test]
-    fn a_change_is_placed_when_it_happened() {
-        let record = |seq, time: &str, kind: Event| Record {
+    fn record(seq: u64, time: &str, kind: Event) -> Record {
+        Record {
             seq,
             time: time.parse().unwrap(),
             source: Source::Github,
             actor: "ana".into(),
             host: String::new(),
             kind,
-        };
+        }
+    }
+
+    fn input<'a>(
+        events: &'a [(&'a Record, &'a Event)],
+        crossings: &'a [Crossing],
+        impact: Option<ImpactMarks>,
+    ) -> Input<'a> {
+        Input {
+            events,
+            crossings,
+            steps: &[],
+            planned: &[],
+            impact,
+            unit: &|_| Unit::Percent,
+            standing: &|_| false,
+            last: "2026-11-29T11:00:00Z".parse().unwrap(),
+            tz: chrono_tz::UTC,
+        }
+    }
+
+    #[test]
+    fn a_change_is_placed_when_it_happened() {
         let note = record(1, "2026-11-29T10:00:00Z", Event::note("looking"));
         let change = record(
             2,
@@ -402,14 +599,46 @@ mod tests {
             },
         );
         let events = [(&note, &note.kind), (&change, &change.kind)];
-        let fmt = |_: &str, v: f64| v.to_string();
-        let rows = rows(&events, &[], None, &fmt, chrono_tz::UTC);
-        let got: Vec<(String, bool)> = rows
-            .iter()
-            .map(|r| (r.time.clone(), r.event.starts_with("Change")))
-            .collect();
-        assert_eq!(got.len(), 2);
-        assert!(got[0].1, "the change (09:30) comes first: {got:?}");
-        assert!(got[0].0.contains("09:30"), "{got:?}");
+        let rows = rows(&input(&events, &[], None), Mode::Folded);
+        assert_eq!(rows.len(), 2);
+        assert!(rows[0].event.starts_with("Change"), "{rows:?}");
+        assert_eq!(rows[0].time, "09:30");
+    }
+
+    #[test]
+    fn warn_and_crit_of_a_panel_share_a_row_and_the_impact_joins_it() {
+        let c = |s: &str, level, bad, value, threshold| Crossing {
+            at: s.parse().unwrap(),
+            panel: "Error ratio".into(),
+            level,
+            bad,
+            bad_above: true,
+            value,
+            threshold,
+        };
+        let all = [
+            c("2026-11-29T10:00:10Z", Level::Warn, true, 0.02, 0.01),
+            c("2026-11-29T10:00:40Z", Level::Crit, true, 0.0503, 0.05),
+            c("2026-11-29T10:05:00Z", Level::Crit, false, 0.03, 0.05),
+            c("2026-11-29T10:06:00Z", Level::Crit, true, 0.06, 0.05),
+            c("2026-11-29T10:20:00Z", Level::Crit, false, 0.04, 0.05),
+        ];
+        let impact = ImpactMarks {
+            start: all[1].at,
+            start_panel: Some("Error ratio".into()),
+            end: Some(all[4].at),
+            end_crossing: Some(all[4].clone()),
+        };
+        let folded = rows(&input(&[], &all, Some(impact.clone())), Mode::Folded);
+        let text: Vec<&str> = folded.iter().map(|r| r.event.as_str()).collect();
+        assert_eq!(
+            text,
+            [
+                "Error ratio rose above its warning (1%) and critical (5%) thresholds (reading 5.03%). Impact began.",
+                "Error ratio returned below its critical threshold of 5% (reading 4%). Impact ended."
+            ]
+        );
+        let full = rows(&input(&[], &all, Some(impact)), Mode::Full);
+        assert_eq!(full.len(), all.len() + 2);
     }
 }

@@ -132,9 +132,144 @@ pub fn value(unit: Unit, v: f64) -> String {
         Unit::Percent => percent(v),
         Unit::Seconds => seconds(v),
         Unit::Ratio => format!("{}×", number(v, 1)),
+        Unit::Count if v.abs() >= 100.0 => number(v, 0),
+        Unit::Count if v.abs() >= 10.0 => number(v, 1),
         Unit::Count => number(v, 2),
         Unit::Bytes => unit.format(v),
         Unit::PerSecond => format!("{} per second", number(v, 1)),
+    }
+}
+
+/// A panel value in its unit with `extra` more decimals than [`value`] writes.
+fn value_finer(unit: Unit, v: f64, extra: usize) -> String {
+    if extra == 0 {
+        return value(unit, v);
+    }
+    match unit {
+        Unit::Percent => format!("{}%", number(v * 100.0, extra)),
+        Unit::Seconds if v.abs() < 1.0 => {
+            format!("{} milliseconds", number(v * 1000.0, extra))
+        }
+        Unit::Seconds => format!("{} seconds", number(v, 1 + extra)),
+        Unit::Ratio => format!("{}×", number(v, 1 + extra)),
+        Unit::Count => number(v, 2 + extra),
+        Unit::Bytes => format!("{} bytes", number(v, extra)),
+        Unit::PerSecond => format!("{} per second", number(v, 1 + extra)),
+    }
+}
+
+/// Values that are set beside each other (a reading and its thresholds), written with the
+/// fewest digits at which different values never read the same: "5.03%" beside "5%", "0.01%"
+/// beside "0.0101%". Values too close to tell apart at six more decimals keep that precision,
+/// and the caller says "just over" or "just under" ([`reading`]).
+pub fn distinct(unit: Unit, values: &[f64]) -> Vec<String> {
+    let texts = |extra: usize| -> Vec<String> {
+        values
+            .iter()
+            .map(|v| value_finer(unit, *v, extra))
+            .collect()
+    };
+    for extra in 0..=6 {
+        let t = texts(extra);
+        let clash = (0..values.len())
+            .any(|i| (0..values.len()).any(|j| i != j && values[i] != values[j] && t[i] == t[j]));
+        if !clash {
+            return t;
+        }
+    }
+    texts(6)
+}
+
+/// A reading and its threshold written so they never read the same (see [`distinct`]):
+/// `(reading, threshold)`. A value exactly at the threshold reads as the threshold (the caller
+/// says "reached"); one too close to tell apart reads "just over 5%" or "just under 5%".
+pub fn reading_pair(unit: Unit, v: f64, threshold: f64) -> (String, String) {
+    let t = distinct(unit, &[v, threshold]);
+    let (r, th) = (t[0].clone(), t[1].clone());
+    if v != threshold && r == th {
+        let word = if v > threshold {
+            "just over"
+        } else {
+            "just under"
+        };
+        return (format!("{word} {th}"), th);
+    }
+    (r, th)
+}
+
+/// A reading beside its threshold as [`reading_pair`] writes it.
+pub fn reading(unit: Unit, v: f64, threshold: f64) -> String {
+    reading_pair(unit, v, threshold).0
+}
+
+/// How a threshold crossing moved, in the house's words, for a panel where high values are
+/// bad (`bad_above`) or low ones: "rose above", "fell below", "returned below", "returned
+/// above".
+pub fn crossing_verb(bad_above: bool, went_bad: bool) -> &'static str {
+    match (bad_above, went_bad) {
+        (true, true) => "rose above",
+        (false, true) => "fell below",
+        (true, false) => "returned below",
+        (false, false) => "returned above",
+    }
+}
+
+/// A delay between two moments: seconds under a minute and a half ("40 seconds"), else
+/// [`duration`] (rounded to the minute).
+pub fn delay(seconds: i64) -> String {
+    let s = seconds.abs();
+    if s < 90 {
+        if s == 1 {
+            "1 second".into()
+        } else {
+            format!("{s} seconds")
+        }
+    } else {
+        duration(s)
+    }
+}
+
+/// `text` as a sentence: trimmed, its first letter upper case, ending with a full stop unless
+/// it ends with other punctuation already.
+pub fn sentence(text: &str) -> String {
+    let t = text.trim();
+    let mut c = t.chars();
+    let Some(first) = c.next() else {
+        return String::new();
+    };
+    let mut out: String = first.to_uppercase().chain(c).collect();
+    if !out.ends_with(['.', '!', '?', ':']) {
+        out.push('.');
+    }
+    out
+}
+
+/// The minute an instant falls in (what [`clock`] shows): windows and durations are taken
+/// between these, so "07:00 to 07:22" is always 22 minutes.
+pub fn minute(at: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(at.timestamp().div_euclid(60) * 60, 0).unwrap_or(at)
+}
+
+/// The duration between the minutes two instants fall in, in [`duration`] words.
+pub fn between_minutes(from: DateTime<Utc>, to: DateTime<Utc>) -> String {
+    duration((minute(to) - minute(from)).num_seconds())
+}
+
+/// Words joined as a list: "a", "a and b", "a, b and c".
+pub fn and_list(items: &[String]) -> String {
+    joined(items, "and")
+}
+
+/// Words joined as alternatives: "a, b or c".
+pub fn or_list(items: &[String]) -> String {
+    joined(items, "or")
+}
+
+fn joined(items: &[String], word: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} {word} {last}", init.join(", ")),
     }
 }
 
@@ -212,6 +347,32 @@ mod tests {
         assert_eq!(seconds(1.4), "1.4 seconds");
         assert_eq!(seconds(11.3), "11 seconds");
         assert_eq!(value(Unit::Ratio, 2.63), "2.6×");
+        assert_eq!(reading(Unit::Percent, 0.0503, 0.05), "5.03%");
+        assert_eq!(reading(Unit::Percent, 0.7, 0.7), "70%");
+        assert_eq!(reading(Unit::Percent, 0.05000000001, 0.05), "just over 5%");
+        assert_eq!(
+            reading_pair(Unit::Percent, 0.000101, 0.0001),
+            ("0.0101%".to_string(), "0.01%".to_string())
+        );
+        assert_eq!(reading(Unit::Ratio, 2.0299, 2.0), "2.03×");
+        assert_eq!(reading(Unit::Seconds, 1.0695, 1.0), "1.1 seconds");
+        assert_eq!(reading(Unit::Seconds, 1.0004, 1.0), "1.0004 seconds");
+        assert_eq!(crossing_verb(false, true), "fell below");
+        assert_eq!(crossing_verb(true, false), "returned below");
+        assert_eq!(delay(40), "40 seconds");
+        assert_eq!(delay(180), "3 minutes");
+        assert_eq!(delay(119), "2 minutes");
+        assert_eq!(sentence(" pools were full"), "Pools were full.");
+        assert_eq!(sentence("Done?"), "Done?");
+        let (a, b) = (
+            "2026-07-17T07:00:54Z".parse().unwrap(),
+            "2026-07-17T07:22:10Z".parse().unwrap(),
+        );
+        assert_eq!(between_minutes(a, b), "22 minutes");
+        assert_eq!(
+            and_list(&["a".into(), "b".into(), "c".into()]),
+            "a, b and c"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::time::Duration;
 pub async fn record_faults(
     service: Arc<SimService>,
     journal: crate::incident::JournalWriter,
+    clock: Arc<dyn crate::clock::Clock + Send + Sync>,
     report: impl Fn(Result<crate::incident::Record, String>) + Send,
     alive: impl Fn() -> bool + Send,
 ) {
@@ -22,11 +23,16 @@ pub async fn record_faults(
         let new: Vec<crate::sim::model::Event> =
             service.with_sim(|s| s.events().iter().skip(seen).cloned().collect());
         seen += new.len();
+        let (now, sim_now) = (clock.now(), service.with_sim(|s| s.now()));
         for e in new.into_iter().filter(|e| !e.mitigation) {
+            // When it happened, not when this poll saw it (up to a poll's worth of simulated
+            // time later).
+            let lag = chrono::Duration::milliseconds(((sim_now - e.at_s).max(0.0) * 1000.0) as i64);
             let event = Event::SimFault {
                 fault: e.what.trim_start_matches("fault: ").to_string(),
                 detail: format!("injected at simulated second {:.0}", e.at_s),
                 active: true,
+                at: Some(now - lag),
             };
             let result = journal
                 .append(RecordSource::Sim, "simulator", event)

@@ -69,7 +69,7 @@ impl Recording {
         // Only a new incident takes the rehearsal's header.
         let header = if new { header } else { Header::default() };
         let actor = crate::incident::actor::current();
-        let opened = open::begin(locked, header, &actor, Some(clock)).await?;
+        let opened = open::begin(locked, header, &actor, Some(clock.clone())).await?;
         let (id, writer, records) = (opened.id, opened.writer, opened.records);
         let serving = match crate::incident::serve::serve(writer.clone(), None, Default::default())
         {
@@ -119,6 +119,7 @@ impl Recording {
         parts.push(tokio::spawn(super::faults::record_faults(
             stage.service.clone(),
             writer.clone(),
+            clock.clone(),
             move |r| match r {
                 Ok(r) => line(&r, tz),
                 Err(e) => eprintln!("NOT RECORDED (the journal is not durable): a fault: {e}"),

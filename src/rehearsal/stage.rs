@@ -35,6 +35,14 @@ pub struct Scrape {
     pub answered: f64,
     /// Logical requests since the start.
     pub logical: f64,
+    /// Attempts answered with an error by any instance since the start (the error ratio the
+    /// instances' counters give, without the gateway's refusals).
+    pub errors: f64,
+    /// Logical requests that failed for good since the start (the draft's failed user
+    /// requests are checked against it).
+    pub logical_failed: f64,
+    /// Duplicate writes since the start.
+    pub duplicates: f64,
 }
 
 impl Scrape {
@@ -49,6 +57,13 @@ impl Scrape {
                 .map(|i| i.codes.iter().sum::<f64>())
                 .sum(),
             logical: sim.totals().logical,
+            errors: sim
+                .instances()
+                .iter()
+                .map(|i| i.codes.iter().skip(1).sum::<f64>())
+                .sum(),
+            logical_failed: sim.totals().logical_failed,
+            duplicates: sim.totals().duplicates,
         }
     }
 }

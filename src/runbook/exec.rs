@@ -2,6 +2,16 @@
 //! timeout. On timeout or cancel the whole group gets SIGTERM, then SIGKILL after the grace
 //! period, so a child that forks or ignores SIGTERM cannot outlive its step. Output is streamed
 //! line by line, bounded (only a tail is kept; very long lines are cut), sanitized and masked.
+//!
+//! A descendant can leave the group (`setsid`, `setpgid`) and its parent can exit, so the group
+//! alone does not hold. Two more things do: warroom is the child subreaper
+//! (`PR_SET_CHILD_SUBREAPER`), so an orphaned descendant becomes warroom's child rather than
+//! init's and can be reaped; and every child carries a step scope in its environment
+//! ([`SCOPE_ENV`]), inherited by its descendants. When the step ends, every process of the
+//! scope, or descending from the child, gets SIGTERM, then SIGKILL after the grace, and is
+//! reaped. (A descendant that both leaves the group and clears its environment after its
+//! parent exited is out of reach; a service meant to outlive the step is started through the
+//! service manager, e.g. `systemctl restart`, which runs it outside warroom's tree.)
 
 use super::mask::Masker;
 use nix::sys::signal::{Signal, killpg};
@@ -18,6 +28,127 @@ pub const MAX_LINE: usize = 4096;
 pub const TAIL_LINES: usize = 200;
 /// After the program exits, how long its pipes may stay open (a background grandchild).
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+/// The environment variable that marks the processes of one step.
+pub const SCOPE_ENV: &str = "WARROOM_EXEC_SCOPE";
+
+/// Make warroom the subreaper of its descendants, once per process.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+            tracing::warn!("cannot become the child subreaper ({e}); a child that calls setsid may outlive its step");
+        }
+    });
+}
+
+/// The processes of `scope`: those whose environment carries it, and their descendants and
+/// those of `root`, from /proc. Zombies are left out (they are reaped, not killed).
+pub fn scope_processes(scope: &str, root: i32) -> Vec<i32> {
+    let marker = format!("{SCOPE_ENV}={scope}");
+    let me = std::process::id() as i32;
+    let mut parent: std::collections::HashMap<i32, i32> = std::collections::HashMap::new();
+    let mut marked: std::collections::HashSet<i32> = std::collections::HashSet::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) S ppid ...": the command may hold spaces and parentheses.
+        let mut after = stat
+            .rsplit_once(')')
+            .map(|x| x.1)
+            .unwrap_or("")
+            .split_whitespace();
+        let state = after.next().unwrap_or("");
+        let ppid: i32 = after.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if state == "Z" || state == "X" {
+            continue;
+        }
+        parent.insert(pid, ppid);
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
+            && env.split(|&b| b == 0).any(|v| v == marker.as_bytes())
+        {
+            marked.insert(pid);
+        }
+    }
+    let mut out: Vec<i32> = parent
+        .keys()
+        .copied()
+        .filter(|&p| {
+            let mut cur = p;
+            for _ in 0..64 {
+                if marked.contains(&cur) || (root > 0 && cur == root) {
+                    return true;
+                }
+                match parent.get(&cur) {
+                    Some(&pp) if pp > 1 && pp != me => cur = pp,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Reap every zombie child of warroom among `pids` (orphans it adopted as the subreaper).
+fn reap(pids: &[i32]) {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    for &p in pids {
+        let _ = waitpid(Pid::from_raw(p), Some(WaitPidFlag::WNOHANG));
+    }
+}
+
+/// End what is left of `scope` (and of `root`'s descendants): SIGTERM, then SIGKILL after
+/// `grace`, reaping as it goes. Returns how many processes were left when the step ended.
+pub async fn end_scope(scope: &str, root: i32, grace: Duration) -> usize {
+    let left = scope_processes(scope, root);
+    if left.is_empty() {
+        return 0;
+    }
+    for &p in &left {
+        let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGTERM);
+    }
+    let until = tokio::time::Instant::now() + grace;
+    let mut seen = left.clone();
+    loop {
+        reap(&seen);
+        let now = scope_processes(scope, root);
+        if now.is_empty() {
+            break;
+        }
+        seen.extend(now.iter().copied());
+        if tokio::time::Instant::now() >= until {
+            for _ in 0..10 {
+                let now = scope_processes(scope, root);
+                if now.is_empty() {
+                    break;
+                }
+                for &p in &now {
+                    let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGKILL);
+                }
+                seen.extend(now);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                reap(&seen);
+            }
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    reap(&seen);
+    left.len()
+}
 
 /// A command exactly as it will run.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,8 +259,11 @@ pub async fn run(
     mut on_line: impl FnMut(&str),
 ) -> Result<ExecResult, SpawnError> {
     let program = cmd.argv.first().cloned().unwrap_or_default();
+    become_subreaper();
+    let scope = super::report::new_key();
     let mut child = tokio::process::Command::new(&program)
         .args(&cmd.argv[1..])
+        .env(SCOPE_ENV, &scope)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -178,12 +312,24 @@ pub async fn run(
         }
     };
     if status.is_some() {
+        // The whole scope hears SIGTERM with the group, so the grace is shared.
+        for p in scope_processes(&scope, pgid) {
+            let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGTERM);
+        }
         terminate(&mut child, pgid, cmd.grace).await;
     }
     // Nothing of the group may outlive the step, whatever the outcome.
     if pgid > 0 {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
+    // Nor anything that left the group (setsid) and was adopted by warroom. After a timeout
+    // or a cancel the grace is spent: what is left is killed now.
+    let grace = if status.is_some() {
+        Duration::ZERO
+    } else {
+        cmd.grace
+    };
+    let _ = end_scope(&scope, pgid, grace).await;
     if let Some(l) = tail.flush(masker) {
         on_line(&l);
     }

@@ -6,7 +6,7 @@
 use super::batch::Decision;
 use super::gate::{GateRun, GateSpec, Verdict, judge};
 use super::http::Sender;
-use super::model::{Runbook, Step, StepKind};
+use super::model::{Runbook, Step};
 use super::operator::{Confirmation, Operator};
 use super::report::{IntentStore, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome};
 use super::template::Context;
@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+mod acting;
 mod batch_run;
 mod steps;
 
@@ -162,7 +163,7 @@ impl Executor {
                 i += 1;
                 continue;
             }
-            if step.mutating && !matches!(step.kind, StepKind::Batch(_)) {
+            if step.mutating && !step.kind.confirms_itself() {
                 let c = Confirmation {
                     step: step.id.clone(),
                     summary: format!("Step \"{}\": {title}", step.id),
@@ -211,6 +212,7 @@ impl Executor {
             RunEvent::Confirmed {
                 step: c.step.clone(),
                 what: c.word.clone(),
+                automatic: self.operator.automatic(),
             }
         } else {
             RunEvent::Declined {

@@ -2,7 +2,7 @@
 //! the spans it kept. Every problem is a [`Diagnostic`] with `file:line:col`; all problems of a
 //! file are reported together, and one broken file never hides the others.
 
-use super::format::{RawAction, RawKind, RawRunbook, RawStep, allowed_fields};
+use super::format::{RawKind, RawRunbook, RawStep, allowed_fields};
 use super::model::*;
 use super::template::{TARGET, Template};
 use crate::diagnostic::{Diagnostic, Diagnostics};
@@ -43,7 +43,7 @@ pub fn load_files(files: &[PathBuf]) -> Loaded {
 /// Load one file.
 pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
     let name = path.display().to_string();
-    let source = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         Diagnostics(vec![Diagnostic::at(
             &name,
             "",
@@ -51,7 +51,41 @@ pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
             format!("cannot read the runbook: {e}"),
         )])
     })?;
-    parse(&name, path, &source)
+    let source = utf8(&name, &bytes)?;
+    parse(&name, path, source)
+}
+
+/// The text of a runbook file, or where it stops being UTF-8 (its line and column).
+pub fn utf8<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, Diagnostics> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        // The lossy text has the same bytes up to `at`, so the span points at the bad byte.
+        let shown = String::from_utf8_lossy(bytes);
+        Diagnostics(vec![Diagnostic::at(
+            file,
+            &shown,
+            Some(at..at + 1),
+            format!(
+                "invalid UTF-8 (byte 0x{:02x} at offset {at}); a runbook is UTF-8 text: re-save the file as UTF-8",
+                bytes[at]
+            ),
+        )])
+    })
+}
+
+/// Why a runbook name or step id cannot be used: it becomes part of file names (a run's
+/// record) and of what is shown, so no path separators, `..`, control characters, NUL, bidi
+/// overrides or invisible characters.
+pub fn unsafe_name(name: &str) -> Option<&'static str> {
+    if name.contains('/') || name.contains('\\') {
+        Some("holds a path separator")
+    } else if name.contains("..") {
+        Some("holds \"..\"")
+    } else if name.chars().any(crate::sanitize::is_hostile) {
+        Some("holds a control, bidi or invisible character")
+    } else {
+        None
+    }
 }
 
 /// Parse and check runbook text; `file` names it in messages.
@@ -74,6 +108,7 @@ pub fn parse_with(
         source,
         diags: Vec::new(),
         typed: BTreeMap::new(),
+        secrets: BTreeSet::new(),
         values: values.clone(),
     };
     let rb = c.runbook(raw, path);
@@ -89,6 +124,8 @@ struct Checker<'a> {
     source: &'a str,
     diags: Vec<Diagnostic>,
     typed: BTreeMap<String, VarKind>,
+    /// The secret variables (a `sql` step's password may name only one of these).
+    secrets: BTreeSet<String>,
     /// Values for duration fields that name a variable: given ones, then defaults.
     values: BTreeMap<String, String>,
 }
@@ -114,6 +151,14 @@ impl Checker<'_> {
             self.err(
                 raw.name.span(),
                 "the runbook name is empty; expected a name such as \"disable-retries\"",
+            );
+        } else if let Some(why) = unsafe_name(raw.name.get_ref()) {
+            self.err(
+                raw.name.span(),
+                format!(
+                    "the runbook name \"{}\" {why}; it names the run's files: expected letters, digits, '-', '_' or '.', e.g. \"raise-pool\"",
+                    crate::sanitize::line(raw.name.get_ref())
+                ),
             );
         }
         let mut variables = Vec::new();
@@ -176,6 +221,9 @@ impl Checker<'_> {
                 );
             }
             self.typed.insert(name.clone(), kind);
+            if v.secret {
+                self.secrets.insert(name.clone());
+            }
             if let Some(d) = &v.default {
                 self.values.entry(name.clone()).or_insert_with(|| d.clone());
             }
@@ -203,6 +251,14 @@ impl Checker<'_> {
             let id = s.id.get_ref().clone();
             if id.trim().is_empty() {
                 self.err(s.id.span(), "the step id is empty; expected a short name");
+            } else if let Some(why) = unsafe_name(&id) {
+                self.err(
+                    s.id.span(),
+                    format!(
+                        "the step id \"{}\" {why}; it is typed to confirm and recorded: expected letters, digits, '-', '_' or '.', e.g. \"raise-pool\"",
+                        crate::sanitize::line(&id)
+                    ),
+                );
             } else if let Some(first) = ids.get(&id) {
                 let (line, _) = self.line_col(first.start);
                 self.err(
@@ -245,7 +301,7 @@ impl Checker<'_> {
                     fspan,
                     format!(
                         "\"{field}\" is not allowed in a \"{}\" step; expected one of: {}",
-                        kind_name(kind),
+                        kind.name(),
                         allowed.join(", ")
                     ),
                 );
@@ -271,36 +327,36 @@ impl Checker<'_> {
                 gate: self.gate_required(&s.gate, &span, known, false)?,
                 timeout: self.duration(&s.timeout, DEFAULT_WAIT_TIMEOUT),
             },
-            RawKind::Http => {
-                let a = RawAction {
-                    method: s.method.clone(),
-                    url: s.url.clone(),
-                    headers: s.headers.clone(),
-                    json: s.json.clone(),
-                    argv: None,
-                    timeout: s.timeout.clone(),
-                    deadline: s.deadline.clone(),
-                    grace: None,
-                };
-                StepKind::Http(self.http(&a, &span, known, false)?)
-            }
-            RawKind::Exec => {
-                StepKind::Exec(self.exec(&s.argv, &s.timeout, &s.grace, &span, known, false)?)
+            RawKind::Http | RawKind::Exec | RawKind::Sql | RawKind::Haproxy => {
+                if matches!(kind, RawKind::Sql | RawKind::Haproxy)
+                    && let Some(m) = &s.mutating
+                {
+                    self.err(
+                        m.span(),
+                        format!(
+                            "a \"{}\" step says what it changes by itself (sql: mutating unless read_only = true; haproxy: set commands are mutating, show is not); remove mutating",
+                            kind.name()
+                        ),
+                    );
+                }
+                match self.action(kind, &s.as_action(), &span, known, false)? {
+                    Action::Http(h) => StepKind::Http(h),
+                    Action::Exec(e) => StepKind::Exec(e),
+                    Action::Sql(q) => StepKind::Sql(q),
+                    Action::Haproxy(h) => StepKind::Haproxy(h),
+                }
             }
             RawKind::Batch => StepKind::Batch(Box::new(self.batch(&s, &span, known)?)),
             RawKind::Manual | RawKind::Note => {
                 let Some(text) = &s.text else {
                     self.err(
                         span,
-                        format!(
-                            "a \"{}\" step needs text = \"...\"",
-                            kind_name(*s.kind.get_ref())
-                        ),
+                        format!("a \"{}\" step needs text = \"...\"", kind.name()),
                     );
                     return None;
                 };
                 let t = crate::sanitize::multiline(text.get_ref()).into_owned();
-                if matches!(s.kind.get_ref(), RawKind::Manual) {
+                if kind == RawKind::Manual {
                     StepKind::Manual { text: t }
                 } else {
                     StepKind::Note { text: t }
@@ -310,12 +366,25 @@ impl Checker<'_> {
         let default_mutating = match &kind {
             StepKind::Http(h) => h.method.mutates(),
             StepKind::Exec(_) | StepKind::Batch(_) => true,
-            _ => false,
+            StepKind::Sql(q) => !q.read_only,
+            StepKind::Haproxy(h) => h.op.mutates(),
+            StepKind::Check(_)
+            | StepKind::Wait { .. }
+            | StepKind::Manual { .. }
+            | StepKind::Note { .. } => false,
+        };
+        let mutating = match &kind {
+            // What these do decides; `mutating` was refused above.
+            StepKind::Sql(_) | StepKind::Haproxy(_) => default_mutating,
+            _ => s
+                .mutating
+                .as_ref()
+                .map_or(default_mutating, |m| *m.get_ref()),
         };
         Some(Step {
             id,
             title,
-            mutating: s.mutating.unwrap_or(default_mutating),
+            mutating,
             kind,
         })
     }
@@ -394,18 +463,6 @@ impl Checker<'_> {
     }
 }
 
-pub(crate) fn kind_name(k: RawKind) -> &'static str {
-    match k {
-        RawKind::Check => "check",
-        RawKind::Wait => "wait",
-        RawKind::Http => "http",
-        RawKind::Exec => "exec",
-        RawKind::Batch => "batch",
-        RawKind::Manual => "manual",
-        RawKind::Note => "note",
-    }
-}
-
 /// A short content hash: a run records it so a changed runbook cannot resume.
 pub fn content_hash(source: &str) -> String {
     format!(
@@ -415,6 +472,7 @@ pub fn content_hash(source: &str) -> String {
     )
 }
 
+mod acting;
 mod durations;
 mod steps;
 

@@ -1,6 +1,9 @@
 //! A loaded, checked runbook: what the plan shows and the executor runs.
 
 use super::gate::GateSpec;
+pub use super::haproxy::{HaproxyOp, HaproxySpec, ServerState};
+pub use super::rows::{RowCondition, ValueTest};
+pub use super::sql::{PasswordSource, SqlSpec};
 use super::template::Template;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -88,6 +91,44 @@ pub struct Step {
     pub kind: StepKind,
 }
 
+/// Declares the step kinds once: the [`Kind`] enum (what a runbook's `kind = "…"` names, read
+/// by serde from the same strings), [`Kind::ALL`] and [`Kind::name`]. A kind added here is in
+/// every list (the journal's reading of step starts uses [`Kind::ALL`]); [`StepKind::kind`] is an
+/// exhaustive match, so a new [`StepKind`] variant cannot be left without its [`Kind`].
+macro_rules! step_kinds {
+    ($($variant:ident => $name:literal),+ $(,)?) => {
+        /// The kind of a step, as a runbook names it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+        pub enum Kind {
+            $(#[serde(rename = $name)] $variant,)+
+        }
+
+        impl Kind {
+            /// Every kind, in the order a runbook's documentation lists them.
+            pub const ALL: &'static [Kind] = &[$(Kind::$variant,)+];
+
+            /// The name a runbook writes, e.g. `"sql"`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+step_kinds! {
+    Check => "check",
+    Wait => "wait",
+    Http => "http",
+    Exec => "exec",
+    Batch => "batch",
+    Manual => "manual",
+    Note => "note",
+    Sql => "sql",
+    Haproxy => "haproxy",
+}
+
 /// The kinds of step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepKind {
@@ -108,18 +149,59 @@ pub enum StepKind {
     Note {
         text: String,
     },
+    /// A statement on PostgreSQL or PgBouncer's admin console.
+    Sql(SqlSpec),
+    /// A command of HAProxy's runtime API.
+    Haproxy(HaproxySpec),
 }
 
 impl StepKind {
-    pub fn name(&self) -> &'static str {
+    /// The kind, by an exhaustive match.
+    pub fn kind(&self) -> Kind {
         match self {
-            StepKind::Check(_) => "check",
-            StepKind::Wait { .. } => "wait",
-            StepKind::Http(_) => "http",
-            StepKind::Exec(_) => "exec",
-            StepKind::Batch(_) => "batch",
-            StepKind::Manual { .. } => "manual",
-            StepKind::Note { .. } => "note",
+            StepKind::Check(_) => Kind::Check,
+            StepKind::Wait { .. } => Kind::Wait,
+            StepKind::Http(_) => Kind::Http,
+            StepKind::Exec(_) => Kind::Exec,
+            StepKind::Batch(_) => Kind::Batch,
+            StepKind::Manual { .. } => Kind::Manual,
+            StepKind::Note { .. } => Kind::Note,
+            StepKind::Sql(_) => Kind::Sql,
+            StepKind::Haproxy(_) => Kind::Haproxy,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// Whether the step reads Prometheus (a gate, or a batch's health and targets): a run of a
+    /// runbook with such a step needs a metrics source.
+    pub fn uses_metrics(&self) -> bool {
+        match self {
+            StepKind::Check(_) | StepKind::Wait { .. } | StepKind::Batch(_) => true,
+            StepKind::Http(_)
+            | StepKind::Exec(_)
+            | StepKind::Manual { .. }
+            | StepKind::Note { .. }
+            | StepKind::Sql(_)
+            | StepKind::Haproxy(_) => false,
+        }
+    }
+
+    /// Whether the step asks its own confirmations (a batch asks one per batch) rather than
+    /// the executor asking once before a mutating step.
+    pub fn confirms_itself(&self) -> bool {
+        match self {
+            StepKind::Batch(_) => true,
+            StepKind::Manual { .. }
+            | StepKind::Check(_)
+            | StepKind::Wait { .. }
+            | StepKind::Http(_)
+            | StepKind::Exec(_)
+            | StepKind::Note { .. }
+            | StepKind::Sql(_)
+            | StepKind::Haproxy(_) => false,
         }
     }
 }
@@ -196,11 +278,25 @@ pub struct ExecSpec {
     pub grace: Duration,
 }
 
-/// What a batch does to each target.
+/// What a batch does to each target (one of a short sequence).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Http(HttpSpec),
     Exec(ExecSpec),
+    Sql(SqlSpec),
+    Haproxy(HaproxySpec),
+}
+
+impl Action {
+    /// The kind of step this action is.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Action::Http(_) => Kind::Http,
+            Action::Exec(_) => Kind::Exec,
+            Action::Sql(_) => Kind::Sql,
+            Action::Haproxy(_) => Kind::Haproxy,
+        }
+    }
 }
 
 /// Where a batch's targets come from.
@@ -211,6 +307,11 @@ pub enum Targets {
     Query {
         query: Template,
         label: String,
+    },
+    /// The servers of an HAProxy backend (`show servers state BACKEND`), in its order.
+    Haproxy {
+        socket: Template,
+        backend: Template,
     },
 }
 
@@ -250,9 +351,31 @@ pub struct BatchSpec {
     pub instance_deadline: Duration,
     /// Time for the whole batch step; after it no new action starts.
     pub deadline: Duration,
-    pub action: Action,
+    /// What is done to each target, in order; the first that does not succeed ends the
+    /// target's sequence (a server whose restart failed is not made ready).
+    pub actions: Vec<Action>,
     /// Per-instance health (uses `{{target}}`), judged on each reading.
     pub instance: GateSpec,
     /// The fleet's health gate between batches.
     pub gate: Option<GateSpec>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    /// The name a runbook writes is the name serde reads, for every kind.
+    #[test]
+    fn every_kind_reads_back_from_its_name() {
+        #[derive(serde::Deserialize)]
+        struct K {
+            kind: Kind,
+        }
+        for k in Kind::ALL {
+            let parsed: K = toml::from_str(&format!("kind = \"{}\"", k.name())).unwrap();
+            assert_eq!(parsed.kind, *k);
+        }
+        let names: std::collections::BTreeSet<_> = Kind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), Kind::ALL.len(), "two kinds share a name");
+    }
 }

@@ -24,6 +24,10 @@ pub trait Operator: Send + Sync {
     fn confirm(&self, c: &Confirmation) -> BoxFuture<'static, bool>;
     /// The decision at a pause after a failure; `reason` says what happened.
     fn decide(&self, step: &str, reason: &str) -> BoxFuture<'static, Decision>;
+    /// True when confirmations come without a person (`--yes`): the journal says so.
+    fn automatic(&self) -> bool {
+        false
+    }
 }
 
 /// Whether a typed line confirms `word`: exactly the word (a trailing newline aside). Enter
@@ -55,6 +59,9 @@ impl Operator for AssumeYes {
     }
     fn decide(&self, _step: &str, _reason: &str) -> BoxFuture<'static, Decision> {
         async { Decision::Abort }.boxed()
+    }
+    fn automatic(&self) -> bool {
+        true
     }
 }
 

@@ -215,6 +215,8 @@ pub fn render(
             },
             StepKind::Exec(e) => exec_lines(&mut out, ind, e, v, None),
             StepKind::Batch(b) => batch_lines(&mut out, s, b, v, targets.get(&s.id), backoff),
+            StepKind::Sql(q) => sql_lines(&mut out, ind, q, v, None),
+            StepKind::Haproxy(h) => haproxy_lines(&mut out, ind, h, v, None),
         }
     }
     // Templates render exactly what is sent, which may hold anything; what is printed is not.
@@ -242,6 +244,100 @@ fn exec_lines(out: &mut String, ind: &str, e: &ExecSpec, v: &Values, target: Opt
     );
 }
 
+fn condition_lines(
+    out: &mut String,
+    ind: &str,
+    expect: Option<&RowCondition>,
+    wait: Option<std::time::Duration>,
+    interval: std::time::Duration,
+    v: &Values,
+    target: Option<&str>,
+) {
+    if let Some(c) = expect {
+        let _ = writeln!(out, "{ind}expect:    {}", c.describe(v, target));
+        match wait {
+            Some(w) => {
+                let _ = writeln!(
+                    out,
+                    "{ind}reads again every {} until it holds, at most {}",
+                    d(interval),
+                    d(w)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "{ind}the step fails unless it holds");
+            }
+        }
+    }
+}
+
+fn sql_lines(out: &mut String, ind: &str, q: &SqlSpec, v: &Values, target: Option<&str>) {
+    let dsn = q
+        .dsn
+        .render(v, target, Context::Literal)
+        .unwrap_or_else(|e| format!("<{e}>"));
+    let password = match &q.password {
+        PasswordSource::None => "no password".to_string(),
+        PasswordSource::Variable(n) => format!("password from secret variable \"{n}\""),
+        PasswordSource::Env(e) => format!("password from ${e}"),
+        PasswordSource::File(f) => format!(
+            "password from the owner-only file {}",
+            f.render(v, target, Context::Literal)
+                .unwrap_or_else(|e| format!("<{e}>"))
+        ),
+    };
+    let _ = writeln!(out, "{ind}connect:   {dsn} ({password})");
+    let stmt = q
+        .statement
+        .render(v, target, Context::Sql)
+        .unwrap_or_else(|e| format!("<{e}>"));
+    let _ = writeln!(out, "{ind}statement: {stmt}");
+    let console = dsn
+        .parse::<tokio_postgres::Config>()
+        .is_ok_and(|c| c.get_dbname() == Some("pgbouncer"));
+    let ro = match (q.read_only, console) {
+        (true, true) => "read-only: SHOW commands only (PgBouncer's admin console)",
+        (true, false) => "read-only: runs in a BEGIN READ ONLY transaction",
+        (false, _) => "may change things",
+    };
+    let _ = writeln!(
+        out,
+        "{ind}{ro}; simple-query protocol; statement timeout {} (then cancelled on the server), deadline {}",
+        d(q.statement_timeout),
+        d(q.deadline)
+    );
+    condition_lines(out, ind, q.expect.as_ref(), q.wait, q.interval, v, target);
+}
+
+fn haproxy_lines(out: &mut String, ind: &str, h: &HaproxySpec, v: &Values, target: Option<&str>) {
+    let sock = h
+        .socket
+        .render(v, target, Context::Literal)
+        .unwrap_or_else(|e| format!("<{e}>"));
+    let cmd = match super::haproxy::command(&h.op, v, target) {
+        Ok(c) => c,
+        // A placeholder target (no targets known yet) is shown as written.
+        Err(_) if target.is_some_and(|t| t.starts_with('<')) => {
+            super::haproxy::command_unchecked(&h.op, v, target)
+        }
+        Err(e) => format!("<{e}>"),
+    };
+    let cmd = match &h.op {
+        HaproxyOp::WaitSessions { .. } => format!("{cmd} (read only)"),
+        _ => cmd,
+    };
+    let _ = writeln!(out, "{ind}runtime API {sock}: {cmd}");
+    let _ = writeln!(out, "{ind}timeout {} per command", d(h.timeout));
+    if let Some(w) = h.drain_wait {
+        let _ = writeln!(
+            out,
+            "{ind}then waits until the server's current sessions (scur) are 0, at most {}",
+            d(w)
+        );
+    }
+    condition_lines(out, ind, h.expect.as_ref(), h.wait, h.interval, v, target);
+}
+
 fn batch_lines(
     out: &mut String,
     s: &Step,
@@ -256,9 +352,24 @@ fn batch_lines(
         (_, Some(r)) => Some(r.clone()),
         _ => None,
     };
-    if let Targets::Query { query, label } = &b.targets {
-        let q = query.render(v, None, Context::PromQl).unwrap_or_default();
-        let _ = writeln!(out, "{ind}targets: the \"{label}\" label of {q}");
+    match &b.targets {
+        Targets::Query { query, label } => {
+            let q = query.render(v, None, Context::PromQl).unwrap_or_default();
+            let _ = writeln!(out, "{ind}targets: the \"{label}\" label of {q}");
+        }
+        Targets::Haproxy { socket, backend } => {
+            let sock = socket
+                .render(v, None, Context::Literal)
+                .unwrap_or_else(|e| format!("<{e}>"));
+            let backend = backend
+                .render(v, None, Context::Literal)
+                .unwrap_or_else(|e| format!("<{e}>"));
+            let _ = writeln!(
+                out,
+                "{ind}targets: the servers of HAProxy backend \"{backend}\" (show servers state {backend} on {sock})"
+            );
+        }
+        Targets::List(_) => {}
     }
     let size = match b.size {
         BatchSize::Count(n) => format!("{n} per batch"),
@@ -294,9 +405,13 @@ fn batch_lines(
             }
         }
         None => {
+            let from = match b.targets {
+                Targets::Haproxy { .. } => "HAProxy's server list",
+                Targets::Query { .. } | Targets::List(_) => "the query",
+            };
             let _ = writeln!(
                 out,
-                "{ind}batches: resolved from the query when the run starts"
+                "{ind}batches: resolved from {from} when the run starts"
             );
         }
     }
@@ -304,14 +419,30 @@ fn batch_lines(
     let shown = first.as_deref().unwrap_or("<target>");
     let _ = writeln!(out, "{ind}per target (shown for {shown}):");
     let ind2 = "     ";
-    match &b.action {
-        Action::Http(h) => match request(h, v, Some(shown)) {
-            Ok(r) => request_lines(out, ind2, &r, s.mutating, backoff),
-            Err(e) => {
-                let _ = writeln!(out, "{ind2}<{e}>");
-            }
-        },
-        Action::Exec(e) => exec_lines(out, ind2, e, v, Some(shown)),
+    let many = b.actions.len() > 1;
+    if many {
+        let _ = writeln!(
+            out,
+            "{ind2}{} actions in order; the first that does not succeed ends the target's sequence",
+            b.actions.len()
+        );
+    }
+    for (i, a) in b.actions.iter().enumerate() {
+        let ind3 = if many { "       " } else { ind2 };
+        if many {
+            let _ = writeln!(out, "{ind2}{}. {}", i + 1, a.kind().name());
+        }
+        match a {
+            Action::Http(h) => match request(h, v, Some(shown)) {
+                Ok(r) => request_lines(out, ind3, &r, s.mutating, backoff),
+                Err(e) => {
+                    let _ = writeln!(out, "{ind3}<{e}>");
+                }
+            },
+            Action::Exec(e) => exec_lines(out, ind3, e, v, Some(shown)),
+            Action::Sql(q) => sql_lines(out, ind3, q, v, Some(shown)),
+            Action::Haproxy(h) => haproxy_lines(out, ind3, h, v, Some(shown)),
+        }
     }
     let _ = writeln!(
         out,

@@ -80,6 +80,9 @@ pub enum RunEvent {
     Confirmed {
         step: String,
         what: String,
+        /// Confirmed by `--yes` or a rehearsal's play, not typed by a person.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        automatic: bool,
     },
     Declined {
         step: String,

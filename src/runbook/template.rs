@@ -19,6 +19,8 @@ pub enum Context {
     Url,
     /// PromQL: `{{target}}` has `\` and `"` escaped so it stays inside a string literal.
     PromQl,
+    /// SQL: `{{target}}` has `'` doubled so it stays inside a string literal (`'{{target}}'`).
+    Sql,
 }
 
 /// One piece of a parsed template.
@@ -129,6 +131,7 @@ impl Template {
                         Context::Literal => out.push_str(t),
                         Context::Url => out.push_str(&percent_encode(t)),
                         Context::PromQl => out.push_str(&promql_escape(t)),
+                        Context::Sql => out.push_str(&t.replace('\'', "''")),
                     }
                 }
                 Piece::Var(name, _) => {

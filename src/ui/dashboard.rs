@@ -20,6 +20,22 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         end,
     };
     if model.panels.is_empty() {
+        // Discovery is building the dashboard, or found nothing it knows: say which.
+        if let Some(d) = &model.discovery {
+            let text = vec![
+                ratatui::text::Line::styled(d.line(model.now), model.theme.muted),
+                ratatui::text::Line::styled(
+                    "warroom discover --prometheus URL lists what was found; [[panel]] entries in warroom.toml choose the panels",
+                    model.theme.muted,
+                ),
+            ];
+            frame.render_widget(
+                ratatui::widgets::Paragraph::new(text)
+                    .wrap(ratatui::widgets::Wrap { trim: true })
+                    .block(ratatui::widgets::Block::bordered().border_style(model.theme.border)),
+                area,
+            );
+        }
         return;
     }
     if model.zoomed {

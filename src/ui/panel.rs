@@ -109,7 +109,13 @@ fn headline(v: &PanelView) -> Line<'static> {
         None if matches!(v.state, PanelState::Loading) => {
             spans.push(Span::styled("waiting for the first answer…", theme.muted));
         }
-        None => spans.push(Span::styled("— no data", theme.muted)),
+        // An empty answer says which metric the query needed and where to look.
+        None => match &v.panel.empty_hint {
+            Some(hint) if v.panel.shown().is_empty() => {
+                spans.push(Span::styled(format!("— {hint}"), theme.muted))
+            }
+            _ => spans.push(Span::styled("— no data", theme.muted)),
+        },
     }
     match &v.state {
         PanelState::Failing { reason } => {

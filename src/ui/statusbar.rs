@@ -40,6 +40,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
             Span::styled(health, hstyle),
         ]),
     }
+    // What discovery found names the dashboard: "found postgres_exporter, HAProxy".
+    if let Some(d @ crate::app::model::Discovery::Found { .. }) = &model.discovery {
+        spans.push(sep());
+        spans.push(Span::styled(d.line(model.now), t.accent));
+    }
     // A notice comes early: on a narrow terminal the end of the bar is cut off.
     if let Some(n) = &model.notice {
         spans.push(sep());

@@ -69,7 +69,8 @@ fn an_incident_is_created_fed_and_read_back_without_the_console() {
         ],
     );
     assert!(
-        ack.starts_with("recorded #2 at ") && ack.contains("UTC"),
+        // #1 the opening, #2 the incident's global id (issue 17), #3 this note.
+        ack.starts_with("recorded #3 at ") && ack.contains("UTC"),
         "{ack}"
     );
     ok(d, &["incident", "status", id, "identified"]);
@@ -93,8 +94,17 @@ fn an_incident_is_created_fed_and_read_back_without_the_console() {
     // The journal holds exactly what was said, as typed records.
     let store = Store::new(d);
     let records = store.read(&store.find(id).unwrap()).unwrap().records;
-    let kinds: Vec<&Event> = records.iter().map(|r| &r.kind).collect();
-    assert_eq!(records.len(), 5);
+    // Creation also records the incident's global id (issue 17), right after the opening.
+    assert!(
+        matches!(records[1].kind, Event::IncidentUid { .. }),
+        "{records:?}"
+    );
+    let kinds: Vec<&Event> = records
+        .iter()
+        .map(|r| &r.kind)
+        .filter(|k| !matches!(k, Event::IncidentUid { .. }))
+        .collect();
+    assert_eq!(records.len(), 6);
     assert!(
         records
             .iter()
@@ -194,11 +204,12 @@ fn mistakes_are_refused_with_a_message_and_nothing_is_written() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
     assert_eq!(Store::new(d).list().unwrap().len(), 1);
+    // The opening and its global id (issue 17), nothing more.
     assert_eq!(
         ok(d, &["incident", "timeline", &id, "--json"])
             .lines()
             .count(),
-        1
+        2
     );
 }
 
@@ -239,8 +250,9 @@ fn hostile_note_text_is_stored_and_printed_with_no_raw_control_bytes() {
         }
     }
     let records = store.read(&found).unwrap().records;
-    assert_eq!(records.len(), 1 + HOSTILE_SAMPLES.len());
-    assert!(through_binary + 1 < records.len());
+    // The opening, the global id (issue 17), then one note per sample.
+    assert_eq!(records.len(), 2 + HOSTILE_SAMPLES.len());
+    assert!(through_binary + 2 < records.len());
 
     let file = String::from_utf8(std::fs::read(store.journal_path(&found)).unwrap()).unwrap();
     let table = ok(d, &["incident", "timeline", &id]);
@@ -262,7 +274,7 @@ fn hostile_note_text_is_stored_and_printed_with_no_raw_control_bytes() {
     // Every note is one table row: no sample broke a line or moved the cursor.
     assert_eq!(table.lines().count(), 2 + records.len(), "{table}");
     // Stored text is the sanitized text, nothing more and nothing less.
-    for (r, sample) in records[1..]
+    for (r, sample) in records[2..]
         .iter()
         .zip(HOSTILE_SAMPLES.iter().filter(|s| !s.contains('\0')))
     {

@@ -4,10 +4,13 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod github_mock;
+    pub mod prometheus;
 }
 
+mod errors;
 mod export_cli;
 mod github_cli;
+mod grafana_import;
 mod incident_cli;
 mod incident_socket_cli;
 mod runbook_bad;

@@ -218,3 +218,69 @@ fn walk(p: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `warroom runbook list` run from a directory with no `runbooks/` (an installed warroom):
+/// the shipped runbooks are there; a user's runbook of the same name (in the XDG config dir)
+/// replaces the shipped one and the list says where each comes from.
+#[test]
+fn runbooks_are_found_from_any_directory_and_a_users_own_wins() {
+    let data = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config_home = home.path().join("config");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_warroom"))
+            .args(args)
+            .arg("--data-dir")
+            .arg(data.path())
+            .arg("--log-file")
+            .arg(data.path().join("warroom.log"))
+            .current_dir(elsewhere.path())
+            .env("XDG_CONFIG_HOME", &config_home)
+            .env("HOME", home.path())
+            .env_remove("WARROOM_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let list = run(&["runbook", "list"]);
+    assert!(list.status.success(), "{}", text(&list));
+    let shown = String::from_utf8_lossy(&list.stdout).to_string();
+    let shipped = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .count();
+    let built_in = shown.lines().filter(|l| l.ends_with("[built in]")).count();
+    assert_eq!(
+        built_in, shipped,
+        "every shipped runbook, built in:\n{shown}"
+    );
+    assert!(shown.contains("pool-exhaustion"), "{shown}");
+
+    // A user's own shed-load in the XDG config dir wins, and the list says so.
+    let mine = config_home.join("warroom/runbooks");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(
+        mine.join("shed-load.toml"),
+        "name = \"shed-load\"\ndescription = \"our own shedding\"\n[[step]]\nid = \"n\"\nkind = \"note\"\ntext = \"hi\"\n",
+    )
+    .unwrap();
+    let list = run(&["runbook", "list"]);
+    let shown = String::from_utf8_lossy(&list.stdout).to_string();
+    let shed: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("shed-load "))
+        .collect();
+    assert_eq!(shed.len(), 1, "{shown}");
+    assert!(
+        shed[0].contains("our own shedding") && shed[0].contains("shed-load.toml"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("note: shed-load is your own; it replaces the built-in one"),
+        "{shown}"
+    );
+    // The plan of a shipped runbook works from here too.
+    let plan = run(&["runbook", "plan", "disable-retries"]);
+    assert!(plan.status.success(), "{}", text(&plan));
+}

@@ -66,6 +66,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         github: None,
         serve: false,
         follow: None,
+        discovery: None,
     };
     let (store2, id2) = (store.clone(), id.clone());
     // Several more polls of the same alert once it is recorded.

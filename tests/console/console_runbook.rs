@@ -180,6 +180,7 @@ async fn console(
         github: None,
         serve: false,
         follow: None,
+        discovery: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

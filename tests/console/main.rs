@@ -12,6 +12,8 @@ mod support {
     pub mod journey_record;
     pub mod procstat;
     pub mod prometheus;
+    pub mod realstack;
+    pub mod realstack_presets;
     pub mod sim;
     pub mod tmux;
 }
@@ -24,6 +26,7 @@ mod console_tmux;
 mod demo_tmux;
 mod gameday_tmux;
 mod journey_tmux;
+mod open_realstack;
 mod open_tmux;
 mod publish_console;
 mod replay_tmux;

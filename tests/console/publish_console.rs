@@ -124,6 +124,7 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
         }),
         serve: false,
         follow: None,
+        discovery: None,
     };
     run_console(model, services, 120, Duration::from_secs(40), drive).await
 }

@@ -63,6 +63,7 @@ fn answer(series: Vec<Series>) -> Result<QueryAnswer, SourceError> {
         warnings: vec![],
         bytes: 0,
         infos: vec![],
+        result_type: None,
     })
 }
 
@@ -105,6 +106,7 @@ fn model(width: u16, height: u16) -> Model {
         warnings: vec!["1 of 3 shards did not answer".into()],
         bytes: 0,
         infos: vec![],
+        result_type: None,
     };
     partial.warnings.truncate(1);
     deliver(&mut m, 2, Ok(partial), t0());

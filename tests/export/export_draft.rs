@@ -152,7 +152,12 @@ fn the_draft_is_commonmark_with_the_house_tables_and_header() {
             _ => None,
         })
         .collect();
-    assert_eq!(links.len(), 9, "{links:?}");
+    // Every panel but the request rate, which never moved.
+    assert_eq!(links.len(), 8, "{links:?}");
+    assert!(
+        !links.iter().any(|l| l.contains("request-rate")),
+        "{links:?}"
+    );
     assert!(
         links
             .iter()
@@ -165,8 +170,22 @@ fn figures_match_the_curves_the_snapshots_were_made_from() {
     let dir = tempfile::tempdir().unwrap();
     let (store, id) = incident::build(&dir.path().join("data"), &[], true);
     let recs = store.read(&id).unwrap().records;
-    let snaps = warroom::incident::snapshot::read_all(&store.snapshots_dir(&id)).unwrap();
-    let facts = postmortem::facts::compute(&id.to_string(), &recs, &snaps, incident::TZ);
+    let snap_dir = store.snapshots_dir(&id);
+    let snaps = warroom::incident::snapshot::read_all(&snap_dir).unwrap();
+    let facts_snaps =
+        warroom::incident::snapshot::read_all(&warroom::incident::snapshot::facts_dir(&snap_dir))
+            .unwrap();
+    let facts = postmortem::facts::compute_from(
+        &id.to_string(),
+        &postmortem::facts::Evidence {
+            records: &recs,
+            panels: &snaps,
+            facts: &facts_snaps,
+            rules: None,
+        },
+        incident::TZ,
+        postmortem::timeline::Mode::Folded,
+    );
     let (from, to) = (
         incident::at("07:18").timestamp() as f64,
         incident::at("08:53").timestamp() as f64,
@@ -189,42 +208,71 @@ fn figures_match_the_curves_the_snapshots_were_made_from() {
         "{lat:?}"
     );
     assert_eq!(s.pool_saturation.as_ref().unwrap().text, "100%");
+    // User requests: made and failed, from the counters, against the curves.
+    let c = &facts.customer;
+    let made = (to - from) * incident::RPS;
     let failed: f64 = secs
         .iter()
-        .map(|x| incident::error_ratio(*x) * incident::RPS)
+        .map(|x| incident::user_failure(*x) * incident::RPS)
         .sum();
-    let est = s.failed_requests.as_ref().unwrap();
-    assert!(close(est.value, failed), "{} vs {failed}", est.value);
+    let got = c.requests.as_ref().unwrap().value;
+    assert!(close(got, made), "{got} vs {made}");
+    let got = c.failed.as_ref().unwrap().value;
+    assert!(close(got, failed), "{got} vs {failed}");
+    // The worst minute: the curve's highest user failure share (81 % / 2 at 08:00).
+    let worst = c.worst_minute.as_ref().unwrap();
+    assert!(
+        (worst.value - max(incident::user_failure)).abs() < 0.01,
+        "{worst:?}"
+    );
+    assert_eq!(c.headline.map(|h| h.as_str()), Some("Partial Outage"));
     let impact = facts.impact.as_ref().unwrap();
     assert_eq!(
         (
             impact.start.clock.as_str(),
-            impact.end.as_ref().unwrap().clock.as_str()
+            impact.end.as_ref().unwrap().clock.as_str(),
+            impact.duration.as_deref()
         ),
-        ("07:18", "08:53")
+        ("07:18", "08:53", Some("1 hour 35 minutes"))
     );
     assert_eq!(impact.source, "signals");
-    // Detection: the first crossing (latency, 07:12), the alert 9 minutes later, opened at 07:25.
+    // Detection: the first crossing (latency, 07:12, six minutes before the impact), the alert
+    // three minutes after the impact began, the incident opened at 07:25.
     let d = &facts.detection;
     assert_eq!(d.first_crossing.as_ref().unwrap().clock, "07:12");
-    assert_eq!(d.alert_after.as_deref(), Some("9 minutes"));
-    assert_eq!(d.opened_after.as_deref(), Some("13 minutes"));
-    // Resolution steps in the order they ran, with outcomes.
+    assert_eq!(d.lead.as_deref(), Some("6 minutes"));
+    assert_eq!(d.alert_after.as_deref(), Some("3 minutes"));
+    assert_eq!(
+        d.first_action_what.as_deref(),
+        Some("opened the incident"),
+        "{d:?}"
+    );
+    assert_eq!(d.action_after.as_deref(), Some("7 minutes"));
+    // The steps in the order they ran, by title (none recorded: the id in words), with
+    // outcomes.
     let steps: Vec<(String, String)> = facts
         .resolution
         .iter()
-        .map(|s| (s.step.clone(), s.outcome.clone()))
+        .map(|s| (s.title.clone(), s.outcome.clone()))
         .collect();
     assert_eq!(
         steps,
         [
-            ("rollback", "succeeded"),
-            ("gateway-off", "succeeded"),
-            ("restart", "failed"),
-            ("restart", "succeeded")
+            ("Rollback", "succeeded"),
+            ("Gateway off", "succeeded"),
+            ("Restart", "failed"),
+            ("Restart", "succeeded")
         ]
         .map(|(a, b)| (a.to_string(), b.to_string()))
     );
+    // The recovery began after the restarts (08:30): they are credited, not the rollback.
+    let credited: Vec<&Vec<String>> = facts
+        .responses
+        .iter()
+        .filter(|r| r.credited)
+        .map(|r| &r.titles)
+        .collect();
+    assert_eq!(credited, [&vec!["Restart".to_string()]]);
     // Corrections applied: the corrected note replaced, the retracted one gone.
     assert_eq!(
         facts.notes.impact,
@@ -236,13 +284,13 @@ fn figures_match_the_curves_the_snapshots_were_made_from() {
             .iter()
             .all(|r| r.event != "typo" && !r.event.contains("90%"))
     );
-    // Noise collapsed: two alert series, one firing row and one resolved row.
+    // Noise folded: two alert series, one firing row; the full record has the resolution too.
     let alert_rows = facts
         .timeline
         .iter()
         .filter(|r| r.event.contains("PlannerHigh503"))
         .count();
-    assert_eq!(alert_rows, 2);
+    assert_eq!(alert_rows, 1);
 }
 
 #[test]
@@ -289,7 +337,7 @@ fn the_default_output_is_the_incidents_exports_dir() {
     let exports = store.exports_dir(&id);
     assert_eq!(report.written[0], exports.join("postmortem.md"));
     assert!(exports.join("charts/error-ratio.svg").is_file());
-    assert_eq!(report.written.len(), 10);
+    assert_eq!(report.written.len(), 9);
 }
 
 #[test]
@@ -297,8 +345,9 @@ fn the_status_page_lists_each_stage_with_its_time() {
     let dir = tempfile::tempdir().unwrap();
     let (out, _) = export_to(dir.path(), Format::Status, &[], true);
     let text = std::fs::read_to_string(out.join("status.md")).unwrap();
+    // At the worst minute 40 % of user requests failed (the attempts' 81 % counts retries).
     assert!(
-        text.starts_with("Major Outage\n\nUpdate timeline\n"),
+        text.starts_with("Partial Outage\n\nUpdate timeline\n"),
         "{text}"
     );
     let stages: Vec<&str> = text
@@ -318,11 +367,22 @@ fn the_status_page_lists_each_stage_with_its_time() {
         "{text}"
     );
     assert!(text.contains("**Root cause** A deploy applied"), "{text}");
-    // Each update is its own list item: a blank line before the next, none at the end.
+    // Built from the facts, for customers: the users' failed requests, no internal title.
     assert!(
-        text.contains("(1 hour 35 minutes).\n\n5. postmortem"),
+        text.contains(
+            "From 07:18 to 08:53 local time (1 hour 35 minutes), 2,240,854 of 8,550,000 \
+             requests to Web trip planner, mobile applications and public journey-planning API \
+             (26%) failed."
+        ),
         "{text}"
     );
+    assert!(!text.contains("Journey planner outage"), "{text}");
+    assert!(
+        text.contains("**Initial response** The team took these steps: Rollback at 08:03"),
+        "{text}"
+    );
+    // Each update is its own list item: a blank line before the next, none at the end.
+    assert!(text.contains("(26%) failed.\n\n5. postmortem"), "{text}");
     assert!(text.ends_with("backoff and jitter.\n"), "{text}");
 }
 
@@ -336,7 +396,9 @@ fn json_carries_the_facts_and_the_lint() {
     assert_eq!(v["impact"]["start"]["utc"], "2026-07-17T06:18:00Z");
     assert_eq!(v["signals"]["error_ratio"]["text"], "81%");
     assert_eq!(v["actions"][1]["owner"], serde_json::Value::Null);
-    assert_eq!(v["resolution"][0]["at"], "2026-07-17T07:14:00Z");
+    assert_eq!(v["resolution"][0]["at"], "2026-07-17T07:03:00Z");
+    assert_eq!(v["resolution"][0]["title"], "Rollback");
+    assert_eq!(v["customer"]["failed_share"]["text"], "26%");
     assert_eq!(v["timeline"][0]["at"], "2026-07-17T05:52:00Z");
     assert!(
         v["lint"]

@@ -89,8 +89,33 @@ fn missing_snapshots_are_taken_from_prometheus_and_feed_the_draft() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("captured 8 panel snapshot(s)"), "{stderr}");
     let snaps = d.join("incidents").join(&id).join("snapshots");
-    let files = std::fs::read_dir(&snaps).unwrap().count();
-    assert_eq!(files, 8);
+    let json = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count()
+    };
+    assert_eq!(json(&snaps), 8);
+    // The draft's fact queries beside them (not among them: only panels are there), answered
+    // by the real Prometheus: the user-request counter the simulator exports has a series.
+    assert_eq!(std::fs::read_dir(&snaps).unwrap().count(), 8);
+    let facts = warroom::incident::snapshot::facts_dir(&snaps);
+    assert_eq!(json(&facts), 5);
+    let users = warroom::incident::snapshot::read_all(&facts)
+        .unwrap()
+        .into_iter()
+        .find(|s| s.title == warroom::incident::snapshot::fact::USER_REQUESTS)
+        .unwrap();
+    assert!(
+        users.series.iter().any(|s| s.points.len() >= 2),
+        "{users:?}"
+    );
     let v: serde_json::Value = serde_json::from_slice(
         &std::fs::read(d.join("incidents").join(&id).join("exports/facts.json")).unwrap(),
     )

@@ -39,13 +39,21 @@ async fn publishing_twice_gives_the_same_issues_and_one_pull_request() {
     let writes_second = mock.log().iter().filter(|l| l.is_write()).count() - writes_first;
     assert_eq!(writes_second, 0, "nothing changed, so nothing is written");
 
+    // The journal had no global id: the first publication gave it one, recorded.
+    let publication = warroom::github::publication::Publication::load(&store, &id).unwrap();
+    let uid = publication
+        .uid
+        .clone()
+        .expect("a global id after publishing");
+    let summary = warroom::incident::summary::summarize(&store.read(&id).unwrap().records);
+    assert_eq!(summary.uid.as_deref(), Some(uid.as_str()));
     let st = mock.state.lock().unwrap();
     assert_eq!(st.prs().len(), 1);
     assert_eq!(st.plain_issues().len(), 3);
     let pr = st.prs()[0];
     let file = String::from_utf8(
         st.files[&(
-            format!("warroom/postmortem-{id}"),
+            format!("warroom/postmortem-{id}-{}", &uid[..12]),
             format!(
                 "postmortems/{}-journey-planner-outage.md",
                 id.to_string().get(..10).unwrap()
@@ -61,7 +69,7 @@ async fn publishing_twice_gives_the_same_issues_and_one_pull_request() {
     );
     for (item, obj) in &outcome.items {
         let issue = st.issues.iter().find(|i| i.number == obj.number).unwrap();
-        assert!(Marker::action(&id.to_string(), item).is_in(&issue.body));
+        assert!(Marker::action(&id.to_string(), Some(&uid), item).is_in(&issue.body));
         assert!(
             issue
                 .body
@@ -265,9 +273,13 @@ async fn a_create_answered_502_after_it_succeeded_yields_exactly_one_issue() {
             Target::Pr => "postmortem-pr",
             Target::Issue => "postmortem",
         };
+        let uid = warroom::github::publication::Publication::load(&store, &id)
+            .unwrap()
+            .uid;
         for key in [pm, "action:AI-1", "action:AI-2", "action:AI-3"] {
             let marker = warroom::github::marker::Marker {
                 incident: id.to_string(),
+                uid: uid.clone(),
                 key: key.into(),
             };
             let copies = st.issues.iter().filter(|i| marker.is_in(&i.body)).count();

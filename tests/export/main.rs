@@ -12,10 +12,15 @@ mod support {
 
 mod export_draft;
 mod export_gameday;
+mod export_identity;
 mod export_output;
 mod export_prometheus;
 mod export_rehearsal;
+mod export_scenarios;
+mod export_suggestions;
+mod export_words;
 mod github_changes;
+mod github_identity;
 mod github_limits;
 mod github_outbox;
 mod github_publish;

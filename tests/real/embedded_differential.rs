@@ -77,6 +77,23 @@ const EXTRA: &[&str] = &[
     "(sum(rate(app_logical_requests_total[5s])) + sum(rate(app_retries_total[5s]))) / sum(rate(app_logical_requests_total[5s]))",
     "min(db_pool_connections_in_use / db_pool_connections_max)",
     "{__name__=~\"app_instance_up|app_retry_enabled\"}",
+    // Subqueries and the functions added for issue 21, over series that go stale.
+    "max_over_time(rate(app_requests_total[5s])[10s:])",
+    "max_over_time(sum(rate(app_requests_total[5s]))[10s:2s])",
+    "avg_over_time(db_pool_connections_in_use[6s:1s] offset 2s)",
+    "rate(sum(process_restarts_total)[10s:1s])",
+    "absent_over_time(app_instance_up{pod=\"api-0\"}[3s])",
+    "present_over_time(app_instance_up[3s])",
+    "timestamp(app_instance_up)",
+    "label_join(app_build_info, \"id\", \"/\", \"service\", \"version\")",
+    "deriv(queue_depth[10s])",
+    "predict_linear(queue_depth[10s], 60)",
+    "stddev_over_time(db_pool_connections_in_use[5s])",
+    "stdvar_over_time(db_pool_connections_in_use[5s])",
+    "count_values(\"pool\", db_pool_connections_max)",
+    "sort_desc(db_pool_connections_in_use)",
+    "minute(timestamp(app_instance_up))",
+    "sin(queue_depth) + pi()",
 ];
 
 fn get_json(port: u16, path: &str) -> serde_json::Value {
@@ -321,7 +338,11 @@ async fn every_dashboard_and_runbook_query_matches_prometheus() {
         }
     }
     let first = *scrapes.keys().next().expect("Prometheus scraped something") as f64 / 1000.0;
-    let store = EmbeddedSource::default();
+    // This Prometheus's evaluation_interval (the step of `x[10s:]`) is its scrape interval;
+    // it is 2.42, which extrapolates rate() as before 2.51 (new 5xx series start small).
+    let store = EmbeddedSource::default()
+        .with_subquery_step(Duration::from_secs(1))
+        .with_legacy_extrapolation();
     for (t, samples) in scrapes {
         store.ingest_series(t as f64 / 1000.0, samples);
     }

@@ -10,7 +10,6 @@
 
 use crate::support::journey;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 use warroom::incident::Event;
 use warroom::incident::event::{StepState, Tag};
@@ -59,12 +58,18 @@ fn a_headless_gameday_recovers_with_pool_exhaustion_and_records_the_incident() {
             "P2",
         ],
     );
+    // Output goes to files, not pipes: the report (the simulator's record at every scrape) is
+    // larger than a pipe holds, and the child would block on a full one.
+    let (out_path, err_path) = (
+        dir.path().join("gameday.out"),
+        dir.path().join("gameday.err"),
+    );
     let mut child = journey::warroom(dir.path())
         .args(["gameday", "planner-peak", "--headless", "--speed", "30"])
         .args(["--play", "pool-exhaustion@+3m", "--for", "30m", "--json"])
         .args(["--incident", &id])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
     let began = Instant::now();
@@ -76,14 +81,11 @@ fn a_headless_gameday_recovers_with_pool_exhaustion_and_records_the_incident() {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let r: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON score ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    child.wait().unwrap();
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let r: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("no JSON score ({e}): {stdout}\n{stderr}"));
     eprintln!("score: {}", r["score"]);
     ok(dir.path(), &["incident", "status", &id, "resolved"]);
 

@@ -3,12 +3,19 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod expect;
+    pub mod expected_presets;
+    pub mod expositions;
     pub mod journey;
     pub mod prometheus;
+    pub mod promql_corpus;
+    pub mod realstack;
+    pub mod realstack_presets;
     pub mod sim;
     pub mod tmux;
 }
 
+mod embedded_conformance;
 mod embedded_differential;
 mod embedded_http;
 mod embedded_source;
@@ -16,9 +23,13 @@ mod gameday_headless;
 mod gameday_prometheus;
 mod hostile_labels;
 mod journey_gameday;
+mod presets_engines;
+mod presets_fixtures;
+mod presets_realstack;
 mod prometheus_fuzz;
 mod prometheus_mock;
 mod prometheus_real;
+mod realstack_smoke;
 mod sim_control;
 mod sim_prometheus;
 mod sim_scenarios;

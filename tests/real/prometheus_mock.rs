@@ -392,3 +392,36 @@ async fn a_down_server_is_asked_only_on_the_backoff_schedule() {
     let late = sent_at.iter().filter(|&&t| t >= 30).count();
     assert!(late * 2 < sent_at.len(), "{sent_at:?}");
 }
+
+/// A range query answered with a vector (a proxy, or an engine that ignored the range) is an
+/// error the panel shows as failing, never data drawn as live; an instant query's vector is
+/// its answer.
+#[tokio::test]
+async fn a_range_query_answered_with_a_vector_is_an_error() {
+    let server = MockServer::start().await;
+    Mock::given(path("/api/v1/query_range"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(OK_VECTOR, "application/json"))
+        .mount(&server)
+        .await;
+    answer(
+        &server,
+        ResponseTemplate::new(200).set_body_raw(OK_VECTOR, "application/json"),
+    )
+    .await;
+    let c = client(&server.uri());
+    let e = c
+        .query_range(RangeQuery {
+            query: "up".into(),
+            start: 0.0,
+            end: 60.0,
+            step: 15.0,
+        })
+        .await;
+    match e {
+        Err(SourceError::Malformed(m)) => assert!(m.contains("vector, not a matrix"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let ok = instant(&c).await.expect("an instant vector is an answer");
+    assert_eq!(ok.series.len(), 1);
+    assert_eq!(ok.result_type, Some(warroom::metrics::ResultType::Vector));
+}

@@ -4,17 +4,25 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod prometheus;
+    pub mod realstack;
+    pub mod runbook_run;
     pub mod sim;
 }
 
 mod runbook_batch;
 mod runbook_e2e;
 mod runbook_exec;
+mod runbook_exec_setsid;
 mod runbook_executor;
 mod runbook_gate;
+mod runbook_haproxy;
 mod runbook_http;
 mod runbook_journal;
 mod runbook_journal_faults;
 mod runbook_journal_kill;
 mod runbook_prometheus;
+mod runbook_real;
+mod runbook_real_plan;
 mod runbook_resume;
+mod runbook_safety;
+mod runbook_sql;

@@ -39,11 +39,16 @@ pub struct Panel {
     pub next_due: Option<DateTime<Utc>>,
     /// Bytes received, for the fetch-size benchmark.
     pub bytes_received: u64,
+    /// What an answer with no series means and what to do (`no series for X · warroom
+    /// discover`): the metric the query needs, from the query itself.
+    pub empty_hint: Option<String>,
 }
 
 impl Panel {
     pub fn new(config: PanelConfig) -> Self {
+        let empty_hint = crate::metrics::discover::empty_hint_for_query(&config.query);
         Panel {
+            empty_hint,
             config,
             series: Vec::new(),
             warnings: Vec::new(),

@@ -149,7 +149,8 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::EditorNote => return vec![Effect::EditNote],
         Action::Export => {
             model.notify("exporting the postmortem draft…", false, None);
-            return vec![Effect::Export];
+            let panels = model.panels.iter().map(|p| p.config.clone()).collect();
+            return vec![Effect::Export(panels)];
         }
         _ => return Vec::new(),
     });

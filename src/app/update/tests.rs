@@ -41,6 +41,7 @@ fn ok_answer() -> QueryAnswer {
         warnings: vec![],
         bytes: 100,
         infos: vec![],
+        result_type: None,
     }
 }
 
@@ -387,6 +388,51 @@ fn crossing_a_threshold_records_one_event_each_way() {
         .count();
     // Warn and crit each go up once and come back once.
     assert_eq!((ups, downs), (2, 2), "{recorded:?}");
+}
+
+/// The screen and the journal agree on a reading the panel shows at CRIT, +Inf included, and
+/// on NaN, which neither counts.
+#[test]
+fn an_infinite_reading_is_crit_on_screen_and_a_crossing_in_the_journal_and_nan_is_neither() {
+    for (v, crosses) in [(f64::INFINITY, true), (f64::NAN, false)] {
+        let mut m = with_incident();
+        let at = t0();
+        m.now = at;
+        let mut a = ok_answer();
+        a.series[0].points = vec![Point { t: 1.0, v }];
+        m.panels[0].latest_in_flight = true;
+        let pass = m.source.health.admit(at).unwrap();
+        let effects = update(
+            &mut m,
+            Msg::Latest {
+                panel: 0,
+                pass,
+                result: Ok(a),
+                at,
+            },
+        );
+        let recorded: Vec<f64> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Record {
+                    event: Event::ThresholdCrossed { value, .. },
+                    ..
+                } => Some(*value),
+                _ => None,
+            })
+            .collect();
+        let on_screen = m.panels[0].current().map(|c| m.panels[0].level(c));
+        if crosses {
+            assert_eq!(on_screen, Some(crate::app::panes::panel::Level::Crit));
+            assert!(
+                !recorded.is_empty() && recorded.iter().all(|r| *r == f64::INFINITY),
+                "{recorded:?}"
+            );
+        } else {
+            assert_eq!(on_screen, None, "NaN has no level");
+            assert!(recorded.is_empty(), "{recorded:?}");
+        }
+    }
 }
 
 fn crossing(seq: u64, panel: &str, direction: crate::incident::event::Direction) -> Record {

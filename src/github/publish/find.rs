@@ -36,10 +36,14 @@ impl Publisher<'_> {
                 continue;
             };
             let marker = Marker {
-                incident: Marker::postmortem(&p.incident).incident,
                 key,
+                ..p.postmortem_marker()
             };
-            let ours = issue["body"].as_str().is_some_and(|b| marker.is_in(b));
+            // Known from this incident's own outbox: its marker, or the one it had before
+            // incidents had a global id.
+            let ours = issue["body"]
+                .as_str()
+                .is_some_and(|b| marker.is_in(b) || marker.legacy().is_in(b));
             if issue["state"] != "open" || !ours {
                 continue;
             }
@@ -59,8 +63,13 @@ impl Publisher<'_> {
     ) -> Result<Object, PublishError> {
         if let Some(o) = self.known.get(key).cloned() {
             let path = format!("{}/issues/{}", self.r(), o.number);
+            // What this incident's own outbox recorded is ours even with the marker it had
+            // before incidents had a global id (publishing now rewrites it). A legacy marker
+            // found by searching could be any incident's with the same local id: never trusted.
             if let Some(issue) = self.gh.get(&path).await?
-                && issue["body"].as_str().is_some_and(|b| marker.is_in(b))
+                && issue["body"]
+                    .as_str()
+                    .is_some_and(|b| marker.is_in(b) || marker.legacy().is_in(b))
             {
                 return Ok(o);
             }

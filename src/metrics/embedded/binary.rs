@@ -2,12 +2,12 @@
 //! (`on`, `ignoring`, `group_left`, `group_right`) and the set operators `and`, `or`, `unless`,
 //! with Prometheus's rules for which labels survive.
 
-use super::eval::{Elem, EvalError, Evaluator, Value};
+use super::eval::{Elem, EvalError, Evaluator, Value, drop_names};
 use crate::metrics::Labels;
 use promql_parser::parser::{BinModifier, BinaryExpr, LabelModifier, VectorMatchCardinality};
 use std::collections::{HashMap, HashSet};
 
-pub fn binary(ev: &Evaluator<'_>, b: &BinaryExpr, t: i64) -> Result<Value, EvalError> {
+pub fn binary<'a>(ev: &Evaluator<'a>, b: &BinaryExpr, t: i64) -> Result<Value<'a>, EvalError> {
     let op = b.op.to_string();
     let lhs = ev.eval(&b.lhs, t)?;
     let rhs = ev.eval(&b.rhs, t)?;
@@ -78,7 +78,7 @@ fn vector_scalar(
     s: f64,
     scalar_on_left: bool,
     return_bool: bool,
-) -> Result<Value, EvalError> {
+) -> Result<Value<'static>, EvalError> {
     let mut out = Vec::with_capacity(els.len());
     for e in els {
         let (l, r) = if scalar_on_left { (s, e.v) } else { (e.v, s) };
@@ -92,12 +92,13 @@ fn vector_scalar(
         } else if !keep {
             continue;
         }
-        let labels = if !is_comparison(op) || return_bool {
-            drop_name(e.labels)
-        } else {
-            e.labels
-        };
-        out.push(Elem { labels, v });
+        out.push(Elem {
+            labels: e.labels,
+            v,
+        });
+    }
+    if !is_comparison(op) || return_bool {
+        out = drop_names(out)?;
     }
     Ok(Value::Vector(out))
 }
@@ -164,6 +165,10 @@ fn vector_vector(
         card,
         Some(VectorMatchCardinality::ManyToOne(_) | VectorMatchCardinality::OneToMany(_))
     );
+    // Nothing can match: Prometheus answers before it looks for duplicates.
+    if l.is_empty() || r.is_empty() {
+        return Ok(Vec::new());
+    }
     // The "one" side is indexed; with group_right it is the left.
     let (many, one) = if one_to_many { (r, l) } else { (l, r) };
     let mut index: HashMap<Labels, Elem> = HashMap::new();
@@ -212,7 +217,7 @@ fn vector_vector(
             };
             if !inserted.insert(sig) {
                 return Err(EvalError::Execution(format!(
-                    "multiple matches for labels in \"{op}\": grouping labels must ensure unique matches"
+                    "multiple matches for labels in \"{op}\": many-to-one matching must be explicit (group_left/group_right)"
                 )));
             }
         }
@@ -225,6 +230,11 @@ fn vector_vector(
                     labels.remove(name);
                 }
             }
+        }
+        if !one_to_one && !inserted.insert(labels.clone()) {
+            return Err(EvalError::Execution(format!(
+                "multiple matches for labels in \"{op}\": grouping labels must ensure unique matches"
+            )));
         }
         out.push(Elem { labels, v });
     }

@@ -29,14 +29,19 @@ pub fn bucket_quantile(q: f64, buckets: &mut Vec<(f64, f64)>) -> f64 {
             false
         }
     });
-    // Counts may go down by a float rounding after rate(): keep them monotonic.
-    let mut max = f64::NEG_INFINITY;
-    for b in buckets.iter_mut() {
-        if b.1 > max {
-            max = b.1;
-        } else if b.1 < max {
-            b.1 = max;
+    // Counts may go down by a float rounding after rate(): keep them monotonic, and treat
+    // counts within a relative 1e-12 of the previous as equal (Prometheus 2.55).
+    let mut prev = buckets[0].1;
+    for b in buckets.iter_mut().skip(1) {
+        let curr = b.1;
+        if curr == prev {
+            continue;
         }
+        if almost_equal(prev, curr, 1e-12) || curr < prev {
+            b.1 = prev;
+            continue;
+        }
+        prev = curr;
     }
     if buckets.len() < 2 {
         return f64::NAN;
@@ -61,6 +66,20 @@ pub fn bucket_quantile(q: f64, buckets: &mut Vec<(f64, f64)>) -> f64 {
         rank -= buckets[b - 1].1;
     }
     start + (end - start) * (rank / count)
+}
+
+/// Prometheus's `almost.Equal`: relative difference under `epsilon` (NaN equals NaN).
+pub fn almost_equal(a: f64, b: f64, epsilon: f64) -> bool {
+    if a.is_nan() && b.is_nan() || a == b {
+        return true;
+    }
+    let min_normal = f64::MIN_POSITIVE;
+    let abs_sum = a.abs() + b.abs();
+    let diff = (a - b).abs();
+    if a == 0.0 || b == 0.0 || abs_sum < min_normal {
+        return diff < epsilon * min_normal;
+    }
+    diff / abs_sum.min(f64::MAX) < epsilon
 }
 
 #[cfg(test)]

@@ -1,12 +1,23 @@
 //! The in-process sample store: one sorted run of `(milliseconds, value)` points per series,
-//! staleness markers where a series leaves a scrape (as Prometheus writes them), and a
-//! retention beyond which old points are pruned so a long rehearsal stays bounded.
+//! and a retention beyond which old points are pruned so a long rehearsal stays bounded.
+//!
+//! Staleness is written as Prometheus writes it. A scrape ([`Store::ingest_scrape`]) ends every
+//! series that was in the previous scrape but is missing from this one with a staleness marker,
+//! so the series disappears at once instead of five minutes later. A sample appended on its own
+//! ([`Store::append`]) touches no other series: a series that simply has no sample for a while
+//! (a gap) is still answered from its last sample within the lookback. An explicit marker can be
+//! written with [`Store::mark_stale`].
 
 use crate::metrics::Labels;
 use std::collections::HashMap;
 
 /// Prometheus's staleness marker: a NaN with this exact bit pattern means "the series ended".
 pub const STALE_NAN_BITS: u64 = 0x7ff0_0000_0000_0002;
+
+/// The staleness marker as a value, for [`Store::append`].
+pub fn stale_marker() -> f64 {
+    f64::from_bits(STALE_NAN_BITS)
+}
 
 /// Whether `v` is the staleness marker (not just any NaN).
 pub fn is_stale(v: f64) -> bool {
@@ -18,6 +29,8 @@ pub fn is_stale(v: f64) -> bool {
 pub struct StoredSeries {
     pub labels: Labels,
     pub points: Vec<(i64, f64)>,
+    /// Whether any point is a staleness marker, so windows without one can be lent as they are.
+    pub has_stale: bool,
 }
 
 impl StoredSeries {
@@ -72,7 +85,7 @@ impl Store {
         }
         let mut seen = Vec::new();
         for (labels, v) in samples {
-            self.append(&labels, t_ms, v);
+            self.push(&labels, t_ms, v);
             seen.push(labels);
         }
         let gone: Vec<Labels> = {
@@ -84,9 +97,32 @@ impl Store {
                 .collect()
         };
         for labels in gone {
-            self.append(&labels, t_ms, f64::from_bits(STALE_NAN_BITS));
+            self.push(&labels, t_ms, stale_marker());
         }
         self.last_scrape = seen;
+        self.advance(t_ms);
+    }
+
+    /// Append one sample as Prometheus's appender takes it, outside any scrape: no other series
+    /// is touched, so a series without samples for a while is a gap, not stale. `v` may be
+    /// [`stale_marker`]. A sample at or before its series' newest is refused (`false`), as
+    /// Prometheus refuses out-of-order samples.
+    pub fn append(&mut self, labels: &Labels, t_ms: i64, v: f64) -> bool {
+        let accepted = self.push(labels, t_ms, v);
+        if accepted && self.newest.is_none_or(|n| t_ms > n) {
+            self.advance(t_ms);
+        }
+        accepted
+    }
+
+    /// End a series at `t_ms` with a staleness marker (what a scrape writes for a series that
+    /// left it). `false` when the series has a sample at or after `t_ms`.
+    pub fn mark_stale(&mut self, labels: &Labels, t_ms: i64) -> bool {
+        self.append(labels, t_ms, stale_marker())
+    }
+
+    /// Move the newest time forward and prune what falls out of the retention.
+    fn advance(&mut self, t_ms: i64) {
         self.newest = Some(t_ms);
         let cutoff = t_ms.saturating_sub(self.retention_ms);
         if self
@@ -98,22 +134,26 @@ impl Store {
         }
     }
 
-    fn append(&mut self, labels: &Labels, t_ms: i64, v: f64) {
+    fn push(&mut self, labels: &Labels, t_ms: i64, v: f64) -> bool {
         if let Some((name, i)) = self.index.get(labels)
             && let Some(s) = self.by_name.get_mut(name).and_then(|v| v.get_mut(*i))
         {
-            if s.points.last().is_none_or(|p| p.0 < t_ms) {
-                s.points.push((t_ms, v));
+            if s.points.last().is_some_and(|p| p.0 >= t_ms) {
+                return false;
             }
-            return;
+            s.points.push((t_ms, v));
+            s.has_stale |= is_stale(v);
+            return true;
         }
         let name = labels.get("__name__").cloned().unwrap_or_default();
         let list = self.by_name.entry(name.clone()).or_default();
         list.push(StoredSeries {
             labels: labels.clone(),
             points: vec![(t_ms, v)],
+            has_stale: is_stale(v),
         });
         self.index.insert(labels.clone(), (name, list.len() - 1));
+        true
     }
 
     /// Drop points before `cutoff_ms`, and series left with none.
@@ -124,6 +164,7 @@ impl Store {
                 let n = s.points.partition_point(|p| p.0 < cutoff_ms);
                 if n > 0 {
                     s.points.drain(..n);
+                    s.has_stale = s.points.iter().any(|p| is_stale(p.1));
                     emptied |= s.points.is_empty();
                 }
             }
@@ -145,7 +186,7 @@ impl Store {
     /// The series of one metric name (all of them when `name` is `None`).
     pub fn series_named<'a>(
         &'a self,
-        name: Option<&'a str>,
+        name: Option<&str>,
     ) -> Box<dyn Iterator<Item = &'a StoredSeries> + 'a> {
         match name {
             Some(n) => Box::new(self.by_name.get(n).into_iter().flatten()),

@@ -6,8 +6,11 @@
 //! here: retrying is the caller's decision, through `metrics::health` and its backoff.
 
 use super::errors::error_from_reply;
+use super::labels::{LabelList, parse_label_list};
 use super::parse::{self, Envelope, MAX_BODY, clean_message, malformed_2xx, parse_answer};
-use crate::metrics::source::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
+use crate::metrics::source::{
+    InstantQuery, QueryAnswer, RangeQuery, ResultType, Source, SourceError,
+};
 use crate::sanitize;
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -145,8 +148,89 @@ impl PrometheusClient {
         .boxed()
     }
 
-    /// The `timeout` parameter sent to the server: a little under our own deadline, so the
-    /// server gives up first and says so (`errorType: timeout`) instead of us guessing.
+    /// `GET /api/v1/label/<label>/values`: the values of one label on the series matching any
+    /// of `matchers` (all series when empty) between `start` and `end` (Unix seconds). `limit`
+    /// is sent for servers that honour it (Prometheus ≥ 2.51, VictoriaMetrics); the body is
+    /// refused beyond `max_bytes` whatever the server does. Label values have no POST form.
+    pub fn label_values(
+        &self,
+        label: &str,
+        matchers: &[String],
+        range: Option<(f64, f64)>,
+        limit: Option<usize>,
+        max_bytes: usize,
+    ) -> BoxFuture<'static, Result<LabelList, SourceError>> {
+        // A name that is not a label never leaves: it would only be a wasted round trip (or,
+        // with `/` or `..`, another endpoint).
+        let valid = !label.is_empty()
+            && !label.starts_with(|c: char| c.is_ascii_digit())
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            let shown = sanitize::sanitize(label, false, 80).into_owned();
+            return async move {
+                Err(SourceError::Api {
+                    error_type: "bad_data".into(),
+                    message: format!("\"{shown}\" is not a label name"),
+                })
+            }
+            .boxed();
+        }
+        let endpoint = format!("api/v1/label/{}/values", url_path_segment(label));
+        self.list(endpoint, matchers, range, limit, max_bytes)
+    }
+
+    /// `GET /api/v1/labels`: the label names on the series matching any of `matchers`, with
+    /// the same range, limit and byte bound as [`Self::label_values`].
+    pub fn label_names(
+        &self,
+        matchers: &[String],
+        range: Option<(f64, f64)>,
+        limit: Option<usize>,
+        max_bytes: usize,
+    ) -> BoxFuture<'static, Result<LabelList, SourceError>> {
+        self.list("api/v1/labels".into(), matchers, range, limit, max_bytes)
+    }
+
+    fn list(
+        &self,
+        endpoint: String,
+        matchers: &[String],
+        range: Option<(f64, f64)>,
+        limit: Option<usize>,
+        max_bytes: usize,
+    ) -> BoxFuture<'static, Result<LabelList, SourceError>> {
+        let mut params: Vec<(&'static str, String)> =
+            matchers.iter().map(|m| ("match[]", m.clone())).collect();
+        if let Some((start, end)) = range {
+            params.push(("start", fmt_time(start)));
+            params.push(("end", fmt_time(end)));
+        }
+        if let Some(l) = limit {
+            params.push(("limit", l.to_string()));
+        }
+        let inner = self.inner.clone();
+        let max_bytes = max_bytes.min(MAX_BODY);
+        async move {
+            let r = inner
+                .send_capped(
+                    &endpoint,
+                    reqwest::Method::GET,
+                    Body::Params(params),
+                    max_bytes,
+                )
+                .await?;
+            parse_label_list(
+                r.status,
+                r.content_type.as_deref(),
+                r.retry_after
+                    .as_deref()
+                    .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+                &r.body,
+            )
+        }
+        .boxed()
+    }
+
     /// Send a query to `path` and parse whatever comes back into an answer or an error.
     fn ask(
         &self,
@@ -166,6 +250,8 @@ impl PrometheusClient {
         .boxed()
     }
 
+    /// The `timeout` parameter sent to the server: a little under our own deadline, so the
+    /// server gives up first and says so (`errorType: timeout`) instead of us guessing.
     fn server_timeout(&self) -> String {
         let t = self.inner.timeout;
         let margin = (t / 10).min(Duration::from_secs(1));
@@ -180,6 +266,9 @@ impl PrometheusClient {
         }
     }
 }
+
+/// Most label values a caller that shows or substitutes them should ask for (`limit`).
+pub const MAX_LABEL_VALUES: usize = 10_000;
 
 fn parse_buildinfo(r: &Reply) -> Result<BuildInfo, SourceError> {
     if !(200..300).contains(&r.status) {
@@ -213,12 +302,23 @@ impl Inner {
         method: reqwest::Method,
         body: Body,
     ) -> Result<Reply, SourceError> {
+        self.send_capped(endpoint, method, body, MAX_BODY).await
+    }
+
+    /// [`Self::send`], refusing a body larger than `max_bytes`.
+    async fn send_capped(
+        &self,
+        endpoint: &str,
+        method: reqwest::Method,
+        body: Body,
+        max_bytes: usize,
+    ) -> Result<Reply, SourceError> {
         let url = self
             .base
             .join(endpoint)
             .map_err(|e| SourceError::Unreachable(format!("bad endpoint URL: {e}")))?;
         let deadline = self.timeout;
-        match tokio::time::timeout(deadline, self.send_within(url, method, body)).await {
+        match tokio::time::timeout(deadline, self.send_within(url, method, body, max_bytes)).await {
             Ok(r) => r,
             Err(_) => Err(SourceError::Timeout(deadline)),
         }
@@ -229,6 +329,7 @@ impl Inner {
         url: Url,
         method: reqwest::Method,
         body: Body,
+        max_bytes: usize,
     ) -> Result<Reply, SourceError> {
         let _slot = self
             .slots
@@ -268,13 +369,13 @@ impl Inner {
                 summary: format!("{to} (a login proxy? point warroom at the API itself)"),
             });
         }
-        if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
-            return Err(SourceError::TooLarge(MAX_BODY));
+        if resp.content_length().is_some_and(|n| n > max_bytes as u64) {
+            return Err(SourceError::TooLarge(max_bytes));
         }
         let mut bytes = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport_error(e))? {
-            if bytes.len() + chunk.len() > MAX_BODY {
-                return Err(SourceError::TooLarge(MAX_BODY));
+            if bytes.len() + chunk.len() > max_bytes {
+                return Err(SourceError::TooLarge(max_bytes));
             }
             bytes.extend_from_slice(&chunk);
         }
@@ -310,6 +411,12 @@ impl Inner {
     }
 }
 
+/// A label name as one URL path segment (label names are `[a-zA-Z_][a-zA-Z0-9_]*`; anything
+/// else is percent-encoded rather than allowed to change the path).
+fn url_path_segment(label: &str) -> String {
+    url::form_urlencoded::byte_serialize(label.as_bytes()).collect()
+}
+
 fn fmt_time(t: f64) -> String {
     format!("{t:.3}")
 }
@@ -327,7 +434,19 @@ impl Source for PrometheusClient {
             ("step", fmt_time(q.step)),
             ("timeout", self.server_timeout()),
         ];
+        // A range query answered with anything but a matrix is not data to draw: a proxy or an
+        // engine that ignored the range. It is an error state, never "live".
         self.ask("api/v1/query_range", params)
+            .map(|r| match r {
+                Ok(a) if a.result_type.is_some_and(|t| t != ResultType::Matrix) => {
+                    Err(SourceError::Malformed(format!(
+                        "a range query was answered with a {}, not a matrix; is this a Prometheus query API?",
+                        a.result_type.map_or("?", ResultType::name)
+                    )))
+                }
+                other => other,
+            })
+            .boxed()
     }
 
     fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
@@ -388,6 +507,33 @@ mod tests {
         })
         .unwrap();
         assert!(!format!("{b:?}").contains("tok-canary-3"));
+    }
+
+    #[test]
+    fn label_values_refuse_a_name_that_is_not_a_label_before_sending() {
+        // Port 9 (discard) has nothing listening here: a request would come back unreachable.
+        let c = PrometheusClient::new(ClientOptions::new("http://127.0.0.1:9")).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for bad in ["", "9lives", "a/../b", "pod name", "\u{1b}[2J"] {
+            match rt.block_on(c.label_values(bad, &[], None, None, 1 << 20)) {
+                Err(SourceError::Api {
+                    error_type,
+                    message,
+                }) => {
+                    assert_eq!(error_type, "bad_data");
+                    assert!(message.contains("is not a label name"), "{message}");
+                    assert!(sanitize::is_clean(&message, false), "{message}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            rt.block_on(c.label_values("pod", &["up".into()], None, None, 1 << 20)),
+            Err(SourceError::Unreachable(_))
+        ));
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub fn parse_answer_at(
         warnings: clean_list(env.warnings),
         infos: clean_list(env.infos),
         bytes: body.len(),
+        result_type: Some(data.kind.result_type()),
     })
 }
 
@@ -151,6 +152,7 @@ pub(super) struct Envelope<D> {
 /// `data` of a query answer, read straight into [`Series`] without an intermediate tree.
 struct Data {
     series: Vec<Series>,
+    kind: Kind,
 }
 
 impl<'de> Deserialize<'de> for Data {
@@ -197,7 +199,7 @@ impl<'de> Visitor<'de> for DataVisitor {
             series = Some(ResultSeed(kind).deserialize(v).map_err(de::Error::custom)?);
         }
         let series = series.ok_or_else(|| de::Error::missing_field("result"))?;
-        Ok(Data { series })
+        Ok(Data { series, kind })
     }
 }
 
@@ -210,6 +212,15 @@ enum Kind {
 }
 
 impl Kind {
+    fn result_type(self) -> crate::metrics::ResultType {
+        match self {
+            Kind::Matrix => crate::metrics::ResultType::Matrix,
+            Kind::Vector => crate::metrics::ResultType::Vector,
+            Kind::Scalar => crate::metrics::ResultType::Scalar,
+            Kind::Str => crate::metrics::ResultType::String,
+        }
+    }
+
     fn from_name(s: &str) -> Option<Kind> {
         match s {
             "matrix" => Some(Kind::Matrix),

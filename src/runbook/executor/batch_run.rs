@@ -48,7 +48,73 @@ impl Executor {
                 }
                 Ok(t)
             }
+            Targets::Haproxy { socket, backend } => {
+                let s = socket
+                    .render(&self.vars.values, None, Context::Literal)
+                    .map_err(|e| e.to_string())?;
+                let socket =
+                    crate::runbook::haproxy::Socket::parse(&s).map_err(|e| e.to_string())?;
+                let backend = backend
+                    .render(&self.vars.values, None, Context::Literal)
+                    .map_err(|e| e.to_string())?;
+                let t = crate::runbook::haproxy::servers(
+                    &socket,
+                    &backend,
+                    crate::runbook::haproxy::DEFAULT_COMMAND_TIMEOUT,
+                )
+                .await
+                .map_err(|e| format!("the targets: {e}"))?;
+                if t.is_empty() {
+                    return Err(format!(
+                        "the targets: backend \"{backend}\" on {} has no server",
+                        socket.shown()
+                    ));
+                }
+                Ok(t)
+            }
         }
+    }
+
+    /// One target's actions in order; the first that does not succeed ends the sequence.
+    async fn act(
+        &self,
+        step: &Step,
+        b: &BatchSpec,
+        target: &str,
+        batch: usize,
+    ) -> Result<(StepOutcome, String), Stop> {
+        let mut done = Vec::new();
+        for (i, action) in b.actions.iter().enumerate() {
+            self.checkpoint().await?;
+            let (outcome, detail) = match action {
+                Action::Http(h) => {
+                    // The first action keeps the scope runs recorded before sequences existed.
+                    let scope = match i {
+                        0 => format!("{}/{}/{target}/{batch}", self.run_id, step.id),
+                        _ => format!("{}/{}/{target}/{batch}/{i}", self.run_id, step.id),
+                    };
+                    self.http(&step.id, h, Some(target), &scope, true).await?
+                }
+                Action::Exec(e) => self.exec(&step.id, e, Some(target)).await?,
+                Action::Sql(q) => self.sql(&step.id, q, Some(target)).await?,
+                Action::Haproxy(h) => self.haproxy(&step.id, h, Some(target)).await?,
+            };
+            if outcome != StepOutcome::Succeeded {
+                let of = if b.actions.len() > 1 {
+                    format!(
+                        " (action {} of {}, {})",
+                        i + 1,
+                        b.actions.len(),
+                        action.kind().name()
+                    )
+                } else {
+                    String::new()
+                };
+                return Ok((outcome, format!("{detail}{of}")));
+            }
+            done.push(detail);
+        }
+        Ok((StepOutcome::Succeeded, done.join(" | ")))
     }
 
     /// One health reading of one target: healthy only on a success.
@@ -142,13 +208,7 @@ impl Executor {
                     }
                     for t in &targets {
                         self.checkpoint().await?;
-                        let (outcome, detail) = match &b.action {
-                            Action::Http(h) => {
-                                let scope = format!("{}/{}/{t}/{batch}", self.run_id, step.id);
-                                self.http(&step.id, h, Some(t), &scope, true).await?
-                            }
-                            Action::Exec(e) => self.exec(&step.id, e, Some(t)).await?,
-                        };
+                        let (outcome, detail) = self.act(step, b, t, batch).await?;
                         if outcome != StepOutcome::Succeeded {
                             // The instance stays in flight; its deadline decides whether it is lost.
                             self.emit(RunEvent::Output {

@@ -1,6 +1,9 @@
 //! Checks of the kind-specific parts of a step: gates, requests, commands, batches.
 
 use super::super::format::{RawAction, RawGate, RawStep};
+
+/// Most actions in one target's sequence.
+pub const MAX_SEQUENCE: usize = 8;
 use super::super::gate::{Condition, Expect, GateSpec};
 use super::super::model::*;
 use super::Checker;
@@ -272,36 +275,65 @@ impl Checker<'_> {
         step: &Range<usize>,
         known: &BTreeSet<String>,
     ) -> Option<BatchSpec> {
-        let targets = match (&s.targets, &s.targets_query) {
-            (Some(_), Some(q)) => {
-                self.err(q.span(), "a batch takes targets OR targets_query, not both");
-                return None;
-            }
-            (None, None) => {
+        let given = [
+            s.targets.as_ref().map(|t| t.span()),
+            s.targets_query.as_ref().map(|t| t.span()),
+            s.targets_haproxy.as_ref().map(|t| t.span()),
+        ];
+        if let Some(second) = given.iter().flatten().nth(1) {
+            self.err(
+                second.clone(),
+                "a batch takes one of targets, targets_query or targets_haproxy, not several",
+            );
+            return None;
+        }
+        let targets = if let Some(list) = &s.targets {
+            if list.get_ref().is_empty() {
                 self.err(
-                    step.clone(),
-                    "a batch needs its targets: expected targets = [\"api-0\", ...] or targets_query = \"<PromQL>\" with target_label",
+                    list.span(),
+                    "targets is empty; expected at least one target",
                 );
                 return None;
             }
-            (Some(list), None) => {
-                if list.get_ref().is_empty() {
-                    self.err(
-                        list.span(),
-                        "targets is empty; expected at least one target",
-                    );
-                    return None;
-                }
-                Targets::List(list.get_ref().clone())
+            Targets::List(list.get_ref().clone())
+        } else if let Some(q) = &s.targets_query {
+            let query = self.template(q, known, false)?;
+            let label = match &s.target_label {
+                Some(l) => l.get_ref().clone(),
+                None => "pod".to_string(),
+            };
+            Targets::Query { query, label }
+        } else if let Some(h) = &s.targets_haproxy {
+            let (Some(socket), Some(backend)) = (&h.get_ref().socket, &h.get_ref().backend) else {
+                self.err(
+                    h.span(),
+                    "targets_haproxy needs socket and backend: expected targets_haproxy = { socket = \"{{haproxy_socket}}\", backend = \"be_app\" }",
+                );
+                return None;
+            };
+            let backend_t = self.template(backend, known, false)?;
+            if backend_t.variables().next().is_none()
+                && super::super::haproxy::backend_name(backend.get_ref()).is_err()
+            {
+                self.err(
+                    backend.span(),
+                    format!(
+                        "\"{}\" is not a backend name; expected letters, digits, '_', '.', ':' or '-'",
+                        crate::sanitize::line(backend.get_ref())
+                    ),
+                );
+                return None;
             }
-            (None, Some(q)) => {
-                let query = self.template(q, known, false)?;
-                let label = match &s.target_label {
-                    Some(l) => l.get_ref().clone(),
-                    None => "pod".to_string(),
-                };
-                Targets::Query { query, label }
+            Targets::Haproxy {
+                socket: self.template(socket, known, false)?,
+                backend: backend_t,
             }
+        } else {
+            self.err(
+                step.clone(),
+                "a batch needs its targets: expected targets = [\"api-0\", ...], targets_query = \"<PromQL>\" with target_label, or targets_haproxy = { socket = \"...\", backend = \"...\" }",
+            );
+            return None;
         };
         let size = match (&s.size, &s.percent) {
             (Some(_), Some(p)) => {
@@ -352,30 +384,52 @@ impl Checker<'_> {
             (*m.get_ref()).max(0) as usize
         });
         let failure_budget = self.count(&s.failure_budget, "failure_budget", 0, 0) as usize;
-        let Some(action) = &s.action else {
-            self.err(
-                step.clone(),
-                "a batch needs an action per target: expected [step.action] with url (and method, json) or argv",
-            );
-            return None;
-        };
-        let a = action.get_ref();
-        let action = match (&a.url, &a.argv) {
-            (Some(_), None) => Action::Http(self.http(a, &action.span(), known, true)?),
-            (None, Some(_)) => Action::Exec(self.exec(
-                &a.argv,
-                &a.timeout,
-                &a.grace,
-                &action.span(),
-                known,
-                true,
-            )?),
-            _ => {
+        let actions = match (&s.action, &s.actions) {
+            (Some(_), Some(list)) => {
                 self.err(
-                    action.span(),
-                    "the batch action needs exactly one of url (an HTTP request) or argv (a command)",
+                    list.span(),
+                    "a batch takes [step.action] (one action) OR [[step.actions]] (a sequence), not both",
                 );
                 return None;
+            }
+            (None, None) => {
+                self.err(
+                    step.clone(),
+                    "a batch needs an action per target: expected [step.action] with url (and method, json) or argv, or a sequence of [[step.actions]] each with kind = \"http\", \"exec\", \"sql\" or \"haproxy\"",
+                );
+                return None;
+            }
+            (Some(a), None) => vec![self.batch_action(a, known)?],
+            (None, Some(list)) => {
+                if list.get_ref().is_empty() {
+                    self.err(
+                        list.span(),
+                        "actions is empty; expected at least one action",
+                    );
+                    return None;
+                }
+                if list.get_ref().len() > MAX_SEQUENCE {
+                    self.err(
+                        list.span(),
+                        format!(
+                            "{} actions per target; expected a short sequence of at most {MAX_SEQUENCE} (drain, restart, wait healthy, ready)",
+                            list.get_ref().len()
+                        ),
+                    );
+                    return None;
+                }
+                let mut out = Vec::new();
+                let mut ok = true;
+                for a in list.get_ref() {
+                    match self.batch_action(a, known) {
+                        Some(x) => out.push(x),
+                        None => ok = false,
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                out
             }
         };
         let Some(instance) = &s.instance else {
@@ -405,7 +459,7 @@ impl Checker<'_> {
             settle: self.duration(&s.settle, Duration::from_secs(5)),
             instance_deadline: self.duration(&s.instance_deadline, Duration::from_secs(120)),
             deadline: self.duration(&s.deadline, Duration::from_secs(1800)),
-            action,
+            actions,
             instance,
             gate,
         })

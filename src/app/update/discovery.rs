@@ -1,0 +1,178 @@
+//! The dashboard by discovery: asked at the first tick when no `[[panel]]` is configured,
+//! answered by `Msg::Discovered`, asked again with backoff when it fails and every minute while
+//! nothing known is found. The first frame never waits for it.
+
+use crate::app::effect::Effect;
+use crate::app::model::{Discovery, Model};
+use crate::app::msg::{DiscoverFailure, Discovered};
+use crate::app::panes::panel::Panel;
+use chrono::Duration;
+
+/// How long to wait after a failed discovery: 2 s doubling to a minute; five minutes when
+/// asking again soon cannot help (the server refused us).
+fn backoff(attempts: u32, failure: &DiscoverFailure) -> Duration {
+    if let Some(after) = failure.retry_after {
+        return Duration::from_std(after).unwrap_or(Duration::seconds(60));
+    }
+    if !failure.transient {
+        return Duration::minutes(5);
+    }
+    Duration::seconds((2i64 << attempts.min(5)).min(60))
+}
+
+/// How often to look again when the Prometheus holds no known exporter (one cheap request:
+/// a Prometheus that has only just started has scraped nothing yet).
+pub const NOTHING_AGAIN: Duration = Duration::seconds(15);
+
+/// At a tick: ask when it is due.
+pub(super) fn tick(model: &mut Model) -> Vec<Effect> {
+    let now = model.now;
+    let attempts = match &model.discovery {
+        Some(Discovery::Due { at, attempts, .. }) if at.is_none_or(|at| now >= at) => *attempts,
+        Some(Discovery::Nothing { next, .. }) if now >= *next => 0,
+        _ => return Vec::new(),
+    };
+    model.discovery = Some(Discovery::Running { attempts });
+    model.dirty = true;
+    vec![Effect::Discover]
+}
+
+/// Discovery answered.
+pub(super) fn answered(model: &mut Model, result: Result<Discovered, DiscoverFailure>) {
+    let now = model.now;
+    let attempts = match &model.discovery {
+        Some(Discovery::Running { attempts }) => *attempts,
+        _ => 0,
+    };
+    model.dirty = true;
+    match result {
+        Ok(d) if d.panels.is_empty() => {
+            model.discovery = Some(Discovery::Nothing {
+                line: d.status,
+                next: now + NOTHING_AGAIN,
+            });
+        }
+        Ok(d) => {
+            let n = d.panels.len();
+            model.panels = (d.panels.into_iter().zip(d.hints))
+                .map(|(config, hint)| {
+                    let mut p = Panel::new(config);
+                    p.empty_hint = Some(hint);
+                    p
+                })
+                .collect();
+            model.selected = 0;
+            model.zoomed = false;
+            model.detectors = (model.panels.iter())
+                .map(|p| {
+                    crate::recorder::panel_watch::detector_from_journal(&p.config, &model.timeline)
+                })
+                .collect();
+            model.notify(format!("found {}: {n} panels", d.summary), false, Some(10));
+            model.discovery = Some(Discovery::Found { summary: d.summary });
+        }
+        Err(f) => {
+            let wait = backoff(attempts, &f);
+            model.discovery = Some(Discovery::Due {
+                at: Some(now + wait),
+                attempts: attempts + 1,
+                last_error: Some(crate::sanitize::line(&f.error).into_owned()),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::theme::Theme;
+
+    fn model() -> Model {
+        let now = "2026-12-01T10:00:00Z".parse().unwrap();
+        let mut m = Model::new(&Config::default(), Theme::fallback(), "p".into(), now);
+        m.panels.clear();
+        m.discovery = Some(Discovery::Due {
+            at: None,
+            attempts: 0,
+            last_error: None,
+        });
+        m
+    }
+
+    fn found() -> Discovered {
+        let panel = crate::config::default_panels().remove(0);
+        Discovered {
+            panels: vec![panel],
+            hints: vec!["no series for x · warroom discover".into()],
+            summary: "postgres_exporter".into(),
+            status: String::new(),
+        }
+    }
+
+    #[test]
+    fn discovery_is_asked_once_and_its_panels_replace_the_empty_dashboard() {
+        let mut m = model();
+        assert_eq!(tick(&mut m), vec![Effect::Discover]);
+        assert!(tick(&mut m).is_empty(), "one discovery at a time");
+        answered(&mut m, Ok(found()));
+        assert_eq!(m.panels.len(), 1);
+        assert_eq!(m.detectors.len(), 1);
+        assert_eq!(
+            m.panels[0].empty_hint.as_deref(),
+            Some("no series for x · warroom discover")
+        );
+        assert_eq!(
+            m.discovery.as_ref().unwrap().line(m.now),
+            "found postgres_exporter"
+        );
+        m.now += Duration::hours(1);
+        assert!(tick(&mut m).is_empty(), "found is final");
+    }
+
+    #[test]
+    fn a_failure_is_said_and_asked_again_with_backoff() {
+        let mut m = model();
+        tick(&mut m);
+        let failure = DiscoverFailure {
+            error: "unreachable: connection refused".into(),
+            retry_after: None,
+            transient: true,
+        };
+        answered(&mut m, Err(failure.clone()));
+        let line = m.discovery.as_ref().unwrap().line(m.now);
+        assert!(
+            line.contains("connection refused") && line.contains("next try in 2s"),
+            "{line}"
+        );
+        assert!(tick(&mut m).is_empty(), "not before its time");
+        m.now += Duration::seconds(2);
+        assert_eq!(tick(&mut m), vec![Effect::Discover]);
+        answered(&mut m, Err(failure));
+        assert!(
+            m.discovery
+                .as_ref()
+                .unwrap()
+                .line(m.now)
+                .contains("next try in 4s")
+        );
+        // Nothing known: said, and looked at again a minute later.
+        tick_at(&mut m, 4);
+        answered(
+            &mut m,
+            Ok(Discovered {
+                panels: vec![],
+                ..found()
+            }),
+        );
+        assert!(m.panels.is_empty());
+        assert!(tick(&mut m).is_empty());
+        m.now += NOTHING_AGAIN;
+        assert_eq!(tick(&mut m), vec![Effect::Discover]);
+    }
+
+    fn tick_at(m: &mut Model, secs: i64) {
+        m.now += Duration::seconds(secs);
+        assert_eq!(tick(m), vec![Effect::Discover]);
+    }
+}

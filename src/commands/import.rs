@@ -1,0 +1,64 @@
+//! `warroom import grafana FILE.json [--toml] [--prometheus URL]`: a Grafana dashboard as
+//! `[[panel]]` entries, and a report of every panel not converted (its JSON path and why) and
+//! every caveat worth a look.
+
+use super::Context;
+use crate::cli::GrafanaArgs;
+use crate::config::grafana::{self, Finding, ImportOptions, VariableResolver};
+use color_eyre::eyre::WrapErr;
+use std::io::Read;
+use std::process::ExitCode;
+
+/// Run `warroom import grafana`.
+pub async fn grafana(ctx: &Context, args: GrafanaArgs) -> color_eyre::Result<ExitCode> {
+    let config = ctx.config_or_default();
+    let mut text = String::new();
+    if args.file.as_os_str() == "-" {
+        std::io::stdin()
+            .take(grafana::MAX_INPUT_BYTES as u64 + 1)
+            .read_to_string(&mut text)
+            .wrap_err("cannot read the dashboard from standard input")?;
+    } else {
+        text = std::fs::read_to_string(&args.file)
+            .wrap_err_with(|| format!("cannot read \"{}\"", args.file.display()))?;
+    }
+    let client = match config.prometheus.url {
+        Some(_) => Some(crate::metrics::from_config::client(&config)?),
+        None => None,
+    };
+    let resolver = client.as_deref().map(|c| c as &dyn VariableResolver);
+    let options = ImportOptions {
+        range: config.range,
+        ..ImportOptions::default()
+    };
+    let import = grafana::import(&text, resolver, options).await?;
+    let panels = crate::config::panels::render_toml(&import.panels);
+    let mut report = String::new();
+    let say = |out: &mut String, head: &str, findings: &[Finding]| {
+        if findings.is_empty() {
+            return;
+        }
+        out.push_str(&format!("{head} ({}):\n", findings.len()));
+        for f in findings {
+            out.push_str(&format!("  {}: {}\n", f.path, f.message));
+        }
+    };
+    report.push_str(&format!(
+        "{}: {} panel(s) converted from the {}\n",
+        import.title.as_deref().unwrap_or("the dashboard"),
+        import.panels.len(),
+        import.model.name()
+    ));
+    say(&mut report, "not converted", &import.skipped);
+    say(&mut report, "to check", &import.warnings);
+    if args.toml {
+        print!("{panels}");
+        eprint!("{report}");
+    } else {
+        print!("{report}");
+        if !import.panels.is_empty() {
+            println!("\n# The panels, for warroom.toml (or run again with --toml):\n{panels}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,325 @@
+//! Customer impact as customers felt it: user requests that failed out of all made in the
+//! window (from the request counters, not from attempts, which count every retry), the worst
+//! minute, duplicate submissions, the backlog's peak and how long it took to drain, the lowest
+//! capacity, each with its time, and the headline the status page and the severity follow.
+//! A signal that never moved gets no bullet.
+
+use super::board::{Board, instant, secs};
+use super::facts::{Moment, Signals};
+use super::signals::{self, Role};
+use super::words;
+use crate::incident::snapshot::fact;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+
+/// The window over which "the worst minute" is read.
+const MINUTE: f64 = 60.0;
+
+/// A figure with the moment it refers to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub value: f64,
+    pub text: String,
+    pub at: Option<Moment>,
+}
+
+/// The backlog: its peak and when it drained.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Backlog {
+    pub queue: Option<String>,
+    pub peak: Figure,
+    /// When it fell back below its warning threshold after the peak.
+    pub drained: Option<Moment>,
+    pub drain_time: Option<String>,
+    /// What was left at the end of the snapshot when it had not drained.
+    pub left: Option<Figure>,
+}
+
+/// How bad it was for customers, in the status page's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Headline {
+    #[serde(rename = "Major Outage")]
+    Major,
+    #[serde(rename = "Partial Outage")]
+    Partial,
+    #[serde(rename = "Degraded Performance")]
+    Degraded,
+}
+
+impl Headline {
+    /// "Major Outage", as the status page heads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Headline::Major => "Major Outage",
+            Headline::Partial => "Partial Outage",
+            Headline::Degraded => "Degraded Performance",
+        }
+    }
+
+    /// The severity the house gives an impact like this.
+    pub fn severity(self) -> crate::incident::event::Severity {
+        use crate::incident::event::Severity;
+        match self {
+            Headline::Major => Severity::Sev1,
+            Headline::Partial => Severity::Sev2,
+            Headline::Degraded => Severity::Sev3,
+        }
+    }
+}
+
+/// The customer-impact figures.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Customer {
+    /// User requests made in the impact window.
+    pub requests: Option<Figure>,
+    /// User requests that failed in it.
+    pub failed: Option<Figure>,
+    /// `failed / requests`.
+    pub failed_share: Option<Figure>,
+    /// The highest share of user requests failing over one minute, and when.
+    pub worst_minute: Option<Figure>,
+    pub duplicates: Option<Figure>,
+    /// Requests that gave up waiting for a database connection.
+    pub acquire_timeouts: Option<Figure>,
+    pub backlog: Option<Backlog>,
+    /// The lowest share of instances serving, when it fell below its warning threshold.
+    pub lowest_capacity: Option<Figure>,
+    /// The customer-impact list, as sentences.
+    pub bullets: Vec<String>,
+    pub headline: Option<Headline>,
+}
+
+fn figure(value: f64, text: String, at: Option<DateTime<Utc>>, tz: Tz) -> Figure {
+    Figure {
+        value,
+        text,
+        at: at.map(|t| Moment::new(t, tz)),
+    }
+}
+
+/// User requests and failed ones over `[from, to]` from the counters: failed = made − served
+/// (every user request served was answered exactly once with a 2xx; the rest failed).
+fn requests(board: &Board, from: f64, to: f64) -> Option<(f64, f64)> {
+    let made = signals::increase(board.fact(fact::USER_REQUESTS)?, from, to)?;
+    let served = signals::increase(board.fact(fact::SERVED)?, from, to).unwrap_or(0.0);
+    Some((made, (made - served).clamp(0.0, made)))
+}
+
+/// The minute (ending at a snapshot instant inside the window) with the highest failed share.
+fn worst_minute(board: &Board, from: f64, to: f64) -> Option<(f64, f64)> {
+    let snap = board.fact(fact::USER_REQUESTS)?;
+    let mut best: Option<(f64, f64)> = None;
+    for t in signals::instants(snap, from + MINUTE, to) {
+        let Some((made, failed)) = requests(board, t - MINUTE, t) else {
+            continue;
+        };
+        if made <= 0.0 {
+            continue;
+        }
+        let share = failed / made;
+        if best.is_none_or(|b| share > b.0) {
+            best = Some((share, t - MINUTE / 2.0));
+        }
+    }
+    best
+}
+
+/// Whether a panel moved past its warning threshold (or crit) in `[from, to]`.
+fn moved(
+    snap: &crate::incident::snapshot::PanelSnapshot,
+    from: f64,
+    to: f64,
+) -> Option<(f64, f64)> {
+    let worst = signals::worst_between(snap, from, to)?;
+    let t = snap.warn.or(snap.crit)?;
+    signals::is_bad(snap, worst.0, t).then_some(worst)
+}
+
+/// The customer impact over `[start, end]` (end: the last data when the impact has not ended).
+pub fn compute(
+    board: &Board,
+    peaks: &Signals,
+    start: DateTime<Utc>,
+    end: Option<DateTime<Utc>>,
+    planned_windows: &[(DateTime<Utc>, DateTime<Utc>)],
+    notes: &[String],
+    tz: Tz,
+) -> Customer {
+    let mut c = Customer::default();
+    let from = secs(start);
+    let to = end.map(secs).unwrap_or(f64::MAX);
+    let clock = |t: f64| words::clock(instant(t), tz);
+    let mut bullets = Vec::new();
+
+    if let Some((made, failed)) = requests(board, from, to.min(f64::MAX)) {
+        c.requests = Some(figure(made, words::number(made, 0), None, tz));
+        c.failed = Some(figure(failed, words::number(failed, 0), None, tz));
+        if made > 0.0 {
+            let share = failed / made;
+            c.failed_share = Some(figure(share, words::percent(share), None, tz));
+            bullets.push(format!(
+                "{} of {} user requests failed ({}).",
+                words::number(failed, 0),
+                words::number(made, 0),
+                words::percent(share)
+            ));
+        }
+    }
+    if let Some((share, t)) = worst_minute(board, from, to) {
+        c.worst_minute = Some(figure(share, words::percent(share), Some(instant(t)), tz));
+        if share > 0.0 {
+            bullets.push(format!(
+                "In the worst minute ({}), {} of user requests failed.",
+                clock(t),
+                words::percent(share)
+            ));
+        }
+    } else if let Some(e) = &peaks.error_ratio
+        && e.value > 0.0
+    {
+        bullets.push(format!(
+            "At the peak, approximately {} of attempts failed, retries included ({}).",
+            e.text, e.at.clock
+        ));
+    }
+    if let Some(a) = &peaks.retry_amplification
+        && board
+            .role(Role::RetryAmplification)
+            .is_some_and(|s| moved(s, from, to).is_some())
+    {
+        bullets.push(format!(
+            "Retries made roughly {} attempts for each user request at the peak ({}).",
+            a.text, a.at.clock
+        ));
+    }
+    if let Some(d) = board
+        .fact(fact::DUPLICATES)
+        .and_then(|s| signals::increase(s, from, to))
+        .filter(|d| *d >= 1.0)
+    {
+        c.duplicates = Some(figure(d, words::number(d, 0), None, tz));
+        bullets.push(format!(
+            "{} duplicate {} written.",
+            words::number(d, 0),
+            if d.round() == 1.0 {
+                "submission was"
+            } else {
+                "submissions were"
+            }
+        ));
+    }
+    if let Some(n) = board
+        .fact(fact::ACQUIRE_TIMEOUTS)
+        .and_then(|s| signals::increase(s, from, to))
+        .filter(|n| *n >= 1.0)
+    {
+        c.acquire_timeouts = Some(figure(n, words::number(n, 0), None, tz));
+    }
+    if let Some(q) = board.role(Role::QueueDepth)
+        && let Some((peak, at)) = moved(q, from, f64::MAX)
+    {
+        let warn = q.warn.or(q.crit).unwrap_or(0.0);
+        let after: Vec<f64> = signals::instants(q, at, f64::MAX);
+        let drained = after
+            .into_iter()
+            .find(|t| signals::worst_at(q, *t).is_some_and(|v| v < warn));
+        let queue = match q.series.as_slice() {
+            [one] => one.labels.get("queue").cloned(),
+            _ => None,
+        };
+        let last = signals::instants(q, at, f64::MAX).last().copied();
+        let b = Backlog {
+            queue: queue.clone(),
+            peak: figure(peak, words::number(peak, 0), Some(instant(at)), tz),
+            drained: drained.map(|t| Moment::new(instant(t), tz)),
+            drain_time: drained.map(|t| words::between_minutes(instant(at), instant(t))),
+            left: match (drained, last) {
+                (None, Some(l)) => signals::worst_at(q, l)
+                    .map(|v| figure(v, words::number(v, 0), Some(instant(l)), tz)),
+                _ => None,
+            },
+        };
+        let name = match &queue {
+            Some(q) => format!("The {q} backlog"),
+            None => "The backlog".into(),
+        };
+        let tail = match (&b.drained, &b.drain_time, &b.left) {
+            (Some(d), Some(dt), _) => format!(
+                "and drained below {} by {}, {dt} after its peak",
+                words::number(warn, 0),
+                d.clock
+            ),
+            (_, _, Some(l)) => format!(
+                "and had not drained by {} ({} waiting)",
+                l.at.as_ref()
+                    .map_or("the end of the record", |m| m.clock.as_str()),
+                l.text
+            ),
+            _ => "and had not drained by the end of the record".into(),
+        };
+        bullets.push(format!(
+            "{name} peaked at {} waiting ({}) {tail}.",
+            b.peak.text,
+            clock(at)
+        ));
+        c.backlog = Some(b);
+    }
+    if let Some(cap) = board.role(Role::Capacity)
+        && let Some((low, at)) = moved(cap, from, to)
+    {
+        c.lowest_capacity = Some(figure(low, words::percent(low), Some(instant(at)), tz));
+        let during = planned_windows
+            .iter()
+            .any(|(a, b)| instant(at) >= *a && instant(at) <= *b);
+        bullets.push(format!(
+            "Capacity fell to {} of instances serving ({}){}.",
+            words::percent(low),
+            clock(at),
+            if during {
+                ", during the planned batch restart"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(p) = &peaks.pool_saturation
+        && board
+            .role(Role::PoolSaturation)
+            .is_some_and(|s| moved(s, from, to).is_some())
+    {
+        bullets.push(format!(
+            "Database connection-pool saturation reached {} ({}).",
+            p.text, p.at.clock
+        ));
+    }
+    if let Some(l) = &peaks.latency
+        && l.peak > l.before * 1.5
+        && l.peak_text != l.before_text
+    {
+        bullets.push(format!(
+            "Median query latency rose from {} before the impact to {} at its peak ({}).",
+            l.before_text, l.peak_text, l.at.clock
+        ));
+    }
+    for n in notes {
+        bullets.push(words::sentence(n));
+    }
+    // The headline: from the users' failures when the counters tell them, else the attempts.
+    let share = c
+        .worst_minute
+        .as_ref()
+        .map(|f| f.value)
+        .or(peaks.error_ratio.as_ref().map(|e| e.value));
+    c.headline = share.map(|s| {
+        if s >= 0.5 {
+            Headline::Major
+        } else if s >= 0.05 {
+            Headline::Partial
+        } else {
+            Headline::Degraded
+        }
+    });
+    c.bullets = bullets;
+    c
+}

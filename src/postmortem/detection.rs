@@ -1,0 +1,202 @@
+//! Detection as the house writes it: when the impact began, which signal crossed first and by
+//! how much it led, when the first alert fired (or that none did, and which signals that moved
+//! no alert rule watches), when a person first acted, and the delays between them.
+
+use super::facts::Moment;
+use super::rules::{self, AlertRule};
+use super::timeline::{Crossing, Planned};
+use super::words;
+use crate::incident::event::{Event, Source, StepState};
+use crate::incident::record::Record;
+use crate::incident::snapshot::PanelSnapshot;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+
+/// How the incident was noticed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Detection {
+    pub impact_began: Option<Moment>,
+    /// The first signal to cross a threshold (signals already past one when the record began
+    /// and a runbook's planned effects left out).
+    pub first_crossing: Option<Moment>,
+    pub first_crossing_panel: Option<String>,
+    /// How long the first signal led the impact ("40 seconds").
+    pub lead: Option<String>,
+    pub first_alert: Option<Moment>,
+    pub first_alert_name: Option<String>,
+    /// From the impact's start to the first alert.
+    pub alert_after: Option<String>,
+    /// Signals that crossed a threshold that no alert rule watches; `None` when the rules were
+    /// not read.
+    pub unwatched: Option<Vec<String>>,
+    pub first_action: Option<Moment>,
+    /// What the first person did ("opened the incident").
+    pub first_action_what: Option<String>,
+    /// From the impact's start (or the first crossing) to the first action.
+    pub action_after: Option<String>,
+    pub opened: Option<Moment>,
+    /// The incident was opened before any signal crossed a threshold.
+    pub opened_before_signals: bool,
+    /// The section's paragraph, sentence by sentence.
+    pub sentences: Vec<String>,
+}
+
+/// What a person's record says they did, if it is an action.
+fn action(r: &Record, e: &Event) -> Option<String> {
+    match (r.source, e) {
+        (Source::Operator, Event::IncidentOpened { .. }) => Some("opened the incident".into()),
+        (Source::Operator, Event::Note { .. }) => Some("wrote a note".into()),
+        (Source::Operator, Event::StatusChanged { status }) => {
+            Some(format!("set the status to {status}"))
+        }
+        (Source::Operator, Event::SeverityChanged { severity }) => {
+            Some(format!("set the severity to {severity}"))
+        }
+        (Source::Operator, Event::ActionItem { .. }) => Some("filed an action item".into()),
+        (
+            _,
+            Event::RunbookRun {
+                run,
+                state: StepState::Started,
+            },
+        ) => Some(format!("started the runbook {}", run.runbook)),
+        _ => None,
+    }
+}
+
+/// Every input of the section.
+pub struct Input<'a> {
+    pub events: &'a [(&'a Record, &'a Event)],
+    pub crossings: &'a [Crossing],
+    pub planned: &'a [Planned],
+    pub standing: &'a dyn Fn(&Crossing) -> bool,
+    pub impact_start: Option<DateTime<Utc>>,
+    /// The panel that defined the impact's start, when the signals did.
+    pub impact_panel: Option<&'a str>,
+    pub opened: Option<DateTime<Utc>>,
+    pub panels: &'a [PanelSnapshot],
+    pub rules: Option<&'a [AlertRule]>,
+    /// How a panel is named mid-sentence.
+    pub name: &'a dyn Fn(&str) -> String,
+    pub tz: Tz,
+}
+
+/// The Detection facts and paragraph.
+pub fn compute(i: &Input) -> Detection {
+    let tz = i.tz;
+    let counted =
+        |c: &&Crossing| c.bad && !(i.standing)(c) && !i.planned.iter().any(|p| p.panel == c.panel);
+    let first = i.crossings.iter().filter(counted).min_by_key(|c| c.at);
+    let alert = i.events.iter().find_map(|(r, e)| match e {
+        Event::AlertFiring { name, .. } => Some((r.time, name.clone())),
+        _ => None,
+    });
+    let since = i.impact_start.or(first.map(|c| c.at));
+    let human = i
+        .events
+        .iter()
+        .filter(|(r, _)| since.is_none_or(|s| r.time >= s))
+        .find_map(|(r, e)| action(r, e).map(|what| (r.time, what)));
+    // Which signals that crossed have no rule on them.
+    let unwatched = i.rules.map(|rules| {
+        let mut out: Vec<String> = Vec::new();
+        for c in i.crossings.iter().filter(counted) {
+            let Some(p) = i.panels.iter().find(|p| p.title == c.panel) else {
+                continue;
+            };
+            if !rules::covers(rules, &p.query) && !out.contains(&c.panel) {
+                out.push(c.panel.clone());
+            }
+        }
+        out
+    });
+    let mut d = Detection {
+        impact_began: i.impact_start.map(|t| Moment::new(t, tz)),
+        first_crossing: first.map(|c| Moment::new(c.at, tz)),
+        first_crossing_panel: first.map(|c| c.panel.clone()),
+        lead: first
+            .zip(i.impact_start)
+            .filter(|(c, s)| c.at < *s)
+            .map(|(c, s)| words::delay((s - c.at).num_seconds())),
+        first_alert: alert.as_ref().map(|a| Moment::new(a.0, tz)),
+        first_alert_name: alert.as_ref().map(|a| a.1.clone()),
+        alert_after: alert
+            .as_ref()
+            .zip(since)
+            .filter(|(a, s)| a.0 >= *s)
+            .map(|(a, s)| words::delay((a.0 - s).num_seconds())),
+        unwatched,
+        first_action: human.as_ref().map(|h| Moment::new(h.0, tz)),
+        first_action_what: human.as_ref().map(|h| h.1.clone()),
+        action_after: human
+            .as_ref()
+            .zip(since)
+            .map(|(h, s)| words::delay((h.0 - s).num_seconds())),
+        opened: i.opened.map(|t| Moment::new(t, tz)),
+        opened_before_signals: first.zip(i.opened).is_some_and(|(c, o)| o < c.at),
+        sentences: Vec::new(),
+    };
+    d.sentences = sentences(i, &d, first);
+    d
+}
+
+fn sentences(i: &Input, d: &Detection, first: Option<&Crossing>) -> Vec<String> {
+    let name = |p: &str| (i.name)(p);
+    let mut s = Vec::new();
+    if let Some(began) = &d.impact_began {
+        s.push(match i.impact_panel {
+            Some(p) => format!(
+                "Customer impact began at {}, when the {} crossed its threshold.",
+                began.clock,
+                name(p)
+            ),
+            None => format!("Customer impact began at {}.", began.clock),
+        });
+    }
+    if let (Some(c), Some(at)) = (first, &d.first_crossing) {
+        let led = match (&d.lead, i.impact_panel) {
+            (Some(lead), Some(p)) if p != c.panel => format!(", {lead} before the {}", name(p)),
+            (Some(lead), _) => format!(", {lead} before the impact began"),
+            _ => String::new(),
+        };
+        s.push(format!(
+            "The first signal to cross a threshold was {}, at {}{led}.",
+            name(&c.panel),
+            at.clock
+        ));
+    }
+    match (&d.first_alert, &d.first_alert_name) {
+        (Some(at), Some(n)) => s.push(match &d.alert_after {
+            Some(after) if d.impact_began.is_some() => format!(
+                "The first alert, {n}, fired at {}, {after} after the impact began.",
+                at.clock
+            ),
+            _ => format!("The first alert, {n}, fired at {}.", at.clock),
+        }),
+        _ => s.push("No alert fired.".into()),
+    }
+    if let Some(u) = d.unwatched.as_ref().filter(|u| !u.is_empty()) {
+        let names: Vec<String> = u.iter().map(|p| name(p)).collect();
+        s.push(format!("No alert rule watches {}.", words::or_list(&names)));
+    }
+    if let (Some(at), Some(what)) = (&d.first_action, &d.first_action_what) {
+        let after = match (&d.action_after, d.impact_began.is_some()) {
+            (Some(a), true) => format!(", {a} after the impact began"),
+            (Some(a), false) => format!(", {a} after the first signal crossed"),
+            _ => String::new(),
+        };
+        s.push(format!(
+            "The first person to act {what} at {}{after}.",
+            at.clock
+        ));
+    } else if d.opened_before_signals
+        && let Some(o) = &d.opened
+    {
+        s.push(format!(
+            "The incident was opened at {}, before any signal crossed a threshold.",
+            o.clock
+        ));
+    }
+    s
+}

@@ -1,0 +1,163 @@
+//! The sentences the draft builds from figures, each true by construction: the direction word
+//! comes from which side of the threshold is bad and which way the value went, and a reading is
+//! written with enough digits never to read the same as its threshold (`words::reading`).
+//! Property tests (`tests/export_words.rs`) hold these functions to that.
+
+use super::words;
+use crate::config::Unit;
+use crate::incident::event::Level;
+
+/// One side of a threshold crossing, as the sentence needs it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crossed {
+    pub level: Level,
+    pub value: f64,
+    pub threshold: f64,
+}
+
+/// "warning" or "critical".
+pub fn level_word(l: Level) -> &'static str {
+    match l {
+        Level::Warn => "warning",
+        Level::Crit => "critical",
+    }
+}
+
+/// The verb phrase and reading of one crossing: "rose above its critical threshold of 5%
+/// (reading 5.03%)", or "reached its critical threshold of 70%" when the value is exactly at
+/// it. `went_bad`: the crossing went the bad way (else it came back).
+pub fn crossed(unit: Unit, bad_above: bool, went_bad: bool, c: Crossed) -> String {
+    let (r, t) = words::reading_pair(unit, c.value, c.threshold);
+    let phrase = phrase(bad_above, went_bad, c, &t);
+    if c.value == c.threshold {
+        return phrase;
+    }
+    format!("{phrase} (reading {r})")
+}
+
+/// [`crossed`] without the reading: "returned below its critical threshold of 5%".
+pub fn threshold_phrase(unit: Unit, bad_above: bool, went_bad: bool, c: Crossed) -> String {
+    phrase(bad_above, went_bad, c, &words::value(unit, c.threshold))
+}
+
+fn phrase(bad_above: bool, went_bad: bool, c: Crossed, t: &str) -> String {
+    let level = level_word(c.level);
+    if c.value == c.threshold {
+        return format!("reached its {level} threshold of {t}");
+    }
+    // The side the value actually lies on decides the verb, so a value on the wrong side (a
+    // crossing recorded from a stale reading) is never called "rose above".
+    let above = c.value > c.threshold;
+    let bad_side = above == bad_above;
+    let verb = match (bad_side, went_bad, above) {
+        (true, true, true) => "rose above",
+        (true, true, false) => "fell below",
+        (false, false, true) => "returned above",
+        (false, false, false) => "returned below",
+        (_, _, true) => "was above",
+        (_, _, false) => "was below",
+    };
+    format!("{verb} its {level} threshold of {t}")
+}
+
+/// A panel's first bad crossing of both thresholds at once: "rose above its warning (80%) and
+/// critical (95%) thresholds (reading 100%)".
+pub fn crossed_both(unit: Unit, bad_above: bool, warn: Crossed, crit: Crossed) -> String {
+    let beyond = |c: &Crossed| {
+        if bad_above {
+            c.value > c.threshold
+        } else {
+            c.value < c.threshold
+        }
+    };
+    if !beyond(&crit) || !beyond(&warn) {
+        return format!(
+            "{}, and {}",
+            crossed(unit, bad_above, true, warn),
+            crossed(unit, bad_above, true, crit)
+        );
+    }
+    let t = words::distinct(unit, &[crit.value, warn.threshold, crit.threshold]);
+    let reading = if t[0] == t[2] || t[0] == t[1] {
+        words::reading(unit, crit.value, crit.threshold)
+    } else {
+        t[0].clone()
+    };
+    format!(
+        "{} its warning ({}) and critical ({}) thresholds (reading {reading})",
+        words::crossing_verb(bad_above, true),
+        t[1],
+        t[2]
+    )
+}
+
+/// A value before and after, written so the two differ when they differ: "2.6× → 1.1×",
+/// "100% → 99.96%".
+pub fn change(unit: Unit, before: f64, after: f64) -> String {
+    let (a, b) = words::reading_pair(unit, after, before);
+    format!("{b} → {a}")
+}
+
+/// How a value moved, in words: "rose from 42 milliseconds to 11 seconds", "fell from 81% to
+/// 2%", or "stayed at 1.6 seconds" when the two read the same.
+pub fn moved(unit: Unit, before: f64, after: f64) -> String {
+    let (b, a) = (words::value(unit, before), words::value(unit, after));
+    if b == a {
+        return format!("stayed at {b}");
+    }
+    let verb = if after > before { "rose" } else { "fell" };
+    format!("{verb} from {b} to {a}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(level: Level, value: f64, threshold: f64) -> Crossed {
+        Crossed {
+            level,
+            value,
+            threshold,
+        }
+    }
+
+    #[test]
+    fn the_house_words_for_each_way() {
+        assert_eq!(
+            crossed(Unit::Percent, true, true, c(Level::Crit, 0.0503, 0.05)),
+            "rose above its critical threshold of 5% (reading 5.03%)"
+        );
+        assert_eq!(
+            crossed(Unit::Percent, true, false, c(Level::Crit, 0.2, 0.95)),
+            "returned below its critical threshold of 95% (reading 20%)"
+        );
+        assert_eq!(
+            crossed(Unit::Percent, false, true, c(Level::Crit, 0.7, 0.7)),
+            "reached its critical threshold of 70%"
+        );
+        assert_eq!(
+            crossed(Unit::Percent, false, true, c(Level::Warn, 0.6, 0.9)),
+            "fell below its warning threshold of 90% (reading 60%)"
+        );
+        assert_eq!(
+            crossed(Unit::Percent, false, false, c(Level::Warn, 1.0, 0.9)),
+            "returned above its warning threshold of 90% (reading 100%)"
+        );
+        assert_eq!(
+            crossed_both(
+                Unit::Percent,
+                true,
+                c(Level::Warn, 1.0, 0.8),
+                c(Level::Crit, 1.0, 0.95)
+            ),
+            "rose above its warning (80%) and critical (95%) thresholds (reading 100%)"
+        );
+        assert_eq!(change(Unit::Ratio, 2.64, 1.07), "2.6× → 1.1×");
+        assert_eq!(change(Unit::Percent, 1.0, 0.9996), "100% → 99.96%");
+        assert_eq!(moved(Unit::Seconds, 1.6, 1.61), "stayed at 1.6 seconds");
+        assert_eq!(
+            moved(Unit::Seconds, 0.042, 11.3),
+            "rose from 42 milliseconds to 11 seconds"
+        );
+    }
+}

@@ -1,0 +1,396 @@
+//! The runbook steps as the draft tells them: each step's title (from its start record,
+//! `KIND: TITLE`), when it started and ended, how it ended, whether a confirmation came from a
+//! person or was given automatically, what it sent, and for a batch which targets it acted on.
+//! Raw answers (HTTP bodies, command output) stay in the journal; the draft names the step by
+//! its title and says how it ended.
+
+use crate::incident::event::{Event, StepState};
+use crate::incident::record::Record;
+use chrono::{DateTime, Duration, Utc};
+
+/// The step kinds that change something.
+const ACTING: [&str; 5] = ["http", "exec", "batch", "sql", "haproxy"];
+/// Detail prefixes of the records a run writes about a step that are not its start.
+const INFO: [&str; 9] = [
+    "confirmed",
+    "not confirmed",
+    "paused",
+    "decision",
+    "rollout",
+    "spawned",
+    "attempt",
+    "skipped",
+    "declined",
+];
+/// A confirmation this soon after the step asked for it was not typed by a person: `--yes`
+/// and a rehearsal's plays confirm at once; nobody types a word and Enter in a quarter second.
+pub const AUTOMATIC: Duration = Duration::milliseconds(250);
+
+/// One step of one run, as it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRun {
+    pub run_id: String,
+    pub runbook: String,
+    /// The step's id in the runbook (kept for the full timeline and JSON, never for prose).
+    pub id: String,
+    /// `http`, `batch`, `manual`, …; `None` when the journal has no start record for it.
+    pub kind: Option<String>,
+    /// The step's title as it ran (variables filled in), else its id in words.
+    pub title: String,
+    pub started: DateTime<Utc>,
+    pub finished: Option<DateTime<Utc>>,
+    /// How it ended; `None` while it had not ended when the journal stops.
+    pub state: Option<StepState>,
+    /// Skipped (its condition already held), declined (not confirmed).
+    pub skipped: bool,
+    pub declined: bool,
+    /// A confirmation was recorded, and whether it came at once (not from a person).
+    pub confirmed: bool,
+    pub auto_confirmed: bool,
+    /// The requests it sent (`POST url body`), as the intents recorded them.
+    pub requests: Vec<String>,
+    /// Targets a batch acted on (an answer in 2xx), in order.
+    pub acted_on: Vec<String>,
+    /// When the run it belongs to ended, and how (`None`: still running).
+    pub run_end: Option<(DateTime<Utc>, StepState)>,
+    /// The time of the step's latest record (a confirmation is compared with it: the prompt
+    /// follows the record before it at once).
+    pub latest: DateTime<Utc>,
+}
+
+impl StepRun {
+    /// True for the steps that change something (and for steps of unknown kind: the journal
+    /// kept only their outcome, and they are all the draft knows of them).
+    pub fn acting(&self) -> bool {
+        self.kind.as_deref().is_none_or(|k| ACTING.contains(&k))
+    }
+
+    pub fn manual(&self) -> bool {
+        self.kind.as_deref() == Some("manual")
+    }
+
+    pub fn batch(&self) -> bool {
+        self.kind.as_deref() == Some("batch")
+    }
+
+    /// When it stopped doing anything: its end, else the end of its run, else `last` (the
+    /// journal's last record).
+    pub fn until(&self, last: DateTime<Utc>) -> DateTime<Utc> {
+        self.finished
+            .or(self.run_end.map(|e| e.0))
+            .unwrap_or(last)
+            .max(self.started)
+    }
+
+    /// The outcome in words: "succeeded", "failed", "stopped before it finished", …
+    pub fn outcome(&self) -> String {
+        if self.skipped {
+            return "was skipped (its condition already held)".into();
+        }
+        if self.declined {
+            return "was not confirmed and did not run".into();
+        }
+        match self.state {
+            Some(StepState::Succeeded) => "succeeded".into(),
+            Some(StepState::Failed) => "failed".into(),
+            Some(StepState::TimedOut) => "timed out".into(),
+            Some(StepState::Cancelled) => "was cancelled".into(),
+            Some(StepState::InDoubt) => "is in doubt (no answer came)".into(),
+            Some(StepState::Started) | None => match self.run_end {
+                Some((_, StepState::Cancelled)) => "was stopped before it finished".into(),
+                Some(_) => "did not finish".into(),
+                None => "had not finished when the journal ends".into(),
+            },
+        }
+    }
+
+    /// True when it finished and succeeded.
+    pub fn ok(&self) -> bool {
+        self.state == Some(StepState::Succeeded) && !self.declined
+    }
+
+    /// True when it scales a fleet out (its title says so, or it sent `replicas`).
+    pub fn scales_out(&self) -> bool {
+        let t = self.title.to_lowercase();
+        t.contains("scale out")
+            || t.contains("scale the")
+            || t.starts_with("scale ")
+            || self
+                .requests
+                .iter()
+                .any(|r| r.contains("/scale") || r.contains("\"replicas\""))
+    }
+}
+
+/// A step id in words, for a step whose title the journal does not have: `gateway-off` →
+/// "Gateway off".
+pub fn words_of(id: &str) -> String {
+    let spaced: String = id
+        .chars()
+        .map(|c| if matches!(c, '-' | '_') { ' ' } else { c })
+        .collect();
+    crate::postmortem::words::sentence(&spaced)
+        .trim_end_matches('.')
+        .to_string()
+}
+
+fn start_of(detail: &str) -> Option<(String, String)> {
+    let (kind, title) = detail.split_once(": ")?;
+    let simple = !kind.is_empty() && kind.chars().all(|c| c.is_ascii_lowercase());
+    (simple && !INFO.contains(&kind)).then(|| (kind.to_string(), title.trim().to_string()))
+}
+
+/// The target an acknowledgement names: `attempt 1 on api-0: HTTP 200` → `api-0`, when the
+/// answer was a 2xx.
+fn acted_target(outcome: &str) -> Option<String> {
+    let (head, answer) = outcome.split_once(": ")?;
+    let ok = answer
+        .strip_prefix("HTTP ")
+        .and_then(|s| s.get(..1))
+        .is_some_and(|d| d == "2");
+    let target = head.split_once(" on ")?.1;
+    ok.then(|| target.to_string())
+}
+
+/// Every step of every run in `events` (journal order), in the order they started.
+pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
+    let mut out: Vec<StepRun> = Vec::new();
+    // Index of the open entry of (run, step).
+    let open = |out: &[StepRun], run: &str, step: &str| {
+        out.iter()
+            .rposition(|s| s.run_id == run && s.id == step && s.state.is_none())
+    };
+    let mut ack_targets: Vec<(String, String)> = Vec::new();
+    let mut intents: Vec<(String, String, String, String)> = Vec::new();
+    for (r, e) in events {
+        match e {
+            Event::RunbookStep {
+                run,
+                step,
+                state,
+                detail,
+            } => {
+                let detail = detail.as_deref().unwrap_or_default();
+                let new = |kind: Option<String>, title: Option<String>| StepRun {
+                    run_id: run.run_id.clone(),
+                    runbook: run.runbook.clone(),
+                    id: step.clone(),
+                    kind,
+                    title: title.unwrap_or_else(|| words_of(step)),
+                    started: r.time,
+                    finished: None,
+                    state: None,
+                    skipped: false,
+                    declined: false,
+                    confirmed: false,
+                    auto_confirmed: false,
+                    requests: Vec::new(),
+                    acted_on: Vec::new(),
+                    run_end: None,
+                    latest: r.time,
+                };
+                if *state == StepState::Started {
+                    if let Some((kind, title)) = start_of(detail) {
+                        // A step without a title (a manual step, a note) starts with its id:
+                        // the draft writes it in words instead.
+                        let title = (title != *step).then_some(title);
+                        out.push(new(Some(kind), title));
+                    } else if detail.trim().is_empty() {
+                        // A start the journal kept without its kind and title.
+                        out.push(new(None, None));
+                    } else if detail.starts_with("confirmed") {
+                        let i = match open(&out, &run.run_id, step) {
+                            Some(i) => i,
+                            None => {
+                                out.push(new(None, None));
+                                out.len() - 1
+                            }
+                        };
+                        let s = &mut out[i];
+                        s.confirmed = true;
+                        s.auto_confirmed |= detail.starts_with("confirmed: assumed")
+                            || detail.starts_with("confirmed automatically")
+                            || r.time - s.latest < AUTOMATIC;
+                        s.latest = r.time;
+                    } else if let Some(i) = open(&out, &run.run_id, step) {
+                        out[i].latest = r.time;
+                    }
+                    continue;
+                }
+                let i = match open(&out, &run.run_id, step) {
+                    Some(i) => i,
+                    None => {
+                        out.push(new(None, None));
+                        out.len() - 1
+                    }
+                };
+                let s = &mut out[i];
+                s.finished = Some(r.time);
+                s.state = Some(*state);
+                s.skipped = detail.starts_with("skipped: ");
+                s.declined = detail.starts_with("declined: ");
+            }
+            Event::RunbookIntent {
+                run_id,
+                step,
+                idempotency_key,
+                request,
+            } => {
+                let base = step.split('/').next().unwrap_or(step).to_string();
+                intents.push((
+                    run_id.clone(),
+                    base.clone(),
+                    idempotency_key.clone(),
+                    request.clone(),
+                ));
+                if let Some(i) = open(&out, run_id, &base) {
+                    out[i].requests.push(request.clone());
+                }
+            }
+            Event::RunbookAck {
+                run_id,
+                idempotency_key,
+                outcome,
+                ..
+            } => {
+                let Some((_, base, _, _)) = intents
+                    .iter()
+                    .find(|(run, _, key, _)| run == run_id && key == idempotency_key)
+                else {
+                    continue;
+                };
+                if let Some(t) = acted_target(outcome) {
+                    ack_targets.push((run_id.clone(), t.clone()));
+                    if let Some(i) = open(&out, run_id, base)
+                        && !out[i].acted_on.contains(&t)
+                    {
+                        out[i].acted_on.push(t);
+                    }
+                }
+            }
+            Event::RunbookRun { run, state } if *state != StepState::Started => {
+                for s in out.iter_mut().filter(|s| s.run_id == run.run_id) {
+                    s.run_end.get_or_insert((r.time, *state));
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort_by_key(|s| s.started);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incident::event::{RunRef, Source};
+
+    fn rec(seq: u64, ms: i64, kind: Event) -> Record {
+        Record {
+            seq,
+            time: DateTime::from_timestamp_millis(1_800_000_000_000 + ms).unwrap(),
+            source: Source::Runbook,
+            actor: "r".into(),
+            host: String::new(),
+            kind,
+        }
+    }
+
+    fn step(step: &str, state: StepState, detail: &str) -> Event {
+        Event::RunbookStep {
+            run: RunRef {
+                run_id: "r".into(),
+                runbook: "pool-exhaustion".into(),
+                hash: "h".into(),
+            },
+            step: step.into(),
+            state,
+            detail: Some(detail.into()),
+        }
+    }
+
+    #[test]
+    fn steps_carry_titles_confirmations_and_the_targets_they_acted_on() {
+        let records = [
+            rec(
+                1,
+                0,
+                step("rollback", StepState::Started, "http: Roll back the deploy"),
+            ),
+            rec(
+                2,
+                1,
+                step(
+                    "rollback",
+                    StepState::Started,
+                    "confirmed: the operator typed \"rollback\"",
+                ),
+            ),
+            rec(
+                3,
+                900,
+                step("rollback", StepState::Succeeded, "HTTP 200 {\"ok\":true}"),
+            ),
+            rec(
+                4,
+                1000,
+                step("restart", StepState::Started, "batch: Restart api"),
+            ),
+            rec(
+                5,
+                9_000,
+                step("restart", StepState::Started, "rollout: {\"batch\":1}"),
+            ),
+            rec(
+                5,
+                12_000,
+                step(
+                    "restart",
+                    StepState::Started,
+                    "confirmed: the operator typed \"batch 1\"",
+                ),
+            ),
+            rec(
+                6,
+                9001,
+                Event::RunbookIntent {
+                    run_id: "r".into(),
+                    step: "restart/api-0/1".into(),
+                    idempotency_key: "k".into(),
+                    request: "POST /control/restart {\"pod\":\"api-0\"}".into(),
+                },
+            ),
+            rec(
+                7,
+                9100,
+                Event::RunbookAck {
+                    run_id: "r".into(),
+                    step: "restart".into(),
+                    idempotency_key: "k".into(),
+                    outcome: "attempt 1 on api-0: HTTP 200".into(),
+                },
+            ),
+            rec(
+                8,
+                20_000,
+                Event::RunbookRun {
+                    run: RunRef {
+                        run_id: "r".into(),
+                        runbook: "pool-exhaustion".into(),
+                        hash: "h".into(),
+                    },
+                    state: StepState::Cancelled,
+                },
+            ),
+        ];
+        let events: Vec<(&Record, &Event)> = records.iter().map(|r| (r, &r.kind)).collect();
+        let s = runs(&events);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].title, "Roll back the deploy");
+        assert!(s[0].ok() && s[0].auto_confirmed && s[0].acting());
+        assert_eq!(s[1].acted_on, ["api-0"]);
+        assert!(!s[1].auto_confirmed, "confirmed 3 s after it asked");
+        assert_eq!(s[1].outcome(), "was stopped before it finished");
+        assert_eq!(words_of("gateway-off"), "Gateway off");
+    }
+}

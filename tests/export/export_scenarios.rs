@@ -1,0 +1,624 @@
+//! Issue 17's golden drafts: each rehearsal scenario (planner-peak, bird-count, crash-loop)
+//! played headlessly from the command line with its fixing play and with a wrong one, then
+//! drafted by `warroom export`. Every figure the draft states is compared with the simulator's
+//! own record, which the game day reports at every scrape (so a change in the simulator's
+//! fidelity or the rehearsal clock moves both sides): the impact window, the failed and total
+//! user requests, the peak error ratio, each step's effect on the error ratio, which step the
+//! recovery is credited to, the suggested actions whose patterns the record shows; and the
+//! words: one timeline row per event that matters, no step ids or raw bodies, no "rose" for a
+//! falling value, no reading that reads as its threshold.
+
+use chrono::{DateTime, Utc};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const SCRAPE_S: f64 = 5.0;
+const CRIT: f64 = 0.05;
+const SPEED: &str = "50";
+
+fn runbooks() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export/runbooks")
+}
+
+/// Runs `cmd` to its end within `limit` (its exit status is returned, not judged: a play
+/// still running when the rehearsal ends makes the game day exit non-zero). Output goes to
+/// files: the game day's report is larger than a pipe holds.
+fn run(mut cmd: Command, limit: Duration) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let mut child = cmd
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{cmd:?} did not finish within {limit:?}: {}", read(&err));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    (status.success(), read(&out), read(&err))
+}
+
+/// One scrape of the simulator's record.
+#[derive(Debug, Clone, Copy)]
+struct Scrape {
+    t: f64,
+    /// The error ratio over the minute before `t`, from the instances' counters (what the
+    /// error-ratio panel's PromQL reads), filled in after parsing.
+    error_ratio: f64,
+    answered: f64,
+    errors: f64,
+    logical: f64,
+    failed: f64,
+    duplicates: f64,
+}
+
+/// A played and drafted rehearsal.
+struct Played {
+    name: &'static str,
+    command: String,
+    facts: serde_json::Value,
+    md: String,
+    status: String,
+    scrapes: Vec<Scrape>,
+    epoch: DateTime<Utc>,
+    _dir: tempfile::TempDir,
+}
+
+impl Played {
+    fn secs(&self, v: &serde_json::Value) -> f64 {
+        let t = DateTime::parse_from_rfc3339(v.as_str().unwrap_or_else(|| panic!("no time: {v}")))
+            .unwrap()
+            .with_timezone(&Utc);
+        (t - self.epoch).num_milliseconds() as f64 / 1000.0
+    }
+
+    fn at(&self, t: f64) -> Scrape {
+        *self
+            .scrapes
+            .iter()
+            .min_by(|a, b| (a.t - t).abs().total_cmp(&(b.t - t).abs()))
+            .unwrap()
+    }
+
+    /// The latest scrape at or before `t` (what a reading at `t` shows).
+    fn at_or_before(&self, t: f64) -> Scrape {
+        self.scrapes
+            .iter()
+            .copied()
+            .rfind(|s| s.t <= t + 1e-6)
+            .unwrap_or(self.scrapes[0])
+    }
+
+    fn rows(&self) -> Vec<String> {
+        self.facts["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["event"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn patterns(&self) -> Vec<String> {
+        self.facts["suggestions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["pattern"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+/// Plays `scenario` with `plays` for `run_for`, then exports the draft (Markdown, status page
+/// and facts).
+fn play(name: &'static str, scenario: &str, plays: &[&str], run_for: &str) -> Played {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, config) = (dir.path().join("data"), dir.path().join("warroom.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            "timezone = \"Europe/London\"\n[runbooks]\ndir = \"{}\"\n",
+            runbooks().display()
+        ),
+    )
+    .unwrap();
+    let warroom = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_warroom"));
+        c.arg("--data-dir")
+            .arg(&data)
+            .arg("--config")
+            .arg(&config)
+            .env("WARROOM_ACTOR", "ana");
+        c
+    };
+    let mut args = vec![
+        "gameday",
+        scenario,
+        "--headless",
+        "--speed",
+        SPEED,
+        "--seed",
+        "1",
+        "--listen",
+        "127.0.0.1:0",
+        "--for",
+        run_for,
+        "--json",
+    ];
+    for p in plays {
+        args.extend(["--play", p]);
+    }
+    let mut gd = warroom();
+    gd.args(&args);
+    let (_, out, err) = run(gd, Duration::from_secs(300));
+    let report: serde_json::Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("{name}: no report ({e}): {out}\n{err}"));
+    let id = report["incident"].as_str().unwrap().to_string();
+    let out_dir = dir.path().join("out");
+    let out_s = out_dir.to_str().unwrap().to_string();
+    for format in ["markdown", "status", "json"] {
+        let mut c = warroom();
+        c.args(["export", &id, "--format", format, "--out", &out_s]);
+        let (ok, o, e) = run(c, Duration::from_secs(60));
+        assert!(ok, "{name}: export {format} failed: {o}\n{e}");
+    }
+    let read = |f: &str| std::fs::read_to_string(out_dir.join(f)).unwrap();
+    let scrapes = report["simulator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let f = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("no {k} in {s}"));
+            Scrape {
+                t: f("t"),
+                error_ratio: 0.0,
+                answered: f("answered"),
+                errors: f("errors"),
+                logical: f("logical"),
+                failed: f("logical_failed"),
+                duplicates: f("duplicates"),
+            }
+        })
+        .collect::<Vec<Scrape>>();
+    let mut scrapes = scrapes;
+    for i in 0..scrapes.len() {
+        let t = scrapes[i].t;
+        let m = scrapes
+            .iter()
+            .copied()
+            .rfind(|s| s.t <= t - 60.0 + 1e-6)
+            .unwrap_or(scrapes[0]);
+        let (e, a) = (
+            scrapes[i].errors - m.errors,
+            scrapes[i].answered - m.answered,
+        );
+        scrapes[i].error_ratio = if a > 0.0 { e / a } else { 0.0 };
+    }
+    let epoch = DateTime::parse_from_rfc3339(report["epoch"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc);
+    let command = format!(
+        "warroom {} && warroom export {id}",
+        args.iter()
+            .map(|a| if a.contains(' ') {
+                format!("\"{a}\"")
+            } else {
+                a.to_string()
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace(" --listen 127.0.0.1:0", "")
+            .replace(" --json", "")
+    );
+    Played {
+        name,
+        command,
+        facts: serde_json::from_str(&read("facts.json")).unwrap(),
+        md: read("postmortem.md"),
+        status: read("status.md"),
+        scrapes,
+        epoch,
+        _dir: dir,
+    }
+}
+
+/// The checks every draft passes, against the simulator's record.
+fn check(p: &Played) {
+    let name = p.name;
+    let f = &p.facts;
+    // The impact window: the first scrape where the simulator's error ratio reached 5 %, and
+    // the scrape after the last one still above the way back (5 % less 5 % hysteresis), when
+    // it came back for good before the record ends.
+    let start = p
+        .scrapes
+        .iter()
+        .find(|s| s.error_ratio >= CRIT)
+        .unwrap_or_else(|| panic!("{name}: the simulator never reached 5 %"))
+        .t;
+    let last_bad = p
+        .scrapes
+        .iter()
+        .rfind(|s| s.error_ratio >= CRIT * 0.95)
+        .unwrap()
+        .t;
+    let recovered = last_bad + 120.0 < p.scrapes.last().unwrap().t;
+    let got_start = p.secs(&f["impact"]["start"]["utc"]);
+    assert!(
+        (got_start - start).abs() <= 2.0 * SCRAPE_S,
+        "{name}: impact start {got_start} vs the simulator's {start}"
+    );
+    let end = if recovered {
+        let got_end = p.secs(&f["impact"]["end"]["utc"]);
+        let truth = last_bad + SCRAPE_S;
+        assert!(
+            (got_end - truth).abs() <= 2.0 * SCRAPE_S,
+            "{name}: impact end {got_end} vs the simulator's {truth}"
+        );
+        got_end
+    } else {
+        assert!(f["impact"]["end"].is_null(), "{name}: {}", f["impact"]);
+        assert!(p.md.contains("until the time of writing"), "{name}");
+        p.scrapes.last().unwrap().t
+    };
+
+    // User requests in the window, and those that failed, from the simulator's counters.
+    let (a, b) = (p.at(got_start), p.at(end));
+    let (made, failed) = (b.logical - a.logical, b.failed - a.failed);
+    let got_made = f["customer"]["requests"]["value"].as_f64().unwrap();
+    let got_failed = f["customer"]["failed"]["value"].as_f64().unwrap();
+    println!(
+        "{name}: user requests {got_made:.0} (simulator {made:.0}), failed {got_failed:.0} \
+         (simulator {failed:.0})"
+    );
+    assert!(
+        (got_made - made).abs() <= made * 0.02,
+        "{name}: {got_made} user requests vs the simulator's {made}"
+    );
+    // Failures are counted when they happen for good, after the retries: a window's edges
+    // cut through requests still retrying, worth a few seconds of traffic.
+    let edge = (made / (end - got_start).max(1.0)) * 2.0 * SCRAPE_S;
+    assert!(
+        (got_failed - failed).abs() <= failed * 0.05 + edge,
+        "{name}: {got_failed} failed user requests vs the simulator's {failed} (edge {edge})"
+    );
+
+    // The peak error ratio at the snapshot's instants inside the window.
+    let peak = p
+        .scrapes
+        .iter()
+        .filter(|s| s.t >= got_start && s.t <= end)
+        .map(|s| s.error_ratio)
+        .fold(0.0, f64::max);
+    let got = f["signals"]["error_ratio"]["value"].as_f64().unwrap();
+    assert!(
+        (got - peak).abs() <= 0.03,
+        "{name}: peak error ratio {got} vs the simulator's {peak}"
+    );
+
+    // Each step's effect on the error ratio, before and after, as the simulator saw it.
+    let responses = f["responses"].as_array().unwrap();
+    for r in responses {
+        let Some(e) = r["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["panel"] == "Error ratio")
+        else {
+            continue;
+        };
+        let (t0, t1) = (p.secs(&r["start"]), p.secs(&r["after"]["utc"]));
+        let (before, after) = (e["before"].as_f64().unwrap(), e["after"].as_f64().unwrap());
+        let (sb, sa) = (
+            p.at_or_before(t0).error_ratio,
+            p.at_or_before(t1).error_ratio,
+        );
+        println!(
+            "{name}: {:?} error ratio {before:.3} → {after:.3} (simulator {sb:.3} → {sa:.3})",
+            r["titles"]
+        );
+        assert!(
+            (before - sb).abs() <= 0.03,
+            "{name}: before {before} vs {sb}: {r}"
+        );
+        assert!(
+            (after - sa).abs() <= 0.03,
+            "{name}: after {after} vs {sa}: {r}"
+        );
+    }
+    // The recovery is credited to the last response that started before the simulator's
+    // error ratio had fallen below 5 % for good.
+    if recovered {
+        let fallen = p
+            .scrapes
+            .iter()
+            .rfind(|s| s.error_ratio >= CRIT && s.t <= end)
+            .map_or(got_start, |s| s.t + SCRAPE_S);
+        let expected: Vec<&serde_json::Value> = responses
+            .iter()
+            .filter(|r| p.secs(&r["start"]) < fallen - SCRAPE_S && r["no_effect"].is_null())
+            .collect();
+        let credited: Vec<&serde_json::Value> =
+            responses.iter().filter(|r| r["credited"] == true).collect();
+        if let Some(last) = expected.last() {
+            assert_eq!(credited, vec![*last], "{name}: fallen at {fallen}");
+        }
+    }
+
+    // Suggestions only where the record shows their pattern.
+    let patterns = p.patterns();
+    let dup = b.duplicates - p.at(got_start).duplicates;
+    assert_eq!(
+        patterns.iter().any(|s| s == "duplicates"),
+        dup >= 1.0,
+        "{name}: {dup} duplicates, suggestions {patterns:?}"
+    );
+    let amplification = p
+        .scrapes
+        .iter()
+        .filter(|s| s.t >= got_start + 60.0 && s.t <= end)
+        .map(|s| {
+            let m = p.at(s.t - 60.0);
+            (s.answered - m.answered) / (s.logical - m.logical).max(1.0)
+        })
+        .fold(0.0, f64::max);
+    assert_eq!(
+        patterns.iter().any(|s| s == "retry-amplification"),
+        amplification > 2.0 + 0.05,
+        "{name}: amplification {amplification}, suggestions {patterns:?}"
+    );
+
+    // The words: house phrasing, no internal identifiers, one row per event.
+    let rows = p.rows();
+    for r in &rows {
+        for banned in ["past its", "came back", "HTTP 2", "{\"", "batch-1", "step "] {
+            assert!(!r.contains(banned), "{name}: {banned:?} in {r:?}");
+        }
+        if r.starts_with("Instances up") {
+            assert!(!r.contains("rose"), "{name}: {r}");
+        }
+        // A reading never reads as the threshold it is set beside.
+        if let (Some(t), Some(v)) = (
+            between(r, "threshold of ", " "),
+            between(r, "(reading ", ")"),
+        ) {
+            assert_ne!(t.trim_end_matches(['.', ',']), v, "{name}: {r}");
+        }
+    }
+    let panels = [
+        "Pool saturation",
+        "Pool wait p99",
+        "Query latency p50/p99",
+        "Retry amplification",
+        "Queue depth",
+        "Instances up",
+        "Restarts (5m)",
+    ];
+    for panel in panels {
+        let n = rows.iter().filter(|r| r.starts_with(panel)).count();
+        assert!(n <= 1, "{name}: {n} rows for {panel}: {rows:#?}");
+    }
+    let errors = rows.iter().filter(|r| r.starts_with("Error ratio")).count();
+    assert!(errors <= 2, "{name}: {errors} error-ratio rows: {rows:#?}");
+    for m in f["resolution"].as_array().unwrap() {
+        let title = m["title"].as_str().unwrap();
+        if m["manual"] == true && m["auto_confirmed"] == true {
+            // Folded: no one acted; the resolution says so.
+            continue;
+        }
+        let n = rows.iter().filter(|r| r.starts_with(title)).count();
+        assert!(
+            (1..=2).contains(&n),
+            "{name}: {n} rows for {title}: {rows:#?}"
+        );
+        assert_ne!(
+            title,
+            m["step"].as_str().unwrap(),
+            "{name}: a step id as a title"
+        );
+    }
+    // The status page speaks to customers: no internal title, a headline from the impact.
+    assert!(
+        !p.status.contains(f["title"].as_str().unwrap()),
+        "{name}: {}",
+        p.status
+    );
+    let worst = f["customer"]["worst_minute"]["value"].as_f64().unwrap();
+    let headline = p.status.lines().next().unwrap();
+    let expected = if worst >= 0.5 {
+        "Major Outage"
+    } else if worst >= 0.05 {
+        "Partial Outage"
+    } else {
+        "Degraded Performance"
+    };
+    assert_eq!(headline, expected, "{name}: worst minute {worst}");
+    println!(
+        "{name}: {} timeline rows; draft: {}\n{}",
+        rows.len(),
+        p.command,
+        rows.join("\n")
+    );
+}
+
+fn between<'a>(text: &'a str, from: &str, to: &str) -> Option<&'a str> {
+    let rest = &text[text.find(from)? + from.len()..];
+    Some(&rest[..rest.find(to).unwrap_or(rest.len())])
+}
+
+fn response_titles(p: &Played) -> Vec<Vec<String>> {
+    p.facts["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["titles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn planner_peak_with_its_fixing_play() {
+    let p = play(
+        "planner-peak, fixed",
+        "planner-peak",
+        &["pool-exhaustion@+3m"],
+        "20m",
+    );
+    check(&p);
+    assert_eq!(
+        response_titles(&p),
+        [
+            vec!["Roll back the deploy", "Disable retries in every layer"],
+            vec!["Restart planner-api in batches of 25 %"]
+        ]
+    );
+    // The batch restart's own restarts are the step's, not the incident's signals.
+    let batch = &p.facts["resolution"][2];
+    let planned = batch["planned"].as_array().unwrap();
+    assert!(
+        planned
+            .iter()
+            .any(|t| t.as_str().unwrap().starts_with("instances up fell to")),
+        "{batch}"
+    );
+    assert!(!p.rows().iter().any(|r| r.starts_with("Instances up")));
+    let patterns = p.patterns();
+    assert!(
+        patterns.contains(&"unalerted-first-signal".to_string()),
+        "{patterns:?}"
+    );
+    assert!(
+        !patterns.contains(&"restart-loop".to_string()),
+        "{patterns:?}"
+    );
+    assert!(
+        !patterns.contains(&"scale-out-worse-latency".to_string()),
+        "{patterns:?}"
+    );
+}
+
+#[test]
+fn planner_peak_with_a_late_rollback_and_a_scale_out() {
+    let p = play(
+        "planner-peak, wrong",
+        "planner-peak",
+        &["rollback-deploy@+20m", "scale-out@+22m"],
+        "32m",
+    );
+    check(&p);
+    // Rolling back at the peak succeeds and changes nothing the customers see.
+    let rollback = &p.facts["responses"][0];
+    assert!(
+        rollback["no_effect"]
+            .as_str()
+            .is_some_and(|t| t.contains("error ratio")),
+        "{rollback}"
+    );
+    assert!(
+        p.md.contains("no visible effect"),
+        "the draft says the step did nothing"
+    );
+    assert!(
+        p.patterns()
+            .contains(&"scale-out-worse-latency".to_string()),
+        "{:?}",
+        p.patterns()
+    );
+}
+
+#[test]
+fn bird_count_with_its_fixing_play() {
+    let p = play(
+        "bird-count, fixed",
+        "bird-count",
+        &["disable-retries@+20m", "raise-pool@+21m"],
+        "45m",
+    );
+    check(&p);
+    // The manual capacity check was confirmed by the play, not by a person, and says so.
+    let manual = p.facts["resolution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["manual"] == true)
+        .unwrap();
+    assert_eq!(manual["auto_confirmed"], true, "{manual}");
+    assert!(p.md.contains("was confirmed automatically; no one checked it"));
+    // The backlog's peak and drain, from its panel.
+    let backlog = &p.facts["customer"]["backlog"];
+    assert!(backlog["drained"].is_object(), "{backlog}");
+    assert!(p.patterns().contains(&"duplicates".to_string()));
+}
+
+#[test]
+fn bird_count_with_a_batch_restart_cut_short() {
+    let p = play(
+        "bird-count, wrong",
+        "bird-count",
+        &["batch-restart@+20m"],
+        "26m",
+    );
+    check(&p);
+    // An unfinished batch that acted is in the resolution, with what it did.
+    let batch = p.facts["resolution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["kind"] == "batch")
+        .unwrap()
+        .clone();
+    assert_eq!(batch["ok"], false, "{batch}");
+    assert!(
+        batch["progress"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("after acting on")),
+        "{batch}"
+    );
+}
+
+#[test]
+fn crash_loop_with_its_fixing_play() {
+    let p = play(
+        "crash-loop, fixed",
+        "crash-loop",
+        &["scale-and-memory@+15m"],
+        "30m",
+    );
+    check(&p);
+    assert!(p.patterns().contains(&"restart-loop".to_string()));
+    // Memory is charted for a restart loop.
+    let charts: Vec<&str> = p.facts["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["slug"].as_str().unwrap())
+        .collect();
+    assert!(charts.contains(&"memory-per-instance"), "{charts:?}");
+}
+
+#[test]
+fn crash_loop_with_a_batch_restart_during_the_loop() {
+    let p = play(
+        "crash-loop, wrong",
+        "crash-loop",
+        &["batch-restart@+10m"],
+        "20m",
+    );
+    check(&p);
+    // The loop's own restarts came first: they are the incident's, not the batch's.
+    assert!(p.rows().iter().any(|r| r.starts_with("Restarts (5m)")));
+    assert!(p.patterns().contains(&"restart-loop".to_string()));
+}
