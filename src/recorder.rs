@@ -61,19 +61,14 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     };
     let metrics: Option<std::sync::Arc<dyn crate::metrics::Source>> =
         client.clone().map(|c| c as _);
-    // No `[[panel]]`: the panels are what the Prometheus exports (a signal stops it here too).
-    let panels = match &client {
-        Some(c) if !config.panels_configured => {
-            tokio::select! {
-                p = discovered_panels(c) => p,
-                s = signals.next() => {
-                    eprintln!("warroom record: stopped by {s} while discovering; nothing was recorded");
-                    return Ok(ExitCode::SUCCESS);
-                }
-            }
-        }
-        _ => config.panels.clone(),
-    };
+    // No `[[panel]]`: the panels are what the Prometheus exports, found by the panel part
+    // itself (so alerts and changes are recorded meanwhile); the snapshots take them from here.
+    let discovering = client.is_some() && !config.panels_configured;
+    let panels = std::sync::Arc::new(std::sync::Mutex::new(if discovering {
+        Vec::new()
+    } else {
+        config.panels.clone()
+    }));
     let intake = AlertIntake::from_config(config)?;
     let changes = changes_intake(config)?;
     if metrics.is_none() && intake.is_none() && changes.is_none() {
@@ -117,24 +112,42 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     let mut parts = Vec::new();
     let mut what = Vec::new();
     let snapshot_source = metrics.clone();
-    if let Some(source) = metrics {
-        what.push(format!(
-            "{} panels from {}",
-            panels.len(),
-            source.describe()
-        ));
-        let watch = PanelWatch {
-            source,
-            panels: panels.clone(),
-            refresh: config.refresh,
-            clock: std::sync::Arc::new(crate::clock::WallClock),
-        };
-        parts.push(tokio::spawn(watch.run(
+    if let (Some(source), Some(client)) = (metrics, client) {
+        let known = panels.lock().map(|p| p.len()).unwrap_or(0);
+        what.push(if discovering {
+            format!("the panels discovery finds on {}", source.describe())
+        } else {
+            format!("{known} panels from {}", source.describe())
+        });
+        let (journal, records, tx, shared) = (
             journal.clone(),
             recovery.records.clone(),
             tx.clone(),
-            |r| Some(Report::Panel(r)),
-        )));
+            panels.clone(),
+        );
+        let refresh = config.refresh;
+        parts.push(tokio::spawn(async move {
+            let found = if discovering {
+                match discovered_panels(&client, &tx).await {
+                    Some(p) => p,
+                    None => return,
+                }
+            } else {
+                shared.lock().map(|p| p.clone()).unwrap_or_default()
+            };
+            if let Ok(mut p) = shared.lock() {
+                *p = found.clone();
+            }
+            let watch = PanelWatch {
+                source,
+                panels: found,
+                refresh,
+                clock: std::sync::Arc::new(crate::clock::WallClock),
+            };
+            watch
+                .run(journal, records, tx, |r| Some(Report::Panel(r)))
+                .await;
+        }));
     }
     if let Some(intake) = intake {
         let names: Vec<&str> = intake.sources().into_iter().map(source_name).collect();
@@ -186,7 +199,9 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     drop(serving);
     // The panels over the incident so far, for the postmortem: what answers within the stop's
     // second, so a hung Prometheus never keeps the lock.
-    if let Some(source) = snapshot_source {
+    let panels: Vec<crate::config::PanelConfig> =
+        panels.lock().map(|p| p.clone()).unwrap_or_default();
+    if let Some(source) = snapshot_source.filter(|_| !panels.is_empty()) {
         let take = crate::postmortem::take_snapshots_until(
             &store,
             &id,
@@ -225,43 +240,57 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The dashboard discovery builds, for a recorder with no `[[panel]]`: three tries a few
-/// seconds apart, then none (alerts and changes are still recorded), each outcome one line.
+/// The dashboard discovery builds, for a recorder with no `[[panel]]`: asked again with
+/// backoff while it fails, and every 15 s while the Prometheus holds no known exporter (a
+/// Prometheus that has only just started has scraped nothing yet); each outcome one line.
+/// `None` once the recorder stops (its report channel closed).
 async fn discovered_panels(
     client: &crate::metrics::prometheus::PrometheusClient,
-) -> Vec<crate::config::PanelConfig> {
+    tx: &mpsc::UnboundedSender<Report>,
+) -> Option<Vec<crate::config::PanelConfig>> {
     use crate::metrics::discover::{DiscoverOptions, discover};
     let (presets, warning) = crate::metrics::from_config::presets();
     if let Some(w) = warning {
         eprintln!("warning: your presets are not used: {w}");
     }
-    for attempt in 0..3u32 {
+    let mut said = String::new();
+    for attempt in 0u32.. {
+        if tx.is_closed() {
+            return None;
+        }
         let now = chrono::Utc::now().timestamp_millis() as f64 / 1000.0;
-        match discover(client, &presets, &DiscoverOptions::default(), now).await {
-            Ok(d) => {
+        let wait = match discover(client, &presets, &DiscoverOptions::default(), now).await {
+            Ok(d) if !d.dashboard.is_empty() => {
                 eprintln!("warroom record: {}", d.status_line());
-                return d.dashboard.panel_configs();
+                return Some(d.dashboard.panel_configs());
+            }
+            Ok(d) => {
+                let line = d.status_line();
+                if line != said {
+                    eprintln!("warroom record: {line}; looking again every 15s");
+                    said = line;
+                }
+                Duration::from_secs(15)
             }
             Err(e) => {
                 let wait = e
                     .retry_after()
-                    .unwrap_or(Duration::from_secs(2u64 << attempt));
+                    .unwrap_or(Duration::from_secs((2u64 << attempt.min(5)).min(60)));
                 eprintln!(
-                    "warroom record: discovery failed: {}{}",
+                    "warroom record: discovery failed: {}; next try in {}s",
                     crate::sanitize::line(&e.to_string()),
-                    if attempt < 2 {
-                        format!("; next try in {}s", wait.as_secs())
-                    } else {
-                        "; recording without panels".to_string()
-                    }
+                    wait.as_secs()
                 );
-                if attempt < 2 {
-                    tokio::time::sleep(wait).await;
-                }
+                wait
             }
+        };
+        // Sleep, but stop at once when the recorder does.
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = tx.closed() => return None,
         }
     }
-    Vec::new()
+    None
 }
 
 fn recorded(r: &Record, tz: chrono_tz::Tz) {
