@@ -85,6 +85,7 @@ fn main() {
                     Source::Operator
                 },
                 actor: "bench".into(),
+                host: String::new(),
                 kind: event(seq),
             };
             out.write_all(&record.encode().expect("encode"))

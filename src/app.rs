@@ -5,6 +5,7 @@
 //! - [`model`], [`msg`], [`effect`]: the state and what flows in and out of `update`;
 //! - [`update`]: one handler per mode and feature, in the order of precedence its doc gives;
 //! - [`panes`]: the pure state of each pane (one suffix: `*Pane`) and of a panel;
+//! - [`sharing`]: holding the incident and serving it, or following the process that does;
 //! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
 //!   rehearsal's stage.
 
@@ -14,6 +15,7 @@ pub mod model;
 pub mod msg;
 pub mod panes;
 pub mod runtime;
+pub mod sharing;
 pub mod update;
 pub mod workers;
 

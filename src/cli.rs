@@ -92,9 +92,13 @@ pub struct OpenArgs {
     #[arg(long)]
     pub theme: Option<String>,
     /// When a headless recorder (`warroom record`) holds the incident, stop it and take over
-    /// without asking.
+    /// without asking (without it, the console asks, or follows the holder).
     #[arg(long)]
     pub take_over: bool,
+    /// Follow the incident held behind this socket (its incident.sock, or a path that reaches
+    /// it, e.g. one forwarded with `ssh -L` from the host that holds it).
+    #[arg(long, value_name = "PATH", conflicts_with = "take_over")]
+    pub socket: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -227,16 +231,33 @@ pub enum IncidentCmd {
     /// Show an incident's summary.
     Show { id: String },
     /// Add a note (tags such as #root-cause are kept for the postmortem).
-    Note { id: String, text: Vec<String> },
+    Note {
+        id: String,
+        text: Vec<String>,
+        #[command(flatten)]
+        via: Via,
+    },
     /// Set the status: investigating, identified, monitoring, resolved.
-    Status { id: String, status: String },
-    /// Set the severity: SEV-1 (most severe) to SEV-4.
-    Severity { id: String, severity: String },
-    /// Set the services affected, e.g. `warroom incident services ID "journey planner, api"`.
+    Status {
+        id: String,
+        status: String,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Set the severity: SEV-1 .. SEV-4.
+    Severity {
+        id: String,
+        severity: String,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Set the services affected (replaces the list).
     Services {
         id: String,
-        /// Service names, separated by commas or given as separate arguments.
+        #[arg(required = true)]
         services: Vec<String>,
+        #[command(flatten)]
+        via: Via,
     },
     /// Add an action item.
     Action {
@@ -250,6 +271,35 @@ pub enum IncidentCmd {
         /// Due date, YYYY-MM-DD.
         #[arg(long)]
         due: Option<String>,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Mark when the impact started or ended (when it differs from the first crossing or the
+    /// recovery).
+    Impact {
+        id: String,
+        /// `start` or `end`.
+        edge: String,
+        /// When, in the configured timezone: "YYYY-MM-DD HH:MM:SS", or HH:MM for today
+        /// (default: now).
+        #[arg(long)]
+        at: Option<String>,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Correct a record: it stays in the journal, superseded; TEXT replaces a note, none
+    /// retracts the record.
+    Correct {
+        id: String,
+        /// The record's sequence number (`#N` in the timeline).
+        seq: u64,
+        /// Why it was wrong.
+        #[arg(long)]
+        reason: String,
+        /// The note's new text (none: retract it).
+        text: Vec<String>,
+        #[command(flatten)]
+        via: Via,
     },
     /// Print the timeline.
     Timeline {
@@ -266,6 +316,16 @@ pub enum IncidentCmd {
         #[arg(long, default_value_t = 1000)]
         count: u64,
     },
+}
+
+/// Where an incident command records when another process holds the incident.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Via {
+    /// The holder's socket (its incident.sock, or a path that reaches it, e.g. one forwarded
+    /// with `ssh -L`). Without it, the command writes directly when nobody holds the incident
+    /// and through the holder's socket in the incident directory when someone does.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

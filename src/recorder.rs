@@ -6,10 +6,15 @@
 //! ([`panel_watch`]: the dashboard's queries, threshold crossings by the console's `Detector` rule),
 //! the alert intake ([`crate::alerts`]) and the GitHub changes intake
 //! ([`crate::github::intake`]). Each recorded event is one status line on stderr; logs go to
-//! the log file. SIGINT or SIGTERM (a console taking over sends one) stops both parts after
-//! the append in hand, records the interruption, and releases the lock.
+//! the log file. While it holds the incident it serves it ([`crate::incident::serve`]): the
+//! team's notes go through it. SIGINT or SIGTERM (a console taking over sends one) stops the
+//! parts after the append in hand, takes the panel snapshots that answer within the second,
+//! records the interruption, and releases the lock, all within a second of the signal even
+//! when Prometheus hangs. It leaves how to restart it ([`restart`]) so a console that took over
+//! hands the incident back when it quits.
 
 pub mod panel_watch;
+pub mod restart;
 
 use crate::alerts::{AlertIntake, AlertReport, source_name};
 use crate::config::Config;
@@ -26,10 +31,12 @@ use tokio::sync::mpsc;
 /// The lock role of the headless recorder.
 pub const ROLE: crate::incident::store::Role = crate::incident::store::Role::Recorder;
 
-/// How long the parts get to finish the append in hand once asked to stop.
-const STOP_WAIT: Duration = Duration::from_secs(5);
-/// The longest a stopping recorder spends taking the panel snapshots.
-const SNAPSHOT_WAIT: Duration = Duration::from_secs(20);
+/// How long the parts get to finish the append in hand once asked to stop (an append is one
+/// fsync; a part still waiting on a hung backend is cut off: it has nothing in hand).
+const STOP_WAIT: Duration = Duration::from_millis(250);
+/// When the panel snapshots must be in, counted from the signal: what answered by then is
+/// written, and the stop is recorded and the lock released well within a second.
+const SNAPSHOT_BY: Duration = Duration::from_millis(800);
 
 /// What the parts report, for the status lines.
 #[derive(Debug)]
@@ -79,7 +86,28 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
             torn.len, torn.line, torn.reason
         );
     }
+    // How to start this recorder again, for a console that takes over and later hands back.
+    if let Some(restart) = restart::Restart::of_this_process()
+        && let Err(e) = restart.save(&store.dir(&id))
+    {
+        eprintln!("warning: cannot note how to restart this recorder: {e}");
+    }
     let journal = JournalWriter::spawn(incident).wrap_err("cannot start the journal writer")?;
+    // The rest of the team records through this recorder while it holds the incident.
+    let serving = match crate::incident::serve::serve(journal.clone(), None, Default::default()) {
+        Ok(s) => {
+            eprintln!(
+                "warroom record: serving the incident on {} (`warroom incident note {id} …` \
+                 and followers go through it)",
+                s.path().display()
+            );
+            Some(s)
+        }
+        Err(e) => {
+            eprintln!("warning: {e}; other responders cannot record through this recorder");
+            None
+        }
+    };
     let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
     let mut parts = Vec::new();
     let mut what = Vec::new();
@@ -155,33 +183,43 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
             },
         }
     };
-    // Closing the channel stops both parts; each finishes the append it has in hand.
+    let stopping = tokio::time::Instant::now();
+    // Closing the channel stops the parts; each finishes the append it has in hand.
     drop(rx);
     for part in parts {
         let abort = part.abort_handle();
-        if tokio::time::timeout(STOP_WAIT, part).await.is_err() {
+        if tokio::time::timeout_at(stopping + STOP_WAIT, part)
+            .await
+            .is_err()
+        {
             abort.abort();
         }
     }
-    // The panels over the incident so far, for the postmortem: bounded, so a hung Prometheus
-    // never keeps the lock.
+    // Nobody records through this holder from here on.
+    drop(serving);
+    // The panels over the incident so far, for the postmortem: what answers within the stop's
+    // second, so a hung Prometheus never keeps the lock.
     let panels: Vec<crate::config::PanelConfig> =
         panels.lock().map(|p| p.clone()).unwrap_or_default();
     if let Some(source) = snapshot_source.filter(|_| !panels.is_empty()) {
-        let take = crate::postmortem::take_snapshots(
+        let take = crate::postmortem::take_snapshots_until(
             &store,
             &id,
             source.as_ref(),
             &panels,
             config.refresh.as_secs_f64().max(1.0),
+            stopping + SNAPSHOT_BY,
         );
-        match tokio::time::timeout(SNAPSHOT_WAIT, take).await {
-            Ok(Ok(n)) => eprintln!("warroom record: {n} panel snapshots written"),
-            Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
-            Err(_) => eprintln!(
-                "warroom record: panel snapshots not taken within {}s",
-                SNAPSHOT_WAIT.as_secs()
+        match tokio::time::timeout_at(stopping + SNAPSHOT_BY + STOP_WAIT, take).await {
+            Ok(Ok((n, of))) if n == of => eprintln!("warroom record: {n} panel snapshots written"),
+            Ok(Ok((n, of))) => eprintln!(
+                "warroom record: {n} of {of} panel snapshots written (the others did not answer \
+                 within the stop's second; `warroom export ID --prometheus URL` takes them later)"
             ),
+            Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
+            Err(_) => {
+                eprintln!("warroom record: panel snapshots not taken within the stop's second")
+            }
         }
     }
     let stopped = journal

@@ -97,6 +97,8 @@ pub async fn run(
         runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
+        serve: true,
+        follow: None,
         discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
@@ -166,6 +168,8 @@ async fn on_prometheus(
         runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
         rehearsal: Some(r.service.clone()),
         github: None,
+        serve: true,
+        follow: None,
         discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;

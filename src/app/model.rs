@@ -167,6 +167,8 @@ pub struct Model {
     /// Set while replaying an incident (read-only): the status bar shows this instead of the
     /// source, the incident and the console's key hints.
     pub replay: Option<ReplayBar>,
+    /// Whether this console holds its incident and serves it, or follows the one that does.
+    pub sharing: super::sharing::Sharing,
 }
 
 /// What the status bar shows during a replay.
@@ -279,7 +281,22 @@ impl Model {
                 in_flight: false,
             },
             replay: None,
+            sharing: Default::default(),
         }
+    }
+
+    /// Puts a synced record on the timeline in sequence order, once: the same record can
+    /// arrive twice (the append's answer and the journal's feed).
+    pub fn add_record(&mut self, record: crate::incident::Record) {
+        match self.timeline.last() {
+            Some(last) if last.seq >= record.seq => {
+                if let Err(i) = self.timeline.binary_search_by_key(&record.seq, |r| r.seq) {
+                    self.timeline.insert(i, record);
+                }
+            }
+            _ => self.timeline.push(record),
+        }
+        self.dirty = true;
     }
 
     /// The range shown, in seconds.

@@ -68,6 +68,9 @@ pub enum Msg {
     Changes(crate::github::ChangesReport),
     /// The publish task finished, gave up, or will try again.
     Published(super::workers::publish::PublishReport),
+    /// The incident's socket: a synced record, followers, a proposal, the holder gone, a
+    /// takeover.
+    Share(super::sharing::ShareMsg),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
 }

@@ -72,6 +72,66 @@ pub async fn open(
         rehearsal: None,
         github,
         runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
+        serve: true,
+        follow: None,
+        discovery,
+    };
+    run_terminal(model, services, clock).await
+}
+
+/// `warroom open` on an incident another process holds: the same console, following the
+/// holder's journal and recording through it (`follow`), with `records` already read from
+/// the journal when it is on this host (the stream then starts after them).
+pub async fn follow(
+    config: Config,
+    store: Option<&crate::incident::Store>,
+    follow: super::sharing::FollowSetup,
+    holder: crate::incident::store::Holder,
+    records: Vec<crate::incident::Record>,
+) -> color_eyre::Result<ExitCode> {
+    let client = crate::metrics::from_config::client(&config)?;
+    let source: Arc<dyn Source> = client.clone();
+    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let clock: Arc<dyn Clock> = Arc::new(WallClock);
+    let mut model = Model::new(&config, theme, source.describe(), clock.now());
+    if let Some(w) = warning {
+        model.notify(w, true, None);
+    }
+    // The same dashboard as the holder's: found by discovery when no `[[panel]]` is set.
+    let discovery = (!config.panels_configured).then(|| {
+        model.panels.clear();
+        model.discovery = Some(super::model::Discovery::Due {
+            at: None,
+            attempts: 0,
+            last_error: None,
+        });
+        client.clone()
+    });
+    let summary = crate::incident::summary::summarize(&records);
+    model.incident = Some(super::model::IncidentHeader {
+        id: follow.incident.clone(),
+        title: summary.title,
+    });
+    model.timeline = records;
+    model.actor.clone_from(&follow.actor);
+    model.sharing = super::sharing::Sharing::Following {
+        holder,
+        followers: 0,
+        gone: None,
+    };
+    // After a takeover this console records what the holder did: its alerts too.
+    let alerts = crate::alerts::AlertIntake::from_config(&config)?;
+    let export = store.and_then(|s| export_setup(&model, s, &config));
+    let services = Services {
+        source,
+        journal: None,
+        alerts,
+        export,
+        rehearsal: None,
+        github: None,
+        runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
+        serve: true,
+        follow: Some(follow),
         discovery,
     };
     run_terminal(model, services, clock).await
@@ -138,9 +198,8 @@ pub async fn run_terminal(
     let mut model = model;
     model.width = size.width;
     model.height = size.height;
-    let journal = services.journal.clone();
     let (input, suspend) = crate::tui::editor::input();
-    let result = event_loop_with(
+    let result = run_loop(
         &mut terminal,
         model,
         services,
@@ -151,8 +210,8 @@ pub async fn run_terminal(
     )
     .await;
     crate::tui::restore();
-    let model = result?;
-    if let (Some(journal), Some(Quit::Signal(signal))) = (&journal, &model.quit) {
+    let (model, services) = result?;
+    if let (Some(journal), Some(Quit::Signal(signal))) = (&services.journal, &model.quit) {
         // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
         let _ = journal
             .append(
@@ -186,6 +245,10 @@ pub struct Services {
     pub rehearsal: Option<Arc<crate::sim::SimService>>,
     /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
     pub github: Option<super::workers::github::GithubSetup>,
+    /// Serve the incident this console holds on its socket, so the team records through it.
+    pub serve: bool,
+    /// The holder this console follows, when another process holds the incident.
+    pub follow: Option<super::sharing::FollowSetup>,
     /// The Prometheus client discovery asks, when the dashboard is built by discovery.
     pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
 }
@@ -201,6 +264,8 @@ impl Services {
             export: None,
             rehearsal: None,
             github: None,
+            serve: false,
+            follow: None,
             discovery: None,
         }
     }
@@ -228,19 +293,142 @@ where
 /// an editor request then answers that there is no terminal).
 pub async fn event_loop_with<B, S>(
     terminal: &mut Terminal<B>,
-    mut model: Model,
+    model: Model,
     services: Services,
     clock: Arc<dyn Clock>,
-    mut input: S,
+    input: S,
     sync: fn(bool),
-    mut editor: Option<crate::tui::editor::Suspend>,
+    editor: Option<crate::tui::editor::Suspend>,
 ) -> color_eyre::Result<Model>
 where
     B: Backend,
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
+    let (model, _) = run_loop(terminal, model, services, clock, input, sync, editor).await?;
+    Ok(model)
+}
+
+/// The loop itself; returns the services as they ended (a follower that took over holds a
+/// journal now, which its stop is recorded in).
+async fn run_loop<B, S>(
+    terminal: &mut Terminal<B>,
+    mut model: Model,
+    mut services: Services,
+    clock: Arc<dyn Clock>,
+    mut input: S,
+    sync: fn(bool),
+    mut editor: Option<crate::tui::editor::Suspend>,
+) -> color_eyre::Result<(Model, Services)>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<Event>> + Unpin,
+{
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    start_recording(&services, &model, &tx, &clock);
+    // The incident's socket: served while this console holds it, followed while another does.
+    let mut _serving: Option<crate::incident::serve::Serving> =
+        match (&services.journal, services.serve) {
+            (Some(journal), true) => super::workers::share::hold(journal, &tx),
+            _ => None,
+        };
+    let _following = FollowGuard((services.follow.as_ref()).map(|f| {
+        super::workers::share::follow(f, model.timeline.last().map_or(0, |r| r.seq), &tx)
+    }));
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut signals = crate::signals::Signals::new();
+    let mut last_draw: Option<Instant> = None;
+    let mut input_open = true;
+    // The first tick schedules the first fetches.
+    let first = update(&mut model, Msg::Tick(clock.now()));
+    super::workers::spawn_all(first, &services, &tx, &clock);
+    loop {
+        if model.dirty {
+            let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
+            if Instant::now() >= due {
+                sync(true);
+                terminal
+                    .draw(|f| crate::ui::view(f, &model))
+                    .map_err(|e| eyre!("drawing failed: {e}"))?;
+                sync(false);
+                model.dirty = false;
+                if last_draw.is_none() {
+                    crate::tui::first_frame("console");
+                }
+                last_draw = Some(Instant::now());
+            }
+        }
+        if model.quit.is_some() {
+            return Ok((model, services));
+        }
+        let render_at = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
+        let msg = tokio::select! {
+            ev = input.next(), if input_open => match ev {
+                Some(Ok(Event::Key(k))) => Some(Msg::Key(k)),
+                Some(Ok(Event::Resize(width, height))) => Some(Msg::Resize { width, height }),
+                Some(Ok(_)) => None,
+                Some(Err(e)) => return Err(e).wrap_err("reading terminal input failed"),
+                None => { input_open = false; None }
+            },
+            Some(m) = rx.recv() => Some(m),
+            _ = tick.tick() => Some(Msg::Tick(clock.now())),
+            name = signals.next() => Some(Msg::Interrupted(name)),
+            _ = tokio::time::sleep_until(render_at), if model.dirty => None,
+        };
+        if let Some(msg) = msg {
+            if let Msg::Share(super::sharing::ShareMsg::TookOver(Ok(took))) = &msg {
+                // This console holds the incident now: it records, serves and runs runbooks.
+                services.journal = Some(took.writer.clone());
+                services.follow = None;
+                start_recording(&services, &model, &tx, &clock);
+                _serving = super::workers::share::hold(&took.writer, &tx);
+            }
+            let mut effects = update(&mut model, msg);
+            if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
+                effects.remove(i);
+                let text = match editor.as_mut() {
+                    Some(suspend) => {
+                        let r = suspend.edit().await;
+                        // The screen was cleared: forget both frames so the next draw is whole.
+                        // (`Terminal::clear` would ask the terminal where its cursor is, and
+                        // the answer can be lost to the input reader.)
+                        terminal.swap_buffers();
+                        terminal.swap_buffers();
+                        suspend.resume();
+                        model.dirty = true;
+                        r
+                    }
+                    None => Err("no terminal to hand to an editor".into()),
+                };
+                effects.extend(update(&mut model, Msg::EditorClosed(text)));
+            }
+            super::workers::spawn_all(effects, &services, &tx, &clock);
+        }
+    }
+}
+
+/// Ends following (the reader thread sees the stream close) when the loop ends, however.
+struct FollowGuard(Option<Arc<std::sync::Mutex<Option<crate::incident::serve::Closer>>>>);
+
+impl Drop for FollowGuard {
+    fn drop(&mut self) {
+        if let Some(closer) = (self.0.take()).and_then(|c| c.lock().ok().and_then(|mut c| c.take()))
+        {
+            closer.close();
+        }
+    }
+}
+
+/// The parts that record into the incident this console holds: alerts, GitHub changes, a
+/// rehearsal's faults (started when the loop starts, and again after a takeover).
+fn start_recording(
+    services: &Services,
+    model: &Model,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
     if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
         intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
             crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
@@ -272,69 +460,5 @@ where
             },
             move || !alive.is_closed(),
         ));
-    }
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut signals = crate::signals::Signals::new();
-    let mut last_draw: Option<Instant> = None;
-    let mut input_open = true;
-    // The first tick schedules the first fetches.
-    let first = update(&mut model, Msg::Tick(clock.now()));
-    super::workers::spawn_all(first, &services, &tx, &clock);
-    loop {
-        if model.dirty {
-            let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
-            if Instant::now() >= due {
-                sync(true);
-                terminal
-                    .draw(|f| crate::ui::view(f, &model))
-                    .map_err(|e| eyre!("drawing failed: {e}"))?;
-                sync(false);
-                model.dirty = false;
-                if last_draw.is_none() {
-                    crate::tui::first_frame("console");
-                }
-                last_draw = Some(Instant::now());
-            }
-        }
-        if model.quit.is_some() {
-            return Ok(model);
-        }
-        let render_at = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
-        let msg = tokio::select! {
-            ev = input.next(), if input_open => match ev {
-                Some(Ok(Event::Key(k))) => Some(Msg::Key(k)),
-                Some(Ok(Event::Resize(width, height))) => Some(Msg::Resize { width, height }),
-                Some(Ok(_)) => None,
-                Some(Err(e)) => return Err(e).wrap_err("reading terminal input failed"),
-                None => { input_open = false; None }
-            },
-            Some(m) = rx.recv() => Some(m),
-            _ = tick.tick() => Some(Msg::Tick(clock.now())),
-            name = signals.next() => Some(Msg::Interrupted(name)),
-            _ = tokio::time::sleep_until(render_at), if model.dirty => None,
-        };
-        if let Some(msg) = msg {
-            let mut effects = update(&mut model, msg);
-            if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
-                effects.remove(i);
-                let text = match editor.as_mut() {
-                    Some(suspend) => {
-                        let r = suspend.edit().await;
-                        // The screen was cleared: forget both frames so the next draw is whole.
-                        // (`Terminal::clear` would ask the terminal where its cursor is, and
-                        // the answer can be lost to the input reader.)
-                        terminal.swap_buffers();
-                        terminal.swap_buffers();
-                        suspend.resume();
-                        model.dirty = true;
-                        r
-                    }
-                    None => Err("no terminal to hand to an editor".into()),
-                };
-                effects.extend(update(&mut model, Msg::EditorClosed(text)));
-            }
-            super::workers::spawn_all(effects, &services, &tx, &clock);
-        }
     }
 }

@@ -15,6 +15,7 @@ mod incident;
 mod note;
 mod publish;
 mod runbooks;
+mod sharing;
 
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
 pub use note::NOTE_MAX;
@@ -61,14 +62,12 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 run.apply(&record);
             }
             if let Some(r) = journaled {
-                model.timeline.push(*r);
+                model.add_record(*r);
             }
             model.dirty = true;
         }
-        Msg::Journaled(r) => {
-            model.timeline.push(*r);
-            model.dirty = true;
-        }
+        Msg::Journaled(r) => model.add_record(*r),
+        Msg::Share(m) => return sharing::report(model, m),
         Msg::RunEnded { run_id, outcome } => {
             let mut effects = runbooks::drop_questions(model, &run_id);
             if let Some(run) = model.runbooks.run.as_mut().filter(|r| r.run_id == run_id) {
@@ -178,7 +177,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     if matches!(record.kind, Event::ActionItem { .. }) {
                         model.actions_pending = model.actions_pending.saturating_sub(1);
                     }
-                    model.timeline.push(record);
+                    model.add_record(record);
                     model.journal_error = None;
                 }
                 Err(e) => {
@@ -267,7 +266,8 @@ fn after_answer(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Ut
 
 /// Feed a panel's newest value to its threshold detector; each crossing becomes a record.
 fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
-    if model.incident.is_none() {
+    // A follower's holder records the crossings; one incident, one detector.
+    if model.incident.is_none() || model.sharing.following() {
         return Vec::new();
     }
     let (Some(p), Some(d)) = (model.panels.get(panel), model.detectors.get_mut(panel)) else {

@@ -13,6 +13,7 @@ pub mod operator;
 pub mod publish;
 pub mod run_sink;
 pub mod runbooks;
+pub mod share;
 
 use super::effect::Effect;
 use super::msg::Msg;
@@ -62,7 +63,13 @@ pub fn spawn_all(
                 event,
             } => {
                 let Some(journal) = services.journal.clone() else {
-                    let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+                    match &services.follow {
+                        // A follower records through the holder.
+                        Some(setup) => share::record(setup, event, tx),
+                        None => {
+                            let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+                        }
+                    }
                     continue;
                 };
                 let tx = tx.clone();
@@ -134,6 +141,22 @@ pub fn spawn_all(
                     }
                 }
             }
+            Effect::Propose { runbook } => match &services.follow {
+                Some(setup) => share::propose(setup, runbook, tx),
+                None => {
+                    let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::Proposed(Err(
+                        "this console holds the incident: run it here".into(),
+                    ))));
+                }
+            },
+            Effect::TakeOver => match &services.follow {
+                Some(setup) => share::take_over(setup, tx),
+                None => {
+                    let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::TookOver(Err(
+                        "this console follows no holder".into(),
+                    ))));
+                }
+            },
             Effect::Export(panels) => {
                 let tx = tx.clone();
                 let Some(mut setup) = services.export.clone() else {

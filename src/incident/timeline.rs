@@ -235,6 +235,7 @@ mod tests {
             time: DateTime::from_timestamp(secs, 0).unwrap(),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         }
     }

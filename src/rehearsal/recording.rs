@@ -41,6 +41,8 @@ pub struct Recording {
     parts: Vec<JoinHandle<()>>,
     /// Set to true to stop the panel watch and the fault recording.
     stop: watch::Sender<bool>,
+    /// The incident's socket: the team records through the rehearsal while it runs.
+    serving: Option<crate::incident::serve::Serving>,
 }
 
 impl Recording {
@@ -69,6 +71,14 @@ impl Recording {
         let actor = crate::incident::actor::current();
         let opened = open::begin(locked, header, &actor, Some(clock.clone())).await?;
         let (id, writer, records) = (opened.id, opened.writer, opened.records);
+        let serving = match crate::incident::serve::serve(writer.clone(), None, Default::default())
+        {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("warning: {e}; other responders cannot record through this game day");
+                None
+            }
+        };
         let (stop, stopped) = watch::channel(false);
         let tz = config.timezone;
         let (tx, mut rx) = mpsc::unbounded_channel::<PanelReport>();
@@ -123,6 +133,7 @@ impl Recording {
             store,
             parts,
             stop,
+            serving,
         })
     }
 
@@ -130,6 +141,7 @@ impl Recording {
     /// and releases the lock. Returns how many snapshots were written.
     pub async fn finish(mut self, config: &Config, stage: &Stage) -> Result<usize> {
         let _ = self.stop.send(true);
+        self.serving = None;
         for part in self.parts.drain(..) {
             let abort = part.abort_handle();
             if tokio::time::timeout(STOP_WAIT, part).await.is_err() {

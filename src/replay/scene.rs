@@ -225,6 +225,7 @@ mod tests {
             time: t(time),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::note(text),
         }
     }

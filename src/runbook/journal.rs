@@ -407,6 +407,7 @@ mod tests {
             time: chrono::Utc::now(),
             source: Source::Runbook,
             actor: "r".into(),
+            host: String::new(),
             kind: Event::RunbookStep {
                 run: RunRef {
                     run_id: "r".into(),

@@ -65,6 +65,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         spans.push(Span::styled(format!("incident {}", i.id), t.text));
         spans.push(Span::raw(" "));
         spans.push(Span::styled(state, style));
+        if let Some((text, warn)) = sharing(model) {
+            spans.push(sep());
+            spans.push(Span::styled(text, if warn { t.warn } else { t.accent }));
+        }
     }
     if let Some(run) = &model.runbooks.run {
         let (state, style) = super::runbooks::run_state(run, t);
@@ -111,4 +115,38 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     };
     spans.push(Span::styled(hints, t.muted));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
+}
+
+/// Who holds the incident and how many follow it, in words (`None` when it is not shared).
+pub fn sharing(model: &Model) -> Option<(String, bool)> {
+    use crate::app::sharing::Sharing;
+    let follow = |n: usize| match n {
+        0 => String::new(),
+        n => format!(", {n} following"),
+    };
+    match &model.sharing {
+        Sharing::Alone => None,
+        Sharing::Holding { followers } => {
+            Some((format!("⇄ held here{}", follow(*followers)), false))
+        }
+        Sharing::Following { gone: Some(_), .. } => Some(("✖ holder gone: read-only".into(), true)),
+        Sharing::Following {
+            holder, followers, ..
+        } => {
+            let host = if holder.is_local() {
+                String::new()
+            } else {
+                format!(" on {}", crate::sanitize::line(&holder.host))
+            };
+            Some((
+                format!(
+                    "⇄ following {} pid {}{host}{}",
+                    holder.command(),
+                    holder.pid,
+                    follow(*followers)
+                ),
+                false,
+            ))
+        }
+    }
 }

@@ -94,6 +94,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         Some(if model.oldest_first { i } else { shown.count() })
     });
     let start = marked.map_or(0, |i| (i + 1).saturating_sub(height));
+    let here = crate::incident::store::this_host();
+    let authors = several_authors(model);
     let build = marked.map_or(height, |i| (i + 1 - start).max(height));
     let mut lines: Vec<Line> = ordered
         .skip(start)
@@ -109,13 +111,18 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 _ => t.text,
             };
             let marked = model.jumped == Some(r.seq);
-            let line = Line::from(vec![
+            let mut spans = vec![
                 Span::styled(short_time(r.time, model.tz, spans_days), t.muted),
                 Span::raw(if marked { "▶" } else { " " }),
                 Span::styled(format!("{:<8}", r.source.to_string()), t.accent),
                 Span::raw(" "),
-                Span::styled(describe(&r.kind), what_style),
-            ]);
+            ];
+            // A person's record says who wrote it: several responders share one timeline.
+            if authors && r.source == crate::incident::Source::Operator && !r.actor.is_empty() {
+                spans.push(Span::styled(format!("{}: ", author(r, &here)), t.muted));
+            }
+            spans.push(Span::styled(describe(&r.kind), what_style));
+            let line = Line::from(spans);
             if marked {
                 line.patch_style(Style::new().add_modifier(Modifier::REVERSED))
             } else {
@@ -135,6 +142,27 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         lines.drain(..drop);
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// Whether people's records say who wrote them: when more than one person (or host) wrote to
+/// this timeline, or when this console follows another's.
+fn several_authors(model: &Model) -> bool {
+    let mut people = model
+        .timeline
+        .iter()
+        .filter(|r| r.source == crate::incident::Source::Operator)
+        .map(|r| (&r.actor, &r.host));
+    let first = people.next();
+    model.sharing.following() || people.any(|p| Some(p) != first)
+}
+
+/// The author of a record: its actor, with its host when that is another machine.
+fn author(r: &crate::incident::Record, here: &str) -> String {
+    if r.host.is_empty() || r.host == here {
+        r.actor.clone()
+    } else {
+        format!("{}@{}", r.actor, r.host)
+    }
 }
 
 /// `07:18:04`, or `07-17 07:18` when the incident spans days (the zone is in the title).

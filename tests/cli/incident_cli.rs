@@ -311,5 +311,5 @@ fn severity_and_services_are_set_from_the_command_line() {
     let bad = fails(d, &["incident", "severity", id, "SEV-9"]);
     assert!(bad.contains("SEV-9"), "{bad}");
     let none = fails(d, &["incident", "services", id, " , "]);
-    assert!(none.contains("no service named"), "{none}");
+    assert!(none.contains("name at least one service"), "{none}");
 }

@@ -178,6 +178,8 @@ async fn console(
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label, 30.0),
         rehearsal: None,
         github: None,
+        serve: false,
+        follow: None,
         discovery: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();

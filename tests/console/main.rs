@@ -31,5 +31,6 @@ mod open_tmux;
 mod publish_console;
 mod replay_tmux;
 mod replay_view;
+mod responders_tmux;
 mod runtime_loop;
 mod ui_snapshots;

@@ -69,6 +69,7 @@ fn records() -> Vec<Record> {
             time: t0() + Duration::minutes(min) + Duration::seconds(17),
             source,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         })
         .collect()

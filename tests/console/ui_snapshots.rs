@@ -348,6 +348,7 @@ fn record(
         time: at,
         source,
         actor: "oncall".into(),
+        host: String::new(),
         kind,
     }
 }

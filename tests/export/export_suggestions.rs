@@ -153,6 +153,7 @@ fn records(c: &Case) -> Vec<Record> {
             time: at(min),
             source,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         })
     };

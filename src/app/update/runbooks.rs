@@ -98,6 +98,10 @@ fn ask_to_run(model: &mut Model) -> Vec<Effect> {
         model.notify("read the plan first: it opens now", false, Some(5));
         return show_plan(model);
     }
+    // One incident, one executor: a follower asks the holder, which confirms and runs it.
+    if model.sharing.following() {
+        return super::sharing::propose(model, rb.name.clone());
+    }
     if let Some(refused) = refuse_run(model) {
         model.notify(refused, true, Some(8));
         return Vec::new();

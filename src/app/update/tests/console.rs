@@ -393,6 +393,7 @@ fn run_events_show_step_batch_gate_and_journaled_records_reach_the_timeline() {
         time: m.now,
         source: Source::Runbook,
         actor: id.clone(),
+        host: String::new(),
         kind: Event::note("x"),
     };
     let at = m.now;
@@ -577,6 +578,7 @@ fn corrections_supersede_notes_and_retract_other_records() {
         time: t0(),
         source,
         actor: "a".into(),
+        host: String::new(),
         kind,
     };
     m.timeline = vec![
