@@ -22,7 +22,7 @@ use crate::github::{ChangesIntake, ChangesReport};
 use crate::incident::store::Store;
 use crate::incident::timeline::{describe, format_time};
 use crate::incident::{Event, JournalWriter, Record, Source};
-use color_eyre::eyre::{Result, WrapErr, bail};
+
 use panel_watch::{PanelReport, PanelWatch};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -46,9 +46,34 @@ enum Report {
     Changes(ChangesReport),
 }
 
+/// Why the recorder could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    #[error(transparent)]
+    Store(#[from] crate::incident::StoreError),
+    #[error(transparent)]
+    Source(#[from] crate::metrics::from_config::SourceConfigError),
+    #[error(transparent)]
+    Alerts(#[from] crate::alerts::intake::IntakeConfigError),
+    #[error("the GitHub changes feed cannot be set up: {0}")]
+    Github(#[from] crate::github::GithubError),
+    #[error(
+        "nothing to record: no Prometheus, no Alertmanager and no GitHub repositories; pass \
+         --prometheus URL and/or --alertmanager URL, or set [prometheus] url / \
+         [alertmanager] url / [github] watch in warroom.toml"
+    )]
+    NothingToRecord,
+    #[error("cannot start the journal writer of incident \"{id}\": {source}")]
+    Writer {
+        id: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Record incident `id` with what `config` names (its Prometheus, Alertmanager and GitHub
 /// repositories) until SIGINT or SIGTERM.
-pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
+pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, RecorderError> {
     // Signals first: a takeover's SIGTERM that arrives just after the lock is taken must stop
     // the recorder cleanly, not kill it mid-append.
     let mut signals = crate::signals::Signals::new();
@@ -72,11 +97,7 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     let intake = AlertIntake::from_config(config)?;
     let changes = changes_intake(config)?;
     if metrics.is_none() && intake.is_none() && changes.is_none() {
-        bail!(
-            "nothing to record: no Prometheus, no Alertmanager and no GitHub repositories; pass \
-             --prometheus URL and/or --alertmanager URL, or set [prometheus] url / \
-             [alertmanager] url / [github] watch in warroom.toml"
-        );
+        return Err(RecorderError::NothingToRecord);
     }
     let (incident, recovery) = crate::incident::open::open_waiting(&store, &id, ROLE)?;
     if let Some(torn) = &recovery.torn {
@@ -92,7 +113,10 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     {
         eprintln!("warning: cannot note how to restart this recorder: {e}");
     }
-    let journal = JournalWriter::spawn(incident).wrap_err("cannot start the journal writer")?;
+    let journal = JournalWriter::spawn(incident).map_err(|source| RecorderError::Writer {
+        id: id.to_string(),
+        source,
+    })?;
     // The rest of the team records through this recorder while it holds the incident.
     let serving = match crate::incident::serve::serve(journal.clone(), None, Default::default()) {
         Ok(s) => {
@@ -350,7 +374,7 @@ fn status_line(report: &Report, tz: chrono_tz::Tz) {
 
 /// The changes intake `[github] watch` asks for, on the process's one GitHub client. Without a
 /// token only public repositories can be read; that is said once, not an error.
-fn changes_intake(config: &Config) -> Result<Option<ChangesIntake>> {
+fn changes_intake(config: &Config) -> Result<Option<ChangesIntake>, crate::github::GithubError> {
     let Some(cfg) = config.github.as_ref().filter(|g| !g.watch.is_empty()) else {
         return Ok(None);
     };

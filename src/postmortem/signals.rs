@@ -29,15 +29,19 @@ pub enum Role {
 /// name theirs), else from its title and unit.
 pub fn role(s: &PanelSnapshot) -> Option<Role> {
     if let Some(signal) = &s.signal {
-        match signal.as_str() {
-            "error-ratio" => return Some(Role::ErrorRatio),
-            "saturation" => return Some(Role::PoolSaturation),
-            "query-latency" | "request-latency" => return Some(Role::Latency),
-            "retry-amplification" => return Some(Role::RetryAmplification),
-            "request-rate" => return Some(Role::RequestRate),
-            // Another signal (waits, queues, restarts...): no figure of the draft reads it.
-            _ => return None,
-        }
+        return match signal.as_str() {
+            "error-ratio" => Some(Role::ErrorRatio),
+            "saturation" => Some(Role::PoolSaturation),
+            "query-latency" | "request-latency" => Some(Role::Latency),
+            "retry-amplification" => Some(Role::RetryAmplification),
+            "request-rate" => Some(Role::RequestRate),
+            "pool-wait" | "queue-wait" => Some(Role::PoolWait),
+            "queue-depth" | "waiting-clients" => Some(Role::QueueDepth),
+            "instances-up" => Some(Role::Capacity),
+            "restarts" => Some(Role::Restarts),
+            // Another signal (locks, deadlocks, timeouts...): no figure of the draft reads it.
+            _ => None,
+        };
     }
     let t = s.title.to_lowercase();
     let unit = s.unit();
