@@ -93,9 +93,13 @@ pub struct OpenArgs {
 }
 
 #[derive(Debug, Args, Clone)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct GamedayArgs {
+    #[command(subcommand)]
+    pub command: Option<GamedayCmd>,
     /// Scenario name or file.
-    pub scenario: String,
+    #[arg(required = true)]
+    pub scenario: Option<String>,
     /// Run against a real Prometheus scraping `warroom sim serve` instead of the embedded store.
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
@@ -129,6 +133,15 @@ pub struct GamedayArgs {
     /// the scenario), in simulated time.
     #[arg(long, value_name = "ID")]
     pub incident: Option<String>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum GamedayCmd {
+    /// Past rehearsals side by side, each scored from its journal (all scenarios, or one).
+    History {
+        /// Only this scenario's rehearsals.
+        scenario: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand, Clone)]

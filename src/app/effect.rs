@@ -56,6 +56,8 @@ pub enum Effect {
     /// Take the panel snapshots over the incident so far and export the postmortem draft, off
     /// the loop; answers as `Msg::Exported`.
     Export,
+    /// Run or pause a rehearsal's simulated time (the briefing dismissed, `p`).
+    Pace { running: bool },
     /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
     /// answers as `Msg::Published` (and `Msg::Journaled` for the timeline record).
     Publish(crate::github::publish::Target),

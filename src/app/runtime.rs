@@ -157,6 +157,18 @@ pub async fn run_terminal(
     })
 }
 
+/// One message through `update`, its effects started.
+fn effects_of(
+    model: &mut Model,
+    msg: Msg,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    let effects = update(model, msg);
+    super::workers::spawn_all(effects, services, tx, clock);
+}
+
 /// What the loop's tasks talk to.
 #[derive(Clone)]
 pub struct Services {
@@ -169,8 +181,9 @@ pub struct Services {
     pub runbooks: crate::runbook::setup::RunbookSetup,
     /// Where and how the open incident is exported (`E`), when one is open.
     pub export: Option<super::workers::export::ExportSetup>,
-    /// The simulator of a rehearsal, whose faults go on the timeline as they land.
-    pub rehearsal: Option<Arc<crate::sim::SimService>>,
+    /// The stage of a rehearsal: its faults go on the timeline as they land, its pace follows
+    /// the console's, and its end is announced.
+    pub rehearsal: Option<crate::rehearsal::stage::Live>,
     /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
     pub github: Option<super::workers::github::GithubSetup>,
 }
@@ -245,16 +258,8 @@ where
             super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
         }
     }
-    if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
-        let (report, alive) = (tx.clone(), tx.clone());
-        tokio::spawn(crate::rehearsal::faults::record_faults(
-            sim,
-            journal,
-            move |r| {
-                let _ = report.send(Msg::Recorded(r));
-            },
-            move || !alive.is_closed(),
-        ));
+    if let (Some(live), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
+        super::workers::rehearsal::spawn(live, journal, &services, &tx);
     }
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -293,7 +298,13 @@ where
                 None => { input_open = false; None }
             },
             Some(m) = rx.recv() => Some(m),
-            _ = tick.tick() => Some(Msg::Tick(clock.now())),
+            _ = tick.tick() => {
+                if services.rehearsal.is_some() {
+                    // Notices expire on the wall clock, not the simulated one.
+                    effects_of(&mut model, Msg::Wall(chrono::Utc::now()), &services, &tx, &clock);
+                }
+                Some(Msg::Tick(clock.now()))
+            }
             name = signals.next() => Some(Msg::Interrupted(name)),
             _ = tokio::time::sleep_until(render_at), if model.dirty => None,
         };

@@ -305,12 +305,25 @@ impl Journal {
         actor: &str,
         event: Event,
     ) -> Result<Record, JournalError> {
+        self.append_at(None, source, actor, event)
+    }
+
+    /// [`Journal::append`], stamped `at` instead of the clock's now when given: an event that
+    /// knows when it happened (a rehearsal's fault, dated at its simulated second however late
+    /// the recorder saw it).
+    pub fn append_at(
+        &mut self,
+        at: Option<DateTime<Utc>>,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, JournalError> {
         let event = event.sanitized();
         event.check()?;
         if let Durability::NotDurable { .. } = self.durability {
             self.restore()?;
         }
-        let now = self.clock.now();
+        let now = at.unwrap_or_else(|| self.clock.now());
         let time = DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
         let record = Record {
             seq: self.next_seq,

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 enum Request {
     Append {
+        at: Option<chrono::DateTime<chrono::Utc>>,
         source: Source,
         actor: String,
         event: Event,
@@ -57,12 +58,13 @@ impl JournalWriter {
                     // The caller may have stopped waiting; what was done stands either way.
                     match req {
                         Request::Append {
+                            at,
                             source,
                             actor,
                             event,
                             reply,
                         } => {
-                            let result = incident.journal.append(source, &actor, event);
+                            let result = incident.journal.append_at(at, source, &actor, event);
                             publish(&shared, &incident);
                             let _ = reply.send(result);
                         }
@@ -84,7 +86,20 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send_append(source, actor, event)?;
+        let answer = self.send_append(None, source, actor, event)?;
+        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Appends `event` stamped `at` (an event that knows when it happened) instead of the
+    /// journal clock's now.
+    pub async fn append_at(
+        &self,
+        at: chrono::DateTime<chrono::Utc>,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, WriteError> {
+        let answer = self.send_append(Some(at), source, actor, event)?;
         Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 
@@ -95,13 +110,14 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send_append(source, actor, event)?;
+        let answer = self.send_append(None, source, actor, event)?;
         Ok(answer.blocking_recv().map_err(|_| WriteError::Stopped)??)
     }
 
     /// Hand an append to the writer thread; the receiver yields its outcome.
     fn send_append(
         &self,
+        at: Option<chrono::DateTime<chrono::Utc>>,
         source: Source,
         actor: &str,
         event: Event,
@@ -109,6 +125,7 @@ impl JournalWriter {
         let (reply, answer) = oneshot::channel();
         self.tx
             .send(Request::Append {
+                at,
                 source,
                 actor: actor.to_string(),
                 event,
