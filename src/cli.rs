@@ -112,7 +112,7 @@ pub struct GamedayArgs {
     pub headless: bool,
     /// Headless: run a runbook at a moment of the rehearsal, e.g. `pool-exhaustion@+3m` (three
     /// simulated minutes after the first fault) or `disable-retries@07:05` (on the scenario's
-    /// clock). Repeatable.
+    /// clock). Repeatable. `seed` plays the seed incident's own response at its moments.
     #[arg(long = "play", value_name = "RUNBOOK@WHEN")]
     pub plays: Vec<String>,
     /// Headless: how much simulated time to run, from five minutes before the first fault

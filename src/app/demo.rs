@@ -56,6 +56,7 @@ pub async fn run(
         (None, None) => None,
     };
     let end_s = scenario.duration_s;
+    let wall: Arc<dyn Clock> = Arc::new(crate::clock::WallClock);
     let r = Stage::start_with(
         scenario,
         seed,
@@ -64,6 +65,7 @@ pub async fn run(
         listen,
         DEFAULT_RETENTION,
         false,
+        wall,
     )
     .await?;
     r.pacer().set_end(end_s.max(r.start_at));

@@ -100,10 +100,15 @@ pub async fn run(
 ) -> color_eyre::Result<Report> {
     let config = config.clone();
     let scenario = Scenario::load(&args.scenario).map_err(|d| eyre!("{d}"))?;
+    // `seed` stands for the seed incident's own response, at its moments.
     let plays = args
         .plays
         .iter()
-        .map(|p| Play::parse(p))
+        .flat_map(|p| match p.as_str() {
+            "seed" => scenario.response.clone(),
+            _ => vec![p.clone()],
+        })
+        .map(|p| Play::parse(&p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| eyre!(e))?;
     let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M").map_err(|_| {

@@ -159,11 +159,13 @@ impl Stage {
         listen: Option<&str>,
         retention: Duration,
     ) -> color_eyre::Result<Stage> {
-        Stage::start_with(scenario, seed, speed, epoch, listen, retention, true).await
+        let wall: crate::clock::SharedClock = Arc::new(crate::clock::WallClock);
+        Stage::start_with(scenario, seed, speed, epoch, listen, retention, true, wall).await
     }
 
     /// [`Stage::start`], paused unless `running` (the demo's time starts when the briefing is
-    /// dismissed).
+    /// dismissed), its pace following `wall` (the wall clock; tests drive a manual one).
+    #[allow(clippy::too_many_arguments)]
     pub async fn start_with(
         scenario: Scenario,
         seed: u64,
@@ -172,6 +174,7 @@ impl Stage {
         listen: Option<&str>,
         retention: Duration,
         running: bool,
+        wall: crate::clock::SharedClock,
     ) -> color_eyre::Result<Stage> {
         crate::clock::check_speed(speed, crate::clock::REHEARSAL_SPEED)?;
         let service_label = scenario.service.clone();
@@ -220,6 +223,7 @@ impl Stage {
         let clock = {
             let keep = ((retention.as_secs_f64() / SCRAPE_S).ceil() as usize).max(1);
             let pace = Pacing {
+                wall,
                 service: service.clone(),
                 store: store.clone(),
                 scrapes: scrapes.clone(),
@@ -353,6 +357,8 @@ impl Live {
 /// The pacer task's state: advances the simulator to the time the wall clock and the speed
 /// ask for, stopping at every simulated scrape and every sleeper's deadline on the way.
 struct Pacing {
+    /// The clock the speed is measured against: the wall clock.
+    wall: crate::clock::SharedClock,
     service: Arc<SimService>,
     store: EmbeddedSource,
     scrapes: Arc<std::sync::Mutex<Vec<Scrape>>>,
@@ -366,10 +372,8 @@ struct Pacing {
 impl Pacing {
     async fn run(self, mut pace: watch::Receiver<Pace>, ended: watch::Sender<bool>, start: f64) {
         let mut next_scrape = start + SCRAPE_S;
-        let mut tick = tokio::time::interval(CLOCK_TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         // The simulated second and the wall instant the current stretch of running began at.
-        let mut base = (self.time.now(), tokio::time::Instant::now());
+        let mut base = (self.time.now(), self.wall.now());
         loop {
             let p = *pace.borrow_and_update();
             if self.time.now() >= p.end_s {
@@ -380,22 +384,23 @@ impl Pacing {
                 if pace.changed().await.is_err() {
                     return;
                 }
-                base = (self.time.now(), tokio::time::Instant::now());
+                base = (self.time.now(), self.wall.now());
                 continue;
             }
             tokio::select! {
-                _ = tick.tick() => {}
+                _ = self.wall.sleep(CLOCK_TICK) => {}
                 changed = pace.changed() => {
                     if changed.is_err() {
                         return;
                     }
                     // Re-read the pace before moving on; what ran so far stands.
                     pace.mark_changed();
-                    base = (self.time.now(), tokio::time::Instant::now());
+                    base = (self.time.now(), self.wall.now());
                     continue;
                 }
             }
-            let target = (base.0 + base.1.elapsed().as_secs_f64() * self.speed).min(p.end_s);
+            let ran = self.wall.since(base.1).as_secs_f64();
+            let target = (base.0 + ran * self.speed).min(p.end_s);
             self.advance(target, &mut next_scrape).await;
         }
     }

@@ -54,10 +54,15 @@ impl Backlog {
         }
     }
 
-    /// The most jobs per second the worker would start now, for jobs lasting `job_s`.
+    /// The most jobs per second the worker would start now, for jobs lasting `job_s`: the
+    /// pace it was given, else its workers' pace; a drain without a pace goes as fast as the
+    /// connections allow.
     pub fn max_rate(&self, job_s: f64) -> f64 {
-        let by_workers = self.concurrency / job_s.max(1e-3);
-        self.rate.map_or(by_workers, |r| r.min(by_workers))
+        match (self.rate, self.mode) {
+            (Some(r), _) => r,
+            (None, QueueMode::Draining) => f64::INFINITY,
+            (None, _) => self.concurrency / job_s.max(1e-3),
+        }
     }
 
     /// Take `inflow` new jobs and run the worker for `dt` seconds of jobs lasting `job_s`, on

@@ -403,8 +403,11 @@ impl Sim {
                     let v = self.deployed.last().copied().unwrap_or(0);
                     let q = self.backlog.query;
                     let job_s = self.work[v][q] + self.hold[v][q];
-                    let by_workers = self.backlog.concurrency / job_s.max(1e-3);
-                    let fastest = rate.map_or(by_workers, |r| r.min(by_workers));
+                    let fastest = match (rate, action) {
+                        (Some(r), _) => *r,
+                        (None, QueueAction::Drain) => f64::INFINITY,
+                        (None, _) => self.backlog.concurrency / job_s.max(1e-3),
+                    };
                     *action != QueueAction::Pause
                         && fastest > safe
                         && self.backlog.depth > safe * 60.0

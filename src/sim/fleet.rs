@@ -87,7 +87,8 @@ impl Instance {
     /// Connections checked out (average over the last step): by requests, by the background
     /// worker, and stale ones.
     pub fn in_use(&self) -> f64 {
-        self.occupancy.iter().sum::<f64>() + self.stale + self.reserved
+        // A connection turns stale as its abandoned query ends: until then it is counted once.
+        (self.occupancy.iter().sum::<f64>() + self.stale + self.reserved).min(self.pool.max(0.0))
     }
 
     /// Connections requests may take: the pool less the stale and the worker's.

@@ -323,10 +323,11 @@ impl Sim {
                     stats.errors += m;
                 }
             }
+            let mut leaked = 0.0;
             for (from, k, x, age) in inst.admit(self.step, &hold_k, dt) {
                 let ok = inst.answer(x, age, hold_k[k], spread, timeout);
                 // Answered after the client gave up: some leave their connection stale.
-                inst.stale = (inst.stale + stale_share * (x - ok)).min(inst.pool);
+                leaked += stale_share * (x - ok);
                 self.ledger.succeed(from, k, ok);
                 stats.ok_by_kind[k] += ok;
                 stats.answered += x;
@@ -343,6 +344,7 @@ impl Sim {
                     }
                 }
             }
+            inst.stale = (inst.stale + leaked).min(inst.pool);
         }
 
         // Memory follows the requests held; past the limit the instance is killed.

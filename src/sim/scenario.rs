@@ -59,6 +59,10 @@ pub struct Scenario {
     /// The moves this scenario knows to be wrong (the response score counts them).
     #[serde(rename = "wrong_move", default)]
     pub wrong_moves: Vec<WrongMove>,
+    /// The seed incident's own response as plays (`RUNBOOK@WHEN`, at the seed's moments):
+    /// what `--play seed` runs.
+    #[serde(default)]
+    pub response: Vec<String>,
 }
 
 /// A move the scenario knows makes things worse, and why.
