@@ -262,24 +262,24 @@ pub async fn run(
     // Runbooks still running are stopped between actions, as an operator's abort would.
     let mut reports = Vec::new();
     for play in plays {
-        if let Some(handle) = play.handle {
-            if !handle.is_finished() {
-                let control = lock(&play.control).clone();
-                match control {
-                    Some(c) => {
-                        let _ = c.send(Control::Abort);
-                        let abort = handle.abort_handle();
-                        if tokio::time::timeout(STOP_GRACE, handle).await.is_err() {
-                            abort.abort();
-                        }
+        if let Some(handle) = play.handle
+            && !handle.is_finished()
+        {
+            let control = lock(&play.control).clone();
+            match control {
+                Some(c) => {
+                    let _ = c.send(Control::Abort);
+                    let abort = handle.abort_handle();
+                    if tokio::time::timeout(STOP_GRACE, handle).await.is_err() {
+                        abort.abort();
                     }
-                    None => handle.abort(),
                 }
-                eprintln!(
-                    "warroom gameday: {} was stopped at the end of the rehearsal",
-                    lock(&play.report).runbook
-                );
+                None => handle.abort(),
             }
+            eprintln!(
+                "warroom gameday: {} was stopped at the end of the rehearsal",
+                lock(&play.report).runbook
+            );
         }
         let report = lock(&play.report).clone();
         reports.push(report);

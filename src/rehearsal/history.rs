@@ -12,12 +12,12 @@ pub struct Past {
     pub response: Response,
 }
 
+/// Incidents whose journal could not be read, and why.
+pub type Unreadable = Vec<(IncidentId, String)>;
+
 /// The ended rehearsals in `store` (of `scenario` when given), in the order they ended. An
 /// incident whose journal cannot be read is skipped and named in the second list.
-pub fn past(
-    store: &Store,
-    scenario: Option<&str>,
-) -> Result<(Vec<Past>, Vec<(IncidentId, String)>), StoreError> {
+pub fn past(store: &Store, scenario: Option<&str>) -> Result<(Vec<Past>, Unreadable), StoreError> {
     let mut found = Vec::new();
     let mut unreadable = Vec::new();
     for id in store.list()? {
