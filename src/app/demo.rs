@@ -183,7 +183,10 @@ async fn on_prometheus(
             &config,
         ),
         runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label),
-        rehearsal: Some(r.live()),
+        rehearsal: Some(crate::rehearsal::stage::Live {
+            journal_in_sim_time: false,
+            ..r.live()
+        }),
         github: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;

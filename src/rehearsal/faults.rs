@@ -11,12 +11,14 @@ use std::sync::Arc;
 /// Put the rehearsal's faults and the control actions the simulator applied on the incident's
 /// timeline as they happen: the task wakes whenever the simulated time moves (so at any speed
 /// a fault is recorded before the scrape that shows its effect is read), and stamps each
-/// record with the event's own simulated second. Each append's result goes to `report`; the
-/// task ends once `alive` says whoever listens (the console, the game day) has gone.
+/// record with the event's own simulated second (`epoch` is simulated second 0; without it the
+/// journal's own clock stamps them, as when it keeps the wall clock). Each append's result
+/// goes to `report`; the task ends once `alive` says whoever listens (the console, the game
+/// day) has gone.
 pub async fn record_faults(
     service: Arc<SimService>,
     time: Arc<SimTime>,
-    epoch: DateTime<Utc>,
+    epoch: Option<DateTime<Utc>>,
     journal: JournalWriter,
     report: impl Fn(Result<Record, String>) + Send,
     alive: impl Fn() -> bool + Send,
@@ -29,10 +31,16 @@ pub async fn record_faults(
         seen += new.len();
         for e in new {
             let event = timeline_event(&e);
-            let result = journal
-                .append_at(at(epoch, e.at_s), RecordSource::Sim, "simulator", event)
-                .await
-                .map_err(|e| e.to_string());
+            let appended = match epoch {
+                Some(epoch) => {
+                    let when = at(epoch, e.at_s);
+                    journal
+                        .append_at(when, RecordSource::Sim, "simulator", event)
+                        .await
+                }
+                None => journal.append(RecordSource::Sim, "simulator", event).await,
+            };
+            let result = appended.map_err(|e| e.to_string());
             report(result);
         }
         // Checked after a last look at the events, so what happened before the end is in.

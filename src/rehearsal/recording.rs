@@ -109,7 +109,7 @@ impl Recording {
         parts.push(tokio::spawn(super::faults::record_faults(
             stage.service.clone(),
             stage.time.clone(),
-            stage.epoch,
+            Some(stage.epoch),
             writer.clone(),
             move |r| match r {
                 Ok(r) => line(&r, tz),

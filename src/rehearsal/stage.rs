@@ -260,6 +260,7 @@ impl Stage {
             speed: self.speed,
             seed: self.seed,
             scenario: self.scenario.clone(),
+            journal_in_sim_time: true,
         }
     }
 
@@ -305,6 +306,10 @@ pub struct Live {
     pub speed: f64,
     pub seed: u64,
     pub scenario: String,
+    /// The journal is stamped on the simulated clock, so the simulator's events carry their
+    /// own simulated second; false when the journal keeps the wall clock (a rehearsal on a
+    /// real Prometheus, whose samples are in wall time).
+    pub journal_in_sim_time: bool,
 }
 
 impl Live {

@@ -19,7 +19,7 @@ pub fn spawn(
     tokio::spawn(crate::rehearsal::faults::record_faults(
         live.service.clone(),
         live.pacer.time().clone(),
-        live.epoch,
+        live.journal_in_sim_time.then_some(live.epoch),
         journal.clone(),
         move |r| {
             let _ = report.send(Msg::Recorded(r));
