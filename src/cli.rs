@@ -102,9 +102,13 @@ pub struct OpenArgs {
 }
 
 #[derive(Debug, Args, Clone)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct GamedayArgs {
+    #[command(subcommand)]
+    pub command: Option<GamedayCmd>,
     /// Scenario name or file.
-    pub scenario: String,
+    #[arg(required = true)]
+    pub scenario: Option<String>,
     /// Run against a real Prometheus scraping `warroom sim serve` instead of the embedded store.
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
@@ -117,7 +121,7 @@ pub struct GamedayArgs {
     pub headless: bool,
     /// Headless: run a runbook at a moment of the rehearsal, e.g. `pool-exhaustion@+3m` (three
     /// simulated minutes after the first fault) or `disable-retries@07:05` (on the scenario's
-    /// clock). Repeatable.
+    /// clock). Repeatable. `seed` plays the seed incident's own response at its moments.
     #[arg(long = "play", value_name = "RUNBOOK@WHEN")]
     pub plays: Vec<String>,
     /// Headless: how much simulated time to run, from five minutes before the first fault
@@ -138,6 +142,15 @@ pub struct GamedayArgs {
     /// the scenario), in simulated time.
     #[arg(long, value_name = "ID")]
     pub incident: Option<String>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum GamedayCmd {
+    /// Past rehearsals side by side, each scored from its journal (all scenarios, or one).
+    History {
+        /// Only this scenario's rehearsals.
+        scenario: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand, Clone)]

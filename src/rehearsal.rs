@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod faults;
 pub mod headless;
+pub mod history;
 pub mod plays;
 pub mod recording;
 pub mod runbooks;

@@ -59,6 +59,8 @@ pub enum Effect {
     /// Ask the Prometheus which exporters it holds and build the dashboard from the presets;
     /// answers as `Msg::Discovered`.
     Discover,
+    /// Run or pause a rehearsal's simulated time (the briefing dismissed, `p`).
+    Pace { running: bool },
     /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
     /// answers as `Msg::Published` (and `Msg::Journaled` for the timeline record).
     Publish(crate::github::publish::Target),

@@ -123,6 +123,14 @@ pub struct Model {
     pub notice: Option<Notice>,
     /// A rehearsal's briefing, shown over the dashboard until dismissed.
     pub briefing: Option<String>,
+    /// The console is on a rehearsal: its time is the operator's (it starts when the briefing
+    /// is dismissed, and pausing pauses the simulation too).
+    pub rehearsal: bool,
+    /// The rehearsal's end, announced over the dashboard until dismissed: the score, the
+    /// incident and what to do next.
+    pub ended: Option<String>,
+    /// The wall clock when the model's clock is not it (a rehearsal): notices expire on it.
+    pub wall: Option<DateTime<Utc>>,
     /// The incident being recorded, if any.
     pub incident: Option<IncidentHeader>,
     /// Records acknowledged as durable, oldest first.
@@ -254,6 +262,9 @@ impl Model {
             },
             notice: None,
             briefing: None,
+            rehearsal: false,
+            ended: None,
+            wall: None,
             incident: None,
             timeline: Vec::new(),
             recording: 0,
@@ -338,12 +349,17 @@ impl Model {
         }
     }
 
+    /// Now for what the screen times (notices): the wall clock, whatever the model's clock.
+    pub fn ui_now(&self) -> DateTime<Utc> {
+        self.wall.unwrap_or(self.now)
+    }
+
     /// Set a status-bar notice.
     pub fn notify(&mut self, text: impl Into<String>, warning: bool, for_secs: Option<i64>) {
         self.notice = Some(Notice {
             text: crate::sanitize::line(&text.into()).into_owned(),
             warning,
-            until: for_secs.map(|s| self.now + chrono::Duration::seconds(s)),
+            until: for_secs.map(|s| self.ui_now() + chrono::Duration::seconds(s)),
         });
         self.dirty = true;
     }

@@ -229,6 +229,18 @@ pub async fn run_terminal(
     })
 }
 
+/// One message through `update`, its effects started.
+fn effects_of(
+    model: &mut Model,
+    msg: Msg,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    let effects = update(model, msg);
+    super::workers::spawn_all(effects, services, tx, clock);
+}
+
 /// What the loop's tasks talk to.
 #[derive(Clone)]
 pub struct Services {
@@ -241,8 +253,9 @@ pub struct Services {
     pub runbooks: crate::runbook::setup::RunbookSetup,
     /// Where and how the open incident is exported (`E`), when one is open.
     pub export: Option<super::workers::export::ExportSetup>,
-    /// The simulator of a rehearsal, whose faults go on the timeline as they land.
-    pub rehearsal: Option<Arc<crate::sim::SimService>>,
+    /// The stage of a rehearsal: its faults go on the timeline as they land, its pace follows
+    /// the console's, and its end is announced.
+    pub rehearsal: Option<crate::rehearsal::stage::Live>,
     /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
     pub github: Option<super::workers::github::GithubSetup>,
     /// Serve the incident this console holds on its socket, so the team records through it.
@@ -326,7 +339,7 @@ where
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    start_recording(&services, &model, &tx, &clock);
+    start_recording(&services, &model, &tx);
     // The incident's socket: served while this console holds it, followed while another does.
     let mut _serving: Option<crate::incident::serve::Serving> =
         match (&services.journal, services.serve) {
@@ -373,7 +386,13 @@ where
                 None => { input_open = false; None }
             },
             Some(m) = rx.recv() => Some(m),
-            _ = tick.tick() => Some(Msg::Tick(clock.now())),
+            _ = tick.tick() => {
+                if services.rehearsal.is_some() {
+                    // Notices expire on the wall clock, not the simulated one.
+                    effects_of(&mut model, Msg::Wall(chrono::Utc::now()), &services, &tx, &clock);
+                }
+                Some(Msg::Tick(clock.now()))
+            }
             name = signals.next() => Some(Msg::Interrupted(name)),
             _ = tokio::time::sleep_until(render_at), if model.dirty => None,
         };
@@ -382,7 +401,7 @@ where
                 // This console holds the incident now: it records, serves and runs runbooks.
                 services.journal = Some(took.writer.clone());
                 services.follow = None;
-                start_recording(&services, &model, &tx, &clock);
+                start_recording(&services, &model, &tx);
                 _serving = super::workers::share::hold(&took.writer, &tx);
             }
             let mut effects = update(&mut model, msg);
@@ -423,12 +442,7 @@ impl Drop for FollowGuard {
 
 /// The parts that record into the incident this console holds: alerts, GitHub changes, a
 /// rehearsal's faults (started when the loop starts, and again after a takeover).
-fn start_recording(
-    services: &Services,
-    model: &Model,
-    tx: &mpsc::UnboundedSender<Msg>,
-    clock: &Arc<dyn Clock>,
-) {
+fn start_recording(services: &Services, model: &Model, tx: &mpsc::UnboundedSender<Msg>) {
     if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
         intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
             crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
@@ -449,16 +463,7 @@ fn start_recording(
             super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
         }
     }
-    if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
-        let (report, alive) = (tx.clone(), tx.clone());
-        tokio::spawn(crate::rehearsal::faults::record_faults(
-            sim,
-            journal,
-            clock.clone(),
-            move |r| {
-                let _ = report.send(Msg::Recorded(r));
-            },
-            move || !alive.is_closed(),
-        ));
+    if let (Some(live), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
+        super::workers::rehearsal::spawn(live, journal, services, tx);
     }
 }

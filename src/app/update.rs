@@ -116,18 +116,19 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 model.dirty = true;
             }
             model.now = now;
-            if model
-                .notice
-                .as_ref()
-                .and_then(|n| n.until)
-                .is_some_and(|until| now >= until)
-            {
-                model.notice = None;
-                model.dirty = true;
-            }
+            expire_notice(model);
             let mut effects = discovery::tick(model);
             effects.extend(schedule(model));
             return effects;
+        }
+        Msg::Wall(now) => {
+            model.wall = Some(now);
+            expire_notice(model);
+        }
+        Msg::RehearsalEnded(text) => {
+            model.ended = Some(text);
+            model.paused = true;
+            model.dirty = true;
         }
         Msg::Discovered(result) => discovery::answered(model, result),
         Msg::Answer {
@@ -195,9 +196,22 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     schedule(model)
 }
 
+/// A notice whose time is up (on the wall clock in a rehearsal) goes.
+fn expire_notice(model: &mut Model) {
+    let now = model.ui_now();
+    if (model.notice.as_ref())
+        .and_then(|n| n.until)
+        .is_some_and(|until| now >= until)
+    {
+        model.notice = None;
+        model.dirty = true;
+    }
+}
+
 /// A key, offered to the handlers in order of precedence; the first that takes it wins:
 /// 1. an open dialog (its own bindings, else text for its field);
-/// 2. the scenario briefing (dismissed by close or zoom; only quit gets past it);
+/// 2. the scenario briefing or the end announcement (dismissed by close or zoom; only quit
+///    gets past it; dismissing the briefing starts a rehearsal's time);
 /// 3. quitting while a runbook runs is refused in every mode;
 /// 4. help opens or closes from any mode that binds it;
 /// 5. the mode's own handler: a note being typed, the help overlay, the runbook pane, or the
@@ -207,14 +221,19 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
         return dialog::key(model, ev);
     }
     let action = model.keymap.action(model.mode, ev);
-    if model.briefing.is_some() {
+    if model.briefing.is_some() || model.ended.is_some() {
         match action {
-            Some(Action::Close | Action::Zoom) => model.briefing = None,
+            Some(Action::Close | Action::Zoom) => {
+                model.dirty = true;
+                if model.briefing.take().is_some() && model.rehearsal {
+                    // The operator's clock: the rehearsal starts now.
+                    return vec![Effect::Pace { running: true }];
+                }
+                model.ended = None;
+                return Vec::new();
+            }
             Some(Action::Quit) => {}
             _ => return Vec::new(),
-        }
-        if action != Some(Action::Quit) {
-            return Vec::new();
         }
     }
     if action == Some(Action::Quit) && model.runbooks.active().is_some() {

@@ -11,6 +11,7 @@ pub mod export;
 pub mod github;
 pub mod operator;
 pub mod publish;
+pub mod rehearsal;
 pub mod run_sink;
 pub mod runbooks;
 pub mod share;
@@ -103,13 +104,18 @@ pub fn spawn_all(
                     });
                 });
             }
+            // A rehearsal's runs take every duration from its simulated clock, whatever
+            // clock the console shows (a real Prometheus's rehearsal shows the wall clock).
             Effect::StartRun { runbook, run_id } => super::workers::runbooks::start(
                 &runbook,
                 run_id,
                 &services.runbooks,
                 services.source.clone(),
                 services.journal.clone(),
-                clock.clone(),
+                match &services.rehearsal {
+                    Some(live) => Arc::new(live.clock()),
+                    None => clock.clone(),
+                },
                 tx,
             ),
             Effect::ControlRun { run_id, control } => {
@@ -127,6 +133,15 @@ pub fn spawn_all(
                 tokio::spawn(async move {
                     let _ = tx.send(Msg::Discovered(discover(&client, now).await));
                 });
+            }
+            Effect::Pace { running } => {
+                if let Some(live) = &services.rehearsal {
+                    if running {
+                        live.pacer.resume();
+                    } else {
+                        live.pacer.pause();
+                    }
+                }
             }
             Effect::Publish(target) => {
                 match services.github.as_ref().and_then(|g| g.publish.clone()) {

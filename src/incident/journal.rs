@@ -326,14 +326,30 @@ impl Journal {
         event: Event,
     ) -> Result<Record, JournalError> {
         let host = self.host.clone();
-        self.append_from(source, actor, &host, event)
+        self.append_from(None, source, actor, &host, event)
     }
 
-    /// [`Journal::append`] for an author on another host (a client of the holder's socket).
-    /// An action item asked for without an id gets the next one here, where every writer's
-    /// records meet in order, so two responders adding one at once never share an id.
+    /// [`Journal::append`], stamped `at` instead of the clock's now: an event that knows when
+    /// it happened (a rehearsal's fault, dated at its simulated second however late the
+    /// recorder saw it).
+    pub fn append_at(
+        &mut self,
+        at: Option<DateTime<Utc>>,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, JournalError> {
+        let host = self.host.clone();
+        self.append_from(at, source, actor, &host, event)
+    }
+
+    /// [`Journal::append`] for an author on another host (a client of the holder's socket),
+    /// stamped `at` when given. An action item asked for without an id gets the next one here,
+    /// where every writer's records meet in order, so two responders adding one at once never
+    /// share an id.
     pub fn append_from(
         &mut self,
+        at: Option<DateTime<Utc>>,
         source: Source,
         actor: &str,
         host: &str,
@@ -359,7 +375,7 @@ impl Journal {
         if let Durability::NotDurable { .. } = self.durability {
             self.restore()?;
         }
-        let now = self.clock.now();
+        let now = at.unwrap_or_else(|| self.clock.now());
         let time = DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
         let record = Record {
             seq: self.next_seq,

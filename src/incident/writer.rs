@@ -14,6 +14,7 @@ use tokio::sync::{broadcast, oneshot};
 
 enum Request {
     Append {
+        at: Option<chrono::DateTime<chrono::Utc>>,
         source: Source,
         actor: String,
         /// The author's host when it is not this one (a client of the holder's socket).
@@ -88,6 +89,7 @@ impl JournalWriter {
                     // The caller may have stopped waiting; what was done stands either way.
                     match req {
                         Request::Append {
+                            at,
                             source,
                             actor,
                             host,
@@ -95,10 +97,10 @@ impl JournalWriter {
                             reply,
                         } => {
                             let result = match host {
-                                Some(host) => {
-                                    incident.journal.append_from(source, &actor, &host, event)
-                                }
-                                None => incident.journal.append(source, &actor, event),
+                                Some(host) => incident
+                                    .journal
+                                    .append_from(at, source, &actor, &host, event),
+                                None => incident.journal.append_at(at, source, &actor, event),
                             };
                             publish(&shared, &incident);
                             if let Ok(record) = &result {
@@ -141,7 +143,7 @@ impl JournalWriter {
         host: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send(Source::Operator, actor, Some(host.to_string()), event)?;
+        let answer = self.send(None, Source::Operator, actor, Some(host.to_string()), event)?;
         Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 
@@ -152,7 +154,20 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send(source, actor, None, event)?;
+        let answer = self.send(None, source, actor, None, event)?;
+        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Appends `event` stamped `at` (an event that knows when it happened) instead of the
+    /// journal clock's now.
+    pub async fn append_at(
+        &self,
+        at: chrono::DateTime<chrono::Utc>,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, WriteError> {
+        let answer = self.send(Some(at), source, actor, None, event)?;
         Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 
@@ -163,13 +178,14 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send(source, actor, None, event)?;
+        let answer = self.send(None, source, actor, None, event)?;
         Ok(answer.blocking_recv().map_err(|_| WriteError::Stopped)??)
     }
 
     /// Hand an append to the writer thread; the receiver yields its outcome.
     fn send(
         &self,
+        at: Option<chrono::DateTime<chrono::Utc>>,
         source: Source,
         actor: &str,
         host: Option<String>,
@@ -178,6 +194,7 @@ impl JournalWriter {
         let (reply, answer) = oneshot::channel();
         self.tx
             .send(Request::Append {
+                at,
                 source,
                 actor: actor.to_string(),
                 host,

@@ -118,8 +118,9 @@ impl Recording {
         }));
         parts.push(tokio::spawn(super::faults::record_faults(
             stage.service.clone(),
+            stage.time.clone(),
+            Some(stage.epoch),
             writer.clone(),
-            clock.clone(),
             move |r| match r {
                 Ok(r) => line(&r, tz),
                 Err(e) => eprintln!("NOT RECORDED (the journal is not durable): a fault: {e}"),
@@ -137,9 +138,12 @@ impl Recording {
         })
     }
 
-    /// Stops recording, takes the panel snapshots from the stage's store over the incident,
-    /// and releases the lock. Returns how many snapshots were written.
+    /// Records the rehearsal's end (its time stops there), stops recording, takes the panel
+    /// snapshots from the stage's store over the incident, and releases the lock. Returns how
+    /// many snapshots were written.
     pub async fn finish(mut self, config: &Config, stage: &Stage) -> Result<usize> {
+        // The time stops first: what happened up to here is recorded, then the end.
+        stage.pacer().pause();
         let _ = self.stop.send(true);
         self.serving = None;
         for part in self.parts.drain(..) {
@@ -147,6 +151,9 @@ impl Recording {
             if tokio::time::timeout(STOP_WAIT, part).await.is_err() {
                 abort.abort();
             }
+        }
+        if let Err(e) = stage.live().record_end(&self.writer).await {
+            eprintln!("NOT RECORDED (the journal is not durable): the rehearsal's end: {e}");
         }
         let take = crate::postmortem::take_snapshots(
             &self.store,

@@ -11,7 +11,7 @@ use super::model::Runbook;
 use std::path::{Path, PathBuf};
 
 /// The shipped runbooks, as `runbooks/NAME.toml` and their text.
-pub const SHIPPED: [(&str, &str); 7] = [
+pub const SHIPPED: [(&str, &str); 8] = [
     (
         "runbooks/batch-restart.toml",
         include_str!("../../runbooks/batch-restart.toml"),
@@ -35,6 +35,10 @@ pub const SHIPPED: [(&str, &str); 7] = [
     (
         "runbooks/rollback-deploy.toml",
         include_str!("../../runbooks/rollback-deploy.toml"),
+    ),
+    (
+        "runbooks/scale-headroom.toml",
+        include_str!("../../runbooks/scale-headroom.toml"),
     ),
     (
         "runbooks/shed-load.toml",

@@ -11,7 +11,7 @@ use warroom::runbook::{load, plan, vars};
 fn plans_of_the_shipped_runbooks() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
     let loaded = load::load_dir(&dir).unwrap();
-    assert_eq!(loaded.runbooks.len(), 7);
+    assert_eq!(loaded.runbooks.len(), 8);
     for rb in &loaded.runbooks {
         let v = vars::resolve(rb, &[], |_| None).unwrap();
         // Batch targets as a query would resolve them: eight pods.

@@ -175,7 +175,7 @@ async fn console(
             step_s: 5.0,
             gap_limit: config.gap_limit,
         }),
-        runbooks: demo_runbooks(&config, &r.url(), &r.service_label, 30.0),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
         rehearsal: None,
         github: None,
         serve: false,

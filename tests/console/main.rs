@@ -23,6 +23,7 @@ mod changes_console;
 mod changes_ui;
 mod console_runbook;
 mod console_tmux;
+mod demo_clock;
 mod demo_tmux;
 mod gameday_tmux;
 mod journey_tmux;

@@ -439,6 +439,11 @@ fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
         .filter(|p| p.signal == "error-ratio")
         .count();
     assert_eq!(errs, 3);
-    assert!(d.dashboard.panels.iter().any(|p| p.signal == "rollback-ratio"));
+    assert!(
+        d.dashboard
+            .panels
+            .iter()
+            .any(|p| p.signal == "rollback-ratio")
+    );
     assert_eq!(d.dashboard.panels[0].signal, "saturation");
 }
