@@ -24,6 +24,7 @@ mod runbook_journal_kill;
 mod runbook_kubernetes;
 mod runbook_prometheus;
 mod runbook_real;
+mod runbook_real_bad;
 mod runbook_resume;
 mod runbook_safety;
 mod runbook_sql;
