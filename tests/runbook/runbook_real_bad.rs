@@ -58,7 +58,12 @@ async fn a_wrong_password_fails_the_first_statement_and_nothing_is_signalled() {
         None,
     )
     .await;
-    let d = failed_at(&ran, "saturated", &["raise"], &["password"]);
+    let d = failed_at(
+        &ran,
+        "saturated",
+        &["raise"],
+        &["authentication failed", "the login was refused"],
+    );
     assert!(!d.contains("not-the-password"), "{d}");
     assert_eq!(b.config_value("default_pool_size").as_deref(), Some("5"));
 
@@ -77,7 +82,7 @@ async fn a_wrong_password_fails_the_first_statement_and_nothing_is_signalled() {
         &ran,
         "found",
         &["cancel", "terminate"],
-        &["password authentication failed"],
+        &["password authentication failed", "the login was refused"],
     );
     assert!(!ran.json().contains("not-the-password"), "{d}");
 }
@@ -143,7 +148,12 @@ async fn haproxy_batch_restart_of_a_backend_that_does_not_exist_restarts_nothing
         None,
     )
     .await;
-    failed_at(&ran, "all-up", &["restart"], &["be_nope"]);
+    failed_at(
+        &ran,
+        "all-up",
+        &["restart"],
+        &["no row where pxname = \"be_nope\""],
+    );
     assert!(!marker.exists(), "the restart command ran");
     assert_eq!(h.stat("web1", "status").as_deref(), Some("UP"));
 }
