@@ -11,9 +11,9 @@ use super::model::Runbook;
 use std::path::{Path, PathBuf};
 
 /// The shipped runbooks, as `runbooks/NAME.toml` and their text: the real-system ones
-/// (PgBouncer, PostgreSQL, HAProxy, Kubernetes, Istio) and the rehearsal ones, which act on the
+/// (PgBouncer, PostgreSQL, HAProxy, Kubernetes, Istio, Redis) and the rehearsal ones, which act on the
 /// simulator's control API and say so in the first words of their description.
-pub const SHIPPED: [(&str, &str); 13] = [
+pub const SHIPPED: [(&str, &str); 14] = [
     (
         "runbooks/batch-restart.toml",
         include_str!("../../runbooks/batch-restart.toml"),
@@ -57,6 +57,10 @@ pub const SHIPPED: [(&str, &str); 13] = [
     (
         "runbooks/raise-pool.toml",
         include_str!("../../runbooks/raise-pool.toml"),
+    ),
+    (
+        "runbooks/redis-queue-drain.toml",
+        include_str!("../../runbooks/redis-queue-drain.toml"),
     ),
     (
         "runbooks/rollback-deploy.toml",

@@ -6,6 +6,7 @@ mod support {
     pub mod kube;
     pub mod prometheus;
     pub mod realstack;
+    pub mod redis;
     pub mod runbook_run;
     pub mod sim;
 }
@@ -25,6 +26,7 @@ mod runbook_kubernetes;
 mod runbook_prometheus;
 mod runbook_real;
 mod runbook_real_bad;
+mod runbook_redis;
 mod runbook_resume;
 mod runbook_safety;
 mod runbook_sql;
