@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 /// How long a deleted pod takes to terminate.
 pub const TERMINATING_FOR: Duration = Duration::from_millis(600);
-/// How long a replacement takes from created to ready.
-pub const STARTING_FOR: Duration = Duration::from_millis(1500);
+/// How long a replacement takes from created to ready: longer than the test's settle and soak
+/// together, so only a runbook that waits for it sees it.
+pub const STARTING_FOR: Duration = Duration::from_millis(6000);
 /// Envoy's completed requests per second to the mesh's host, and retries per second before
 /// the patch.
 pub const COMPLETED_PER_S: f64 = 50.0;
