@@ -116,9 +116,16 @@ fn record_the_incident(j: &Journey) {
 fn run_pool_exhaustion(j: &Journey) -> String {
     j.keys(&["b"]);
     j.expect("pool-exhaustion", Duration::from_secs(10));
-    // The list is sorted: batch-restart, disable-retries, pool-exhaustion.
-    j.keys(&["j", "j", "Enter"]);
-    let plan = j.expect("Plan · pool-exhaustion", Duration::from_secs(20));
+    // The list is sorted by name, the shipped runbooks first among equals.
+    for _ in 0..journey::position_in_list("pool-exhaustion") {
+        j.keys(&["j"]);
+    }
+    j.keys(&["Enter"]);
+    j.expect("Plan · pool-exhaustion", Duration::from_secs(20));
+    // The pane opens at once and says the plan is being prepared; the plan follows.
+    let plan = j.wait("the plan to be ready", Duration::from_secs(20), |s| {
+        s.contains("Plan · pool-exhaustion") && s.contains("POST http")
+    });
     j.keys(&["x"]);
     j.expect("Run runbook \"pool-exhaustion\"?", Duration::from_secs(10));
     j.text("pool-exhaustion");

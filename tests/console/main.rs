@@ -4,6 +4,7 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod alertmanager;
+    pub mod app_instances;
     pub mod console;
     #[path = "../../benches/support/figure.rs"]
     pub mod figure;
@@ -26,6 +27,7 @@ mod console_tmux;
 mod demo_clock;
 mod demo_tmux;
 mod gameday_tmux;
+mod incident_realstack;
 mod journey_tmux;
 mod open_realstack;
 mod open_tmux;

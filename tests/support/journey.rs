@@ -151,6 +151,15 @@ impl Journey {
     }
 }
 
+/// How many `j` presses from the top of the runbook pane select the shipped runbook `name`
+/// (the pane lists the catalog sorted by name).
+pub fn position_in_list(name: &str) -> usize {
+    warroom::runbook::catalog::load(&[])
+        .iter()
+        .position(|e| e.name() == name)
+        .unwrap_or_else(|| panic!("{name} is not shipped"))
+}
+
 /// The first line inside the panel titled `title` (its value and level, e.g. `100.0% ▲ CRIT`):
 /// the text under the title's column on the line below it, up to the panel's right border.
 pub fn panel_headline(screen: &str, title: &str) -> Option<String> {
