@@ -321,7 +321,10 @@ mod tests {
             );
             rehearsal += usize::from(on_simulator);
         }
-        assert_eq!(rehearsal, 7);
+        assert_eq!(
+            rehearsal, 8,
+            "the seven first rehearsal runbooks and scale-headroom"
+        );
     }
 
     #[test]
