@@ -250,7 +250,10 @@ pub fn load_catalog(dirs: &[PathBuf]) -> Catalog {
         for r in loaded.runbooks {
             entries.retain(|e| match e.runbook() {
                 Some(old) if old.name == r.name => {
-                    replaced.push((r.name.clone(), origin(old)));
+                    // A copy of the same text (the checkout's own runbooks/) replaces nothing.
+                    if old.hash != r.hash {
+                        replaced.push((r.name.clone(), origin(old)));
+                    }
                     false
                 }
                 _ => true,
@@ -325,6 +328,23 @@ mod tests {
             rehearsal, 8,
             "the seven first rehearsal runbooks and scale-headroom"
         );
+    }
+
+    /// Run from the checkout, `./runbooks/` holds the shipped files themselves: listing them
+    /// says nothing about replacing, and they still count as built in.
+    #[test]
+    fn a_copy_of_a_shipped_runbook_replaces_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, text) = SHIPPED[0];
+        let name = Path::new(file).file_name().unwrap();
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let catalog = load_catalog(&[dir.path().to_path_buf()]);
+        assert!(catalog.replaced.is_empty(), "{:?}", catalog.replaced);
+        assert_eq!(catalog.entries.len(), SHIPPED.len());
+        // Changed by one byte, it is the user's own and the note says so.
+        std::fs::write(dir.path().join(name), format!("{text}\n")).unwrap();
+        let catalog = load_catalog(&[dir.path().to_path_buf()]);
+        assert_eq!(catalog.replaced.len(), 1, "{:?}", catalog.replaced);
     }
 
     #[test]
