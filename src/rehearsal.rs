@@ -5,6 +5,7 @@
 //! scored at the end ([`score`]). Below the console: nothing here imports `app` or `ui`.
 
 pub mod clock;
+pub mod error;
 pub mod faults;
 pub mod headless;
 pub mod history;

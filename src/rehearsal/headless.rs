@@ -5,6 +5,7 @@
 //! each play's outcome and the simulator's own record.
 
 use super::clock::{at, epoch};
+use super::error::RehearsalError;
 use super::plays::{self, Play};
 use super::recording::Recording;
 use super::stage::{Scrape, Stage};
@@ -12,7 +13,6 @@ use crate::runbook::executor::Control;
 use crate::runbook::report::RunOutcome;
 use crate::sim::Scenario;
 use chrono::{DateTime, NaiveTime, Utc};
-use color_eyre::eyre::eyre;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -97,9 +97,10 @@ pub async fn run(
     config: &crate::config::Config,
     data_dir: &std::path::Path,
     args: Options,
-) -> color_eyre::Result<Report> {
+) -> Result<Report, RehearsalError> {
     let config = config.clone();
-    let scenario = Scenario::load(&args.scenario).map_err(|d| eyre!("{d}"))?;
+    let scenario =
+        Scenario::load(&args.scenario).map_err(|d| RehearsalError::Scenario(d.to_string()))?;
     // `seed` stands for the seed incident's own response, at its moments.
     let plays = args
         .plays
@@ -110,18 +111,14 @@ pub async fn run(
         })
         .map(|p| Play::parse(&p))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| eyre!(e))?;
-    let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M").map_err(|_| {
-        eyre!(
-            "the scenario's start_clock \"{}\" is not HH:MM",
-            scenario.start_clock
-        )
-    })?;
+        .map_err(RehearsalError::Play)?;
+    let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M")
+        .map_err(|_| RehearsalError::StartClock(scenario.start_clock.clone()))?;
     let mut schedule = Vec::new();
     for p in plays {
         let t = p
             .at(start_clock, scenario.fault_at())
-            .map_err(|e| eyre!(e))?;
+            .map_err(RehearsalError::Play)?;
         schedule.push((t, p));
     }
     schedule.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -4,6 +4,7 @@
 //! the panel snapshots, so `warroom export` drafts its postmortem afterwards with no simulator
 //! or Prometheus left running.
 
+use super::error::RehearsalError;
 use super::stage::Stage;
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -13,7 +14,6 @@ use crate::incident::timeline::describe;
 use crate::incident::vocabulary::Severity;
 use crate::incident::{JournalWriter, Record};
 use crate::recorder::panel_watch::{PanelReport, PanelWatch};
-use color_eyre::eyre::{Result, WrapErr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -55,12 +55,11 @@ impl Recording {
         config: &Config,
         stage: &Stage,
         scenario: &str,
-    ) -> Result<Recording> {
+    ) -> Result<Recording, RehearsalError> {
         let clock: SharedClock = Arc::new(stage.clock());
         let store = Store::new(data_dir);
         let which = id.map_or(Which::New(clock.now()), Which::Existing);
-        let locked = open::lock(&store, which, ROLE)
-            .wrap_err("cannot record the rehearsal into its incident")?;
+        let locked = open::lock(&store, which, ROLE)?;
         let new = locked.new;
         let header = Header {
             title: Some(format!("Rehearsal: {scenario}")),
@@ -141,7 +140,7 @@ impl Recording {
     /// Records the rehearsal's end (its time stops there), stops recording, takes the panel
     /// snapshots from the stage's store over the incident, and releases the lock. Returns how
     /// many snapshots were written.
-    pub async fn finish(mut self, config: &Config, stage: &Stage) -> Result<usize> {
+    pub async fn finish(mut self, config: &Config, stage: &Stage) -> Result<usize, RehearsalError> {
         // The time stops first: what happened up to here is recorded, then the end.
         stage.pacer().pause();
         let _ = self.stop.send(true);

@@ -10,10 +10,10 @@
 //! stops for good at the rehearsal's end.
 
 use super::clock::{LastScrape, SimClock, SimTime, unix};
+use super::error::RehearsalError;
 use crate::metrics::embedded::EmbeddedSource;
 use crate::sim::{Scenario, Sim, SimService, server};
 use chrono::{DateTime, Utc};
-use color_eyre::eyre::WrapErr;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -173,7 +173,7 @@ impl Stage {
         epoch: DateTime<Utc>,
         listen: Option<&str>,
         retention: Duration,
-    ) -> color_eyre::Result<Stage> {
+    ) -> Result<Stage, RehearsalError> {
         let wall: crate::clock::SharedClock = Arc::new(crate::clock::WallClock);
         Stage::start_with(scenario, seed, speed, epoch, listen, retention, true, wall).await
     }
@@ -190,7 +190,7 @@ impl Stage {
         retention: Duration,
         running: bool,
         wall: crate::clock::SharedClock,
-    ) -> color_eyre::Result<Stage> {
+    ) -> Result<Stage, RehearsalError> {
         crate::clock::check_speed(speed, crate::clock::REHEARSAL_SPEED)?;
         let service_label = scenario.service.clone();
         let name = scenario.name.clone();
@@ -211,15 +211,18 @@ impl Stage {
         let listener = match listen {
             Some(addr) => tokio::net::TcpListener::bind(addr)
                 .await
-                .wrap_err_with(|| format!("cannot listen on \"{addr}\""))?,
+                .map_err(|source| RehearsalError::Listen {
+                    addr: addr.to_string(),
+                    source,
+                })?,
             None => match tokio::net::TcpListener::bind(CONTROL_ADDR).await {
                 Ok(l) => l,
                 Err(_) => tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
-                    .wrap_err("cannot listen on a loopback port for the rehearsal")?,
+                    .map_err(RehearsalError::Loopback)?,
             },
         };
-        let addr = listener.local_addr()?;
+        let addr = listener.local_addr().map_err(RehearsalError::Loopback)?;
         let router = server::router(service.clone())
             .merge(crate::metrics::embedded::http::router(store.clone()));
         let serving = tokio::spawn(async move {
