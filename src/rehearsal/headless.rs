@@ -123,6 +123,7 @@ pub async fn run(
     }
     schedule.sort_by(|a, b| a.0.total_cmp(&b.0));
     let name = scenario.name.clone();
+    let title = scenario.title.clone();
     let duration = scenario.duration_s;
     let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
     let stage = Stage::start(
@@ -163,7 +164,7 @@ pub async fn run(
 
     // The rehearsal is an incident, recorded in simulated time like the demo's.
     let recording =
-        Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &name).await?;
+        Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &title).await?;
     let recording_id = recording.id.clone();
     eprintln!(
         "warroom gameday: recording incident {} in simulated time",

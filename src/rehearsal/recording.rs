@@ -12,7 +12,7 @@ use crate::incident::open::{self, Header, Which};
 use crate::incident::store::{IncidentId, Store};
 use crate::incident::timeline::describe;
 use crate::incident::vocabulary::Severity;
-use crate::incident::{JournalWriter, Record};
+use crate::incident::{Event, JournalWriter, Record, Source};
 use crate::recorder::panel_watch::{PanelReport, PanelWatch};
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,7 +46,8 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Opens incident `id` (continuing it) or a new one titled after the scenario, holds its
+    /// Opens incident `id` (continuing it) or a new one titled after the scenario (`title`, the
+    /// scenario's own title; its service is recorded as the service affected), holds its
     /// lock, stamps its journal with the stage's clock, and starts recording the panels (from
     /// the stage's own store, in simulated time) and the simulator's faults.
     pub async fn start(
@@ -54,7 +55,7 @@ impl Recording {
         id: Option<&str>,
         config: &Config,
         stage: &Stage,
-        scenario: &str,
+        title: &str,
     ) -> Result<Recording, RehearsalError> {
         let clock: SharedClock = Arc::new(stage.clock());
         let store = Store::new(data_dir);
@@ -62,7 +63,7 @@ impl Recording {
         let locked = open::lock(&store, which, ROLE)?;
         let new = locked.new;
         let header = Header {
-            title: Some(format!("Rehearsal: {scenario}")),
+            title: Some(format!("Rehearsal: {title}")),
             severity: Some(Severity::Sev2),
         };
         // Only a new incident takes the rehearsal's header.
@@ -70,6 +71,14 @@ impl Recording {
         let actor = crate::incident::actor::current();
         let opened = open::begin(locked, header, &actor, Some(clock.clone())).await?;
         let (id, writer, records) = (opened.id, opened.writer, opened.records);
+        if new && !stage.service_label.is_empty() {
+            let services = Event::ServicesChanged {
+                services: vec![stage.service_label.clone()],
+            };
+            if let Err(e) = writer.append(Source::Sim, &actor, services).await {
+                eprintln!("NOT RECORDED (the journal is not durable): the service affected: {e}");
+            }
+        }
         let serving = match crate::incident::serve::serve(writer.clone(), None, Default::default())
         {
             Ok(s) => Some(s),

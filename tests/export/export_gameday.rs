@@ -275,6 +275,21 @@ fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simu
         "{actions}"
     );
     assert!(md.contains("**Status:** Resolved"), "{md}");
+    // The rehearsal is titled after the scenario's own title, not its slug, and its service
+    // is the one affected.
+    let scenario = warroom::sim::Scenario::load("planner-peak").unwrap();
+    assert!(
+        md.starts_with(&format!(
+            "# Incident Postmortem: Rehearsal: {}\n",
+            scenario.title
+        )),
+        "{}",
+        md.lines().next().unwrap_or_default()
+    );
+    assert!(
+        md.contains(&format!("**Services affected:** {}", scenario.service)),
+        "{md}"
+    );
     assert!(
         section("Timeline").contains("All times are local (Europe/London)."),
         "times named in the configured zone: {}",
