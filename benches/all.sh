@@ -3,6 +3,8 @@
 # Usage: bash benches/all.sh [BENCH...]     (default: all of them; about 7 minutes after the build)
 # Needs prometheus, promtool and tmux for the console, demo, embedded and fetch benchmarks;
 # prometheus for discover (discovery among 5,000 names: requests, bytes, time to a dashboard).
+# `responders` (issue 18: a note through the holder, a follower's delay, the holder's frames under 4
+# writers) needs nothing more: its holder and follower run in-process over a real unix socket.
 # `journey` is the end-to-end test (tests/console/journey_tmux.rs: Prometheus, Alertmanager, tmux, a
 # debug build): the console's CPU seconds, peak memory and requests to Prometheus over a whole
 # incident, from its FIGURE lines.

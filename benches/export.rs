@@ -127,6 +127,7 @@ fn main() {
             time: from + chrono::Duration::milliseconds(span * i as i64 / EVENTS as i64),
             source,
             actor: "bench".into(),
+            host: String::new(),
             kind: kind.sanitized(),
         });
     }

@@ -126,6 +126,7 @@ fn main() {
                 time: t0 + chrono::Duration::milliseconds(seq as i64 * 250),
                 source: Source::Metric,
                 actor: "bench".into(),
+                host: String::new(),
                 kind: event(seq),
             };
             file.write_all(&record.encode().expect("encode"))

@@ -208,6 +208,7 @@ fn flood(now: DateTime<Utc>) {
                         time: now,
                         source: Source::Runbook,
                         actor: run_id.clone(),
+                        host: String::new(),
                         kind: Event::note(format!("batch record {seq}")),
                     })),
                 );

@@ -85,6 +85,7 @@ fn main() {
                     Source::Operator
                 },
                 actor: "bench".into(),
+                host: String::new(),
                 kind: event(seq),
             };
             out.write_all(&record.encode().expect("encode"))
@@ -108,6 +109,7 @@ fn main() {
             crit: p.crit,
             bad_when: "above".into(),
             legend: None,
+            signal: None,
             window,
             series: (0..3)
                 .map(|s| SnapshotSeries {

@@ -6,6 +6,7 @@
 //! - [`update`]: one handler per mode and feature, in the order of precedence its doc gives;
 //! - [`gates`]: which panels a runbook's gates read (the panels a run needs, first);
 //! - [`panes`]: the pure state of each pane (one suffix: `*Pane`) and of a panel;
+//! - [`sharing`]: holding the incident and serving it, or following the process that does;
 //! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
 //!   rehearsal's stage.
 
@@ -16,6 +17,7 @@ pub mod model;
 pub mod msg;
 pub mod panes;
 pub mod runtime;
+pub mod sharing;
 pub mod update;
 pub mod workers;
 

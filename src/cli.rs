@@ -100,16 +100,23 @@ pub struct OpenArgs {
     #[arg(long)]
     pub theme: Option<String>,
     /// When a headless recorder (`warroom record`) holds the incident, stop it and take over
-    /// without asking.
+    /// without asking (without it, the console asks, or follows the holder).
     #[arg(long)]
     pub take_over: bool,
+    /// Follow the incident held behind this socket (its incident.sock, or a path that reaches
+    /// it, e.g. one forwarded with `ssh -L` from the host that holds it).
+    #[arg(long, value_name = "PATH", conflicts_with = "take_over")]
+    pub socket: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct GamedayArgs {
+    #[command(subcommand)]
+    pub command: Option<GamedayCmd>,
     /// Scenario name or file.
-    #[arg(add = ArgValueCandidates::new(complete::scenarios))]
-    pub scenario: String,
+    #[arg(required = true, add = ArgValueCandidates::new(complete::scenarios))]
+    pub scenario: Option<String>,
     /// Run against a real Prometheus scraping `warroom sim serve` instead of the embedded store.
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
@@ -126,7 +133,7 @@ pub struct GamedayArgs {
     pub theme: Option<String>,
     /// Headless: run a runbook at a moment of the rehearsal, e.g. `pool-exhaustion@+3m` (three
     /// simulated minutes after the first fault) or `disable-retries@07:05` (on the scenario's
-    /// clock). Repeatable.
+    /// clock). Repeatable. `seed` plays the seed incident's own response at its moments.
     #[arg(long = "play", value_name = "RUNBOOK@WHEN")]
     pub plays: Vec<String>,
     /// Headless: how much simulated time to run, from five minutes before the first fault
@@ -147,6 +154,16 @@ pub struct GamedayArgs {
     /// the scenario), in simulated time.
     #[arg(long, value_name = "ID", add = ArgValueCandidates::new(complete::incidents))]
     pub incident: Option<String>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum GamedayCmd {
+    /// Past rehearsals side by side, each scored from its journal (all scenarios, or one).
+    History {
+        /// Only this scenario's rehearsals.
+        #[arg(add = ArgValueCandidates::new(complete::scenarios))]
+        scenario: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand, Clone)]
@@ -250,12 +267,33 @@ pub enum IncidentCmd {
         #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         text: Vec<String>,
+        #[command(flatten)]
+        via: Via,
     },
     /// Set the status: investigating, identified, monitoring, resolved.
     Status {
         #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         status: String,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Set the severity: SEV-1 .. SEV-4.
+    Severity {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        severity: String,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Set the services affected (replaces the list).
+    Services {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        #[arg(required = true)]
+        services: Vec<String>,
+        #[command(flatten)]
+        via: Via,
     },
     /// Add an action item.
     Action {
@@ -270,6 +308,37 @@ pub enum IncidentCmd {
         /// Due date, YYYY-MM-DD.
         #[arg(long)]
         due: Option<String>,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Mark when the impact started or ended (when it differs from the first crossing or the
+    /// recovery).
+    Impact {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        /// `start` or `end`.
+        edge: String,
+        /// When, in the configured timezone: "YYYY-MM-DD HH:MM:SS", or HH:MM for today
+        /// (default: now).
+        #[arg(long)]
+        at: Option<String>,
+        #[command(flatten)]
+        via: Via,
+    },
+    /// Correct a record: it stays in the journal, superseded; TEXT replaces a note, none
+    /// retracts the record.
+    Correct {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        /// The record's sequence number (`#N` in the timeline).
+        seq: u64,
+        /// Why it was wrong.
+        #[arg(long)]
+        reason: String,
+        /// The note's new text (none: retract it).
+        text: Vec<String>,
+        #[command(flatten)]
+        via: Via,
     },
     /// Print the timeline.
     Timeline {
@@ -287,6 +356,16 @@ pub enum IncidentCmd {
         #[arg(long, default_value_t = 1000)]
         count: u64,
     },
+}
+
+/// Where an incident command records when another process holds the incident.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Via {
+    /// The holder's socket (its incident.sock, or a path that reaches it, e.g. one forwarded
+    /// with `ssh -L`). Without it, the command writes directly when nobody holds the incident
+    /// and through the holder's socket in the incident directory when someone does.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -309,6 +388,12 @@ pub enum ExportFormat {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum TimelineMode {
+    Folded,
+    Full,
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
     #[arg(add = ArgValueCandidates::new(complete::incidents))]
@@ -324,6 +409,10 @@ pub struct ExportArgs {
     /// file's Prometheus URL is used otherwise, if it has one).
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
+    /// The timeline: one row per event that matters (`folded`, the default), or every record
+    /// (`full`).
+    #[arg(long, value_enum, default_value_t = TimelineMode::Folded)]
+    pub timeline: TimelineMode,
     /// The longest quiet stretch of the timeline the lint accepts, e.g. "30m" (default: the
     /// config's `[export] gap_limit`, else 30 minutes).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]

@@ -5,7 +5,8 @@
 //! [`event::Event`]. The journal is the incident's single source of truth; the console, the
 //! headless recorder, runbook runs, the postmortem and replay all read or append through it.
 //! [`summary`] folds the records into the incident's current state and [`timeline`] puts them
-//! into words.
+//! into words. Whoever holds an incident serves it on a unix socket ([`serve`]), so the
+//! whole team records through its one writer and follows the journal live.
 
 pub mod actor;
 pub mod crossing;
@@ -13,6 +14,7 @@ pub mod event;
 pub mod journal;
 pub mod open;
 pub mod record;
+pub mod serve;
 pub mod snapshot;
 pub mod storage;
 pub mod store;

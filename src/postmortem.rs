@@ -402,6 +402,33 @@ async fn capture_facts(
     Ok(snapshot::write_all(&snapshot::facts_dir(dir), &facts)?.len())
 }
 
+/// [`take_snapshots`] against a deadline: the panels asked a few at a time, and those that
+/// answered by `deadline` written (the others keep whatever snapshot they had). Returns how
+/// many were written and of how many panels.
+pub async fn take_snapshots_until(
+    store: &Store,
+    id: &IncidentId,
+    source: &dyn crate::metrics::Source,
+    panels: &[crate::config::PanelConfig],
+    step_s: f64,
+    deadline: tokio::time::Instant,
+) -> Result<(usize, usize), ExportError> {
+    let (s, i) = (store.clone(), id.clone());
+    let records = tokio::task::spawn_blocking(move || s.read(&i))
+        .await
+        .map_err(|e| ExportError::Capture {
+            backend: source.describe(),
+            error: e.to_string(),
+        })??
+        .records;
+    let Some(window) = snapshot_window(&records, step_s) else {
+        return Ok((0, panels.len()));
+    };
+    let snaps = snapshot::capture_until(source, panels, window, deadline).await;
+    let dir = store.snapshots_dir(id);
+    Ok((snapshot::write_all(&dir, &snaps)?.len(), panels.len()))
+}
+
 /// Takes and writes the incident's panel snapshots when it has none (for `warroom export
 /// --prometheus`); returns how many were written.
 pub async fn capture_missing(

@@ -6,10 +6,15 @@
 //! ([`panel_watch`]: the dashboard's queries, threshold crossings by the console's `Detector` rule),
 //! the alert intake ([`crate::alerts`]) and the GitHub changes intake
 //! ([`crate::github::intake`]). Each recorded event is one status line on stderr; logs go to
-//! the log file. SIGINT or SIGTERM (a console taking over sends one) stops both parts after
-//! the append in hand, records the interruption, and releases the lock.
+//! the log file. While it holds the incident it serves it ([`crate::incident::serve`]): the
+//! team's notes go through it. SIGINT or SIGTERM (a console taking over sends one) stops the
+//! parts after the append in hand, takes the panel snapshots that answer within the second,
+//! records the interruption, and releases the lock, all within a second of the signal even
+//! when Prometheus hangs. It leaves how to restart it ([`restart`]) so a console that took over
+//! hands the incident back when it quits.
 
 pub mod panel_watch;
+pub mod restart;
 
 use crate::alerts::{AlertIntake, AlertReport, source_name};
 use crate::config::Config;
@@ -17,7 +22,7 @@ use crate::github::{ChangesIntake, ChangesReport};
 use crate::incident::store::Store;
 use crate::incident::timeline::{describe, format_time};
 use crate::incident::{Event, JournalWriter, Record, Source};
-use color_eyre::eyre::{Result, WrapErr, bail};
+
 use panel_watch::{PanelReport, PanelWatch};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -26,10 +31,12 @@ use tokio::sync::mpsc;
 /// The lock role of the headless recorder.
 pub const ROLE: crate::incident::store::Role = crate::incident::store::Role::Recorder;
 
-/// How long the parts get to finish the append in hand once asked to stop.
-const STOP_WAIT: Duration = Duration::from_secs(5);
-/// The longest a stopping recorder spends taking the panel snapshots.
-const SNAPSHOT_WAIT: Duration = Duration::from_secs(20);
+/// How long the parts get to finish the append in hand once asked to stop (an append is one
+/// fsync; a part still waiting on a hung backend is cut off: it has nothing in hand).
+const STOP_WAIT: Duration = Duration::from_millis(250);
+/// When the panel snapshots must be in, counted from the signal: what answered by then is
+/// written, and the stop is recorded and the lock released well within a second.
+const SNAPSHOT_BY: Duration = Duration::from_millis(800);
 
 /// What the parts report, for the status lines.
 #[derive(Debug)]
@@ -39,9 +46,34 @@ enum Report {
     Changes(ChangesReport),
 }
 
+/// Why the recorder could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    #[error(transparent)]
+    Store(#[from] crate::incident::StoreError),
+    #[error(transparent)]
+    Source(#[from] crate::metrics::from_config::SourceConfigError),
+    #[error(transparent)]
+    Alerts(#[from] crate::alerts::intake::IntakeConfigError),
+    #[error("the GitHub changes feed cannot be set up: {0}")]
+    Github(#[from] crate::github::GithubError),
+    #[error(
+        "nothing to record: no Prometheus, no Alertmanager and no GitHub repositories; pass \
+         --prometheus URL and/or --alertmanager URL, or set [prometheus] url / \
+         [alertmanager] url / [github] watch in warroom.toml"
+    )]
+    NothingToRecord,
+    #[error("cannot start the journal writer of incident \"{id}\": {source}")]
+    Writer {
+        id: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Record incident `id` with what `config` names (its Prometheus, Alertmanager and GitHub
 /// repositories) until SIGINT or SIGTERM.
-pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
+pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, RecorderError> {
     // Signals first: a takeover's SIGTERM that arrives just after the lock is taken must stop
     // the recorder cleanly, not kill it mid-append.
     let mut signals = crate::signals::Signals::new();
@@ -54,27 +86,18 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     };
     let metrics: Option<std::sync::Arc<dyn crate::metrics::Source>> =
         client.clone().map(|c| c as _);
-    // No `[[panel]]`: the panels are what the Prometheus exports (a signal stops it here too).
-    let panels = match &client {
-        Some(c) if !config.panels_configured => {
-            tokio::select! {
-                p = discovered_panels(c) => p,
-                s = signals.next() => {
-                    eprintln!("warroom record: stopped by {s} while discovering; nothing was recorded");
-                    return Ok(ExitCode::SUCCESS);
-                }
-            }
-        }
-        _ => config.panels.clone(),
-    };
+    // No `[[panel]]`: the panels are what the Prometheus exports, found by the panel part
+    // itself (so alerts and changes are recorded meanwhile); the snapshots take them from here.
+    let discovering = client.is_some() && !config.panels_configured;
+    let panels = std::sync::Arc::new(std::sync::Mutex::new(if discovering {
+        Vec::new()
+    } else {
+        config.panels.clone()
+    }));
     let intake = AlertIntake::from_config(config)?;
     let changes = changes_intake(config)?;
     if metrics.is_none() && intake.is_none() && changes.is_none() {
-        bail!(
-            "nothing to record: no Prometheus, no Alertmanager and no GitHub repositories; pass \
-             --prometheus URL and/or --alertmanager URL, or set [prometheus] url / \
-             [alertmanager] url / [github] watch in warroom.toml"
-        );
+        return Err(RecorderError::NothingToRecord);
     }
     let (incident, recovery) = crate::incident::open::open_waiting(&store, &id, ROLE)?;
     if let Some(torn) = &recovery.torn {
@@ -84,29 +107,71 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
             torn.len, torn.line, torn.reason
         );
     }
-    let journal = JournalWriter::spawn(incident).wrap_err("cannot start the journal writer")?;
+    // How to start this recorder again, for a console that takes over and later hands back.
+    if let Some(restart) = restart::Restart::of_this_process()
+        && let Err(e) = restart.save(&store.dir(&id))
+    {
+        eprintln!("warning: cannot note how to restart this recorder: {e}");
+    }
+    let journal = JournalWriter::spawn(incident).map_err(|source| RecorderError::Writer {
+        id: id.to_string(),
+        source,
+    })?;
+    // The rest of the team records through this recorder while it holds the incident.
+    let serving = match crate::incident::serve::serve(journal.clone(), None, Default::default()) {
+        Ok(s) => {
+            eprintln!(
+                "warroom record: serving the incident on {} (`warroom incident note {id} …` \
+                 and followers go through it)",
+                s.path().display()
+            );
+            Some(s)
+        }
+        Err(e) => {
+            eprintln!("warning: {e}; other responders cannot record through this recorder");
+            None
+        }
+    };
     let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
     let mut parts = Vec::new();
     let mut what = Vec::new();
     let snapshot_source = metrics.clone();
-    if let Some(source) = metrics {
-        what.push(format!(
-            "{} panels from {}",
-            panels.len(),
-            source.describe()
-        ));
-        let watch = PanelWatch {
-            source,
-            panels: panels.clone(),
-            refresh: config.refresh,
-            clock: std::sync::Arc::new(crate::clock::WallClock),
-        };
-        parts.push(tokio::spawn(watch.run(
+    if let (Some(source), Some(client)) = (metrics, client) {
+        let known = panels.lock().map(|p| p.len()).unwrap_or(0);
+        what.push(if discovering {
+            format!("the panels discovery finds on {}", source.describe())
+        } else {
+            format!("{known} panels from {}", source.describe())
+        });
+        let (journal, records, tx, shared) = (
             journal.clone(),
             recovery.records.clone(),
             tx.clone(),
-            |r| Some(Report::Panel(r)),
-        )));
+            panels.clone(),
+        );
+        let refresh = config.refresh;
+        parts.push(tokio::spawn(async move {
+            let found = if discovering {
+                match discovered_panels(&client, &tx).await {
+                    Some(p) => p,
+                    None => return,
+                }
+            } else {
+                shared.lock().map(|p| p.clone()).unwrap_or_default()
+            };
+            if let Ok(mut p) = shared.lock() {
+                *p = found.clone();
+            }
+            let watch = PanelWatch {
+                source,
+                panels: found,
+                refresh,
+                clock: std::sync::Arc::new(crate::clock::WallClock),
+            };
+            watch
+                .run(journal, records, tx, |r| Some(Report::Panel(r)))
+                .await;
+        }));
     }
     if let Some(intake) = intake {
         let names: Vec<&str> = intake.sources().into_iter().map(source_name).collect();
@@ -142,31 +207,43 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
             },
         }
     };
-    // Closing the channel stops both parts; each finishes the append it has in hand.
+    let stopping = tokio::time::Instant::now();
+    // Closing the channel stops the parts; each finishes the append it has in hand.
     drop(rx);
     for part in parts {
         let abort = part.abort_handle();
-        if tokio::time::timeout(STOP_WAIT, part).await.is_err() {
+        if tokio::time::timeout_at(stopping + STOP_WAIT, part)
+            .await
+            .is_err()
+        {
             abort.abort();
         }
     }
-    // The panels over the incident so far, for the postmortem: bounded, so a hung Prometheus
-    // never keeps the lock.
-    if let Some(source) = snapshot_source {
-        let take = crate::postmortem::take_snapshots(
+    // Nobody records through this holder from here on.
+    drop(serving);
+    // The panels over the incident so far, for the postmortem: what answers within the stop's
+    // second, so a hung Prometheus never keeps the lock.
+    let panels: Vec<crate::config::PanelConfig> =
+        panels.lock().map(|p| p.clone()).unwrap_or_default();
+    if let Some(source) = snapshot_source.filter(|_| !panels.is_empty()) {
+        let take = crate::postmortem::take_snapshots_until(
             &store,
             &id,
             source.as_ref(),
             &panels,
             config.refresh.as_secs_f64().max(1.0),
+            stopping + SNAPSHOT_BY,
         );
-        match tokio::time::timeout(SNAPSHOT_WAIT, take).await {
-            Ok(Ok(n)) => eprintln!("warroom record: {n} panel snapshots written"),
-            Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
-            Err(_) => eprintln!(
-                "warroom record: panel snapshots not taken within {}s",
-                SNAPSHOT_WAIT.as_secs()
+        match tokio::time::timeout_at(stopping + SNAPSHOT_BY + STOP_WAIT, take).await {
+            Ok(Ok((n, of))) if n == of => eprintln!("warroom record: {n} panel snapshots written"),
+            Ok(Ok((n, of))) => eprintln!(
+                "warroom record: {n} of {of} panel snapshots written (the others did not answer \
+                 within the stop's second; `warroom export ID --prometheus URL` takes them later)"
             ),
+            Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
+            Err(_) => {
+                eprintln!("warroom record: panel snapshots not taken within the stop's second")
+            }
         }
     }
     let stopped = journal
@@ -187,43 +264,57 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The dashboard discovery builds, for a recorder with no `[[panel]]`: three tries a few
-/// seconds apart, then none (alerts and changes are still recorded), each outcome one line.
+/// The dashboard discovery builds, for a recorder with no `[[panel]]`: asked again with
+/// backoff while it fails, and every 15 s while the Prometheus holds no known exporter (a
+/// Prometheus that has only just started has scraped nothing yet); each outcome one line.
+/// `None` once the recorder stops (its report channel closed).
 async fn discovered_panels(
     client: &crate::metrics::prometheus::PrometheusClient,
-) -> Vec<crate::config::PanelConfig> {
+    tx: &mpsc::UnboundedSender<Report>,
+) -> Option<Vec<crate::config::PanelConfig>> {
     use crate::metrics::discover::{DiscoverOptions, discover};
     let (presets, warning) = crate::metrics::from_config::presets();
     if let Some(w) = warning {
         eprintln!("warning: your presets are not used: {w}");
     }
-    for attempt in 0..3u32 {
+    let mut said = String::new();
+    for attempt in 0u32.. {
+        if tx.is_closed() {
+            return None;
+        }
         let now = chrono::Utc::now().timestamp_millis() as f64 / 1000.0;
-        match discover(client, &presets, &DiscoverOptions::default(), now).await {
-            Ok(d) => {
+        let wait = match discover(client, &presets, &DiscoverOptions::default(), now).await {
+            Ok(d) if !d.dashboard.is_empty() => {
                 eprintln!("warroom record: {}", d.status_line());
-                return d.dashboard.panel_configs();
+                return Some(d.dashboard.panel_configs());
+            }
+            Ok(d) => {
+                let line = d.status_line();
+                if line != said {
+                    eprintln!("warroom record: {line}; looking again every 15s");
+                    said = line;
+                }
+                Duration::from_secs(15)
             }
             Err(e) => {
                 let wait = e
                     .retry_after()
-                    .unwrap_or(Duration::from_secs(2u64 << attempt));
+                    .unwrap_or(Duration::from_secs((2u64 << attempt.min(5)).min(60)));
                 eprintln!(
-                    "warroom record: discovery failed: {}{}",
+                    "warroom record: discovery failed: {}; next try in {}s",
                     crate::sanitize::line(&e.to_string()),
-                    if attempt < 2 {
-                        format!("; next try in {}s", wait.as_secs())
-                    } else {
-                        "; recording without panels".to_string()
-                    }
+                    wait.as_secs()
                 );
-                if attempt < 2 {
-                    tokio::time::sleep(wait).await;
-                }
+                wait
             }
+        };
+        // Sleep, but stop at once when the recorder does.
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = tx.closed() => return None,
         }
     }
-    Vec::new()
+    None
 }
 
 fn recorded(r: &Record, tz: chrono_tz::Tz) {
@@ -283,7 +374,7 @@ fn status_line(report: &Report, tz: chrono_tz::Tz) {
 
 /// The changes intake `[github] watch` asks for, on the process's one GitHub client. Without a
 /// token only public repositories can be read; that is said once, not an error.
-fn changes_intake(config: &Config) -> Result<Option<ChangesIntake>> {
+fn changes_intake(config: &Config) -> Result<Option<ChangesIntake>, crate::github::GithubError> {
     let Some(cfg) = config.github.as_ref().filter(|g| !g.watch.is_empty()) else {
         return Ok(None);
     };

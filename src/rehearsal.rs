@@ -5,8 +5,10 @@
 //! scored at the end ([`score`]). Below the console: nothing here imports `app` or `ui`.
 
 pub mod clock;
+pub mod error;
 pub mod faults;
 pub mod headless;
+pub mod history;
 pub mod plays;
 pub mod recording;
 pub mod runbooks;

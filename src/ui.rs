@@ -69,6 +69,8 @@ pub fn view(frame: &mut Frame, model: &Model) {
         help::draw(frame, main, model);
     } else if let Some(text) = &model.briefing {
         briefing::draw(frame, main, model, text);
+    } else if let Some(text) = &model.ended {
+        briefing::draw_ended(frame, main, model, text);
     }
     if let Some(d) = &model.dialog {
         dialog::draw(frame, main, model, d);

@@ -222,6 +222,7 @@ mod tests {
             time: chrono::DateTime::UNIX_EPOCH,
             source: crate::incident::Source::Alert,
             actor: "Prometheus".into(),
+            host: String::new(),
             kind,
         };
         let records = vec![rec(1, fired[0].clone())];

@@ -48,6 +48,15 @@ struct Polled {
     up: Option<bool>,
 }
 
+/// Why the alert intake the config asks for cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum IntakeConfigError {
+    #[error(transparent)]
+    Source(#[from] crate::metrics::from_config::SourceConfigError),
+    #[error(transparent)]
+    Endpoint(#[from] super::endpoint::EndpointError),
+}
+
 impl AlertIntake {
     pub fn new(endpoints: Vec<AlertEndpoint>, interval: Duration) -> AlertIntake {
         AlertIntake {
@@ -59,7 +68,7 @@ impl AlertIntake {
     /// The intake `config` asks for: Prometheus's alerts from the configured Prometheus (unless
     /// `[alerts] prometheus = false`) and Alertmanager's when `[alertmanager] url` is set.
     /// `None` when there is nothing to poll.
-    pub fn from_config(config: &Config) -> color_eyre::Result<Option<AlertIntake>> {
+    pub fn from_config(config: &Config) -> Result<Option<AlertIntake>, IntakeConfigError> {
         let mut endpoints = Vec::new();
         let timeout = config.alerts.timeout;
         if config.alerts.prometheus

@@ -2,6 +2,10 @@
 //! install. The simulator runs in-process; its samples go into the embedded metrics store every
 //! simulated scrape interval; its control API listens on loopback so the shipped runbooks act
 //! on it exactly as they would on a real service; the clock shows simulated time.
+//!
+//! The rehearsal's clock is the operator's: it starts when the briefing is dismissed, `p`
+//! pauses the simulation with the panels, and at the scenario's end the time stops and the
+//! console announces the score, the incident and the next commands.
 
 use super::model::Model;
 use crate::clock::Clock;
@@ -51,7 +55,20 @@ pub async fn run(
         (Some(_), None) => Some(CONTROL_ADDR),
         (None, None) => None,
     };
-    let r = Stage::start(scenario, seed, speed, epoch, listen, DEFAULT_RETENTION).await?;
+    let end_s = scenario.duration_s;
+    let wall: Arc<dyn Clock> = Arc::new(crate::clock::WallClock);
+    let r = Stage::start_with(
+        scenario,
+        seed,
+        speed,
+        epoch,
+        listen,
+        DEFAULT_RETENTION,
+        false,
+        wall,
+    )
+    .await?;
+    r.pacer().set_end(end_s.max(r.start_at));
     let (service, store, control) = (r.service.clone(), r.store.clone(), r.addr);
     if let Some(url) = metrics.prometheus {
         let names = Names {
@@ -68,9 +85,9 @@ pub async fn run(
     let clock: Arc<dyn Clock> = Arc::new(r.clock());
     let source_name = format!("embedded · {name} {speed}× · control http://{control}");
     let mut model = Model::new(&config, theme, source_name, clock.now());
-    // Messages last on the wall clock: `speed` simulated seconds a second.
-    model.speed = speed.max(1.0);
     model.briefing = Some(briefing);
+    model.rehearsal = true;
+    model.wall = Some(Utc::now());
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
@@ -97,9 +114,11 @@ pub async fn run(
             &crate::incident::Store::new(data_dir),
             &config,
         ),
-        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
-        rehearsal: Some(r.service.clone()),
+        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label),
+        rehearsal: Some(r.live()),
         github: None,
+        serve: true,
+        follow: None,
         discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;
@@ -144,6 +163,7 @@ async fn on_prometheus(
     );
     let mut model = Model::new(&config, theme, source_name, clock.now());
     model.briefing = Some(briefing);
+    model.rehearsal = true;
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
@@ -167,9 +187,14 @@ async fn on_prometheus(
             &crate::incident::Store::new(data_dir),
             &config,
         ),
-        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label, speed),
-        rehearsal: Some(r.service.clone()),
+        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label),
+        rehearsal: Some(crate::rehearsal::stage::Live {
+            journal_in_sim_time: false,
+            ..r.live()
+        }),
         github: None,
+        serve: true,
+        follow: None,
         discovery: None,
     };
     let result = super::runtime::run_terminal(model, services, clock).await;

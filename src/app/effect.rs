@@ -71,9 +71,17 @@ pub enum Effect {
         title: Option<String>,
         severity: Option<crate::incident::event::Severity>,
     },
+    /// Run or pause a rehearsal's simulated time (the briefing dismissed, `p`).
+    Pace { running: bool },
     /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
     /// answers as `Msg::Published` (and `Msg::Journaled` for the timeline record).
     Publish(crate::github::publish::Target),
+    /// A follower asks the holder to run a runbook (only the holder runs them); answers as
+    /// `Msg::Share(ShareMsg::Proposed)`.
+    Propose { runbook: String },
+    /// Take the incident over after its holder went away; answers as
+    /// `Msg::Share(ShareMsg::TookOver)`.
+    TakeOver,
 }
 
 /// Where a resumed run goes on.

@@ -144,6 +144,14 @@ pub struct Model {
     pub notice: Option<Notice>,
     /// A rehearsal's briefing, shown over the dashboard until dismissed.
     pub briefing: Option<String>,
+    /// The console is on a rehearsal: its time is the operator's (it starts when the briefing
+    /// is dismissed, and pausing pauses the simulation too).
+    pub rehearsal: bool,
+    /// The rehearsal's end, announced over the dashboard until dismissed: the score, the
+    /// incident and what to do next.
+    pub ended: Option<String>,
+    /// The wall clock when the model's clock is not it (a rehearsal): notices expire on it.
+    pub wall: Option<DateTime<Utc>>,
     /// The incident being recorded, if any.
     pub incident: Option<IncidentHeader>,
     /// No incident yet, and one can be declared (`warroom open` watching): `D`, or the first
@@ -165,9 +173,6 @@ pub struct Model {
     /// The note being typed (in `Mode::Note`).
     pub note: String,
     pub note_caret: super::panes::text::Caret,
-    /// How many simulated seconds pass in a wall-clock second (a rehearsal's speed; 1 live):
-    /// messages are timed on the wall clock.
-    pub speed: f64,
     /// Every message given, oldest first (at most [`MESSAGE_LOG`]).
     pub messages: std::collections::VecDeque<Notice>,
     /// What the help overlay shows when open.
@@ -210,6 +215,8 @@ pub struct Model {
     /// Set while replaying an incident (read-only): the status bar shows this instead of the
     /// source, the incident and the console's key hints.
     pub replay: Option<ReplayBar>,
+    /// Whether this console holds its incident and serves it, or follows the one that does.
+    pub sharing: super::sharing::Sharing,
 }
 
 /// What the status bar shows during a replay.
@@ -300,6 +307,9 @@ impl Model {
             },
             notice: None,
             briefing: None,
+            rehearsal: false,
+            ended: None,
+            wall: None,
             incident: None,
             declarable: false,
             declaring: false,
@@ -310,7 +320,6 @@ impl Model {
             show_timeline: false,
             note: String::new(),
             note_caret: Default::default(),
-            speed: 1.0,
             messages: Default::default(),
             help_page: HelpPage::Keys,
             lint: Vec::new(),
@@ -337,7 +346,22 @@ impl Model {
                 in_flight: false,
             },
             replay: None,
+            sharing: Default::default(),
         }
+    }
+
+    /// Puts a synced record on the timeline in sequence order, once: the same record can
+    /// arrive twice (the append's answer and the journal's feed).
+    pub fn add_record(&mut self, record: crate::incident::Record) {
+        match self.timeline.last() {
+            Some(last) if last.seq >= record.seq => {
+                if let Err(i) = self.timeline.binary_search_by_key(&record.seq, |r| r.seq) {
+                    self.timeline.insert(i, record);
+                }
+            }
+            _ => self.timeline.push(record),
+        }
+        self.dirty = true;
     }
 
     /// The range shown, in seconds.
@@ -448,13 +472,18 @@ impl Model {
             .map(|p| p.config.unit)
     }
 
+    /// Now for what the screen times (notices): the wall clock, whatever the model's clock.
+    pub fn ui_now(&self) -> DateTime<Utc> {
+        self.wall.unwrap_or(self.now)
+    }
+
     /// Set a status-bar notice and log it. It stays at least [`MESSAGE_MIN_SECS`] of wall
     /// time (`for_secs` is wall time too); a warning stays until dismissed.
     pub fn notify(&mut self, text: impl Into<String>, warning: bool, for_secs: Option<i64>) {
         let wall = for_secs.map(|s| (s as f64).max(MESSAGE_MIN_SECS));
         let until = wall
             .filter(|_| !warning)
-            .map(|s| self.now + chrono::Duration::milliseconds((s * self.speed * 1000.0) as i64));
+            .map(|s| self.ui_now() + chrono::Duration::milliseconds((s * 1000.0) as i64));
         let n = Notice {
             text: crate::sanitize::line(&text.into()).into_owned(),
             warning,

@@ -14,6 +14,10 @@ pub enum Msg {
     Resize { width: u16, height: u16 },
     /// The slow tick: clocks, staleness ages, refresh scheduling.
     Tick(DateTime<Utc>),
+    /// The wall clock, when the console's clock is a rehearsal's (notices expire on it).
+    Wall(DateTime<Utc>),
+    /// The rehearsal reached its end: the announcement (score, incident, next commands).
+    RehearsalEnded(String),
     /// A panel's query came back (or failed). Answers for an older range or width are dropped.
     Answer {
         panel: usize,
@@ -70,6 +74,9 @@ pub enum Msg {
     Published(super::workers::publish::PublishReport),
     /// The incident was declared and is being recorded, or why it could not be.
     Declared(Result<(), String>),
+    /// The incident's socket: a synced record, followers, a proposal, the holder gone, a
+    /// takeover.
+    Share(super::sharing::ShareMsg),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
 }

@@ -93,6 +93,67 @@ pub async fn open(
         rehearsal: None,
         github,
         runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
+        serve: true,
+        follow: None,
+        discovery,
+    };
+    run_terminal(model, services, clock).await
+}
+
+/// `warroom open` on an incident another process holds: the same console, following the
+/// holder's journal and recording through it (`follow`), with `records` already read from
+/// the journal when it is on this host (the stream then starts after them).
+pub async fn follow(
+    config: Config,
+    store: Option<&crate::incident::Store>,
+    follow: super::sharing::FollowSetup,
+    holder: crate::incident::store::Holder,
+    records: Vec<crate::incident::Record>,
+) -> color_eyre::Result<ExitCode> {
+    let client = crate::metrics::from_config::client(&config)?;
+    let source: Arc<dyn Source> = client.clone();
+    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let clock: Arc<dyn Clock> = Arc::new(WallClock);
+    let mut model = Model::new(&config, theme, source.describe(), clock.now());
+    if let Some(w) = warning {
+        model.notify(w, true, None);
+    }
+    // The same dashboard as the holder's: found by discovery when no `[[panel]]` is set.
+    let discovery = (!config.panels_configured).then(|| {
+        model.panels.clear();
+        model.discovery = Some(super::model::Discovery::Due {
+            at: None,
+            attempts: 0,
+            last_error: None,
+        });
+        client.clone()
+    });
+    let summary = crate::incident::summary::summarize(&records);
+    model.incident = Some(super::model::IncidentHeader {
+        id: follow.incident.clone(),
+        title: summary.title,
+    });
+    model.timeline = records;
+    model.actor.clone_from(&follow.actor);
+    model.sharing = super::sharing::Sharing::Following {
+        holder,
+        followers: 0,
+        gone: None,
+    };
+    // After a takeover this console records what the holder did: its alerts too.
+    let alerts = crate::alerts::AlertIntake::from_config(&config)?;
+    let export = store.and_then(|s| export_setup(&model, s, &config));
+    let services = Services {
+        source,
+        journal: None,
+        declare: None,
+        alerts,
+        export,
+        rehearsal: None,
+        github: None,
+        runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
+        serve: true,
+        follow: Some(follow),
         discovery,
     };
     run_terminal(model, services, clock).await
@@ -163,7 +224,7 @@ pub async fn run_terminal(
     model.width = size.width;
     model.height = size.height;
     let (input, suspend) = crate::tui::editor::input();
-    let result = event_loop_inner(
+    let result = run_loop(
         &mut terminal,
         model,
         services,
@@ -175,7 +236,6 @@ pub async fn run_terminal(
     .await;
     crate::tui::restore();
     let (model, services) = result?;
-    let journal = services.journal.clone();
     // What was recorded, and where to go from here.
     match &model.incident {
         Some(i) => println!("{}", next_commands(&i.id)),
@@ -188,7 +248,7 @@ pub async fn run_terminal(
         ),
         None => {}
     }
-    if let (Some(journal), Some(Quit::Signal(signal))) = (&journal, &model.quit) {
+    if let (Some(journal), Some(Quit::Signal(signal))) = (&services.journal, &model.quit) {
         // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
         let _ = journal
             .append(
@@ -221,6 +281,18 @@ pub struct DeclareSetup {
     pub header: crate::incident::open::Header,
 }
 
+/// One message through `update`, its effects started.
+fn effects_of(
+    model: &mut Model,
+    msg: Msg,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    let effects = update(model, msg);
+    super::workers::spawn_all(effects, services, tx, clock);
+}
+
 /// What the loop's tasks talk to.
 #[derive(Clone)]
 pub struct Services {
@@ -235,10 +307,15 @@ pub struct Services {
     pub runbooks: crate::runbook::setup::RunbookSetup,
     /// Where and how the open incident is exported (`E`), when one is open.
     pub export: Option<super::workers::export::ExportSetup>,
-    /// The simulator of a rehearsal, whose faults go on the timeline as they land.
-    pub rehearsal: Option<Arc<crate::sim::SimService>>,
+    /// The stage of a rehearsal: its faults go on the timeline as they land, its pace follows
+    /// the console's, and its end is announced.
+    pub rehearsal: Option<crate::rehearsal::stage::Live>,
     /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
     pub github: Option<super::workers::github::GithubSetup>,
+    /// Serve the incident this console holds on its socket, so the team records through it.
+    pub serve: bool,
+    /// The holder this console follows, when another process holds the incident.
+    pub follow: Option<super::sharing::FollowSetup>,
     /// The Prometheus client discovery asks, when the dashboard is built by discovery.
     pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
 }
@@ -255,6 +332,8 @@ impl Services {
             export: None,
             rehearsal: None,
             github: None,
+            serve: false,
+            follow: None,
             discovery: None,
         }
     }
@@ -294,62 +373,16 @@ where
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
-    Ok(
-        event_loop_inner(terminal, model, services, clock, input, sync, editor)
-            .await?
-            .0,
-    )
+    let (model, _) = run_loop(terminal, model, services, clock, input, sync, editor).await?;
+    Ok(model)
 }
 
-/// Start what records beside the loop once an incident is open: the alert intake, GitHub's
-/// changes and any publication left pending, a rehearsal's faults.
-fn spawn_intakes(
-    services: &Services,
-    model: &Model,
-    tx: &mpsc::UnboundedSender<Msg>,
-    clock: &Arc<dyn Clock>,
-) {
-    if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
-        intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
-            crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
-            crate::alerts::AlertReport::NotRecorded { error, .. } => {
-                Some(Msg::Recorded(Err(error)))
-            }
-            _ => None,
-        });
-    }
-    if let (Some(github), Some(journal)) = (services.github.as_ref(), services.journal.clone()) {
-        if let Some(intake) = github.changes.clone() {
-            intake.spawn(journal.clone(), &model.timeline, tx.clone(), |r| {
-                Some(Msg::Changes(r))
-            });
-        }
-        // What an earlier console or `warroom publish` left in the outbox is finished now.
-        if let Some(publish) = github.publish.clone().filter(|p| p.has_pending()) {
-            super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
-        }
-    }
-    if let (Some(sim), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
-        let (report, alive) = (tx.clone(), tx.clone());
-        tokio::spawn(crate::rehearsal::faults::record_faults(
-            sim,
-            journal,
-            clock.clone(),
-            move |r| {
-                let _ = report.send(Msg::Recorded(r));
-            },
-            move || !alive.is_closed(),
-        ));
-    }
-}
-
-/// Declare the incident: create it, start its journal and what records beside the loop, and
-/// keep the detectors (what was seen while watching is not seen again).
+/// Declare the incident: create it and start its journal, keeping the detectors (what was
+/// seen while watching is not seen again). The loop then starts what records beside it.
 async fn declare(
     model: &mut Model,
     services: &mut Services,
     clock: &Arc<dyn Clock>,
-    tx: &mpsc::UnboundedSender<Msg>,
     title: Option<String>,
     severity: Option<crate::incident::event::Severity>,
 ) -> Result<(), String> {
@@ -385,13 +418,12 @@ async fn declare(
         Err(e) => model.notify(format!("GitHub: {e}"), true, None),
     }
     services.declare = None;
-    spawn_intakes(services, model, tx, clock);
     Ok(())
 }
 
-/// The loop itself; returns the final model and the services (an incident declared during
-/// the loop has its journal there).
-async fn event_loop_inner<B, S>(
+/// The loop itself; returns the services as they ended (a follower that took over holds a
+/// journal now, which its stop is recorded in).
+async fn run_loop<B, S>(
     terminal: &mut Terminal<B>,
     mut model: Model,
     mut services: Services,
@@ -406,7 +438,16 @@ where
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    spawn_intakes(&services, &model, &tx, &clock);
+    start_recording(&services, &model, &tx);
+    // The incident's socket: served while this console holds it, followed while another does.
+    let mut _serving: Option<crate::incident::serve::Serving> =
+        match (&services.journal, services.serve) {
+            (Some(journal), true) => super::workers::share::hold(journal, &tx),
+            _ => None,
+        };
+    let _following = FollowGuard((services.follow.as_ref()).map(|f| {
+        super::workers::share::follow(f, model.timeline.last().map_or(0, |r| r.seq), &tx)
+    }));
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut signals = crate::signals::Signals::new();
@@ -446,11 +487,24 @@ where
                 None => { input_open = false; None }
             },
             Some(m) = rx.recv() => Some(m),
-            _ = tick.tick() => Some(Msg::Tick(clock.now())),
+            _ = tick.tick() => {
+                if services.rehearsal.is_some() {
+                    // Notices expire on the wall clock, not the simulated one.
+                    effects_of(&mut model, Msg::Wall(chrono::Utc::now()), &services, &tx, &clock);
+                }
+                Some(Msg::Tick(clock.now()))
+            }
             name = signals.next() => Some(Msg::Interrupted(name)),
             _ = tokio::time::sleep_until(render_at), if model.dirty => None,
         };
         if let Some(msg) = msg {
+            if let Msg::Share(super::sharing::ShareMsg::TookOver(Ok(took))) = &msg {
+                // This console holds the incident now: it records, serves and runs runbooks.
+                services.journal = Some(took.writer.clone());
+                services.follow = None;
+                start_recording(&services, &model, &tx);
+                _serving = super::workers::share::hold(&took.writer, &tx);
+            }
             let mut effects = update(&mut model, msg);
             if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
                 effects.remove(i);
@@ -477,7 +531,16 @@ where
                 let Effect::Declare { title, severity } = effects.remove(i) else {
                     continue;
                 };
-                let result = declare(&mut model, &mut services, &clock, &tx, title, severity).await;
+                let result = declare(&mut model, &mut services, &clock, title, severity).await;
+                if result.is_ok()
+                    && let Some(journal) = services.journal.clone()
+                {
+                    // Recording from now on: alerts, changes, the incident's socket.
+                    start_recording(&services, &model, &tx);
+                    if services.serve {
+                        _serving = super::workers::share::hold(&journal, &tx);
+                    }
+                }
                 // Where the declaration was: the crossings seen before it are recorded before
                 // the note or status that declared it.
                 let declared = update(&mut model, Msg::Declared(result));
@@ -485,5 +548,45 @@ where
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);
         }
+    }
+}
+
+/// Ends following (the reader thread sees the stream close) when the loop ends, however.
+struct FollowGuard(Option<Arc<std::sync::Mutex<Option<crate::incident::serve::Closer>>>>);
+
+impl Drop for FollowGuard {
+    fn drop(&mut self) {
+        if let Some(closer) = (self.0.take()).and_then(|c| c.lock().ok().and_then(|mut c| c.take()))
+        {
+            closer.close();
+        }
+    }
+}
+
+/// The parts that record into the incident this console holds: alerts, GitHub changes, a
+/// rehearsal's faults (started when the loop starts, and again after a takeover).
+fn start_recording(services: &Services, model: &Model, tx: &mpsc::UnboundedSender<Msg>) {
+    if let (Some(intake), Some(journal)) = (services.alerts.clone(), services.journal.clone()) {
+        intake.spawn(journal, &model.timeline, tx.clone(), |r| match r {
+            crate::alerts::AlertReport::Recorded(record) => Some(Msg::Recorded(Ok(record))),
+            crate::alerts::AlertReport::NotRecorded { error, .. } => {
+                Some(Msg::Recorded(Err(error)))
+            }
+            _ => None,
+        });
+    }
+    if let (Some(github), Some(journal)) = (services.github.as_ref(), services.journal.clone()) {
+        if let Some(intake) = github.changes.clone() {
+            intake.spawn(journal.clone(), &model.timeline, tx.clone(), |r| {
+                Some(Msg::Changes(r))
+            });
+        }
+        // What an earlier console or `warroom publish` left in the outbox is finished now.
+        if let Some(publish) = github.publish.clone().filter(|p| p.has_pending()) {
+            super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
+        }
+    }
+    if let (Some(live), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
+        super::workers::rehearsal::spawn(live, journal, services, tx);
     }
 }

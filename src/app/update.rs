@@ -17,6 +17,7 @@ mod publish;
 mod resume;
 mod runbooks;
 mod search;
+mod sharing;
 
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
 pub use note::NOTE_MAX;
@@ -68,14 +69,12 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 run.apply(&record);
             }
             if let Some(r) = journaled {
-                model.timeline.push(*r);
+                model.add_record(*r);
             }
             model.dirty = true;
         }
-        Msg::Journaled(r) => {
-            model.timeline.push(*r);
-            model.dirty = true;
-        }
+        Msg::Journaled(r) => model.add_record(*r),
+        Msg::Share(m) => return sharing::report(model, m),
         Msg::RunEnded { run_id, outcome } => {
             let mut effects = runbooks::drop_questions(model, &run_id);
             if let Some(run) = model.runbooks.run.as_mut().filter(|r| r.run_id == run_id) {
@@ -130,18 +129,19 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 model.dirty = true;
             }
             model.now = now;
-            if model
-                .notice
-                .as_ref()
-                .and_then(|n| n.until)
-                .is_some_and(|until| now >= until)
-            {
-                model.notice = None;
-                model.dirty = true;
-            }
+            expire_notice(model);
             let mut effects = discovery::tick(model);
             effects.extend(schedule(model));
             return effects;
+        }
+        Msg::Wall(now) => {
+            model.wall = Some(now);
+            expire_notice(model);
+        }
+        Msg::RehearsalEnded(text) => {
+            model.ended = Some(text);
+            model.paused = true;
+            model.dirty = true;
         }
         Msg::Discovered(result) => discovery::answered(model, result),
         Msg::Answer {
@@ -210,7 +210,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     if matches!(record.kind, Event::ActionItem { .. }) {
                         model.actions_pending = model.actions_pending.saturating_sub(1);
                     }
-                    model.timeline.push(record);
+                    model.add_record(record);
                     model.journal_error = None;
                 }
                 Err(e) => {
@@ -229,11 +229,24 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     schedule(model)
 }
 
+/// A notice whose time is up (on the wall clock in a rehearsal) goes.
+fn expire_notice(model: &mut Model) {
+    let now = model.ui_now();
+    if (model.notice.as_ref())
+        .and_then(|n| n.until)
+        .is_some_and(|until| now >= until)
+    {
+        model.notice = None;
+        model.dirty = true;
+    }
+}
+
 /// A key, offered to the handlers in order of precedence; the first that takes it wins:
 /// 0. while the terminal is too small to show anything, only quit acts (nothing happens
 ///    unseen);
 /// 1. an open dialog (its own bindings, else text for its field);
-/// 2. the scenario briefing (dismissed by close or zoom; only quit gets past it);
+/// 2. the scenario briefing or the end announcement (dismissed by close or zoom; only quit
+///    gets past it; dismissing the briefing starts a rehearsal's time);
 /// 3. quitting while a runbook runs is refused in every mode;
 /// 4. help opens or closes from any mode that binds it;
 /// 5. the mode's own handler: a note being typed, a timeline search, the help overlay, the
@@ -253,14 +266,19 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
         return search::key(model, ev);
     }
     let action = model.keymap.action_with_fallback(model.mode, ev);
-    if model.briefing.is_some() {
+    if model.briefing.is_some() || model.ended.is_some() {
         match action {
-            Some(Action::Close | Action::Zoom) => model.briefing = None,
+            Some(Action::Close | Action::Zoom) => {
+                model.dirty = true;
+                if model.briefing.take().is_some() && model.rehearsal {
+                    // The operator's clock: the rehearsal starts now.
+                    return vec![Effect::Pace { running: true }];
+                }
+                model.ended = None;
+                return Vec::new();
+            }
             Some(Action::Quit) => {}
             _ => return Vec::new(),
-        }
-        if action != Some(Action::Quit) {
-            return Vec::new();
         }
     }
     if action == Some(Action::Quit) {
@@ -323,7 +341,9 @@ fn after_answer(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Ut
 
 /// Feed a panel's newest value to its threshold detector; each crossing becomes a record.
 fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
-    if model.incident.is_none() && !model.declarable {
+    // A follower's holder records the crossings; one incident, one detector. While watching
+    // (no incident yet, one declarable), they are kept for it.
+    if (model.incident.is_none() && !model.declarable) || model.sharing.following() {
         return Vec::new();
     }
     let (Some(p), Some(d)) = (model.panels.get(panel), model.detectors.get_mut(panel)) else {

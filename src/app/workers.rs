@@ -11,8 +11,10 @@ pub mod export;
 pub mod github;
 pub mod operator;
 pub mod publish;
+pub mod rehearsal;
 pub mod run_sink;
 pub mod runbooks;
+pub mod share;
 
 use super::effect::Effect;
 use super::msg::Msg;
@@ -86,6 +88,8 @@ pub fn spawn_all(
                     });
                 });
             }
+            // A rehearsal's runs take every duration from its simulated clock, whatever
+            // clock the console shows (a real Prometheus's rehearsal shows the wall clock).
             Effect::StartRun {
                 runbook,
                 run_id,
@@ -101,7 +105,10 @@ pub fn spawn_all(
                     &setup,
                     services.source.clone(),
                     services.journal.clone(),
-                    clock.clone(),
+                    match &services.rehearsal {
+                        Some(live) => Arc::new(live.clock()),
+                        None => clock.clone(),
+                    },
                     tx,
                     resume,
                 )
@@ -128,6 +135,15 @@ pub fn spawn_all(
                     let _ = tx.send(Msg::Discovered(discover(&client, now).await));
                 });
             }
+            Effect::Pace { running } => {
+                if let Some(live) = &services.rehearsal {
+                    if running {
+                        live.pacer.resume();
+                    } else {
+                        live.pacer.pause();
+                    }
+                }
+            }
             Effect::Publish(target) => {
                 match services.github.as_ref().and_then(|g| g.publish.clone()) {
                     Some(setup) => {
@@ -141,6 +157,22 @@ pub fn spawn_all(
                     }
                 }
             }
+            Effect::Propose { runbook } => match &services.follow {
+                Some(setup) => share::propose(setup, runbook, tx),
+                None => {
+                    let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::Proposed(Err(
+                        "this console holds the incident: run it here".into(),
+                    ))));
+                }
+            },
+            Effect::TakeOver => match &services.follow {
+                Some(setup) => share::take_over(setup, tx),
+                None => {
+                    let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::TookOver(Err(
+                        "this console follows no holder".into(),
+                    ))));
+                }
+            },
             Effect::Export(panels) => {
                 let tx = tx.clone();
                 let Some(mut setup) = services.export.clone() else {
@@ -171,8 +203,14 @@ fn record_in_order(
         return;
     }
     let Some(journal) = services.journal.clone() else {
-        for _ in records {
-            let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+        for (_, _, event) in records {
+            match &services.follow {
+                // A follower records through the holder.
+                Some(setup) => share::record(setup, event, tx),
+                None => {
+                    let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+                }
+            }
         }
         return;
     };

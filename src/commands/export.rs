@@ -3,7 +3,7 @@
 //! Prometheus is known, then writes the export and prints the files and the lint.
 
 use super::Context;
-use crate::cli::{ExportArgs, ExportFormat};
+use crate::cli::{ExportArgs, ExportFormat, TimelineMode};
 use crate::postmortem::{ExportOptions, Format, capture_missing, export};
 use std::process::ExitCode;
 
@@ -46,6 +46,26 @@ pub async fn run(ctx: &Context, args: ExportArgs) -> color_eyre::Result<ExitCode
     opts.template = args.template;
     opts.gap_limit = chrono::Duration::from_std(args.gap_limit.unwrap_or(config.gap_limit))
         .unwrap_or(crate::postmortem::DEFAULT_GAP_LIMIT);
+    opts.timeline = match args.timeline {
+        TimelineMode::Folded => crate::postmortem::timeline::Mode::Folded,
+        TimelineMode::Full => crate::postmortem::timeline::Mode::Full,
+    };
+    // The alerting rules, so Detection can name the signals no rule watches; a Prometheus that
+    // cannot say leaves that sentence out.
+    if config.prometheus.url.is_some()
+        && let Ok(client) = crate::metrics::from_config::client(config)
+    {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), client.alerting_rules())
+            .await
+        {
+            Ok(Ok(body)) => opts.alert_rules = Some(crate::postmortem::rules::from_api(&body)),
+            Ok(Err(e)) => eprintln!(
+                "warroom export: the alerting rules could not be read: {}",
+                crate::sanitize::line(&e.to_string())
+            ),
+            Err(_) => eprintln!("warroom export: the alerting rules did not come within 10s"),
+        }
+    }
     let report = tokio::task::spawn_blocking(move || export(&store, &id, &opts)).await??;
     for path in &report.written {
         println!("wrote {}", path.display());

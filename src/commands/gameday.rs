@@ -1,19 +1,25 @@
 //! `warroom gameday SCENARIO`: the console on a rehearsal (as the demo, or on a real Prometheus
 //! that scrapes the stage), or with `--headless` a rehearsal with no one at the console, its
-//! score printed (as JSON with `--json`).
+//! score printed (as JSON with `--json`); `warroom gameday history [SCENARIO]`: past
+//! rehearsals side by side.
 
 use super::Context;
-use crate::cli::GamedayArgs;
+use crate::cli::{GamedayArgs, GamedayCmd};
 use crate::rehearsal::headless::{self, Report};
-use crate::rehearsal::score::score_text;
 use std::process::ExitCode;
 
 /// Run `warroom gameday`.
 pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCode> {
+    if let Some(GamedayCmd::History { scenario }) = &args.command {
+        return history(ctx, scenario.as_deref());
+    }
     let mut config = ctx.config()?.clone();
     if let Some(theme) = args.theme.clone() {
         config.theme = theme;
     }
+    let Some(scenario) = args.scenario.clone() else {
+        color_eyre::eyre::bail!("give a scenario: warroom gameday planner-peak");
+    };
     if !args.headless {
         crate::tui::require_terminal("warroom gameday (without --headless)")?;
         let metrics = crate::app::demo::Metrics {
@@ -23,7 +29,7 @@ pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCod
         return crate::app::demo::run(
             config,
             &ctx.data_dir,
-            &args.scenario,
+            &scenario,
             args.speed,
             args.seed,
             metrics,
@@ -32,7 +38,7 @@ pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCod
     }
     let json = args.json;
     let options = headless::Options {
-        scenario: args.scenario,
+        scenario,
         seed: args.seed,
         speed: args.speed,
         plays: args.plays,
@@ -46,7 +52,7 @@ pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCod
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&report);
+        print_report(&report, config.timezone);
     }
     let failed = (report.plays.iter()).any(|p| p.started_at_s.is_some() && p.exit_code != Some(0));
     Ok(if failed {
@@ -56,11 +62,22 @@ pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCod
     })
 }
 
-fn print_report(report: &Report) {
+/// `warroom gameday history [SCENARIO]`.
+fn history(ctx: &Context, scenario: Option<&str>) -> color_eyre::Result<ExitCode> {
+    let tz = ctx.config().map(|c| c.timezone).unwrap_or(chrono_tz::UTC);
+    let (past, unreadable) = crate::rehearsal::history::past(&ctx.store, scenario)?;
+    print!("{}", crate::rehearsal::history::table(&past, tz));
+    for (id, e) in unreadable {
+        eprintln!("warning: incident {id} was skipped: {e}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(report: &Report, tz: chrono_tz::Tz) {
     println!(
         "warroom gameday: {}\n{}",
         report.scenario,
-        score_text(&report.score)
+        crate::rehearsal::score::response_text(&report.response, tz)
     );
     println!(
         "  incident {} ({} panel snapshots): warroom export {}",

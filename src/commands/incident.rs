@@ -1,13 +1,18 @@
 //! `warroom incident …`: create and feed incidents without the console, so scripts and chat bots
 //! can write to the timeline. Each writing command takes the incident's lock briefly, appends
-//! one record (synced), and releases the lock.
+//! one record (synced), and releases the lock; when another process holds the incident (a
+//! console, a recorder, a game day) it records through that holder's socket instead, and
+//! `--socket PATH` names the socket outright (one forwarded from another host). Either way it
+//! exits 0 only once the record is synced.
 
 use super::Context;
-use crate::cli::IncidentCmd;
+use crate::cli::{IncidentCmd, Via};
 use crate::incident::event::{Event, Priority, Severity, Source, Status};
 use crate::incident::open::open_waiting;
 use crate::incident::record::Record;
-use crate::incident::store::{IncidentId, OpenIncident, Role, Store};
+use crate::incident::serve::protocol::check_client_event;
+use crate::incident::serve::{Client, ClientError, SOCKET_FILE};
+use crate::incident::store::{IncidentId, OpenIncident, Role, Store, StoreError};
 use crate::incident::summary::summarize;
 use crate::incident::timeline::{format_time, render_table};
 use crate::sanitize;
@@ -16,6 +21,7 @@ use chrono_tz::Tz;
 use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// The timezone times are shown in: the config's `timezone`. A config that cannot be read
 /// does not stop an incident from being fed: it is reported and times are shown in UTC.
@@ -49,20 +55,40 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
         }
         IncidentCmd::List => list(&store, tz, &mut out)?,
         IncidentCmd::Show { id } => show(&store, &id, tz, &mut out)?,
-        IncidentCmd::Note { id, text } => {
+        IncidentCmd::Note { id, text, via } => {
             let text = text.join(" ");
             if text.trim().is_empty() {
                 bail!(
                     "the note is empty; write it after the incident id, e.g. `warroom incident note {id} \"pool at 100% #impact\"`"
                 );
             }
-            let record = write_one(&store, &id, Event::note(text))?;
-            acknowledge(&mut out, &record, tz)?;
+            let written = write_one(&store, &id, Event::note(text), &via)?;
+            acknowledge(&mut out, &written, tz)?;
         }
-        IncidentCmd::Status { id, status } => {
+        IncidentCmd::Status { id, status, via } => {
             let status = status.parse::<Status>()?;
-            let record = write_one(&store, &id, Event::StatusChanged { status })?;
-            acknowledge(&mut out, &record, tz)?;
+            let written = write_one(&store, &id, Event::StatusChanged { status }, &via)?;
+            acknowledge(&mut out, &written, tz)?;
+        }
+        IncidentCmd::Severity { id, severity, via } => {
+            let severity = severity.parse::<Severity>()?;
+            let written = write_one(&store, &id, Event::SeverityChanged { severity }, &via)?;
+            acknowledge(&mut out, &written, tz)?;
+        }
+        IncidentCmd::Services { id, services, via } => {
+            let services: Vec<String> = services
+                .iter()
+                .flat_map(|s| s.split(','))
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            if services.is_empty() {
+                bail!(
+                    "name at least one service, e.g. `warroom incident services {id} planner-api`"
+                );
+            }
+            let written = write_one(&store, &id, Event::ServicesChanged { services }, &via)?;
+            acknowledge(&mut out, &written, tz)?;
         }
         IncidentCmd::Action {
             id,
@@ -70,6 +96,7 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             owner,
             priority,
             due,
+            via,
         } => {
             let action = text.join(" ");
             if action.trim().is_empty() {
@@ -86,20 +113,49 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                     })
                 })
                 .transpose()?;
-            let found = store.find(&id)?;
-            let (mut incident, recovery) = open(&store, &found)?;
-            let action_id = summarize(&recovery.records).next_action_id();
-            let record = append(
-                &mut incident,
-                Event::ActionItem {
-                    id: action_id,
-                    action,
-                    owner,
-                    priority,
-                    due,
-                },
-            )?;
-            acknowledge(&mut out, &record, tz)?;
+            // The id is handed out where every writer's records meet: the journal.
+            let event = Event::ActionItem {
+                id: String::new(),
+                action,
+                owner,
+                priority,
+                due,
+            };
+            let written = write_one(&store, &id, event, &via)?;
+            acknowledge(&mut out, &written, tz)?;
+        }
+        IncidentCmd::Impact { id, edge, at, via } => {
+            let at = match at {
+                Some(text) => parse_local_time(&text, tz)?,
+                None => Utc::now(),
+            };
+            let event = match edge.trim() {
+                "start" | "started" => Event::ImpactStart { at },
+                "end" | "ended" => Event::ImpactEnd { at },
+                other => bail!(
+                    "\"{}\" is not an edge of the impact; write `start` or `end`",
+                    sanitize::line(other)
+                ),
+            };
+            let written = write_one(&store, &id, event, &via)?;
+            acknowledge(&mut out, &written, tz)?;
+        }
+        IncidentCmd::Correct {
+            id,
+            seq,
+            reason,
+            text,
+            via,
+        } => {
+            let text = text.join(" ");
+            let replacement = (!text.trim().is_empty()).then(|| Box::new(Event::note(text)));
+            let event = Event::Correction {
+                supersedes: seq,
+                reason,
+                replacement,
+            };
+            let written = write_one(&store, &id, event, &via)?;
+            acknowledge(&mut out, &written, tz)?;
         }
         IncidentCmd::Timeline { id, json } => {
             let found = store.find(&id)?;
@@ -127,6 +183,82 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
 /// [`open_waiting`] for these commands, saying so when a torn tail was cut off.
 fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, crate::incident::Recovery)> {
     let (incident, recovery) = open_waiting(store, id, Role::Cli)?;
+    warn_torn(&recovery);
+    Ok((incident, recovery))
+}
+
+fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
+    incident
+        .journal
+        .append(Source::Operator, &crate::incident::actor::current(), event)
+        .wrap_err_with(|| format!("incident \"{}\": nothing was recorded", incident.id))
+}
+
+/// A record and who wrote it to the journal: this command, or the holder it went through.
+struct Written {
+    record: Record,
+    through: Option<String>,
+}
+
+/// How long a command keeps trying while the incident changes hands (a holder stopping, the
+/// lock not yet free).
+const HANDOVER_WAIT: Duration = Duration::from_secs(5);
+
+/// Records `event`: through `--socket` when given; otherwise directly when nobody holds the
+/// incident, and through the holder's socket when someone does. Returns only once the record
+/// is synced; a request the holder took without answering is reported, never re-sent.
+fn write_one(store: &Store, id: &str, event: Event, via: &Via) -> Result<Written> {
+    check_client_event(&event, Utc::now()).map_err(|e| eyre!("{e}; nothing was recorded"))?;
+    let actor = crate::incident::actor::current();
+    if let Some(path) = &via.socket {
+        let id = IncidentId::parse(id)?;
+        let record = Client::new(path, &actor)
+            .append(&id.to_string(), event)
+            .wrap_err_with(|| format!("incident \"{id}\""))?;
+        return Ok(Written {
+            record,
+            through: Some(format!("the holder at {}", path.display())),
+        });
+    }
+    let found = store.find(id)?;
+    let deadline = Instant::now() + HANDOVER_WAIT;
+    loop {
+        match open_waiting(store, &found, Role::Cli) {
+            Ok((mut incident, recovery)) => {
+                warn_torn(&recovery);
+                let record = append(&mut incident, event)?;
+                return Ok(Written {
+                    record,
+                    through: None,
+                });
+            }
+            Err(StoreError::Held { holder, hint, .. }) => {
+                let path = store.dir(&found).join(SOCKET_FILE);
+                match Client::new(&path, &actor).append(&found.to_string(), event.clone()) {
+                    Ok(record) => {
+                        return Ok(Written {
+                            record,
+                            through: Some(holder.to_string()),
+                        });
+                    }
+                    // The holder does not serve (an older warroom, a runbook run) or is just
+                    // going: nothing was sent, so trying again is safe.
+                    Err(ClientError::NoHolder { .. }) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    Err(ClientError::NoHolder { .. }) => bail!(
+                        "incident \"{found}\" is being written by {holder}, which does not serve \
+                         it (no socket answers); {hint}. Nothing was recorded"
+                    ),
+                    Err(e) => return Err(eyre!(e).wrap_err(format!("incident \"{found}\""))),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn warn_torn(recovery: &crate::incident::Recovery) {
     if let Some(torn) = &recovery.torn {
         eprintln!(
             "warning: the journal's last line ({} bytes at line {}) was torn ({}); it \
@@ -140,29 +272,49 @@ fn open(store: &Store, id: &IncidentId) -> Result<(OpenIncident, crate::incident
                 .unwrap_or_default()
         );
     }
-    Ok((incident, recovery))
 }
 
-fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
-    incident
-        .journal
-        .append(Source::Operator, &crate::incident::actor::current(), event)
-        .wrap_err_with(|| format!("incident \"{}\": nothing was recorded", incident.id))
+/// A time typed in zone `tz`: a full date and time, or a time today.
+fn parse_local_time(s: &str, tz: Tz) -> Result<chrono::DateTime<Utc>> {
+    use chrono::{NaiveDateTime, NaiveTime, TimeZone};
+    let s = s.trim();
+    let today = Utc::now().with_timezone(&tz).date_naive();
+    let naive = NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S")
+        .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M"))
+        .or_else(|_| {
+            NaiveTime::parse_from_str(s, "%H:%M:%S")
+                .or_else(|_| NaiveTime::parse_from_str(s, "%H:%M"))
+                .map(|t| today.and_time(t))
+        })
+        .map_err(|_| {
+            eyre!(
+                "\"{}\" is not a time: write \"YYYY-MM-DD HH:MM:SS\", or HH:MM for today ({tz})",
+                sanitize::line(s)
+            )
+        })?;
+    tz.from_local_datetime(&naive)
+        .earliest()
+        .map(|t| t.with_timezone(&Utc))
+        .ok_or_else(|| {
+            eyre!(
+                "\"{}\" does not exist in {tz} (a clock change)",
+                sanitize::line(s)
+            )
+        })
 }
 
-fn write_one(store: &Store, id: &str, event: Event) -> Result<Record> {
-    let found = store.find(id)?;
-    let (mut incident, _) = open(store, &found)?;
-    append(&mut incident, event)
-}
-
-fn acknowledge(out: &mut impl Write, record: &Record, tz: Tz) -> Result<()> {
-    writeln!(
+fn acknowledge(out: &mut impl Write, written: &Written, tz: Tz) -> Result<()> {
+    let record = &written.record;
+    write!(
         out,
         "recorded #{} at {}",
         record.seq,
         format_time(record.time, tz, true)
     )?;
+    match &written.through {
+        Some(holder) => writeln!(out, " (through {})", sanitize::line(holder))?,
+        None => writeln!(out)?,
+    }
     Ok(())
 }
 
@@ -252,7 +404,22 @@ fn show(store: &Store, id: &str, tz: Tz, out: &mut impl Write) -> Result<()> {
         s.notes.len()
     )?;
     match store.holder(&found)? {
-        Some(h) => writeln!(out, "Writer:    {h}")?,
+        Some(h) => {
+            writeln!(out, "Writer:    {h}")?;
+            let path = store.dir(&found).join(SOCKET_FILE);
+            let hello = Client::new(&path, &crate::incident::actor::current())
+                .with_wait(Duration::from_secs(1))
+                .hello();
+            match hello {
+                Ok(w) => writeln!(
+                    out,
+                    "Serving:   {} ({} following)",
+                    path.display(),
+                    w.followers
+                )?,
+                Err(e) => writeln!(out, "Serving:   no ({e})")?,
+            }
+        }
         None => writeln!(out, "Writer:    none")?,
     }
     if !s.actions.is_empty() {

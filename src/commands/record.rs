@@ -7,5 +7,5 @@ use std::process::ExitCode;
 
 /// Run `warroom record`.
 pub async fn run(ctx: &Context, args: RecordArgs) -> color_eyre::Result<ExitCode> {
-    crate::recorder::run(ctx.config()?, &ctx.store, &args.id).await
+    Ok(crate::recorder::run(ctx.config()?, &ctx.store, &args.id).await?)
 }

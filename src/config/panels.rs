@@ -104,6 +104,9 @@ pub struct PanelConfig {
     pub bad_when: BadWhen,
     /// Legend template, e.g. `{{pod}}`; default: the labels that differ between series.
     pub legend: Option<String>,
+    /// The signal the panel answers (`error-ratio`, `saturation`, `query-latency`…), as the
+    /// presets name it: the postmortem reads its figures by it (a title is a guess).
+    pub signal: Option<String>,
 }
 
 /// One `[[panel]]` entry as written, before its checks ([`RawPanel::validate`]).
@@ -122,6 +125,9 @@ pub struct RawPanel {
     pub bad_when: BadWhen,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub legend: Option<String>,
+    /// What the panel shows, in the presets' words (`error-ratio`, `saturation`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
 }
 
 impl From<&PanelConfig> for RawPanel {
@@ -134,6 +140,7 @@ impl From<&PanelConfig> for RawPanel {
             crit: p.crit,
             bad_when: p.bad_when,
             legend: p.legend.clone(),
+            signal: p.signal.clone(),
         }
     }
 }
@@ -201,6 +208,9 @@ impl RawPanel {
             crit: self.crit,
             bad_when: self.bad_when,
             legend: self.legend,
+            signal: self
+                .signal
+                .map(|s| crate::sanitize::line(s.trim()).into_owned()),
         })
     }
 }

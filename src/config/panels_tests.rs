@@ -11,6 +11,7 @@ fn panel(title: &str, query: &str, unit: Unit, warn: f64, crit: f64) -> PanelCon
         crit: Some(crit),
         bad_when: BadWhen::Above,
         legend: None,
+        signal: None,
     }
 }
 
@@ -94,7 +95,15 @@ fn panels_as_they_were() -> Vec<PanelConfig> {
 
 #[test]
 fn the_default_dashboard_is_the_sim_preset_unchanged() {
-    assert_eq!(default_panels(), panels_as_they_were());
+    let now = default_panels();
+    // The panels now also say which signal each answers (the postmortem reads its figures by
+    // it); everything else is as it was.
+    assert!(now.iter().all(|p| p.signal.is_some()), "{now:#?}");
+    let without: Vec<PanelConfig> = now
+        .into_iter()
+        .map(|p| PanelConfig { signal: None, ..p })
+        .collect();
+    assert_eq!(without, panels_as_they_were());
 }
 
 #[test]
@@ -108,6 +117,7 @@ fn rendered_panels_load_back_unchanged() {
         crit: Some(1e9),
         bad_when: BadWhen::Below,
         legend: Some("{{pod}} · {{le}}".into()),
+        signal: None,
     });
     let text = render_toml(&panels);
     let cfg = crate::config::Config::parse("rendered.toml", &text)

@@ -245,7 +245,7 @@ mod tests {
         let r = super::resolve(&cfg, &rb, &["window=9s".into()]).unwrap();
         assert_eq!(r.values["window"], "9s");
         assert_eq!(r.values["interval"], "1s");
-        assert_eq!(r.values["soak"], "15s");
+        assert_eq!(r.values["soak"], "2m");
         // A bad value from the config says where it came from; from --var it does not.
         let bad = Config::parse("w.toml", "[runbooks.vars]\ninterval = \"soon\"\n").unwrap();
         let e = super::resolve(&bad, &rb, &[]).unwrap_err();

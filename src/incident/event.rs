@@ -152,6 +152,19 @@ pub enum Event {
     IncidentUid {
         uid: String,
     },
+    /// A control action the simulator applied in a rehearsal (whoever sent it: a runbook, a
+    /// person with curl); `wrong` says why the scenario counts it as a wrong move.
+    SimAction {
+        action: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wrong: Option<String>,
+    },
+    /// The rehearsal reached its end (its record's time). Whatever is recorded after it was
+    /// added afterwards, and is stamped at the end. `figures` are the simulator's own count.
+    RehearsalEnded {
+        scenario: String,
+        figures: RehearsalFigures,
+    },
     /// warroom was interrupted (SIGINT, SIGTERM) while recording.
     Interrupted {
         signal: String,
@@ -160,6 +173,27 @@ pub enum Event {
     JournalNotice {
         message: String,
     },
+}
+
+/// The simulator's own figures at the end of a rehearsal: the system side of the score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RehearsalFigures {
+    /// The objective the figures are measured against: the error ratio the scenario allows.
+    pub objective_error_ratio: f64,
+    /// When the first fault struck.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_at: Option<DateTime<Utc>>,
+    /// The start of the first five minutes under the objective after the outage showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_at: Option<DateTime<Utc>>,
+    /// Logical requests that failed for good.
+    pub failed_requests: f64,
+    pub duplicate_writes: f64,
+    /// Whole minutes with the error ratio over the objective.
+    pub minutes_over_objective: u32,
+    /// Simulated seconds per wall second, and the noise seed.
+    pub speed: f64,
+    pub seed: u64,
 }
 
 /// An event that cannot be recorded as given.
@@ -296,6 +330,11 @@ impl Event {
                 one(fault);
                 many_lines(detail);
             }
+            Event::SimAction { action, wrong } => {
+                one(action);
+                wrong.iter_mut().for_each(one);
+            }
+            Event::RehearsalEnded { scenario, .. } => one(scenario),
             Event::Interrupted { signal } => one(signal),
             Event::IncidentUid { uid } => one(uid),
             Event::JournalNotice { message } => many_lines(message),
@@ -324,6 +363,16 @@ impl Event {
                 replacement: Some(r),
                 ..
             } => r.check(),
+            Event::RehearsalEnded { figures: f, .. }
+                if !(f.objective_error_ratio.is_finite()
+                    && f.failed_requests.is_finite()
+                    && f.duplicate_writes.is_finite()
+                    && f.speed.is_finite()) =>
+            {
+                Err(InvalidEvent(format!(
+                    "the rehearsal's end has a figure that is not a finite number ({f:?}); it was not recorded"
+                )))
+            }
             _ => Ok(()),
         }
     }

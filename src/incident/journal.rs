@@ -8,9 +8,10 @@
 //! synced already, so they stay durable; the failed record's sequence number is reused, since
 //! it was never acknowledged.
 //!
-//! On open ([`scan`]): a damaged last line is a torn write: it is reported, copied to
-//! `journal.torn-<n>`, cut off, and noted in the journal. Damage followed by good records is
-//! not a torn write: opening stops with an error naming the line and changes nothing.
+//! On open ([`scan`]): an unfinished last line (no newline at its end) is a torn write: it is
+//! reported, copied to `journal.torn-<n>`, cut off, and noted in the journal. Damage followed
+//! by good records, or a complete last line that does not check, is not a torn write: opening
+//! stops with an error naming the line and changes nothing.
 
 use super::event::{Event, Source};
 use super::record::{LineError, Record};
@@ -28,7 +29,7 @@ pub enum JournalError {
     Read { path: PathBuf, source: io::Error },
     #[error(
         "the journal \"{path}\" is damaged at line {line} (byte {offset}): {reason}. \
-         {good_after} good record(s) follow it, so this is not a torn write and nothing was \
+         It is not a torn write ({good_after} good record(s) follow it), so nothing was \
          changed. Keep a copy of the file, then repair that line or restore the journal from \
          a backup before writing to this incident."
     )]
@@ -141,9 +142,17 @@ pub fn scan(bytes: &[u8], path: &Path) -> Result<Scan, JournalError> {
         });
     };
     let tail = &bytes[start as usize..];
-    // A torn write is the prefix of ONE record on the last line; anything more is damage.
-    if good_after > 0 || bad_lines > 1 || Record::count_checksums(tail) > 1 {
-        let reason = if bad_lines > 1 && good_after == 0 {
+    // A torn write is the prefix of ONE record on the last line; anything more is damage. A
+    // record is written with one write call and its newline is its last byte, so a last line
+    // that has its newline was written whole: if it does not check, it was changed since.
+    let complete = err != LineError::Unfinished;
+    if good_after > 0 || bad_lines > 1 || complete || Record::count_checksums(tail) > 1 {
+        let reason = if complete && bad_lines == 1 && good_after == 0 {
+            format!(
+                "{err}; the line is complete (it ends with its newline), so it was written \
+                 whole and changed afterwards: this is damage, not a torn write"
+            )
+        } else if bad_lines > 1 && good_after == 0 {
             format!(
                 "{err} (and {} more damaged line(s) after it)",
                 bad_lines - 1
@@ -215,6 +224,10 @@ pub struct Journal {
     next_seq: u64,
     good_len: u64,
     durability: Durability,
+    /// This machine's name, stamped on the records written here.
+    host: String,
+    /// The highest `AI-n` action item id recorded so far (ids asked for empty are `n + 1`).
+    last_action: u32,
 }
 
 impl Journal {
@@ -271,6 +284,13 @@ impl Journal {
             next_seq: scan.records.len() as u64 + 1,
             good_len: scan.good_len,
             durability: Durability::Durable,
+            host: super::store::this_host(),
+            last_action: scan
+                .records
+                .iter()
+                .map(|r| action_number(&r.kind))
+                .max()
+                .unwrap_or(0),
         };
         if let Some(torn) = &scan.torn {
             let kept = torn
@@ -305,18 +325,64 @@ impl Journal {
         actor: &str,
         event: Event,
     ) -> Result<Record, JournalError> {
+        let host = self.host.clone();
+        self.append_from(None, source, actor, &host, event)
+    }
+
+    /// [`Journal::append`], stamped `at` instead of the clock's now: an event that knows when
+    /// it happened (a rehearsal's fault, dated at its simulated second however late the
+    /// recorder saw it).
+    pub fn append_at(
+        &mut self,
+        at: Option<DateTime<Utc>>,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, JournalError> {
+        let host = self.host.clone();
+        self.append_from(at, source, actor, &host, event)
+    }
+
+    /// [`Journal::append`] for an author on another host (a client of the holder's socket),
+    /// stamped `at` when given. An action item asked for without an id gets the next one here,
+    /// where every writer's records meet in order, so two responders adding one at once never
+    /// share an id.
+    pub fn append_from(
+        &mut self,
+        at: Option<DateTime<Utc>>,
+        source: Source,
+        actor: &str,
+        host: &str,
+        mut event: Event,
+    ) -> Result<Record, JournalError> {
+        if let Event::ActionItem { id, .. } = &mut event
+            && id.trim().is_empty()
+        {
+            *id = format!("AI-{}", self.last_action + 1);
+        }
         let event = event.sanitized();
         event.check()?;
+        if let Event::Correction { supersedes, .. } = &event
+            && (*supersedes == 0 || *supersedes >= self.next_seq)
+        {
+            return Err(super::event::InvalidEvent(format!(
+                "a correction must supersede an earlier record, and there is no record \
+                 #{supersedes} yet (the newest is #{}); it was not recorded",
+                self.next_seq - 1
+            ))
+            .into());
+        }
         if let Durability::NotDurable { .. } = self.durability {
             self.restore()?;
         }
-        let now = self.clock.now();
+        let now = at.unwrap_or_else(|| self.clock.now());
         let time = DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
         let record = Record {
             seq: self.next_seq,
             time,
             source,
             actor: crate::sanitize::line(actor).into_owned(),
+            host: crate::sanitize::line(host).into_owned(),
             kind: event,
         };
         let line = record.encode()?;
@@ -330,6 +396,7 @@ impl Journal {
         }
         self.good_len += line.len() as u64;
         self.next_seq += 1;
+        self.last_action = self.last_action.max(action_number(&record.kind));
         Ok(record)
     }
 
@@ -392,6 +459,21 @@ impl Journal {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// The `n` of an action item `AI-n` (in a correction's replacement too), else 0.
+fn action_number(event: &Event) -> u32 {
+    match event {
+        Event::ActionItem { id, .. } => id
+            .strip_prefix("AI-")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0),
+        Event::Correction {
+            replacement: Some(r),
+            ..
+        } => action_number(r),
+        _ => 0,
     }
 }
 

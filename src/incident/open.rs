@@ -109,8 +109,9 @@ pub async fn begin(
         recovery,
         new,
     } = locked;
-    if let Some(clock) = clock {
-        incident.journal.set_clock(clock);
+    match clock {
+        Some(clock) => incident.journal.set_clock(clock),
+        None => stamp_after_rehearsal(&mut incident, &recovery.records),
     }
     let id = incident.id.clone();
     let writer = JournalWriter::spawn(incident).map_err(|source| OpenError::Writer {
@@ -151,6 +152,25 @@ pub async fn begin(
     })
 }
 
+/// When the rehearsal recorded in `records` has ended: the simulated time it ended at.
+pub fn rehearsal_end(records: &[crate::incident::Record]) -> Option<chrono::DateTime<chrono::Utc>> {
+    records
+        .iter()
+        .find(|r| matches!(r.kind, Event::RehearsalEnded { .. }))
+        .map(|r| r.time)
+}
+
+/// A rehearsal's incident after its end: what is added now is stamped at the end (its
+/// records are in simulated time, which has stopped), and its place after the end record
+/// marks it as added afterwards.
+fn stamp_after_rehearsal(incident: &mut OpenIncident, records: &[crate::incident::Record]) {
+    if let Some(end) = rehearsal_end(records) {
+        incident
+            .journal
+            .set_clock(std::sync::Arc::new(crate::clock::ManualClock::new(end)));
+    }
+}
+
 /// Locks and opens an incident for `role`. Another short `warroom incident` command holding
 /// the lock is waited for (a few seconds at most, with backoff); a console or recorder is not.
 pub fn open_waiting(
@@ -169,6 +189,10 @@ pub fn open_waiting(
     loop {
         attempts += 1;
         match store.open_incident(id, role) {
+            Ok((mut incident, recovery)) => {
+                stamp_after_rehearsal(&mut incident, &recovery.records);
+                return Ok((incident, recovery));
+            }
             Err(StoreError::Held { holder, .. })
                 if (holder.role == Role::Cli || holder.pid == 0)
                     && backoff.may_retry(attempts)

@@ -26,6 +26,11 @@ pub struct Record {
     pub source: Source,
     /// Who: a person's name, a panel, a runbook run, `warroom`.
     pub actor: String,
+    /// The machine the author wrote from (the holder's own, or a client's through the holder's
+    /// socket). Empty in records written before it was recorded: those lines read, and
+    /// re-encode, byte for byte as they were.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
     /// What happened.
     pub kind: Event,
 }
@@ -118,6 +123,7 @@ mod tests {
             time: "2026-11-29T14:55:02.125Z".parse().unwrap(),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::note("pool at 100% #impact\nsecond line"),
         }
     }

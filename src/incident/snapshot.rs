@@ -62,6 +62,9 @@ pub struct PanelSnapshot {
     /// Legend template (`{{pod}}`), if the panel has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legend: Option<String>,
+    /// The signal the panel answers, as the presets name it (`error-ratio`...), if it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
     pub window: SnapshotWindow,
     pub series: Vec<SnapshotSeries>,
     /// Why the query failed, when it did (the snapshot then has no series).
@@ -155,44 +158,94 @@ pub async fn capture(
                 text
             }),
         };
-        let (series, error) = match answer {
-            Ok(answer) => {
-                let series = answer
-                    .series
-                    .into_iter()
-                    .map(|s| SnapshotSeries {
-                        labels: s.labels,
-                        points: s
-                            .points
-                            .iter()
-                            .filter(|p| p.v.is_finite() && p.t.is_finite())
-                            .map(|p| [p.t, p.v])
-                            .collect(),
-                    })
-                    .collect();
-                (series, None)
-            }
-            Err(e) => (Vec::new(), Some(e)),
-        };
-        out.push(PanelSnapshot {
-            order,
-            slug,
-            title: panel.title.clone(),
-            query: panel.query.clone(),
-            unit: unit_name(panel.unit).to_string(),
-            warn: panel.warn,
-            crit: panel.crit,
-            bad_when: match panel.bad_when {
-                BadWhen::Above => "above",
-                BadWhen::Below => "below",
-            }
-            .to_string(),
-            legend: panel.legend.clone(),
-            window,
-            series,
-            error,
-        });
+        out.push(panel_snapshot(order, slug, panel, window, answer));
     }
+    out
+}
+
+/// One panel's snapshot from its answer (or why there is none).
+fn panel_snapshot(
+    order: usize,
+    slug: String,
+    panel: &PanelConfig,
+    window: SnapshotWindow,
+    answer: Result<crate::metrics::QueryAnswer, String>,
+) -> PanelSnapshot {
+    let (series, error) = match answer {
+        Ok(answer) => {
+            let series = answer
+                .series
+                .into_iter()
+                .map(|s| SnapshotSeries {
+                    labels: s.labels,
+                    points: s
+                        .points
+                        .iter()
+                        .filter(|p| p.v.is_finite() && p.t.is_finite())
+                        .map(|p| [p.t, p.v])
+                        .collect(),
+                })
+                .collect();
+            (series, None)
+        }
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    PanelSnapshot {
+        order,
+        slug,
+        title: panel.title.clone(),
+        query: panel.query.clone(),
+        unit: unit_name(panel.unit).to_string(),
+        warn: panel.warn,
+        crit: panel.crit,
+        bad_when: match panel.bad_when {
+            BadWhen::Above => "above",
+            BadWhen::Below => "below",
+        }
+        .to_string(),
+        legend: panel.legend.clone(),
+        signal: panel.signal.clone(),
+        window,
+        series,
+        error,
+    }
+}
+
+/// Queries every panel over `window`, a few at a time, until `deadline`: the panels that
+/// answered by then, in dashboard order (a stopping recorder takes what it can in its second
+/// rather than waiting out a hung backend).
+pub async fn capture_until(
+    source: &dyn Source,
+    panels: &[PanelConfig],
+    window: SnapshotWindow,
+    deadline: tokio::time::Instant,
+) -> Vec<PanelSnapshot> {
+    use futures::StreamExt;
+    let slugs = unique_slugs(panels.iter().map(|p| p.title.as_str()));
+    let asks = panels
+        .iter()
+        .zip(slugs)
+        .enumerate()
+        .map(|(order, (panel, slug))| {
+            let q = RangeQuery {
+                query: panel.query.clone(),
+                start: window.from.timestamp_millis() as f64 / 1000.0,
+                end: window.to.timestamp_millis() as f64 / 1000.0,
+                step: window.step_s,
+            };
+            async move {
+                match tokio::time::timeout_at(deadline, source.query_range(q)).await {
+                    Ok(Ok(answer)) => Some(panel_snapshot(order, slug, panel, window, Ok(answer))),
+                    _ => None,
+                }
+            }
+        });
+    let mut out: Vec<PanelSnapshot> = futures::stream::iter(asks)
+        .buffer_unordered(4)
+        .filter_map(|s| async move { s })
+        .collect()
+        .await;
+    out.sort_by_key(|s| s.order);
     out
 }
 
@@ -230,6 +283,7 @@ pub fn fact_panels() -> Vec<PanelConfig> {
         crit: None,
         bad_when: BadWhen::Above,
         legend: Some("{{pod}}".into()),
+        signal: None,
     };
     vec![
         panel(

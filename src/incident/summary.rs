@@ -172,6 +172,7 @@ mod tests {
             time: DateTime::from_timestamp(1_800_000_000 + seq as i64 * 60, 0).unwrap(),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         }
     }

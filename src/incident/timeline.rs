@@ -145,6 +145,13 @@ pub fn describe(event: &Event) -> String {
             let verb = if *active { "started" } else { "cleared" };
             format!("Simulated fault {fault} {verb}: {detail}")
         }
+        Event::SimAction { action, wrong } => match wrong {
+            Some(why) => format!("Simulator applied {action} (a wrong move: {why})"),
+            None => format!("Simulator applied {action}"),
+        },
+        Event::RehearsalEnded { scenario, .. } => {
+            format!("Rehearsal {scenario} ended: what follows was added afterwards")
+        }
         Event::Interrupted { signal } => format!("warroom interrupted by {signal}"),
         Event::JournalNotice { message } => format!("Journal: {message}"),
         Event::IncidentUid { uid } => format!("Global incident id: {uid}"),
@@ -184,12 +191,20 @@ pub fn render_table(records: &[Record], tz: Tz) -> String {
         }
         Some(_) => {}
     }
+    // A rehearsal's records after its end were added afterwards (and stamped at the end).
+    let ended = records
+        .iter()
+        .find(|r| matches!(r.kind, Event::RehearsalEnded { .. }))
+        .map(|r| r.seq);
     let rows: Vec<[String; 5]> = records
         .iter()
         .map(|r| {
             let mut what = describe(&r.kind);
             if let Some(by) = corrected.get(&r.seq) {
                 let _ = write!(what, "  [corrected by #{by}]");
+            }
+            if ended.is_some_and(|end| r.seq > end) {
+                what.push_str("  [added after the rehearsal]");
             }
             [
                 format!("#{}", r.seq),
@@ -235,6 +250,7 @@ mod tests {
             time: DateTime::from_timestamp(secs, 0).unwrap(),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         }
     }

@@ -10,12 +10,15 @@ use super::journal::{Durability, JournalError};
 use super::record::Record;
 use super::store::OpenIncident;
 use std::sync::{Arc, Mutex, mpsc};
-use tokio::sync::oneshot;
+use tokio::sync::{broadcast, oneshot};
 
 enum Request {
     Append {
+        at: Option<chrono::DateTime<chrono::Utc>>,
         source: Source,
         actor: String,
+        /// The author's host when it is not this one (a client of the holder's socket).
+        host: Option<String>,
         event: Event,
         reply: oneshot::Sender<Result<Record, JournalError>>,
     },
@@ -38,7 +41,28 @@ pub enum WriteError {
 pub struct JournalWriter {
     tx: mpsc::Sender<Request>,
     durability: Arc<Mutex<Durability>>,
+    /// Every record once it is synced, in order, for whoever follows the journal live (the
+    /// holder's socket, the console's own timeline).
+    feed: broadcast::Sender<Record>,
+    /// Which incident this writes, where, and as whom.
+    info: Arc<WriterInfo>,
 }
+
+/// What a writer holds, for the holder's socket to say.
+#[derive(Debug)]
+pub struct WriterInfo {
+    pub id: super::store::IncidentId,
+    /// The incident's directory.
+    pub dir: std::path::PathBuf,
+    /// The journal file.
+    pub journal: std::path::PathBuf,
+    /// The lock's holder: this process.
+    pub holder: super::store::Holder,
+}
+
+/// How many synced records a slow subscriber may fall behind before it is told it lagged (and
+/// reads the journal file to catch up).
+pub const FEED_CAPACITY: usize = 4096;
 
 impl JournalWriter {
     /// Starts the writer thread, which holds `incident` (and so its lock) until every handle
@@ -47,6 +71,14 @@ impl JournalWriter {
         let (tx, rx) = mpsc::channel::<Request>();
         let durability = Arc::new(Mutex::new(incident.journal.durability().clone()));
         let shared = durability.clone();
+        let (feed, _) = broadcast::channel(FEED_CAPACITY);
+        let published = feed.clone();
+        let info = Arc::new(WriterInfo {
+            id: incident.id.clone(),
+            dir: incident.dir.clone(),
+            journal: incident.journal.path().to_path_buf(),
+            holder: incident.lock.holder.clone(),
+        });
         std::thread::Builder::new()
             .name(format!("journal {}", incident.id))
             .spawn(move || {
@@ -57,13 +89,24 @@ impl JournalWriter {
                     // The caller may have stopped waiting; what was done stands either way.
                     match req {
                         Request::Append {
+                            at,
                             source,
                             actor,
+                            host,
                             event,
                             reply,
                         } => {
-                            let result = incident.journal.append(source, &actor, event);
+                            let result = match host {
+                                Some(host) => incident
+                                    .journal
+                                    .append_from(at, source, &actor, &host, event),
+                                None => incident.journal.append_at(at, source, &actor, event),
+                            };
                             publish(&shared, &incident);
+                            if let Ok(record) = &result {
+                                // No subscriber is fine: nobody follows.
+                                let _ = published.send(record.clone());
+                            }
                             let _ = reply.send(result);
                         }
                         Request::Restore { reply } => {
@@ -74,7 +117,34 @@ impl JournalWriter {
                     }
                 }
             })?;
-        Ok(JournalWriter { tx, durability })
+        Ok(JournalWriter {
+            tx,
+            durability,
+            feed,
+            info,
+        })
+    }
+
+    /// Which incident this writes, where, and as whom.
+    pub fn info(&self) -> &WriterInfo {
+        &self.info
+    }
+
+    /// Every record synced from now on, in order.
+    pub fn subscribe(&self) -> broadcast::Receiver<Record> {
+        self.feed.subscribe()
+    }
+
+    /// Appends `event` by `actor` writing from `host` (a client of the holder's socket);
+    /// resolves once it is written and synced.
+    pub async fn append_from(
+        &self,
+        actor: &str,
+        host: &str,
+        event: Event,
+    ) -> Result<Record, WriteError> {
+        let answer = self.send(None, Source::Operator, actor, Some(host.to_string()), event)?;
+        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 
     /// Appends `event`; resolves once it is written and synced (or has failed).
@@ -84,7 +154,20 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send_append(source, actor, event)?;
+        let answer = self.send(None, source, actor, None, event)?;
+        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
+    }
+
+    /// Appends `event` stamped `at` (an event that knows when it happened) instead of the
+    /// journal clock's now.
+    pub async fn append_at(
+        &self,
+        at: chrono::DateTime<chrono::Utc>,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, WriteError> {
+        let answer = self.send(Some(at), source, actor, None, event)?;
         Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 
@@ -95,22 +178,26 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send_append(source, actor, event)?;
+        let answer = self.send(None, source, actor, None, event)?;
         Ok(answer.blocking_recv().map_err(|_| WriteError::Stopped)??)
     }
 
     /// Hand an append to the writer thread; the receiver yields its outcome.
-    fn send_append(
+    fn send(
         &self,
+        at: Option<chrono::DateTime<chrono::Utc>>,
         source: Source,
         actor: &str,
+        host: Option<String>,
         event: Event,
     ) -> Result<oneshot::Receiver<Result<Record, JournalError>>, WriteError> {
         let (reply, answer) = oneshot::channel();
         self.tx
             .send(Request::Append {
+                at,
                 source,
                 actor: actor.to_string(),
+                host,
                 event,
                 reply,
             })

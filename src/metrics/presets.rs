@@ -526,6 +526,7 @@ fn preset(
         crit: p.crit,
         bad_when: p.bad_when,
         legend: p.legend,
+        signal: Some(p.signal.clone()),
     };
     let panel = raw.validate()?;
     let mut preset = Preset {

@@ -25,8 +25,24 @@ pub enum Role {
     Restarts,
 }
 
-/// The role a panel plays, from its title and unit.
+/// The role a panel plays: from the signal it says it answers (discovered panels and presets
+/// name theirs), else from its title and unit.
 pub fn role(s: &PanelSnapshot) -> Option<Role> {
+    if let Some(signal) = &s.signal {
+        return match signal.as_str() {
+            "error-ratio" => Some(Role::ErrorRatio),
+            "saturation" => Some(Role::PoolSaturation),
+            "query-latency" | "request-latency" => Some(Role::Latency),
+            "retry-amplification" => Some(Role::RetryAmplification),
+            "request-rate" => Some(Role::RequestRate),
+            "pool-wait" | "queue-wait" => Some(Role::PoolWait),
+            "queue-depth" | "waiting-clients" => Some(Role::QueueDepth),
+            "instances-up" => Some(Role::Capacity),
+            "restarts" => Some(Role::Restarts),
+            // Another signal (locks, deadlocks, timeouts...): no figure of the draft reads it.
+            _ => None,
+        };
+    }
     let t = s.title.to_lowercase();
     let unit = s.unit();
     if t.contains("error") && unit == Unit::Percent {
@@ -219,6 +235,7 @@ mod tests {
             crit: None,
             bad_when: "above".into(),
             legend: None,
+            signal: None,
             window: SnapshotWindow {
                 from: DateTime::from_timestamp(0, 0).unwrap(),
                 to: DateTime::from_timestamp(100, 0).unwrap(),

@@ -291,6 +291,7 @@ mod tests {
             time: DateTime::from_timestamp_millis(1_800_000_000_000 + ms).unwrap(),
             source: Source::Runbook,
             actor: "r".into(),
+            host: String::new(),
             kind,
         }
     }

@@ -561,6 +561,7 @@ mod tests {
             time: time.parse().unwrap(),
             source: Source::Github,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         }
     }

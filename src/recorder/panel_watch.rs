@@ -265,6 +265,7 @@ mod tests {
             crit: Some(0.95),
             bad_when: BadWhen::Above,
             legend: None,
+            signal: None,
         }
     }
 
@@ -280,6 +281,7 @@ mod tests {
             time: t0,
             source: RecordSource::Metric,
             actor: p.title.clone(),
+            host: String::new(),
             kind: crossed[0].event(&p.title),
         }];
         let mut again = detector_from_journal(&p, &records);

@@ -5,6 +5,7 @@
 //! each play's outcome and the simulator's own record.
 
 use super::clock::{at, epoch};
+use super::error::RehearsalError;
 use super::plays::{self, Play};
 use super::recording::Recording;
 use super::stage::{Scrape, Stage};
@@ -12,12 +13,21 @@ use crate::runbook::executor::Control;
 use crate::runbook::report::RunOutcome;
 use crate::sim::Scenario;
 use chrono::{DateTime, NaiveTime, Utc};
-use color_eyre::eyre::eyre;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// How often the headless loop looks at the simulated clock (wall time).
-const POLL: Duration = Duration::from_millis(50);
+/// A play waiting for its moment or running: its report so far, its run's control once it
+/// started, and its task (none when it falls outside the rehearsal).
+struct PlayTask {
+    report: Arc<Mutex<PlayReport>>,
+    control: Arc<Mutex<Option<tokio::sync::watch::Sender<Control>>>>,
+    handle: Option<tokio::task::JoinHandle<()>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Simulated seconds between two progress lines.
 const PROGRESS_S: f64 = 300.0;
 /// How long runbooks still running at the end get to record their interruption.
@@ -50,7 +60,10 @@ pub struct Report {
     pub speed: f64,
     pub simulated_from_s: f64,
     pub simulated_to_s: f64,
+    /// The simulator's own score.
     pub score: crate::sim::score::Score,
+    /// The team's response, read from the incident's journal.
+    pub response: super::score::Response,
     pub plays: Vec<PlayReport>,
     /// The incident the rehearsal was recorded in (`warroom export` drafts its postmortem).
     pub incident: String,
@@ -67,7 +80,7 @@ pub struct Report {
     pub epoch: DateTime<Utc>,
 }
 
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct PlayReport {
     pub runbook: String,
     pub at_s: f64,
@@ -84,30 +97,33 @@ pub async fn run(
     config: &crate::config::Config,
     data_dir: &std::path::Path,
     args: Options,
-) -> color_eyre::Result<Report> {
+) -> Result<Report, RehearsalError> {
     let config = config.clone();
-    let scenario = Scenario::load(&args.scenario).map_err(|d| eyre!("{d}"))?;
+    let scenario =
+        Scenario::load(&args.scenario).map_err(|d| RehearsalError::Scenario(d.to_string()))?;
+    // `seed` stands for the seed incident's own response, at its moments.
     let plays = args
         .plays
         .iter()
-        .map(|p| Play::parse(p))
+        .flat_map(|p| match p.as_str() {
+            "seed" => scenario.response.clone(),
+            _ => vec![p.clone()],
+        })
+        .map(|p| Play::parse(&p))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| eyre!(e))?;
-    let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M").map_err(|_| {
-        eyre!(
-            "the scenario's start_clock \"{}\" is not HH:MM",
-            scenario.start_clock
-        )
-    })?;
+        .map_err(RehearsalError::Play)?;
+    let start_clock = NaiveTime::parse_from_str(&scenario.start_clock, "%H:%M")
+        .map_err(|_| RehearsalError::StartClock(scenario.start_clock.clone()))?;
     let mut schedule = Vec::new();
     for p in plays {
         let t = p
             .at(start_clock, scenario.fault_at())
-            .map_err(|e| eyre!(e))?;
+            .map_err(RehearsalError::Play)?;
         schedule.push((t, p));
     }
     schedule.sort_by(|a, b| a.0.total_cmp(&b.0));
     let name = scenario.name.clone();
+    let title = scenario.title.clone();
     let duration = scenario.duration_s;
     let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
     let stage = Stage::start(
@@ -148,7 +164,8 @@ pub async fn run(
 
     // The rehearsal is an incident, recorded in simulated time like the demo's.
     let recording =
-        Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &name).await?;
+        Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &title).await?;
+    let recording_id = recording.id.clone();
     eprintln!(
         "warroom gameday: recording incident {} in simulated time",
         recording.id
@@ -164,94 +181,116 @@ pub async fn run(
         }
         None => Arc::new(stage.store.clone()),
     };
-    let setup = super::runbooks::setup(&config, &stage_url, &stage.service_label, args.speed);
+    let setup = super::runbooks::setup(&config, &stage_url, &stage.service_label);
     let clock: crate::clock::SharedClock = Arc::new(stage.clock());
-    let mut reports: Vec<PlayReport> = schedule
-        .iter()
-        .map(|(t, p)| PlayReport {
+    let pacer = stage.pacer();
+    pacer.set_end(end);
+    // Each play waits on the simulated clock for its moment, so it starts at its simulated
+    // second at any speed.
+    let mut plays: Vec<PlayTask> = Vec::new();
+    for (t, p) in &schedule {
+        let report = Arc::new(Mutex::new(PlayReport {
             runbook: p.runbook.clone(),
             at_s: *t,
             started_at_s: None,
             outcome: None,
             exit_code: None,
-        })
-        .collect();
-    let mut running: Vec<(usize, plays::Running)> = Vec::new();
-    let mut next_progress = stage.start_at + PROGRESS_S;
-    let mut tick = tokio::time::interval(POLL);
-    let mut signals = crate::signals::Signals::new();
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            signal = signals.next() => {
-                eprintln!("warroom gameday: {signal}; scoring what ran so far");
-                break;
-            }
-        }
-        let now = stage.now();
-        for (i, (t, p)) in schedule.iter().enumerate() {
-            if reports[i].started_at_s.is_none() && *t <= now && *t >= stage.start_at && *t <= end {
-                eprintln!("[{}] play: {}", clock_text(now), p.runbook);
-                reports[i].started_at_s = Some(now);
-                match plays::start(
-                    &p.runbook,
-                    &setup,
-                    source.clone(),
-                    recording.writer.clone(),
-                    clock.clone(),
-                    config.timezone,
-                ) {
-                    Ok(r) => running.push((i, r)),
+        }));
+        let control = Arc::new(Mutex::new(None));
+        let runs = *t >= stage.start_at && *t <= end;
+        let handle = runs.then(|| {
+            let (report, control) = (report.clone(), control.clone());
+            let (setup, source, writer) = (setup.clone(), source.clone(), recording.writer.clone());
+            let (clock, time, tz) = (clock.clone(), stage.time.clone(), config.timezone);
+            let (runbook, epoch, t) = (p.runbook.clone(), stage.epoch, *t);
+            tokio::spawn(async move {
+                time.sleep_until(t).await;
+                let now = time.now();
+                let stamp = at(epoch, now).with_timezone(&tz).format("%H:%M:%S");
+                eprintln!("[{stamp}] play: {runbook}");
+                lock(&report).started_at_s = Some(now);
+                match plays::start(&runbook, &setup, source, writer, clock, tz) {
+                    Ok(r) => {
+                        *lock(&control) = Some(r.control.clone());
+                        let outcome = r.task.await.unwrap_or(RunOutcome::Failed);
+                        let stamp = at(epoch, time.now()).with_timezone(&tz).format("%H:%M:%S");
+                        eprintln!("[{stamp}] {runbook} ended: {outcome:?}");
+                        let mut rep = lock(&report);
+                        rep.outcome = Some(format!("{outcome:?}").to_lowercase());
+                        rep.exit_code = Some(i32::from(outcome.exit_code()));
+                    }
                     Err(e) => {
-                        eprintln!("[{}] {} did not start: {e}", clock_text(now), p.runbook);
-                        reports[i].outcome = Some("did not start".into());
-                        reports[i].exit_code = Some(2);
+                        eprintln!("[{stamp}] {runbook} did not start: {e}");
+                        let mut rep = lock(&report);
+                        rep.outcome = Some("did not start".into());
+                        rep.exit_code = Some(2);
                     }
                 }
+            })
+        });
+        plays.push(PlayTask {
+            report,
+            control,
+            handle,
+        });
+    }
+    let progress = {
+        let (time, epoch, tz) = (stage.time.clone(), stage.epoch, config.timezone);
+        let store = stage.store.clone();
+        let start = stage.start_at;
+        tokio::spawn(async move {
+            let mut next = start + PROGRESS_S;
+            loop {
+                time.sleep_until(next).await;
+                let stamp = at(epoch, time.now()).with_timezone(&tz).format("%H:%M:%S");
+                eprintln!("[{stamp}] {}", progress_line(&store));
+                next += PROGRESS_S;
             }
-        }
-        let mut still = Vec::new();
-        for (i, r) in running.drain(..) {
-            if r.task.is_finished() {
-                let outcome = r.task.await.unwrap_or(RunOutcome::Failed);
-                reports[i].outcome = Some(format!("{outcome:?}").to_lowercase());
-                reports[i].exit_code = Some(i32::from(outcome.exit_code()));
-                eprintln!(
-                    "[{}] {} ended: {outcome:?}",
-                    clock_text(now),
-                    reports[i].runbook
-                );
-            } else {
-                still.push((i, r));
-            }
-        }
-        running = still;
-        if now >= next_progress {
-            next_progress += PROGRESS_S;
-            eprintln!("[{}] {}", clock_text(now), progress_line(&stage));
-        }
-        if now >= end {
-            break;
+        })
+    };
+    let mut signals = crate::signals::Signals::new();
+    tokio::select! {
+        _ = pacer.ended() => {}
+        signal = signals.next() => {
+            eprintln!("warroom gameday: {signal}; scoring what ran so far");
+            pacer.pause();
         }
     }
+    progress.abort();
     // Runbooks still running are stopped between actions, as an operator's abort would.
-    for (i, r) in running {
-        let _ = r.control.send(Control::Abort);
-        let abort = r.task.abort_handle();
-        match tokio::time::timeout(STOP_GRACE, r.task).await {
-            Ok(Ok(outcome)) => {
-                reports[i].outcome = Some(format!("{outcome:?}").to_lowercase());
-                reports[i].exit_code = Some(i32::from(outcome.exit_code()));
+    let mut reports = Vec::new();
+    for play in plays {
+        if let Some(handle) = play.handle
+            && !handle.is_finished()
+        {
+            let control = lock(&play.control).clone();
+            match control {
+                Some(c) => {
+                    let _ = c.send(Control::Abort);
+                    let abort = handle.abort_handle();
+                    if tokio::time::timeout(STOP_GRACE, handle).await.is_err() {
+                        abort.abort();
+                    }
+                }
+                None => handle.abort(),
             }
-            _ => abort.abort(),
+            eprintln!(
+                "warroom gameday: {} was stopped at the end of the rehearsal",
+                lock(&play.report).runbook
+            );
         }
-        eprintln!(
-            "warroom gameday: {} was stopped at the end of the rehearsal",
-            reports[i].runbook
-        );
+        let report = lock(&play.report).clone();
+        reports.push(report);
     }
     let incident = recording.id.to_string();
     let snapshots = recording.finish(&config, &stage).await?;
+    let response = match crate::incident::Store::new(data_dir).read(&recording_id) {
+        Ok(journal) => super::score::response(&journal.records),
+        Err(e) => {
+            eprintln!("warroom gameday: cannot read the journal back for the score: {e}");
+            super::score::response(&[])
+        }
+    };
     let simulated_to_s = stage.now();
     let score = stage.service.with_sim(|s| s.score().clone());
     let (store_series, store_samples) = stage.store.size();
@@ -262,6 +301,7 @@ pub async fn run(
         simulated_from_s: stage.start_at,
         simulated_to_s,
         score,
+        response,
         plays: reports,
         incident,
         snapshots,
@@ -277,10 +317,9 @@ pub async fn run(
 
 /// The signals a rehearsal is judged by, from the embedded store (the same queries as the
 /// default dashboard's error-ratio and retry panels).
-fn progress_line(stage: &Stage) -> String {
+fn progress_line(store: &crate::metrics::embedded::EmbeddedSource) -> String {
     let q = |query: &str| {
-        stage
-            .store
+        store
             .instant_now(&crate::metrics::InstantQuery {
                 query: query.into(),
                 time: None,

@@ -81,27 +81,6 @@ impl Play {
     }
 }
 
-/// `rb`'s duration variables with their defaults divided by `speed`, as (name, value).
-pub fn simulated_durations(
-    rb: &crate::runbook::model::Runbook,
-    speed: f64,
-) -> Vec<(String, String)> {
-    rb.variables
-        .iter()
-        .filter(|v| v.kind == crate::runbook::model::VarKind::Duration)
-        .filter_map(|v| {
-            let d = humantime::parse_duration(v.default.as_deref()?).ok()?;
-            let ms = (d.as_secs_f64() * 1000.0 / speed)
-                .round()
-                .max(MIN_SCALED_MS);
-            Some((v.name.clone(), format!("{}ms", ms as u64)))
-        })
-        .collect()
-}
-
-/// The shortest scaled duration: a gate read more often than this only measures noise.
-const MIN_SCALED_MS: f64 = 100.0;
-
 /// A play in progress: its control (abort at the end of the rehearsal) and its task.
 pub struct Running {
     pub control: watch::Sender<Control>,
@@ -109,8 +88,8 @@ pub struct Running {
 }
 
 /// Starts `runbook` (a name or a file stem among the shipped runbooks and the configured
-/// directory), its variables bound by `setup` (the stage's control URL, the service and the
-/// durations scaled to simulated time), reading gates from `source`.
+/// directory), its variables bound by `setup` (the stage's control URL and the service),
+/// reading gates from `source`, every duration on `clock` (the rehearsal's).
 pub fn start(
     runbook: &str,
     setup: &RunbookSetup,
@@ -189,7 +168,6 @@ impl RunSink for Stamped {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn clock(s: &str) -> NaiveTime {
         NaiveTime::parse_from_str(s, "%H:%M").unwrap()
@@ -206,25 +184,6 @@ mod tests {
         // A night shift: 00:10 after a 22:30 start is the next day.
         let p = Play::parse("x@00:10").unwrap();
         assert_eq!(p.at(clock("22:30"), None).unwrap(), 6000.0);
-    }
-
-    #[test]
-    fn duration_variables_follow_the_simulated_clock() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
-        let loaded = crate::runbook::load::load_dir(&dir).unwrap();
-        let vars = |name: &str| {
-            let rb = loaded.runbooks.iter().find(|r| r.name == name).unwrap();
-            simulated_durations(rb, 10.0)
-        };
-        let pool = vars("pool-exhaustion");
-        assert!(
-            pool.contains(&("interval".into(), "1000ms".into())),
-            "{pool:?}"
-        );
-        assert!(pool.contains(&("soak".into(), "1500ms".into())), "{pool:?}");
-        // Not a duration variable: the rate window is a PromQL string, already simulated time.
-        assert!(!pool.iter().any(|(k, _)| k == "window"), "{pool:?}");
-        assert!(vars("disable-retries").is_empty());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! the panel snapshots, so `warroom export` drafts its postmortem afterwards with no simulator
 //! or Prometheus left running.
 
+use super::error::RehearsalError;
 use super::stage::Stage;
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -11,9 +12,8 @@ use crate::incident::open::{self, Header, Which};
 use crate::incident::store::{IncidentId, Store};
 use crate::incident::timeline::describe;
 use crate::incident::vocabulary::Severity;
-use crate::incident::{JournalWriter, Record};
+use crate::incident::{Event, JournalWriter, Record, Source};
 use crate::recorder::panel_watch::{PanelReport, PanelWatch};
-use color_eyre::eyre::{Result, WrapErr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -41,10 +41,13 @@ pub struct Recording {
     parts: Vec<JoinHandle<()>>,
     /// Set to true to stop the panel watch and the fault recording.
     stop: watch::Sender<bool>,
+    /// The incident's socket: the team records through the rehearsal while it runs.
+    serving: Option<crate::incident::serve::Serving>,
 }
 
 impl Recording {
-    /// Opens incident `id` (continuing it) or a new one titled after the scenario, holds its
+    /// Opens incident `id` (continuing it) or a new one titled after the scenario (`title`, the
+    /// scenario's own title; its service is recorded as the service affected), holds its
     /// lock, stamps its journal with the stage's clock, and starts recording the panels (from
     /// the stage's own store, in simulated time) and the simulator's faults.
     pub async fn start(
@@ -52,16 +55,15 @@ impl Recording {
         id: Option<&str>,
         config: &Config,
         stage: &Stage,
-        scenario: &str,
-    ) -> Result<Recording> {
+        title: &str,
+    ) -> Result<Recording, RehearsalError> {
         let clock: SharedClock = Arc::new(stage.clock());
         let store = Store::new(data_dir);
         let which = id.map_or(Which::New(clock.now()), Which::Existing);
-        let locked = open::lock(&store, which, ROLE)
-            .wrap_err("cannot record the rehearsal into its incident")?;
+        let locked = open::lock(&store, which, ROLE)?;
         let new = locked.new;
         let header = Header {
-            title: Some(format!("Rehearsal: {scenario}")),
+            title: Some(format!("Rehearsal: {title}")),
             severity: Some(Severity::Sev2),
         };
         // Only a new incident takes the rehearsal's header.
@@ -69,6 +71,22 @@ impl Recording {
         let actor = crate::incident::actor::current();
         let opened = open::begin(locked, header, &actor, Some(clock.clone())).await?;
         let (id, writer, records) = (opened.id, opened.writer, opened.records);
+        if new && !stage.service_label.is_empty() {
+            let services = Event::ServicesChanged {
+                services: vec![stage.service_label.clone()],
+            };
+            if let Err(e) = writer.append(Source::Sim, &actor, services).await {
+                eprintln!("NOT RECORDED (the journal is not durable): the service affected: {e}");
+            }
+        }
+        let serving = match crate::incident::serve::serve(writer.clone(), None, Default::default())
+        {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("warning: {e}; other responders cannot record through this game day");
+                None
+            }
+        };
         let (stop, stopped) = watch::channel(false);
         let tz = config.timezone;
         let (tx, mut rx) = mpsc::unbounded_channel::<PanelReport>();
@@ -108,8 +126,9 @@ impl Recording {
         }));
         parts.push(tokio::spawn(super::faults::record_faults(
             stage.service.clone(),
+            stage.time.clone(),
+            Some(stage.epoch),
             writer.clone(),
-            clock.clone(),
             move |r| match r {
                 Ok(r) => line(&r, tz),
                 Err(e) => eprintln!("NOT RECORDED (the journal is not durable): a fault: {e}"),
@@ -123,18 +142,26 @@ impl Recording {
             store,
             parts,
             stop,
+            serving,
         })
     }
 
-    /// Stops recording, takes the panel snapshots from the stage's store over the incident,
-    /// and releases the lock. Returns how many snapshots were written.
-    pub async fn finish(mut self, config: &Config, stage: &Stage) -> Result<usize> {
+    /// Records the rehearsal's end (its time stops there), stops recording, takes the panel
+    /// snapshots from the stage's store over the incident, and releases the lock. Returns how
+    /// many snapshots were written.
+    pub async fn finish(mut self, config: &Config, stage: &Stage) -> Result<usize, RehearsalError> {
+        // The time stops first: what happened up to here is recorded, then the end.
+        stage.pacer().pause();
         let _ = self.stop.send(true);
+        self.serving = None;
         for part in self.parts.drain(..) {
             let abort = part.abort_handle();
             if tokio::time::timeout(STOP_WAIT, part).await.is_err() {
                 abort.abort();
             }
+        }
+        if let Err(e) = stage.live().record_end(&self.writer).await {
+            eprintln!("NOT RECORDED (the journal is not durable): the rehearsal's end: {e}");
         }
         let take = crate::postmortem::take_snapshots(
             &self.store,

@@ -2,15 +2,22 @@
 //! going into the embedded metrics store every simulated scrape interval, and one loopback
 //! server with the simulator's `/metrics` and control API and the store's Prometheus query API,
 //! so runbooks act on it exactly as they would on a real service.
+//!
+//! One pacer task owns the simulated time: it advances the simulator at `speed`× the wall
+//! clock while the rehearsal runs, never while it is paused ([`Pacer`]), stops at every
+//! simulated scrape and at every deadline a sleeper of the [`SimClock`] waits for (so a gate
+//! read every ten simulated seconds is read every ten simulated seconds at any speed), and
+//! stops for good at the rehearsal's end.
 
-use super::clock::{LastScrape, SimClock, unix};
+use super::clock::{LastScrape, SimClock, SimTime, unix};
+use super::error::RehearsalError;
 use crate::metrics::embedded::EmbeddedSource;
 use crate::sim::{Scenario, Sim, SimService, server};
 use chrono::{DateTime, Utc};
-use color_eyre::eyre::WrapErr;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// Simulated seconds between two samples put in the embedded store (a scrape interval; 5 s
@@ -86,7 +93,72 @@ pub struct Stage {
     /// The simulator's own record at every scrape (as far back as the store's retention), for
     /// checking what warroom made of it.
     pub scrapes: Arc<std::sync::Mutex<Vec<Scrape>>>,
+    /// The simulated time, as the pacer publishes it.
+    pub time: Arc<SimTime>,
+    /// The scenario's name and the noise seed.
+    pub scenario: String,
+    pub seed: u64,
+    pacer: Pacer,
     tasks: Vec<JoinHandle<()>>,
+}
+
+/// Whether the rehearsal's time runs, and where it ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pace {
+    running: bool,
+    /// The simulated second the rehearsal ends at (the pacer stops there for good).
+    end_s: f64,
+}
+
+/// The rehearsal's pace: pause it, resume it, set its end, and learn that it ended. Cloned
+/// into whatever front end runs the rehearsal (the console pauses it with `p`).
+#[derive(Debug, Clone)]
+pub struct Pacer {
+    pace: Arc<watch::Sender<Pace>>,
+    ended: watch::Receiver<bool>,
+    time: Arc<SimTime>,
+}
+
+impl Pacer {
+    /// No simulated time passes until [`Pacer::resume`].
+    pub fn pause(&self) {
+        self.pace
+            .send_if_modified(|p| std::mem::replace(&mut p.running, false));
+    }
+
+    pub fn resume(&self) {
+        self.pace
+            .send_if_modified(|p| !std::mem::replace(&mut p.running, true));
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.pace.borrow().running
+    }
+
+    /// End the rehearsal at simulated second `t`.
+    pub fn set_end(&self, t: f64) {
+        self.pace.send_modify(|p| p.end_s = t);
+    }
+
+    /// The simulated second the rehearsal ends at.
+    pub fn end_s(&self) -> f64 {
+        self.pace.borrow().end_s
+    }
+
+    pub fn has_ended(&self) -> bool {
+        *self.ended.borrow()
+    }
+
+    /// Resolves once the rehearsal reached its end.
+    pub async fn ended(&self) {
+        let mut rx = self.ended.clone();
+        let _ = rx.wait_for(|e| *e).await;
+    }
+
+    /// The simulated time.
+    pub fn time(&self) -> &Arc<SimTime> {
+        &self.time
+    }
 }
 
 impl Stage {
@@ -101,9 +173,27 @@ impl Stage {
         epoch: DateTime<Utc>,
         listen: Option<&str>,
         retention: Duration,
-    ) -> color_eyre::Result<Stage> {
+    ) -> Result<Stage, RehearsalError> {
+        let wall: crate::clock::SharedClock = Arc::new(crate::clock::WallClock);
+        Stage::start_with(scenario, seed, speed, epoch, listen, retention, true, wall).await
+    }
+
+    /// [`Stage::start`], paused unless `running` (the demo's time starts when the briefing is
+    /// dismissed), its pace following `wall` (the wall clock; tests drive a manual one).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn start_with(
+        scenario: Scenario,
+        seed: u64,
+        speed: f64,
+        epoch: DateTime<Utc>,
+        listen: Option<&str>,
+        retention: Duration,
+        running: bool,
+        wall: crate::clock::SharedClock,
+    ) -> Result<Stage, RehearsalError> {
         crate::clock::check_speed(speed, crate::clock::REHEARSAL_SPEED)?;
         let service_label = scenario.service.clone();
+        let name = scenario.name.clone();
         let start_at = scenario.fault_at().map_or(0.0, |f| (f - 300.0).max(0.0));
         let mut sim = Sim::new(scenario, seed);
         let store = EmbeddedSource::new(retention);
@@ -121,51 +211,46 @@ impl Stage {
         let listener = match listen {
             Some(addr) => tokio::net::TcpListener::bind(addr)
                 .await
-                .wrap_err_with(|| format!("cannot listen on \"{addr}\""))?,
+                .map_err(|source| RehearsalError::Listen {
+                    addr: addr.to_string(),
+                    source,
+                })?,
             None => match tokio::net::TcpListener::bind(CONTROL_ADDR).await {
                 Ok(l) => l,
                 Err(_) => tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
-                    .wrap_err("cannot listen on a loopback port for the rehearsal")?,
+                    .map_err(RehearsalError::Loopback)?,
             },
         };
-        let addr = listener.local_addr()?;
+        let addr = listener.local_addr().map_err(RehearsalError::Loopback)?;
         let router = server::router(service.clone())
             .merge(crate::metrics::embedded::http::router(store.clone()));
         let serving = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
-        // One task advances the simulator and scrapes it at every simulated scrape interval on
-        // the way, so the store sees a sample every SCRAPE_S simulated seconds at any speed.
+        let time = SimTime::new(start_at);
+        let (ended_tx, ended) = watch::channel(false);
+        let pacer = Pacer {
+            pace: Arc::new(watch::Sender::new(Pace {
+                running,
+                end_s: f64::INFINITY,
+            })),
+            ended,
+            time: time.clone(),
+        };
         let clock = {
-            let (service, store, scrapes) = (service.clone(), store.clone(), scrapes.clone());
             let keep = ((retention.as_secs_f64() / SCRAPE_S).ceil() as usize).max(1);
-            tokio::spawn(async move {
-                let began = tokio::time::Instant::now();
-                let mut next_scrape = start_at + SCRAPE_S;
-                let mut tick = tokio::time::interval(CLOCK_TICK);
-                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-                loop {
-                    tick.tick().await;
-                    let target = start_at + began.elapsed().as_secs_f64() * speed;
-                    while next_scrape <= target {
-                        service.advance_to(next_scrape);
-                        let (samples, t) = service.samples();
-                        store.ingest(unix(epoch, t), &samples);
-                        let scrape = service.with_sim(Scrape::of);
-                        if let Ok(mut s) = scrapes.lock() {
-                            // As long a record as the store keeps samples, no longer.
-                            if s.len() >= keep {
-                                let excess = s.len() + 1 - keep;
-                                s.drain(..excess);
-                            }
-                            s.push(scrape);
-                        }
-                        next_scrape += SCRAPE_S;
-                    }
-                    service.advance_to(target);
-                }
-            })
+            let pace = Pacing {
+                wall,
+                service: service.clone(),
+                store: store.clone(),
+                scrapes: scrapes.clone(),
+                time: time.clone(),
+                epoch,
+                speed,
+                keep,
+            };
+            tokio::spawn(pace.run(pacer.pace.subscribe(), ended_tx, start_at))
         };
         Ok(Stage {
             service,
@@ -176,8 +261,30 @@ impl Stage {
             start_at,
             speed,
             scrapes,
+            time,
+            scenario: name,
+            seed,
+            pacer,
             tasks: vec![serving, clock],
         })
+    }
+
+    /// What a front end keeps of the running stage.
+    pub fn live(&self) -> Live {
+        Live {
+            service: self.service.clone(),
+            pacer: self.pacer.clone(),
+            epoch: self.epoch,
+            speed: self.speed,
+            seed: self.seed,
+            scenario: self.scenario.clone(),
+            journal_in_sim_time: true,
+        }
+    }
+
+    /// The rehearsal's pace (pause, resume, end).
+    pub fn pacer(&self) -> Pacer {
+        self.pacer.clone()
     }
 
     /// The base URL of the control API and of the Prometheus query API.
@@ -187,18 +294,168 @@ impl Stage {
 
     /// The simulated second now.
     pub fn now(&self) -> f64 {
-        self.service.with_sim(Sim::now)
+        self.time.now()
     }
 
     /// The simulator's time as the console's clock.
     pub fn clock(&self) -> SimClock {
-        SimClock::new(self.service.clone(), self.epoch)
+        SimClock::new(self.time.clone(), self.epoch)
     }
 
     /// A clock that reads the time of the latest scrape: readings taken at it fall exactly
     /// on the store's samples, so a crossing is dated at the scrape that showed it.
     pub fn scrape_clock(&self) -> LastScrape {
-        LastScrape::new(self.scrapes.clone(), self.epoch, self.start_at)
+        LastScrape::new(
+            self.scrapes.clone(),
+            self.time.clone(),
+            self.epoch,
+            self.start_at,
+        )
+    }
+}
+
+/// A running stage as a front end (the console, the headless game day) holds it: the
+/// simulator, its pace and its clock.
+#[derive(Debug, Clone)]
+pub struct Live {
+    pub service: Arc<SimService>,
+    pub pacer: Pacer,
+    pub epoch: DateTime<Utc>,
+    pub speed: f64,
+    pub seed: u64,
+    pub scenario: String,
+    /// The journal is stamped on the simulated clock, so the simulator's events carry their
+    /// own simulated second; false when the journal keeps the wall clock (a rehearsal on a
+    /// real Prometheus, whose samples are in wall time).
+    pub journal_in_sim_time: bool,
+}
+
+impl Live {
+    /// The simulated time as a clock.
+    pub fn clock(&self) -> SimClock {
+        SimClock::new(self.pacer.time.clone(), self.epoch)
+    }
+
+    /// The simulator's own figures now, dated on the rehearsal's clock.
+    pub fn figures(&self) -> crate::incident::event::RehearsalFigures {
+        let (score, objective) = self
+            .service
+            .with_sim(|s| (s.score().clone(), s.scenario().objective_error_ratio));
+        let at = |t: f64| super::clock::at(self.epoch, t);
+        crate::incident::event::RehearsalFigures {
+            objective_error_ratio: objective,
+            fault_at: score.fault_at_s.map(at),
+            recovered_at: score
+                .fault_at_s
+                .zip(score.time_to_recovery_s)
+                .map(|(f, r)| at(f + r)),
+            failed_requests: score.failed_logical_requests,
+            duplicate_writes: score.duplicate_writes,
+            minutes_over_objective: score.minutes_over_objective,
+            speed: self.speed,
+            seed: self.seed,
+        }
+    }
+
+    /// Stop the rehearsal's time and record its end (with the simulator's figures) in its
+    /// journal: whatever comes after it was added afterwards.
+    pub async fn record_end(
+        &self,
+        journal: &crate::incident::JournalWriter,
+    ) -> Result<crate::incident::Record, crate::incident::WriteError> {
+        self.pacer.pause();
+        journal
+            .append(
+                crate::incident::Source::Sim,
+                "simulator",
+                crate::incident::Event::RehearsalEnded {
+                    scenario: self.scenario.clone(),
+                    figures: self.figures(),
+                },
+            )
+            .await
+    }
+}
+
+/// The pacer task's state: advances the simulator to the time the wall clock and the speed
+/// ask for, stopping at every simulated scrape and every sleeper's deadline on the way.
+struct Pacing {
+    /// The clock the speed is measured against: the wall clock.
+    wall: crate::clock::SharedClock,
+    service: Arc<SimService>,
+    store: EmbeddedSource,
+    scrapes: Arc<std::sync::Mutex<Vec<Scrape>>>,
+    time: Arc<SimTime>,
+    epoch: DateTime<Utc>,
+    speed: f64,
+    /// Scrapes of the simulator's record kept (as many as the store keeps samples).
+    keep: usize,
+}
+
+impl Pacing {
+    async fn run(self, mut pace: watch::Receiver<Pace>, ended: watch::Sender<bool>, start: f64) {
+        let mut next_scrape = start + SCRAPE_S;
+        // The simulated second and the wall instant the current stretch of running began at.
+        let mut base = (self.time.now(), self.wall.now());
+        loop {
+            let p = *pace.borrow_and_update();
+            if self.time.now() >= p.end_s {
+                ended.send_replace(true);
+            }
+            if !p.running || self.time.now() >= p.end_s {
+                // Paused or over: no time passes until the pace changes.
+                if pace.changed().await.is_err() {
+                    return;
+                }
+                base = (self.time.now(), self.wall.now());
+                continue;
+            }
+            tokio::select! {
+                _ = self.wall.sleep(CLOCK_TICK) => {}
+                changed = pace.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    // Re-read the pace before moving on; what ran so far stands.
+                    pace.mark_changed();
+                    base = (self.time.now(), self.wall.now());
+                    continue;
+                }
+            }
+            let ran = self.wall.since(base.1).as_secs_f64();
+            let target = (base.0 + ran * self.speed).min(p.end_s);
+            self.advance(target, &mut next_scrape).await;
+        }
+    }
+
+    /// Move the simulated time to `target`: scrape at every scrape interval on the way, and
+    /// stop at every deadline a sleeper waits for so it wakes at its simulated second.
+    async fn advance(&self, target: f64, next_scrape: &mut f64) {
+        while self.time.now() < target {
+            let now = self.time.now();
+            let deadline = self.time.next_deadline().filter(|d| *d > now);
+            let stop = deadline.map_or(target, |d| d.min(target)).min(*next_scrape);
+            self.service.advance_to(stop);
+            if stop >= *next_scrape {
+                let (samples, t) = self.service.samples();
+                self.store.ingest(unix(self.epoch, t), &samples);
+                let scrape = self.service.with_sim(Scrape::of);
+                if let Ok(mut s) = self.scrapes.lock() {
+                    // As long a record as the store keeps samples, no longer.
+                    if s.len() >= self.keep {
+                        let excess = s.len() + 1 - self.keep;
+                        s.drain(..excess);
+                    }
+                    s.push(scrape);
+                }
+                *next_scrape += SCRAPE_S;
+            }
+            self.time.publish(stop);
+            if deadline.is_some_and(|d| d <= stop) {
+                // Let the woken sleepers act at their second before time moves on.
+                tokio::task::yield_now().await;
+            }
+        }
     }
 }
 

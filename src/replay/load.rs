@@ -162,6 +162,7 @@ mod tests {
             time: time.parse().unwrap(),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::note(text),
         }
     }

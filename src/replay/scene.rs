@@ -56,6 +56,7 @@ pub fn panel_config(s: &PanelSnapshot) -> PanelConfig {
             BadWhen::Above
         },
         legend: s.legend.clone(),
+        signal: s.signal.clone(),
     }
 }
 
@@ -224,6 +225,7 @@ mod tests {
             time: t(time),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::note(text),
         }
     }
@@ -246,6 +248,7 @@ mod tests {
             crit: Some(20.0),
             bad_when: "above".into(),
             legend: None,
+            signal: None,
             window,
             series: vec![SnapshotSeries {
                 labels: Default::default(),

@@ -148,6 +148,7 @@ mod tests {
                 time: t("2026-11-29T14:00:00Z") + chrono::Duration::minutes(i as i64 * 10),
                 source: Source::Operator,
                 actor: "ana".into(),
+                host: String::new(),
                 kind: Event::note(format!("note {i}")),
             })
             .collect();

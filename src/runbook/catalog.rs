@@ -10,8 +10,10 @@ use super::load;
 use super::model::Runbook;
 use std::path::{Path, PathBuf};
 
-/// The shipped runbooks, as `runbooks/NAME.toml` and their text.
-pub const SHIPPED: [(&str, &str); 7] = [
+/// The shipped runbooks, as `runbooks/NAME.toml` and their text: the real-system ones
+/// (PgBouncer, PostgreSQL, HAProxy, Kubernetes, Istio, Redis) and the rehearsal ones, which act on the
+/// simulator's control API and say so in the first words of their description.
+pub const SHIPPED: [(&str, &str); 15] = [
     (
         "runbooks/batch-restart.toml",
         include_str!("../../runbooks/batch-restart.toml"),
@@ -19,6 +21,30 @@ pub const SHIPPED: [(&str, &str); 7] = [
     (
         "runbooks/disable-retries.toml",
         include_str!("../../runbooks/disable-retries.toml"),
+    ),
+    (
+        "runbooks/haproxy-batch-restart.toml",
+        include_str!("../../runbooks/haproxy-batch-restart.toml"),
+    ),
+    (
+        "runbooks/istio-retries-off.toml",
+        include_str!("../../runbooks/istio-retries-off.toml"),
+    ),
+    (
+        "runbooks/k8s-batch-restart.toml",
+        include_str!("../../runbooks/k8s-batch-restart.toml"),
+    ),
+    (
+        "runbooks/k8s-rollback.toml",
+        include_str!("../../runbooks/k8s-rollback.toml"),
+    ),
+    (
+        "runbooks/pg-cancel-long-transactions.toml",
+        include_str!("../../runbooks/pg-cancel-long-transactions.toml"),
+    ),
+    (
+        "runbooks/pgbouncer-raise-pool.toml",
+        include_str!("../../runbooks/pgbouncer-raise-pool.toml"),
     ),
     (
         "runbooks/pool-exhaustion.toml",
@@ -33,14 +59,25 @@ pub const SHIPPED: [(&str, &str); 7] = [
         include_str!("../../runbooks/raise-pool.toml"),
     ),
     (
+        "runbooks/redis-queue-drain.toml",
+        include_str!("../../runbooks/redis-queue-drain.toml"),
+    ),
+    (
         "runbooks/rollback-deploy.toml",
         include_str!("../../runbooks/rollback-deploy.toml"),
+    ),
+    (
+        "runbooks/scale-headroom.toml",
+        include_str!("../../runbooks/scale-headroom.toml"),
     ),
     (
         "runbooks/shed-load.toml",
         include_str!("../../runbooks/shed-load.toml"),
     ),
 ];
+
+/// How the description of a rehearsal runbook (one on the simulator's control API) begins.
+pub const REHEARSAL_PREFIX: &str = "Rehearsal, on the simulator's control API:";
 
 /// One line of the runbook list: a runbook that loads, or a file that does not and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,7 +250,10 @@ pub fn load_catalog(dirs: &[PathBuf]) -> Catalog {
         for r in loaded.runbooks {
             entries.retain(|e| match e.runbook() {
                 Some(old) if old.name == r.name => {
-                    replaced.push((r.name.clone(), origin(old)));
+                    // A copy of the same text (the checkout's own runbooks/) replaces nothing.
+                    if old.hash != r.hash {
+                        replaced.push((r.name.clone(), origin(old)));
+                    }
                     false
                 }
                 _ => true,
@@ -265,6 +305,46 @@ mod tests {
             assert!(e.runbook().is_some(), "{e:?}");
         }
         assert!(entries.iter().any(|e| e.name() == "pool-exhaustion"));
+    }
+
+    /// The runbooks that act on the simulator say so where the list and the pane show them
+    /// (the first words of the description); the real-system ones never touch its control API.
+    #[test]
+    fn rehearsal_runbooks_are_named_as_such_and_real_ones_act_on_real_systems() {
+        let entries = load(&[]);
+        let mut rehearsal = 0;
+        for rb in entries.iter().filter_map(Entry::runbook) {
+            let text = shipped_text(rb).unwrap();
+            let on_simulator = text.contains("/control/");
+            assert_eq!(
+                rb.description.starts_with(REHEARSAL_PREFIX),
+                on_simulator,
+                "{}: a runbook on the simulator's control API starts its description with {REHEARSAL_PREFIX:?}, and only such a one",
+                rb.name
+            );
+            rehearsal += usize::from(on_simulator);
+        }
+        assert_eq!(
+            rehearsal, 8,
+            "the seven first rehearsal runbooks and scale-headroom"
+        );
+    }
+
+    /// Run from the checkout, `./runbooks/` holds the shipped files themselves: listing them
+    /// says nothing about replacing, and they still count as built in.
+    #[test]
+    fn a_copy_of_a_shipped_runbook_replaces_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, text) = SHIPPED[0];
+        let name = Path::new(file).file_name().unwrap();
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let catalog = load_catalog(&[dir.path().to_path_buf()]);
+        assert!(catalog.replaced.is_empty(), "{:?}", catalog.replaced);
+        assert_eq!(catalog.entries.len(), SHIPPED.len());
+        // Changed by one byte, it is the user's own and the note says so.
+        std::fs::write(dir.path().join(name), format!("{text}\n")).unwrap();
+        let catalog = load_catalog(&[dir.path().to_path_buf()]);
+        assert_eq!(catalog.replaced.len(), 1, "{:?}", catalog.replaced);
     }
 
     #[test]

@@ -255,6 +255,18 @@ impl OutputTail {
 pub async fn run(
     cmd: &Command,
     masker: &Masker,
+    cancel: watch::Receiver<bool>,
+    on_line: impl FnMut(&str),
+) -> Result<ExecResult, SpawnError> {
+    run_on(&crate::clock::WallClock, cmd, masker, cancel, on_line).await
+}
+
+/// [`run`] with the timeout on `clock` (a run's clock: simulated in a rehearsal). The grace
+/// between SIGTERM and SIGKILL is about the process, not the run: it stays wall time.
+pub async fn run_on(
+    clock: &dyn crate::clock::Clock,
+    cmd: &Command,
+    masker: &Masker,
     mut cancel: watch::Receiver<bool>,
     mut on_line: impl FnMut(&str),
 ) -> Result<ExecResult, SpawnError> {
@@ -279,8 +291,7 @@ pub async fn run(
     let mut err = child.stderr.take();
     let mut tail = OutputTail::default();
     let (mut buf_o, mut buf_e) = (vec![0u8; 8192], vec![0u8; 8192]);
-    let timeout = tokio::time::sleep(cmd.timeout);
-    tokio::pin!(timeout);
+    let mut timeout = clock.sleep(cmd.timeout);
     let mut exited: Option<std::process::ExitStatus> = None;
     let mut drain_until: Option<tokio::time::Instant> = None;
     let status = loop {

@@ -88,8 +88,8 @@ impl Executor {
         }
     }
 
-    /// Sleep `d`, but wake at once when the operator pauses or aborts, then honour it: a
-    /// pause or abort takes effect within one tick, not after a gate's interval.
+    /// Sleep `d` on the run's clock, but wake at once when the operator pauses or aborts, then
+    /// honour it: a pause or abort takes effect within one tick, not after a gate's interval.
     pub(crate) async fn idle(&self, d: Duration) -> Result<(), Stop> {
         let mut rx = self.control.clone();
         let changed = async {
@@ -103,7 +103,7 @@ impl Executor {
             }
         };
         tokio::select! {
-            _ = tokio::time::sleep(d) => {}
+            _ = self.clock.sleep(d) => {}
             _ = changed => {}
         }
         self.checkpoint().await
@@ -252,10 +252,11 @@ impl Executor {
             Ok(q) => q,
             Err(e) => return Ok(Verdict::Error(e.to_string())),
         };
-        let start = tokio::time::Instant::now();
+        let start = self.clock.now();
         let mut run = GateRun::default();
         loop {
             self.checkpoint().await?;
+            // The query's own timeout bounds a network call: wall time.
             let answer = match tokio::time::timeout(
                 Duration::from_secs(15),
                 source.query(InstantQuery {
@@ -283,7 +284,7 @@ impl Executor {
             let pause = match limit {
                 None => spec.interval,
                 Some(l) => {
-                    let elapsed = start.elapsed();
+                    let elapsed = self.clock.since(start);
                     if elapsed >= l {
                         return Ok(Verdict::Inconclusive(format!(
                             "no verdict within {}",

@@ -11,9 +11,9 @@
 //!   the same on every attempt.
 
 use crate::backoff::{Backoff, RetryBudget};
+use crate::clock::Clock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// Largest response body kept (the rest is dropped and the body marked truncated).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -122,22 +122,35 @@ impl Sender {
     }
 
     /// Send `req` with `key` as `Idempotency-Key` on every attempt; `on_attempt` sees each one.
+    /// The deadline and the backoff waits are on the wall clock.
     pub async fn send(
         &self,
         req: &Request,
         key: Option<&str>,
+        on_attempt: impl FnMut(&Attempt),
+    ) -> Response {
+        self.send_on(&crate::clock::WallClock, req, key, on_attempt)
+            .await
+    }
+
+    /// [`Sender::send`] with the action's deadline and backoff waits on `clock` (a run's
+    /// clock: simulated in a rehearsal). Each attempt's timeout bounds a network call, so it
+    /// is wall time, cut short as well when the deadline passes on `clock`.
+    pub async fn send_on(
+        &self,
+        clock: &dyn Clock,
+        req: &Request,
+        key: Option<&str>,
         mut on_attempt: impl FnMut(&Attempt),
     ) -> Response {
-        let start = Instant::now();
-        let deadline = start + req.deadline;
+        let deadline = crate::clock::after(clock.now(), req.deadline);
         if let Ok(mut b) = self.budget.lock() {
             b.on_first_attempt();
         }
         let mut attempt = 0u32;
         loop {
             attempt += 1;
-            let now = Instant::now();
-            let remaining = deadline.saturating_duration_since(now);
+            let remaining = (deadline - clock.now()).to_std().unwrap_or_default();
             let timeout = req.timeout.min(remaining);
             let (status, body, error, verdict) = if timeout.is_zero() {
                 (
@@ -147,7 +160,16 @@ impl Sender {
                     Verdict::Stop,
                 )
             } else {
-                self.attempt(req, key, timeout).await
+                let past_deadline = clock.sleep_until(deadline);
+                tokio::select! {
+                    a = self.attempt(req, key, timeout) => a,
+                    _ = past_deadline => (
+                        None,
+                        String::new(),
+                        Some("deadline reached".to_string()),
+                        Verdict::Stop,
+                    ),
+                }
             };
             on_attempt(&Attempt {
                 number: attempt,
@@ -182,7 +204,7 @@ impl Sender {
                     }
                     let jitter = self.backoff.delay(attempt - 1, &mut rand::rng());
                     let wait = jitter.max(retry_after.unwrap_or(Duration::ZERO));
-                    if Instant::now() + wait >= deadline {
+                    if crate::clock::after(clock.now(), wait) >= deadline {
                         return stop(format!(
                             "{}; no retry: waiting {} would pass the action's deadline",
                             failure(),
@@ -197,7 +219,7 @@ impl Sender {
                             failure()
                         ));
                     }
-                    tokio::time::sleep(wait).await;
+                    clock.sleep(wait).await;
                 }
             }
         }

@@ -28,10 +28,10 @@ fn is_kind(kind: &str) -> bool {
     Kind::ALL.iter().any(|k| k.name() == kind)
 }
 /// A step's outcome that the journal's states do not have is kept as a detail prefix.
-const SKIPPED: &str = "skipped: ";
-const DECLINED: &str = "declined: ";
+pub const SKIPPED: &str = "skipped: ";
+pub const DECLINED: &str = "declined: ";
 /// An operator's decision at a pause (resume needs it: "continue" passes over a failed step).
-const DECISION: &str = "decision: ";
+pub const DECISION: &str = "decision: ";
 
 /// Append `event` and wait until it is synced. The executor's sink is synchronous, and a record
 /// must be durable before the run goes on, so this blocks: on a multi-threaded runtime the
@@ -407,6 +407,7 @@ mod tests {
             time: chrono::Utc::now(),
             source: Source::Runbook,
             actor: "r".into(),
+            host: String::new(),
             kind: Event::RunbookStep {
                 run: RunRef {
                     run_id: "r".into(),

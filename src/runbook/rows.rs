@@ -271,7 +271,15 @@ impl RowCondition {
             )));
         };
         if selected.is_empty() {
-            return Ok(Judgement::Inconclusive("no row to judge".into()));
+            return Ok(Judgement::Inconclusive(if filter.is_empty() {
+                "no row to judge".into()
+            } else {
+                // Say which rows were looked for: a name that does not exist reads as such.
+                let wanted: Vec<String> = (self.filter.iter().zip(&filter))
+                    .map(|((col, _), (_, v))| format!("{col} = \"{}\"", crate::sanitize::line(v)))
+                    .collect();
+                format!("no row where {}", wanted.join(" and "))
+            }));
         }
         if !self.each && selected.len() > 1 {
             return Ok(Judgement::Inconclusive(format!(

@@ -171,7 +171,7 @@ mod tests {
         let (bound, resolved) = setup.bind(&pool_exhaustion()).unwrap();
         assert_eq!(resolved.values["base_url"], "http://127.0.0.1:5");
         assert_eq!(resolved.values["window"], "4s");
-        assert_eq!(resolved.values["soak"], "15s", "defaults stay");
+        assert_eq!(resolved.values["soak"], "2m", "defaults stay");
         assert!(!resolved.values.contains_key("not_in_any_runbook"));
         let wait = bound.steps.iter().find(|s| s.id == "recovered").unwrap();
         let StepKind::Wait { gate, .. } = &wait.kind else {

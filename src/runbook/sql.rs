@@ -322,12 +322,23 @@ fn db_message(e: &tokio_postgres::Error) -> Option<String> {
     Some(crate::sanitize::line(&m).into_owned())
 }
 
+/// What to do about a refused login, when the server's answer says it was one: PostgreSQL
+/// says 28P01 or 28000; PgBouncer says 08P01 with "SASL authentication failed" or "password
+/// authentication failed" and no SQLSTATE of its own.
+fn login_hint(e: &tokio_postgres::Error) -> Option<&'static str> {
+    let d = e.as_db_error()?;
+    let code = d.code().code();
+    let msg = d.message().to_ascii_lowercase();
+    (code == "28P01" || code == "28000" || msg.contains("authentication failed"))
+        .then_some("; the login was refused: check the user in the DSN and the password's variable or environment variable")
+}
+
 fn connect_error(at: &str, e: &tokio_postgres::Error) -> SqlError {
     match db_message(e) {
         // The server answered: a refused login is not a network problem.
         Some(message) => SqlError::Server {
             at: at.to_string(),
-            message,
+            message: format!("{message}{}", login_hint(e).unwrap_or("")),
         },
         None => SqlError::Connect {
             at: at.to_string(),

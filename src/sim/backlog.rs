@@ -27,6 +27,11 @@ pub struct Backlog {
     pub processed: f64,
     /// Jobs refused while draining.
     pub refused: f64,
+    /// The most jobs started per second (a paced drain); `None`: as many as the worker runs.
+    pub rate: Option<f64>,
+    /// The worker's jobs take the instances' connections.
+    #[serde(skip)]
+    pub shares_pool: bool,
 }
 
 impl Backlog {
@@ -44,11 +49,25 @@ impl Backlog {
             busy: 0.0,
             processed: 0.0,
             refused: 0.0,
+            rate: None,
+            shares_pool: q.shares_pool,
         }
     }
 
-    /// Take `inflow` new jobs and run the worker for `dt` seconds of jobs lasting `job_s`.
-    pub fn step(&mut self, inflow: f64, job_s: f64, dt: f64) {
+    /// The most jobs per second the worker would start now, for jobs lasting `job_s`: the
+    /// pace it was given, else its workers' pace; a drain without a pace goes as fast as the
+    /// connections allow.
+    pub fn max_rate(&self, job_s: f64) -> f64 {
+        match (self.rate, self.mode) {
+            (Some(r), _) => r,
+            (None, QueueMode::Draining) => f64::INFINITY,
+            (None, _) => self.concurrency / job_s.max(1e-3),
+        }
+    }
+
+    /// Take `inflow` new jobs and run the worker for `dt` seconds of jobs lasting `job_s`, on
+    /// at most `connections` connections.
+    pub fn step(&mut self, inflow: f64, job_s: f64, dt: f64, connections: f64) {
         if self.mode == QueueMode::Draining {
             self.refused += inflow;
         } else {
@@ -59,7 +78,10 @@ impl Backlog {
             return;
         }
         let job_s = job_s.max(1e-3);
-        let rate = (self.concurrency / job_s).min(self.depth / dt);
+        let rate = self
+            .max_rate(job_s)
+            .min(self.depth / dt)
+            .min(connections.max(0.0) / job_s);
         self.busy = rate * job_s;
         let done = rate * dt;
         self.depth -= done;

@@ -32,6 +32,9 @@ pub enum Control {
     },
     Queue {
         action: QueueAction,
+        /// The most jobs started per second (a paced drain); none: as fast as the worker runs.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate: Option<f64>,
     },
     LoadShedding {
         enabled: bool,
@@ -120,7 +123,7 @@ impl Control {
             "restart" => &["pod"],
             "scale" => &["replicas"],
             "pool" => &["size"],
-            "queue" => &["action"],
+            "queue" => &["action", "rate"],
             "load-shedding" => &["enabled"],
             "idempotency" => &["enforced"],
             "memory" => &["limit_mb"],
@@ -176,6 +179,19 @@ impl Control {
                 size: number(&obj, "size", 1, 2000)?,
             },
             "queue" => Control::Queue {
+                rate: match obj.get("rate") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => match v.as_f64() {
+                        Some(r) if r.is_finite() && (0.1..=100_000.0).contains(&r) => Some(r),
+                        _ => {
+                            return Err(ControlError::bad(
+                                "rate",
+                                "\"rate\" must be a number of jobs per second from 0.1 to 100000"
+                                    .into(),
+                            ));
+                        }
+                    },
+                },
                 action: match string(&obj, "action")?.as_str() {
                     "pause" => QueueAction::Pause,
                     "resume" => QueueAction::Resume,
@@ -251,6 +267,7 @@ impl Sim {
     /// Apply a control action now. Returns the JSON answer of the control API.
     pub fn apply(&mut self, c: &Control) -> Result<Value, ControlError> {
         let now = self.now();
+        let wrong = self.wrong_move(c);
         let detail = match c {
             Control::Retries { layer, enabled } => {
                 let layers: Vec<Layer> = layer.map_or(Layer::ALL.to_vec(), |l| vec![l]);
@@ -317,14 +334,21 @@ impl Sim {
                 }
                 format!("pool size {size}")
             }
-            Control::Queue { action } => {
+            Control::Queue { action, rate } => {
                 self.backlog.mode = match action {
                     QueueAction::Pause => QueueMode::Paused,
                     QueueAction::Resume => QueueMode::Running,
                     QueueAction::Drain => QueueMode::Draining,
                 };
+                if *action != QueueAction::Pause {
+                    self.backlog.rate = *rate;
+                }
+                let paced = match (action, rate) {
+                    (QueueAction::Pause, _) | (_, None) => String::new(),
+                    (_, Some(r)) => format!(" at {r} jobs/s"),
+                };
                 format!(
-                    "queue {}",
+                    "queue {}{paced}",
                     serde_json::to_string(action)
                         .unwrap_or_default()
                         .trim_matches('"')
@@ -351,12 +375,51 @@ impl Sim {
             }
         };
         self.score.note_action(now);
+
         self.events.push(Event {
             at_s: now,
             what: detail.clone(),
             mitigation: true,
+            wrong: wrong.clone(),
         });
-        Ok(json!({ "ok": true, "applied": detail, "at_s": now }))
+        let mut answer = json!({ "ok": true, "applied": detail, "at_s": now });
+        if let Some(why) = wrong {
+            answer["wrong_move"] = Value::String(why);
+        }
+        Ok(answer)
+    }
+
+    /// Why the scenario counts `c` as a wrong move in the state the fleet is in now, if it
+    /// does.
+    fn wrong_move(&self, c: &Control) -> Option<String> {
+        use super::scenario::WrongMoveKind as Kind;
+        self.sc.wrong_moves.iter().find_map(|w| {
+            let wrong = match (w.kind, c) {
+                (Kind::ScaleOut, Control::Scale { replicas }) => {
+                    *replicas as usize > self.instances.len()
+                }
+                (Kind::FastDrain, Control::Queue { action, rate }) => {
+                    let safe = w.rate.unwrap_or(f64::INFINITY);
+                    let v = self.deployed.last().copied().unwrap_or(0);
+                    let q = self.backlog.query;
+                    let job_s = self.work[v][q] + self.hold[v][q];
+                    let fastest = match (rate, action) {
+                        (Some(r), _) => *r,
+                        (None, QueueAction::Drain) => f64::INFINITY,
+                        (None, _) => self.backlog.concurrency / job_s.max(1e-3),
+                    };
+                    *action != QueueAction::Pause
+                        && fastest > safe
+                        && self.backlog.depth > safe * 60.0
+                }
+                (Kind::PlainRestart, Control::Restart { .. }) => {
+                    self.instances.len() <= self.sc.fleet.instances as usize
+                        && self.settings.memory_limit_mb <= self.sc.fleet.memory_limit_mb
+                }
+                _ => false,
+            };
+            wrong.then(|| w.why.clone())
+        })
     }
 
     fn scale(&mut self, replicas: usize) {

@@ -39,6 +39,12 @@ pub struct Instance {
     pub busy: [f64; MAX_KINDS],
     /// Connections in use on average during the last step, per request kind.
     pub occupancy: [f64; MAX_KINDS],
+    /// Stale connections: checked out by a request its client had already abandoned, left in a
+    /// broken state the pool only reclaims at their lifetime's end (or a restart).
+    pub stale: f64,
+    /// Connections the background worker holds on this instance's pool (a backlog that shares
+    /// the instances' pools).
+    pub reserved: f64,
     pub queue: VecDeque<Waiting>,
     pub queued: f64,
     pub memory_mb: f64,
@@ -64,6 +70,8 @@ impl Instance {
             factor: 1.0,
             busy: [0.0; MAX_KINDS],
             occupancy: [0.0; MAX_KINDS],
+            stale: 0.0,
+            reserved: 0.0,
             queue: VecDeque::new(),
             queued: 0.0,
             memory_mb,
@@ -76,9 +84,16 @@ impl Instance {
         }
     }
 
-    /// Connections in use (average over the last step).
+    /// Connections checked out (average over the last step): by requests, by the background
+    /// worker, and stale ones.
     pub fn in_use(&self) -> f64 {
-        self.occupancy.iter().sum()
+        // A connection turns stale as its abandoned query ends: until then it is counted once.
+        (self.occupancy.iter().sum::<f64>() + self.stale + self.reserved).min(self.pool.max(0.0))
+    }
+
+    /// Connections requests may take: the pool less the stale and the worker's.
+    pub fn usable(&self) -> f64 {
+        (self.pool - self.stale - self.reserved).max(0.0)
     }
 
     /// Pool occupancy, 0..=1.
@@ -113,6 +128,8 @@ impl Instance {
         self.ready_at = now + restart_s;
         self.busy = [0.0; MAX_KINDS];
         self.occupancy = [0.0; MAX_KINDS];
+        self.stale = 0.0;
+        self.reserved = 0.0;
         self.queued = 0.0;
         self.restarts += 1.0;
         std::mem::take(&mut self.queue)
@@ -160,7 +177,7 @@ impl Instance {
             used[k] = self.busy[k] * t * done[k];
             self.busy[k] *= 1.0 - done[k];
         }
-        let mut room = self.pool * dt - used.iter().sum::<f64>();
+        let mut room = self.usable() * dt - used.iter().sum::<f64>();
         let mut out = Vec::new();
         while room > 1e-9 {
             let Some(front) = self.queue.front_mut() else {

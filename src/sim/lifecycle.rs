@@ -31,6 +31,7 @@ impl Sim {
                 at_s: now,
                 what: format!("fault: {}", f.note),
                 mitigation: false,
+                wrong: None,
             });
         }
     }

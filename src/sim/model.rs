@@ -53,6 +53,9 @@ pub struct Event {
     pub at_s: f64,
     pub what: String,
     pub mitigation: bool,
+    /// Why the scenario counts this action as a wrong move, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrong: Option<String>,
 }
 
 /// The simulated fleet.
@@ -72,8 +75,8 @@ pub struct Sim {
     /// Query index of each request kind.
     kind_query: [usize; MAX_KINDS],
     /// Seconds of database work and of holding outside the database, per version and query.
-    work: Vec<Vec<f64>>,
-    hold: Vec<Vec<f64>>,
+    pub(crate) work: Vec<Vec<f64>>,
+    pub(crate) hold: Vec<Vec<f64>>,
     pub(crate) slowdown: f64,
     pub(crate) next_fault: usize,
     /// Traffic multiplier and until when.
@@ -257,6 +260,23 @@ impl Sim {
             }
         }
         let share = 1.0 / up.len().max(1) as f64;
+        // A backlog that shares the pools holds its connections on the instances that serve,
+        // evenly; stale connections age out over their lifetime.
+        let reclaim = (-dt / self.sc.fleet.stale_lifetime_s).exp();
+        let worker_share = if self.backlog.shares_pool {
+            self.backlog.busy * share
+        } else {
+            0.0
+        };
+        for inst in &mut self.instances {
+            inst.stale *= reclaim;
+            inst.reserved = if inst.up {
+                worker_share.min((inst.pool - inst.stale).max(0.0))
+            } else {
+                0.0
+            };
+        }
+        let stale_share = self.sc.fleet.stale_share;
         let timeout = self.sc.fleet.request_timeout_s;
         let spread = self.sc.fleet.spread;
         let max_wait_steps = (self.sc.fleet.acquire_timeout_s / dt).ceil() as u64;
@@ -276,7 +296,8 @@ impl Sim {
                 let mut room = if inst.queued > 0.5 {
                     0.0
                 } else {
-                    (SHED_AT * inst.pool - inst.in_use()).max(0.0)
+                    (SHED_AT * inst.usable() - (inst.in_use() - inst.stale - inst.reserved))
+                        .max(0.0)
                 };
                 for (k, r) in self.sc.requests.iter().enumerate() {
                     if r.simple || mass[k] <= 0.0 {
@@ -302,8 +323,11 @@ impl Sim {
                     stats.errors += m;
                 }
             }
+            let mut leaked = 0.0;
             for (from, k, x, age) in inst.admit(self.step, &hold_k, dt) {
                 let ok = inst.answer(x, age, hold_k[k], spread, timeout);
+                // Answered after the client gave up: some leave their connection stale.
+                leaked += stale_share * (x - ok);
                 self.ledger.succeed(from, k, ok);
                 stats.ok_by_kind[k] += ok;
                 stats.answered += x;
@@ -320,6 +344,7 @@ impl Sim {
                     }
                 }
             }
+            inst.stale = (inst.stale + leaked).min(inst.pool);
         }
 
         // Memory follows the requests held; past the limit the instance is killed.
@@ -362,7 +387,14 @@ impl Sim {
         let v = self.deployed.last().copied().unwrap_or(0);
         let q = self.backlog.query;
         let job_s = self.work[v][q] * s + self.hold[v][q] + extra_hold;
-        self.backlog.step(inflow + deferred, job_s, dt);
+        let connections = if self.backlog.shares_pool {
+            (self.instances.iter().filter(|i| i.up))
+                .map(|i| (i.pool - i.stale).max(0.0))
+                .sum()
+        } else {
+            f64::INFINITY
+        };
+        self.backlog.step(inflow + deferred, job_s, dt, connections);
 
         self.ledger.finalize(self.step + 1);
         stats.finish(&self.instances, self.backlog.depth);

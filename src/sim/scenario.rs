@@ -56,6 +56,36 @@ pub struct Scenario {
     pub queue: Queue,
     #[serde(rename = "fault", default)]
     pub faults: Vec<Fault>,
+    /// The moves this scenario knows to be wrong (the response score counts them).
+    #[serde(rename = "wrong_move", default)]
+    pub wrong_moves: Vec<WrongMove>,
+    /// The seed incident's own response as plays (`RUNBOOK@WHEN`, at the seed's moments):
+    /// what `--play seed` runs.
+    #[serde(default)]
+    pub response: Vec<String>,
+}
+
+/// A move the scenario knows makes things worse, and why.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WrongMove {
+    pub kind: WrongMoveKind,
+    /// `fast-drain`: the most jobs per second the pools can take beside live traffic.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// What the timeline and the score say.
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WrongMoveKind {
+    /// More replicas than serve now.
+    ScaleOut,
+    /// Draining or resuming a backlog of more than a minute's worth at more than `rate`.
+    FastDrain,
+    /// Restarting a pod while the instances and the memory limit are still the scenario's.
+    PlainRestart,
 }
 
 /// Arrivals: a daily curve (a floor plus a bell around the peak) with multiplicative noise.
@@ -98,10 +128,22 @@ pub struct Fleet {
     /// Spread (log-normal sigma) of query times around their median.
     #[serde(default = "default_spread")]
     pub spread: f64,
+    /// Of the requests answered after their client gave up, the share that leaves its
+    /// connection stale (checked out, unusable) until the connection's lifetime ends or the
+    /// instance restarts: the stale pools of the planner incident.
+    #[serde(default)]
+    pub stale_share: f64,
+    /// A stale connection's expected remaining lifetime (the pool's maximum lifetime).
+    #[serde(default = "default_stale_lifetime")]
+    pub stale_lifetime_s: f64,
 }
 
 fn default_spread() -> f64 {
     0.3
+}
+
+fn default_stale_lifetime() -> f64 {
+    1800.0
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -203,6 +245,10 @@ pub struct Queue {
     pub running: bool,
     #[serde(default)]
     pub initial_depth: f64,
+    /// The worker's jobs take connections from the instances' pools (the bird survey's sync
+    /// backlog goes through the ingestion service) instead of a pool of their own.
+    #[serde(default)]
+    pub shares_pool: bool,
 }
 
 /// Something that goes wrong at a given time.
@@ -356,10 +402,27 @@ impl Scenario {
             ("database.capacity", self.database.capacity),
             ("traffic.width_s", self.traffic.width_s),
             ("duration_s", self.duration_s),
+            ("fleet.stale_lifetime_s", self.fleet.stale_lifetime_s),
         ];
         for (name, v) in positive {
             if !(v.is_finite() && v > 0.0) {
                 return whole(format!("{name} must be a positive number, found \"{v}\""));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.fleet.stale_share) {
+            return whole(format!(
+                "fleet.stale_share is a fraction from 0 to 1, found \"{}\"",
+                self.fleet.stale_share
+            ));
+        }
+        for w in &self.wrong_moves {
+            if w.kind == WrongMoveKind::FastDrain
+                && !w.rate.is_some_and(|r| r.is_finite() && r > 0.0)
+            {
+                return whole(
+                    "a fast-drain wrong move needs the safe rate in jobs per second: rate = 40.0"
+                        .into(),
+                );
             }
         }
         if self.fleet.instances == 0 || self.fleet.instances > 64 {

@@ -36,6 +36,7 @@ pub fn state(sim: &Sim, speed: f64) -> Value {
                 "version": sc.versions.get(i.version).map(|v| v.name.as_str()),
                 "pool_in_use": (i.in_use() * 10.0).round() / 10.0,
                 "pool_max": i.pool,
+                "pool_stale": (i.stale * 10.0).round() / 10.0,
                 "waiting": i.queued.round(),
                 "memory_mb": i.memory_mb.round(),
                 "restarts": i.restarts,

@@ -177,8 +177,15 @@ pub fn headline(v: &PanelView) -> Line<'static> {
         // A failing query's reason comes first: "no series" would be a guess.
         None if matches!(v.state, PanelState::Failing { .. }) => {}
         // An empty answer says which metric the query needed and where to look.
+        // (Only for an answer that came back empty: a failing query has no answer at all.)
         None => match &v.panel.empty_hint {
-            Some(hint) if v.panel.shown().is_empty() => {
+            Some(hint)
+                if v.panel.shown().is_empty()
+                    && matches!(
+                        v.state,
+                        PanelState::Fresh | PanelState::Partial { .. } | PanelState::Stale { .. }
+                    ) =>
+            {
                 spans.push(Span::styled(format!("— {hint}"), theme.muted))
             }
             _ => spans.push(Span::styled("— no data", theme.muted)),

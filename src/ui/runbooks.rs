@@ -31,7 +31,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let pane = &model.runbooks;
     let entries: &[Entry] = pane.entries.as_deref().unwrap_or(&[]);
     let [list, detail] = if area.width >= 70 {
-        let w = (area.width / 3).clamp(22, 34);
+        // As wide as the longest name with its marks, within two fifths of the pane.
+        let longest = (entries.iter().map(|e| e.name().chars().count()).max()).unwrap_or(0);
+        let w = (longest as u16 + 6).clamp(22, (area.width * 2 / 5).max(22));
         Layout::horizontal([Constraint::Length(w), Constraint::Min(0)]).areas(area)
     } else {
         let h = (entries.len() as u16 + 2).clamp(3, (area.height / 3).max(3));

@@ -57,6 +57,11 @@ fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
                 let (state, style) = super::timeline::journal_state(model);
                 out.push((5, vec![Span::styled(format!("incident {}", i.id), t.text)]));
                 out.push((KEEP, vec![Span::styled(state, style)]));
+                // Who holds it and who follows; a holder gone (read-only) matters most.
+                if let Some((text, warn)) = sharing(model) {
+                    let (weight, style) = if warn { (8, t.warn) } else { (5, t.accent) };
+                    out.push((weight, vec![Span::styled(text, style)]));
+                }
             }
             None => out.push((KEEP, vec![Span::styled("○ not recording", t.muted)])),
         }
@@ -294,6 +299,40 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
+}
+
+/// Who holds the incident and how many follow it, in words (`None` when it is not shared).
+pub fn sharing(model: &Model) -> Option<(String, bool)> {
+    use crate::app::sharing::Sharing;
+    let follow = |n: usize| match n {
+        0 => String::new(),
+        n => format!(", {n} following"),
+    };
+    match &model.sharing {
+        Sharing::Alone => None,
+        Sharing::Holding { followers } => {
+            Some((format!("⇄ held here{}", follow(*followers)), false))
+        }
+        Sharing::Following { gone: Some(_), .. } => Some(("✖ holder gone: read-only".into(), true)),
+        Sharing::Following {
+            holder, followers, ..
+        } => {
+            let host = if holder.is_local() {
+                String::new()
+            } else {
+                format!(" on {}", crate::sanitize::line(&holder.host))
+            };
+            Some((
+                format!(
+                    "⇄ following {} pid {}{host}{}",
+                    holder.command(),
+                    holder.pid,
+                    follow(*followers)
+                ),
+                false,
+            ))
+        }
+    }
 }
 
 #[cfg(test)]

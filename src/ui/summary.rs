@@ -140,6 +140,11 @@ fn parts(model: &Model) -> Vec<Part> {
                 style: t.text,
             });
         }
+        None if model.replay.is_none() && !model.declarable => parts.push(Part {
+            full: "no incident recorded".into(),
+            short: "no incident".into(),
+            style: t.muted,
+        }),
         None if model.replay.is_none() => {
             let d = model.keymap.hint(Mode::Dashboard, Action::Declare);
             parts.push(Part {

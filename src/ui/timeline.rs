@@ -135,6 +135,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         .unwrap_or(0)
         .to_string()
         .len();
+    let here = crate::incident::store::this_host();
+    let authors = several_authors(model);
     let lines: Vec<Line> = shown
         .iter()
         .enumerate()
@@ -154,7 +156,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
             }
             let found = pane.matches(r);
             let marked = marked == Some(i);
-            let line = Line::from(vec![
+            let mut spans = vec![
                 Span::styled(format!("#{:<w$} ", r.seq, w = seq_w), t.muted),
                 Span::styled(short_time(r.time, model.tz, spans_days), t.muted),
                 Span::raw(if marked {
@@ -166,8 +168,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 }),
                 Span::styled(format!("{:<8}", r.source.to_string()), t.accent),
                 Span::raw(" "),
-                Span::styled(text, what_style),
-            ]);
+            ];
+            // A person's record says who wrote it: several responders share one timeline.
+            if authors && r.source == crate::incident::Source::Operator && !r.actor.is_empty() {
+                spans.push(Span::styled(
+                    format!("{}: ", author(&r.actor, &r.host, &here)),
+                    t.muted,
+                ));
+            }
+            spans.push(Span::styled(text, what_style));
+            let line = Line::from(spans);
             if marked || found {
                 line.patch_style(Style::new().add_modifier(Modifier::REVERSED))
             } else {
@@ -212,6 +222,27 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         spans.push(Span::styled("  enter finds · esc cancels", t.muted));
         frame.render_widget(ratatui::widgets::Clear, r);
         frame.render_widget(Paragraph::new(Line::from(spans)), r);
+    }
+}
+
+/// Whether people's records say who wrote them: when more than one person (or host) wrote to
+/// this timeline, or when this console follows another's.
+fn several_authors(model: &Model) -> bool {
+    let mut people = model
+        .timeline
+        .iter()
+        .filter(|r| r.source == crate::incident::Source::Operator)
+        .map(|r| (&r.actor, &r.host));
+    let first = people.next();
+    model.sharing.following() || people.any(|p| Some(p) != first)
+}
+
+/// The author of a record: its actor, with its host when that is another machine.
+fn author(actor: &str, host: &str, here: &str) -> String {
+    if host.is_empty() || host == here {
+        actor.to_string()
+    } else {
+        format!("{actor}@{host}")
     }
 }
 

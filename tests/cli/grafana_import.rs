@@ -51,6 +51,7 @@ fn panel(
         crit,
         bad_when,
         legend: legend.map(str::to_string),
+        signal: None,
     }
 }
 

@@ -284,3 +284,32 @@ fn hostile_note_text_is_stored_and_printed_with_no_raw_control_bytes() {
         );
     }
 }
+
+/// The header facts a draft needs can be set from the command line: severity and services,
+/// shown by `incident show`, and the export's lint no longer asks for the services.
+#[test]
+fn severity_and_services_are_set_from_the_command_line() {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let id = ok(d, &["incident", "new", "--title", "Checkout down"]);
+    let id = id.trim();
+    let lint_before = ok(d, &["export", id]);
+    assert!(lint_before.contains("services"), "{lint_before}");
+    ok(d, &["incident", "severity", id, "SEV-1"]);
+    ok(
+        d,
+        &["incident", "services", id, "checkout, payments", "search"],
+    );
+    let show = ok(d, &["incident", "show", id]);
+    assert!(show.contains("SEV-1"), "{show}");
+    assert!(show.contains("checkout, payments, search"), "{show}");
+    let lint_after = ok(d, &["export", id]);
+    assert!(!lint_after.contains("services"), "{lint_after}");
+    let md = std::fs::read_to_string(d.join("incidents").join(id).join("exports/postmortem.md"))
+        .unwrap();
+    assert!(md.contains("SEV-1") && md.contains("checkout"), "{md}");
+    let bad = fails(d, &["incident", "severity", id, "SEV-9"]);
+    assert!(bad.contains("SEV-9"), "{bad}");
+    let none = fails(d, &["incident", "services", id, " , "]);
+    assert!(none.contains("name at least one service"), "{none}");
+}

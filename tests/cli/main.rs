@@ -12,6 +12,7 @@ mod export_cli;
 mod github_cli;
 mod grafana_import;
 mod incident_cli;
+mod incident_socket_cli;
 mod runbook_bad;
 mod runbook_cli;
 mod runbook_journal_cli;

@@ -65,6 +65,8 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         export: None,
         rehearsal: None,
         github: None,
+        serve: false,
+        follow: None,
         discovery: None,
     };
     let (store2, id2) = (store.clone(), id.clone());

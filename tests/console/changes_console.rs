@@ -131,6 +131,8 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
             changes: Some(intake),
             publish: None,
         }),
+        serve: false,
+        follow: None,
         discovery: None,
     };
     let (store2, id2) = (store.clone(), id.clone());

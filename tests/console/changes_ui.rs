@@ -38,6 +38,7 @@ fn change(
         time: t0(),
         source: Source::Github,
         actor: actor.into(),
+        host: String::new(),
         kind: Event::Change {
             repo: "acme/api".into(),
             reference: reference.into(),
@@ -72,6 +73,7 @@ fn with_changes(mut m: Model) -> Model {
             time: "2026-11-29T10:00:00Z".parse().unwrap(),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::IncidentOpened {
                 title: "Journey planner outage".into(),
                 severity: warroom::incident::event::Severity::Sev1,

@@ -176,9 +176,11 @@ async fn console(
             step_s: 5.0,
             gap_limit: config.gap_limit,
         }),
-        runbooks: demo_runbooks(&config, &r.url(), &r.service_label, 30.0),
+        runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
         rehearsal: None,
         github: None,
+        serve: false,
+        follow: None,
         discovery: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();

@@ -62,7 +62,9 @@ fn demo_runs_a_runbook_from_the_pane() {
 fn open_records_a_note_from_the_editor_and_a_status() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("w.toml"), "").unwrap();
+    // The simulator's dashboard, written out (with no [[panel]] the console would discover).
+    let panels = warroom::config::panels::render_toml(&warroom::config::default_panels());
+    std::fs::write(dir.path().join("w.toml"), panels).unwrap();
     let editor = dir.path().join("editor.sh");
     std::fs::write(
         &editor,
@@ -82,8 +84,8 @@ fn open_records_a_note_from_the_editor_and_a_status() {
     let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
         return;
     };
-    // Nothing listens there and no panel is configured: the dashboard says discovery failed.
-    term.expect("discovery failed", Duration::from_secs(10));
+    // Nothing listens there: the configured panels say so.
+    term.expect("Pool saturation", Duration::from_secs(10));
     term.send(&["t"]);
     term.expect("Timeline", Duration::from_secs(5));
     term.send(&["e"]);

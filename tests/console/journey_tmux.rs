@@ -116,18 +116,24 @@ fn record_the_incident(j: &Journey) {
 fn run_pool_exhaustion(j: &Journey) -> String {
     j.keys(&["b"]);
     j.expect("pool-exhaustion", Duration::from_secs(10));
-    // The list is sorted: batch-restart, disable-retries, pool-exhaustion.
-    j.keys(&["j", "j", "Enter"]);
+    // The list is sorted by name, the shipped runbooks first among equals.
+    for _ in 0..journey::position_in_list("pool-exhaustion") {
+        j.keys(&["j"]);
+    }
+    j.keys(&["Enter"]);
     j.expect("Plan · pool-exhaustion", Duration::from_secs(20));
-    // The plan shares the screen with the panels: scroll it (j) to its first request.
+    // The pane opens at once and says the plan is being prepared; the plan follows. It shares
+    // the screen with the panels: scroll it (j) to its first request.
     let mut plan = j.term.screen();
-    for _ in 0..60 {
+    for _ in 0..120 {
         plan = j.term.screen();
         if plan.contains("/control/rollback") {
             break;
         }
-        j.keys(&["j"]);
-        std::thread::sleep(Duration::from_millis(50));
+        if !plan.contains("preparing the plan") {
+            j.keys(&["j"]);
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
     j.keys(&["x"]);
     j.expect("Run runbook \"pool-exhaustion\"?", Duration::from_secs(10));

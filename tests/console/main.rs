@@ -4,6 +4,7 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod alertmanager;
+    pub mod app_instances;
     pub mod console;
     #[path = "../../benches/support/figure.rs"]
     pub mod figure;
@@ -23,8 +24,10 @@ mod changes_console;
 mod changes_ui;
 mod console_runbook;
 mod console_tmux;
+mod demo_clock;
 mod demo_tmux;
 mod gameday_tmux;
+mod incident_realstack;
 mod journey_tmux;
 mod modes_snapshots;
 mod open_realstack;
@@ -32,6 +35,7 @@ mod open_tmux;
 mod publish_console;
 mod replay_tmux;
 mod replay_view;
+mod responders_tmux;
 mod runbook_keys_tmux;
 mod runtime_loop;
 mod ui_snapshots;

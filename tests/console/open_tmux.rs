@@ -70,7 +70,14 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     assert!(scraped, "prometheus never scraped the exporter");
 
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("warroom.toml"), "refresh = \"1s\"\n").unwrap();
+    // The simulator's whole dashboard, written out (with no [[panel]] the console would
+    // discover, and show only the panels whose metrics this exposition has).
+    let panels = warroom::config::panels::render_toml(&warroom::config::default_panels());
+    std::fs::write(
+        dir.path().join("warroom.toml"),
+        format!("refresh = \"1s\"\n{panels}"),
+    )
+    .unwrap();
     let cmd = format!(
         "{} --config {} --log-file {} --data-dir {} open --prometheus {}",
         env!("CARGO_BIN_EXE_warroom"),

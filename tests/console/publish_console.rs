@@ -123,6 +123,8 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
             changes: None,
             publish: Some(publish),
         }),
+        serve: false,
+        follow: None,
         discovery: None,
     };
     run_console(model, services, 120, Duration::from_secs(40), drive).await

@@ -75,6 +75,7 @@ fn recorded(data: &Path) -> (Store, IncidentId) {
             crit: p.crit,
             bad_when: "above".into(),
             legend: None,
+            signal: None,
             window,
             series: vec![SnapshotSeries {
                 labels: Default::default(),

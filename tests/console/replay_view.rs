@@ -69,6 +69,7 @@ fn records() -> Vec<Record> {
             time: t0() + Duration::minutes(min) + Duration::seconds(17),
             source,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         })
         .collect()
@@ -101,6 +102,7 @@ fn snapshots() -> Vec<PanelSnapshot> {
                 crit: p.crit,
                 bad_when: "above".into(),
                 legend: None,
+                signal: None,
                 window,
                 series: vec![SnapshotSeries {
                     labels: Default::default(),

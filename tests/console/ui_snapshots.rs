@@ -350,6 +350,7 @@ pub(crate) fn record(
         time: at,
         source,
         actor: "oncall".into(),
+        host: String::new(),
         kind,
     }
 }
@@ -647,7 +648,7 @@ fn runbook_pane_list_plan_and_run() {
         let screen = render(&m);
         let text = screen.to_string();
         assert!(text.contains("✖ zz-broken"), "{text}");
-        assert!(text.contains("expected a"), "{text}");
+        assert!(text.contains("zz-broken.toml:3:9"), "{text}");
         insta::assert_snapshot!(format!("runbooks_broken_{w}x{h}"), screen);
 
         let mut m = pane(w, h);

@@ -76,8 +76,9 @@ fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simu
         run(c, Duration::from_secs(60))
     };
 
-    // The rehearsal: the fault at 07:00 (simulated), the runbook three minutes later, and ten
-    // more minutes for the recovery to show.
+    // The rehearsal: the fault at 07:00 (simulated), the runbook three minutes later, and
+    // twenty more minutes for its batch restarts (a two-minute soak each, simulated) and the
+    // recovery to show.
     let mut gameday = warroom(&data, &config);
     gameday.args([
         "gameday",
@@ -90,7 +91,7 @@ fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simu
         "--play",
         "pool-exhaustion@+3m",
         "--for",
-        "20m",
+        "30m",
         "--json",
     ]);
     let report: serde_json::Value =
@@ -159,7 +160,7 @@ fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simu
             (f("t"), f("error_ratio"), f("answered"), f("logical"))
         })
         .collect();
-    assert!(scrapes.len() > 200, "a scrape every 5 s for 20 min");
+    assert!(scrapes.len() > 300, "a scrape every 5 s for 30 min");
     let (crit, back) = (0.05, 0.05 * 0.95);
     let truth_start = scrapes.iter().find(|s| s.1 >= crit).unwrap().0;
     let truth_end = scrapes.iter().rfind(|s| s.1 >= back).unwrap().0 + SCRAPE_S;
@@ -274,6 +275,21 @@ fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simu
         "{actions}"
     );
     assert!(md.contains("**Status:** Resolved"), "{md}");
+    // The rehearsal is titled after the scenario's own title, not its slug, and its service
+    // is the one affected.
+    let scenario = warroom::sim::Scenario::load("planner-peak").unwrap();
+    assert!(
+        md.starts_with(&format!(
+            "# Incident Postmortem: Rehearsal: {}\n",
+            scenario.title
+        )),
+        "{}",
+        md.lines().next().unwrap_or_default()
+    );
+    assert!(
+        md.contains(&format!("**Services affected:** {}", scenario.service)),
+        "{md}"
+    );
     assert!(
         section("Timeline").contains("All times are local (Europe/London)."),
         "times named in the configured zone: {}",

@@ -514,8 +514,11 @@ fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator(
         let t1 = secs(resp.after.as_ref().unwrap());
         // The reading at an instant is the scrape at or before it.
         let at = |t: f64| sim_error_ratio(&r.sim, (t / SCRAPE_S).floor() * SCRAPE_S);
-        assert!((e.before - at(t0)).abs() <= 0.02, "{resp:?}");
-        assert!((e.after - at(t1)).abs() <= 0.02, "{resp:?}");
+        // While the ratio moves fast, the panel's rate window and the simulator's minute
+        // disagree by up to one scrape's change: that is the tolerance beside 2 points.
+        let slack = |t: f64| 0.02 + (at(t) - at(t - SCRAPE_S)).abs();
+        assert!((e.before - at(t0)).abs() <= slack(t0), "{resp:?}");
+        assert!((e.after - at(t1)).abs() <= slack(t1), "{resp:?}");
     }
     // The three steps started together: one response, and the recovery that followed it is
     // credited to it.

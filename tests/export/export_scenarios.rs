@@ -298,9 +298,17 @@ fn check(p: &Played) {
         .map(|s| s.error_ratio)
         .fold(0.0, f64::max);
     let got = f["signals"]["error_ratio"]["value"].as_f64().unwrap();
+    // The panel's rate window and the simulator's minute may sit one scrape apart: where
+    // the ratio jumps between scrapes (instances crashing), that jump is the tolerance too.
+    let jump = p
+        .scrapes
+        .windows(2)
+        .filter(|w| w[1].t >= got_start && w[1].t <= end)
+        .map(|w| (w[1].error_ratio - w[0].error_ratio).abs())
+        .fold(0.0, f64::max);
     assert!(
-        (got - peak).abs() <= 0.03,
-        "{name}: peak error ratio {got} vs the simulator's {peak}"
+        (got - peak).abs() <= 0.03 + jump,
+        "{name}: peak error ratio {got} vs the simulator's {peak} (largest jump {jump})"
     );
 
     // Each step's effect on the error ratio, before and after, as the simulator saw it.
@@ -511,16 +519,47 @@ fn planner_peak_with_its_fixing_play() {
 }
 
 #[test]
-fn planner_peak_with_a_late_rollback_and_a_scale_out() {
+fn planner_peak_scaled_out_then_rolled_back_late() {
     let p = play(
         "planner-peak, wrong",
         "planner-peak",
-        &["rollback-deploy@+20m", "scale-out@+22m"],
+        &["scale-out@+12m", "rollback-deploy@+20m"],
         "32m",
     );
     check(&p);
-    // Rolling back at the peak succeeds and changes nothing the customers see.
-    let rollback = &p.facts["responses"][0];
+    let response = |title: &str| {
+        p.facts["responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["titles"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|t| t.as_str().unwrap().starts_with(title))
+            })
+            .unwrap_or_else(|| panic!("no response {title}: {}", p.facts["responses"]))
+            .clone()
+    };
+    // More instances while the slow query is deployed: more connections to the bottleneck,
+    // and query latency gets worse.
+    let scale = response("Scale the API tier out");
+    assert!(
+        scale["effects"].as_array().unwrap().iter().any(
+            |e| e["name"] == "median query latency" && e["improvement"].as_f64().unwrap() < 0.0
+        ),
+        "{scale}"
+    );
+    assert!(
+        p.patterns()
+            .contains(&"scale-out-worse-latency".to_string()),
+        "{:?}",
+        p.patterns()
+    );
+    // Rolling back at the peak succeeds and changes nothing the customers see: the stale
+    // connections keep the pools full (the seed needed batch restarts after it).
+    let rollback = response("Roll planner-api back");
     assert!(
         rollback["no_effect"]
             .as_str()
@@ -531,12 +570,6 @@ fn planner_peak_with_a_late_rollback_and_a_scale_out() {
         p.md.contains("no visible effect"),
         "the draft says the step did nothing"
     );
-    assert!(
-        p.patterns()
-            .contains(&"scale-out-worse-latency".to_string()),
-        "{:?}",
-        p.patterns()
-    );
 }
 
 #[test]
@@ -544,7 +577,12 @@ fn bird_count_with_its_fixing_play() {
     let p = play(
         "bird-count, fixed",
         "bird-count",
-        &["disable-retries@+20m", "raise-pool@+21m"],
+        // As the seed did: retries off, a bigger pool, then the backlog released at a pace.
+        &[
+            "disable-retries@+20m",
+            "raise-pool@+21m",
+            "queue-drain@+24m",
+        ],
         "45m",
     );
     check(&p);

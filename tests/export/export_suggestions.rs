@@ -82,6 +82,7 @@ fn snap(order: usize, p: &warroom::config::PanelConfig, f: &dyn Fn(f64) -> f64) 
         }
         .into(),
         legend: None,
+        signal: None,
         window: w,
         series: vec![SnapshotSeries {
             labels: BTreeMap::new(),
@@ -152,6 +153,7 @@ fn records(c: &Case) -> Vec<Record> {
             time: at(min),
             source,
             actor: "ana".into(),
+            host: String::new(),
             kind,
         })
     };

@@ -159,6 +159,7 @@ proptest! {
                     time: at,
                     source: Source::Metric,
                     actor: "Instances up".into(),
+                    host: String::new(),
                     kind: Event::ThresholdCrossed {
                         panel: "Instances up".into(),
                         level: *level,

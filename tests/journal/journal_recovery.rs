@@ -119,19 +119,43 @@ fn a_torn_tail_is_recovered_at_every_byte_offset() {
     assert!(wrong.is_empty(), "wrong recoveries at cuts {wrong:?}");
 }
 
+/// RELIABILITY.md: a complete last line with a bad checksum is damage, not a torn write. It
+/// was acknowledged once (its newline is its last byte, written in the same call), so cutting
+/// it off would drop an acknowledged record: opening refuses and changes nothing.
 #[test]
-fn a_complete_last_line_with_a_bad_checksum_is_set_aside_too() {
+fn a_complete_last_line_with_a_bad_checksum_is_damage_not_a_torn_write() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal.jsonl");
-    let records = write_journal(&path, 3);
+    write_journal(&path, 3);
     let mut bytes = std::fs::read(&path).unwrap();
     let last_start = *line_starts(&bytes).last().unwrap();
     bytes[last_start + 20] ^= 0x01;
     std::fs::write(&path, &bytes).unwrap();
+    let err = Journal::open_with(&path, clock(), |f| Box::new(f))
+        .map(|_| ())
+        .expect_err("a damaged complete last line is refused");
+    match &err {
+        JournalError::Corrupt {
+            line, good_after, ..
+        } => assert_eq!((*line, *good_after), (3, 0), "{err}"),
+        other => panic!("expected damage, got {other}"),
+    }
+    let shown = err.to_string();
+    assert!(
+        shown.contains("checksum") && shown.contains("not a torn write"),
+        "{shown}"
+    );
+    // Nothing was cut or set aside, and reading says the same.
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    assert!(matches!(
+        warroom::incident::journal::read(&path),
+        Err(JournalError::Corrupt { line: 3, .. })
+    ));
+    // Without its newline the same line is a torn write, as before.
+    std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
     let (_j, recovery) = Journal::open_with(&path, clock(), |f| Box::new(f)).unwrap();
-    let torn = recovery.torn.expect("the damaged last line is reported");
-    assert!(torn.reason.contains("checksum"), "{}", torn.reason);
-    assert_eq!(recovery.records[..2], records[..2]);
+    assert!(recovery.torn.is_some());
 }
 
 fn line_of(bytes: &[u8], pos: usize) -> usize {

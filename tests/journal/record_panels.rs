@@ -55,6 +55,7 @@ fn panel() -> PanelConfig {
         crit: None,
         bad_when: BadWhen::Above,
         legend: None,
+        signal: None,
     }
 }
 

@@ -306,12 +306,43 @@ fn the_console_prompt_takes_over_in_a_real_terminal() {
     term.wait_for(Duration::from_secs(10), |s| s.contains(&id.to_string()))
         .expect("the console shows the incident");
     term.send(&["q"]);
-    term.expect("[exited 0]", Duration::from_secs(10));
+    let screen = term.expect("[exited 0]", Duration::from_secs(15));
     let records = store.read(&id).unwrap().records;
     assert!(
         records.iter().any(|r| matches!(&r.kind,
             Event::JournalNotice { message } if message.contains(&format!("took over from warroom record (pid {})", h.pid)))),
         "{records:#?}"
     );
-    assert_eq!(store.holder(&id).unwrap(), None);
+    // Takeover without loss: the console handed the incident back to a recorder started as
+    // the first one was, which goes on recording after the console has gone.
+    assert!(screen.contains("handed back to warroom record"), "{screen}");
+    let again = holder(&store, &id);
+    assert_eq!(again.role, warroom::incident::store::Role::Recorder);
+    assert_ne!(again.pid, h.pid);
+    let log = store.dir(&id).join("recorder.log");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("recording incident")) {
+        assert!(
+            Instant::now() < deadline,
+            "the restarted recorder says nothing in {log:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let restarted = nix::unistd::Pid::from_raw(again.pid as i32);
+    nix::sys::signal::kill(restarted, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store.holder(&id).unwrap().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the restarted recorder did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let last = store.read(&id).unwrap().records.pop().unwrap();
+    assert_eq!(
+        last.kind,
+        Event::Interrupted {
+            signal: "SIGTERM".into()
+        }
+    );
 }

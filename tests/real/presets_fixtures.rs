@@ -423,8 +423,8 @@ fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
     );
     assert_eq!(signal(&d, "postgres", "saturation").group, vec!["instance"]);
     // Several stacks answer one signal: each shows (saturation from PostgreSQL, PgBouncer and
-    // HAProxy; error ratio from PostgreSQL's rollbacks, HAProxy, Istio and Linkerd), the most
-    // important first.
+    // HAProxy; the users' error ratio from HAProxy, Istio and Linkerd, PostgreSQL's rollbacks
+    // being a signal of their own), the most important first.
     let sats = d
         .dashboard
         .panels
@@ -438,6 +438,12 @@ fn discovery_tells_istio_from_envoy_and_the_debian_pgbouncer_exporter() {
         .iter()
         .filter(|p| p.signal == "error-ratio")
         .count();
-    assert_eq!(errs, 4);
+    assert_eq!(errs, 3);
+    assert!(
+        d.dashboard
+            .panels
+            .iter()
+            .any(|p| p.signal == "rollback-ratio")
+    );
     assert_eq!(d.dashboard.panels[0].signal, "saturation");
 }

@@ -14,6 +14,7 @@ use wiremock::matchers::{basic_auth, bearer_token, body_string_contains, header,
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const OK_VECTOR: &str = r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"value":[1,"2"]}]}}"#;
+const OK_MATRIX: &str = r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"b"},"values":[[1,"2"]]}]}}"#;
 
 fn client(url: &str) -> PrometheusClient {
     PrometheusClient::new(ClientOptions::new(url)).expect("client")
@@ -130,7 +131,7 @@ async fn auth_extra_headers_path_prefix_and_form_parameters_are_sent() {
         .and(body_string_contains("query=rate%28x%5B5m%5D%29"))
         .and(body_string_contains("step=15.000"))
         .and(body_string_contains("timeout=9000ms"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(OK_VECTOR, "application/json"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(OK_MATRIX, "application/json"))
         .expect(1)
         .mount(&server)
         .await;

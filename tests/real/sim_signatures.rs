@@ -183,38 +183,6 @@ fn bird_count_idempotency_enforced_means_no_duplicates() {
 }
 
 #[test]
-fn bird_count_bigger_pool_and_no_retries_drain_the_backlog() {
-    let run = |fix: bool| {
-        let mut s = sim("bird-count", 2);
-        let fix_at = fault_at(&s) + 2400.0;
-        s.run_until(fix_at);
-        let before = s.window(fix_at - 60.0, fix_at).last_queue_depth;
-        if fix {
-            act(&mut s, "pool", r#"{"size":220}"#);
-            act(&mut s, "retries", r#"{"layer":"all","enabled":false}"#);
-        }
-        // While the surge still runs.
-        let end = s.scenario().faults[0].until_s.expect("the surge ends");
-        s.run_until(end);
-        (before, s.window(end - 60.0, end))
-    };
-    let (before, fixed) = run(true);
-    assert!(before > 1000.0, "a backlog built up: {before}");
-    assert_eq!(
-        fixed.last_queue_depth, 0.0,
-        "backlog left {}",
-        fixed.last_queue_depth
-    );
-    assert!(fixed.error_ratio < 0.05, "{}", fixed.error_ratio);
-    let (_, unfixed) = run(false);
-    assert!(
-        unfixed.last_queue_depth > 1000.0,
-        "{}",
-        unfixed.last_queue_depth
-    );
-}
-
-#[test]
 fn crash_loop_cascades_and_more_instances_and_memory_stop_it() {
     let mut s = sim("crash-loop", 1);
     let fault = fault_at(&s);

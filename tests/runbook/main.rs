@@ -3,8 +3,10 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod kube;
     pub mod prometheus;
     pub mod realstack;
+    pub mod redis;
     pub mod runbook_run;
     pub mod sim;
 }
@@ -20,9 +22,11 @@ mod runbook_http;
 mod runbook_journal;
 mod runbook_journal_faults;
 mod runbook_journal_kill;
+mod runbook_kubernetes;
 mod runbook_prometheus;
 mod runbook_real;
-mod runbook_real_plan;
+mod runbook_real_bad;
+mod runbook_redis;
 mod runbook_resume;
 mod runbook_safety;
 mod runbook_sql;

@@ -1,5 +1,6 @@
-//! The draft real-system runbooks (`tests/fixtures/runbooks/real/`) run against the real stack,
-//! each on the move it exists for, judged by what the real components say afterwards:
+//! The shipped real-system runbooks (`runbooks/`) run against the real stack, each on the move
+//! it exists for, their gates reading a real Prometheus that scrapes the real exporters, judged
+//! by what the real components say afterwards:
 //! PgBouncer's pool raised under pgbench load until no client waits; long transactions in
 //! PostgreSQL cancelled, then the survivors terminated, a young one left alone; an HAProxy
 //! backend restarted server by server, drained, with traffic flowing and no request failing.
@@ -15,11 +16,45 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use warroom::runbook::report::{RunEvent, RunOutcome, StepOutcome};
 
-fn draft(name: &str) -> String {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/runbooks/real")
-        .join(format!("{name}.toml"));
-    std::fs::read_to_string(p).unwrap()
+/// The text of the shipped runbook `name`, as built into warroom.
+pub fn shipped(name: &str) -> String {
+    let file = format!("runbooks/{name}.toml");
+    warroom::runbook::catalog::SHIPPED
+        .iter()
+        .find(|(f, _)| *f == file)
+        .map(|(_, text)| text.to_string())
+        .unwrap_or_else(|| panic!("{name} is not shipped"))
+}
+
+/// A Prometheus scraping `targets` every second, and a client on it once `ready` (a query)
+/// has an answer with data (bounded: 30 s).
+pub async fn prometheus_on(
+    targets: Vec<String>,
+    ready: &str,
+) -> Option<(prometheus::PromServer, Arc<dyn warroom::metrics::Source>)> {
+    let prom = prometheus::start(prometheus::PromOptions {
+        targets,
+        ..Default::default()
+    })?;
+    let client = warroom::metrics::prometheus::PrometheusClient::new(
+        warroom::metrics::prometheus::ClientOptions::new(prom.url.clone()),
+    )
+    .unwrap();
+    let source: Arc<dyn warroom::metrics::Source> = Arc::new(client);
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let a = source
+            .query(warroom::metrics::InstantQuery {
+                query: ready.into(),
+                time: None,
+            })
+            .await;
+        if a.is_ok_and(|a| !a.series.is_empty()) {
+            return Some((prom, source));
+        }
+        assert!(Instant::now() < until, "prometheus never answered {ready}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 fn assert_succeeded(ran: &runbook_run::Ran) {
@@ -62,6 +97,20 @@ async fn pgbouncer_raise_pool_drains_the_waiting_clients() {
     ) else {
         return;
     };
+    let Some(pg_exporter) = Exporter::postgres(&pg) else {
+        return;
+    };
+    let Some(b_exporter) = Exporter::pgbouncer(&b) else {
+        return;
+    };
+    let Some((_prom, source)) = prometheus_on(
+        vec![pg_exporter.target(), b_exporter.target()],
+        "pgbouncer_up and on () pg_up",
+    )
+    .await
+    else {
+        return;
+    };
     // Ten clients of 500 ms transactions on a pool of two: most of them wait.
     let Some(load) = Pgbench::start(
         b.port,
@@ -87,19 +136,21 @@ async fn pgbouncer_raise_pool_drains_the_waiting_clients() {
         b.admin("SHOW POOLS")
     );
     let ran = run(
-        &draft("pgbouncer-raise-pool"),
+        &shipped("pgbouncer-raise-pool"),
         &[
             format!("pgbouncer_admin={}", b.admin_dsn()),
             "database=appdb".into(),
             "user=app".into(),
             "pool_size=12".into(),
             "drain_within=20s".into(),
+            "interval=1s".into(),
         ],
         &[("PGBOUNCER_ADMIN_PASSWORD", BOUNCER_ADMIN_PASSWORD)],
-        None,
+        Some(source),
     )
     .await;
     assert_succeeded(&ran);
+    assert!(ran.step("database-has-room").is_some());
     assert!(
         ran.step("saturated")
             .unwrap()
@@ -187,6 +238,18 @@ async fn pg_cancel_long_transactions_cancels_then_terminates_only_the_survivors(
         APP_DB,
         "create table items (x int); alter table items owner to app;",
     );
+    // Prometheus first: the sessions' ages are measured from their start.
+    let Some(exporter) = Exporter::postgres(&pg) else {
+        return;
+    };
+    let Some((_prom, source)) = prometheus_on(
+        vec![exporter.target()],
+        &format!("pg_stat_activity_max_tx_duration{{datname=\"{APP_DB}\"}}"),
+    )
+    .await
+    else {
+        return;
+    };
     // A: a long statement in a transaction; B: idle in a transaction holding a lock.
     let _a = session(&pg, "long-a", "BEGIN;\nSELECT pg_sleep(600);\n");
     let _b = session(
@@ -196,30 +259,33 @@ async fn pg_cancel_long_transactions_cancels_then_terminates_only_the_survivors(
     );
     assert!(wait_state(&pg, "long-a", "active"));
     assert!(wait_state(&pg, "long-b", "idle in transaction"));
-    std::thread::sleep(Duration::from_millis(2500));
+    // Older than the 10 s limit; C, started now, stays younger than it for the whole run (the
+    // last step's gate reads the longest transaction of the database, C's included).
+    std::thread::sleep(Duration::from_millis(11_000));
     // C: young, idle in a transaction: not long, left alone.
     let _c = session(&pg, "young-c", "BEGIN;\nSELECT 1;\n");
     assert!(wait_state(&pg, "young-c", "idle in transaction"));
     let (pid_a, _) = backend(&pg, "long-a").unwrap();
     let (pid_b, _) = backend(&pg, "long-b").unwrap();
     let ran = run(
-        &draft("pg-cancel-long-transactions"),
+        &shipped("pg-cancel-long-transactions"),
         &[
             format!(
                 "pg=host=127.0.0.1 port={} user={SUPERUSER} dbname={APP_DB}",
                 pg.port
             ),
-            "older_than=2 seconds".into(),
+            format!("database={APP_DB}"),
+            "older_than=10".into(),
             "max_count=5".into(),
-            "settle=10s".into(),
+            "stop_within=10s".into(),
+            "interval=1s".into(),
         ],
         &[("PG_PASSWORD", SUPERUSER_PASSWORD)],
-        None,
+        Some(source),
     )
     .await;
     assert_succeeded(&ran);
-    // Found both long ones, cancelled both, terminated the survivors (both: A's transaction
-    // stays open, aborted, after its statement was cancelled).
+    // Found both long ones; cancelled the statement running (A's) and only that one.
     assert!(
         ran.step("found")
             .unwrap()
@@ -228,10 +294,10 @@ async fn pg_cancel_long_transactions_cancels_then_terminates_only_the_survivors(
     );
     let cancel = ran.step("cancel").unwrap().1;
     assert!(
-        cancel.starts_with("2 row(s)") && cancel.contains(&pid_a),
+        cancel.starts_with("1 row(s)") && cancel.contains(&format!("pid={pid_a}")),
         "{cancel}"
     );
-    // B's session survives a cancel (it runs nothing): it is terminated.
+    // B's session survives a cancel (it runs nothing, it holds the lock): it is terminated.
     let term = ran.step("terminate").unwrap().1;
     assert!(
         term.contains(&format!(
@@ -269,15 +335,16 @@ async fn pg_cancel_long_transactions_never_touches_more_than_max_count() {
     }
     std::thread::sleep(Duration::from_millis(2500));
     let ran = run(
-        &draft("pg-cancel-long-transactions"),
+        &shipped("pg-cancel-long-transactions"),
         &[
             format!(
                 "pg=host=127.0.0.1 port={} user={SUPERUSER} dbname={APP_DB}",
                 pg.port
             ),
-            "older_than=2 seconds".into(),
+            format!("database={APP_DB}"),
+            "older_than=2".into(),
             "max_count=1".into(),
-            "settle=2s".into(),
+            "stop_within=2s".into(),
         ],
         &[("PG_PASSWORD", SUPERUSER_PASSWORD)],
         None,
@@ -292,6 +359,8 @@ async fn pg_cancel_long_transactions_never_touches_more_than_max_count() {
     assert_eq!(left, 2);
     assert_eq!(ran.step("none-left").unwrap().0, StepOutcome::TimedOut);
     assert_eq!(ran.outcome, RunOutcome::Failed);
+    // The run stopped there: the gate after it never ran.
+    assert!(!ran.started("longest-falls"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -371,8 +440,9 @@ async fn haproxy_batch_restart_restarts_every_server_without_a_failed_request() 
         })
     };
     let ran = run(
-        &draft("haproxy-batch-restart"),
+        &shipped("haproxy-batch-restart"),
         &[
+            "settle=2s".into(),
             format!("haproxy_socket={}", h.socket.display()),
             "backend=be_app".into(),
             format!("restart_command={}", script.display()),

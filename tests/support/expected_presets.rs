@@ -40,7 +40,7 @@ pub fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Op
             ),
             g,
         ),
-        ("postgres", "error-ratio", 0) => {
+        ("postgres", "rollback-ratio", 0) => {
             let rb = sum(f.rate("pg_stat_database_xact_rollback", &[]), g);
             let cm = sum(f.rate("pg_stat_database_xact_commit", &[]), g);
             div(&rb, &add(&cm, &rb))

@@ -97,6 +97,7 @@ mod tests {
             time: "2026-11-29T10:30:00Z".parse().unwrap(),
             source: Source::Github,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::Change {
                 repo: "acme/api".into(),
                 reference: reference.into(),

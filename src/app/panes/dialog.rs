@@ -56,6 +56,8 @@ pub enum Purpose {
     Declare,
     /// Publish the postmortem (the choice is the form).
     Publish,
+    /// The followed holder went away: take the incident over, or keep watching.
+    TakeOver,
 }
 
 /// One field of a form.

@@ -43,6 +43,9 @@ pub struct Row {
     pub tone: Tone,
     /// The correction that superseded this record.
     pub superseded_by: Option<u64>,
+    /// Who wrote the record, and on which host (shown when several people write).
+    pub actor: String,
+    pub host: String,
 }
 
 /// The rows of `records`, in journal order (oldest first); a crossing shows the time it
@@ -85,6 +88,8 @@ pub fn rows(records: &[Record], unit: &dyn Fn(&str) -> Option<Unit>) -> Vec<Row>
                         text: String::new(),
                         tone: Tone::Running,
                         superseded_by: corrected.get(&r.seq).copied(),
+                        actor: r.actor.clone(),
+                        host: r.host.clone(),
                     });
                     let i = out.len() - 1;
                     open.insert(key, i);
@@ -115,6 +120,8 @@ pub fn rows(records: &[Record], unit: &dyn Fn(&str) -> Option<Unit>) -> Vec<Row>
             text,
             tone,
             superseded_by: corrected.get(&r.seq).copied(),
+            actor: r.actor.clone(),
+            host: r.host.clone(),
         });
     }
     out
@@ -461,6 +468,7 @@ mod tests {
                 + chrono::Duration::seconds(seq as i64),
             source: Source::Runbook,
             actor: "warroom".into(),
+            host: String::new(),
             kind,
         }
     }

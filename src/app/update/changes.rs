@@ -12,7 +12,7 @@ pub fn toggle(model: &mut Model) {
 /// A report of the changes intake.
 pub fn report(model: &mut Model, report: ChangesReport) {
     match report {
-        ChangesReport::Recorded(record) => model.timeline.push(record),
+        ChangesReport::Recorded(record) => model.add_record(record),
         ChangesReport::NotRecorded { change, error } => {
             model.journal_error = Some(crate::sanitize::line(&error).into_owned());
             model.notify(
@@ -46,6 +46,7 @@ mod tests {
             time: "2026-11-29T10:30:00Z".parse().unwrap(),
             source: Source::Github,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::Change {
                 repo: "acme/api".into(),
                 reference: reference.into(),

@@ -43,6 +43,23 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
         | Action::TimelineFilter
         | Action::TimelineOrder
         | Action::JumpToPanel) => incident::key(model, a),
+        // In a rehearsal pausing pauses its simulated time too, and says so.
+        Action::Pause if model.rehearsal => {
+            act(model, Action::Pause);
+            let running = !model.paused;
+            model.notify(
+                if running {
+                    "resumed: the simulation and the panels run again"
+                } else {
+                    "paused: the simulation and the panels (p to resume)"
+                },
+                false,
+                if running { Some(5) } else { None },
+            );
+            let mut effects = vec![Effect::Pace { running }];
+            effects.extend(super::schedule(model));
+            effects
+        }
         // Moving, zooming, the range, pause and refresh may make fetches due at once.
         a => {
             act(model, a);

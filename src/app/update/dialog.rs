@@ -139,6 +139,7 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             answer: Answer::Confirmed(true),
         }],
         Purpose::Publish => super::publish::confirmed(model, &d),
+        Purpose::TakeOver => super::sharing::take_over_answered(model, d.selected().unwrap_or(1)),
         Purpose::Decide { reply, .. } => {
             let i = d.selected().unwrap_or(0);
             vec![Effect::Answer {

@@ -81,6 +81,10 @@ fn ask_to_run(model: &mut Model) -> Vec<Effect> {
     let Some(rb) = model.runbooks.entry().and_then(|e| e.runbook()).cloned() else {
         return Vec::new();
     };
+    // One incident, one executor: a follower asks the holder, which confirms and runs it.
+    if model.sharing.following() {
+        return super::sharing::propose(model, rb.name.clone());
+    }
     if let Some(refused) = refuse_run(model) {
         model.notify(refused, true, Some(8));
         return Vec::new();

@@ -1,6 +1,7 @@
 use super::*;
 
 mod console;
+mod sharing;
 use crate::app::PanelState;
 use crate::config::Config;
 use crate::incident::{Event, Record, Source};
@@ -440,6 +441,7 @@ fn crossing(seq: u64, panel: &str, direction: crate::incident::event::Direction)
         time: t0() + chrono::Duration::seconds(seq as i64 * 60),
         source: Source::Metric,
         actor: "warroom".into(),
+        host: String::new(),
         kind: Event::ThresholdCrossed {
             panel: panel.into(),
             level: crate::incident::event::Level::Crit,
@@ -473,6 +475,7 @@ fn g_jumps_from_the_newest_crossing_to_its_panel_then_to_older_ones() {
             time: t0(),
             source: Source::Operator,
             actor: "ana".into(),
+            host: String::new(),
             kind: Event::note("looking"),
         },
         crossing(3, "a panel no longer configured", Direction::Up),

@@ -528,6 +528,7 @@ fn build<'b>(
         crit,
         bad_when: lv.bad_when,
         legend,
+        signal: None,
     };
     (config, notes)
 }

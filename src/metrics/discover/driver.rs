@@ -78,14 +78,14 @@ impl Discovery {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DiscoverError {
     #[error(
-        "cannot list metric names from {url}: {error}; check the URL and that it is a Prometheus API (warroom keeps trying)"
+        "cannot list metric names from {url}: {error}; check the URL and that it is a Prometheus API"
     )]
     Names { url: String, error: SourceError },
     #[error(
         "{url} listed more than {limit} bytes of metric names; discovery gave up (write [[panel]] entries in warroom.toml instead)"
     )]
     TooManyNames { url: String, limit: usize },
-    #[error("discovery on {url} took longer than {deadline:?}; warroom keeps trying")]
+    #[error("discovery on {url} took longer than {deadline:?}")]
     TimedOut { url: String, deadline: Duration },
 }
 

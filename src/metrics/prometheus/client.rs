@@ -148,6 +148,41 @@ impl PrometheusClient {
         .boxed()
     }
 
+    /// `GET /api/v1/rules?type=alert`: the alerting rules, as the answer's body
+    /// (`{"data":{"groups":[…]}}`; read by the postmortem, which names the signals no rule
+    /// watches). At most 4 MiB.
+    pub fn alerting_rules(&self) -> BoxFuture<'static, Result<serde_json::Value, SourceError>> {
+        let inner = self.inner.clone();
+        async move {
+            let params = vec![("type", "alert".to_string())];
+            let r = inner
+                .send_capped(
+                    "api/v1/rules",
+                    reqwest::Method::GET,
+                    Body::Params(params),
+                    4 << 20,
+                )
+                .await?;
+            if !(200..300).contains(&r.status) {
+                return Err(error_from_reply(
+                    r.status,
+                    r.content_type.as_deref(),
+                    r.retry_after
+                        .as_deref()
+                        .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+                    &r.body,
+                ));
+            }
+            let env: Envelope<serde_json::Value> = serde_json::from_slice(&r.body)
+                .map_err(|e| malformed_2xx(r.content_type.as_deref(), &r.body, &e))?;
+            if env.status.as_deref() != Some("success") {
+                return Err(parse::api_error(env.error_type, env.error, env.status));
+            }
+            Ok(serde_json::json!({ "data": env.data.unwrap_or_default() }))
+        }
+        .boxed()
+    }
+
     /// `GET /api/v1/label/<label>/values`: the values of one label on the series matching any
     /// of `matchers` (all series when empty) between `start` and `end` (Unix seconds). `limit`
     /// is sent for servers that honour it (Prometheus ≥ 2.51, VictoriaMetrics); the body is

@@ -10,7 +10,6 @@ use crate::runbook::rows::{Judgement, RowCondition, Rows};
 use crate::runbook::sql::{self, SqlSpec};
 use crate::runbook::template::Context;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// Reading lines sent while a step waits for its condition, at most (the last one is in the
 /// step's record regardless).
@@ -99,17 +98,19 @@ impl Executor {
         source: &Source<'_>,
         limit: Duration,
     ) -> Result<Judged, Stop> {
-        let start = Instant::now();
+        // The wait and its readings are durations of the run (its clock); each reading's own
+        // timeout bounds a network call (wall time).
+        let start = self.clock.now();
         let budget = wait.unwrap_or(limit);
         let mut readings = 0usize;
         loop {
             self.checkpoint().await?;
             let left = budget
-                .saturating_sub(start.elapsed())
+                .saturating_sub(self.clock.since(start))
                 .max(Duration::from_millis(100));
             let reading = source.read(left.min(limit)).await;
             readings += 1;
-            let last_chance = wait.is_none() || start.elapsed() + interval >= budget;
+            let last_chance = wait.is_none() || self.clock.since(start) + interval >= budget;
             let (rows, notices) = match reading {
                 Ok(r) => r,
                 Err((why, transient)) => {
@@ -335,7 +336,7 @@ impl Executor {
         within: Duration,
         timeout: Duration,
     ) -> Result<(StepOutcome, String), Stop> {
-        let start = Instant::now();
+        let start = self.clock.now();
         let mut first = None;
         let mut shown = 0usize;
         loop {
@@ -350,11 +351,11 @@ impl Executor {
                     StepOutcome::Succeeded,
                     format!(
                         "{server}: {first} current session(s) at the start, 0 after {:.1} s",
-                        start.elapsed().as_secs_f64()
+                        self.clock.since(start).as_secs_f64()
                     ),
                 ));
             }
-            if start.elapsed() >= within {
+            if self.clock.since(start) >= within {
                 return Ok((
                     StepOutcome::TimedOut,
                     HaproxyError::NotDrained {
@@ -372,7 +373,7 @@ impl Executor {
             }
             self.idle(
                 DRAIN_POLL
-                    .min(within.saturating_sub(start.elapsed()))
+                    .min(within.saturating_sub(self.clock.since(start)))
                     .max(Duration::from_millis(10)),
             )
             .await?;

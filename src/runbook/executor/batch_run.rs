@@ -179,7 +179,8 @@ impl Executor {
             gated: b.gate.is_some(),
         };
         let mut r = Rollout::new(cfg, initial);
-        let start = tokio::time::Instant::now();
+        // Soaks, settles and deadlines are durations of the run: its clock.
+        let start = self.clock.now();
         let poll = b
             .instance
             .interval
@@ -187,7 +188,7 @@ impl Executor {
             .max(Duration::from_millis(200));
         loop {
             self.checkpoint().await?;
-            let next = r.next(start.elapsed());
+            let next = r.next(self.clock.since(start));
             self.flush(&step.id, &mut r)?;
             match next {
                 Next::Act { batch, targets } => {
@@ -221,7 +222,7 @@ impl Executor {
                 Next::Watch(names) => {
                     for n in &names {
                         let h = self.healthy(b, n).await?;
-                        r.observe(start.elapsed(), n, h);
+                        r.observe(self.clock.since(start), n, h);
                     }
                     self.idle(poll).await?;
                 }
@@ -246,7 +247,7 @@ impl Executor {
                         step: step.id.clone(),
                         decision: d,
                     })?;
-                    r.decide(start.elapsed(), d);
+                    r.decide(self.clock.since(start), d);
                 }
                 Next::Finished(f) => {
                     self.flush(&step.id, &mut r)?;

@@ -84,7 +84,7 @@ impl Executor {
         let mut record_err = None;
         let resp = self
             .sender
-            .send(&req, key.as_deref(), |a| {
+            .send_on(self.clock.as_ref(), &req, key.as_deref(), |a| {
                 let r = self.emit(RunEvent::Attempt {
                     step: step.to_string(),
                     target: target.map(str::to_string),
@@ -156,7 +156,7 @@ impl Executor {
         };
         let mut sent = 0usize;
         let mut record_err = None;
-        let result = exec::run(&cmd, &self.vars.masker, rx, |line| {
+        let result = exec::run_on(self.clock.as_ref(), &cmd, &self.vars.masker, rx, |line| {
             if sent < MAX_OUTPUT_EVENTS {
                 sent += 1;
                 if let Err(e) = self.emit(RunEvent::Output {

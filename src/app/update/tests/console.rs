@@ -552,6 +552,7 @@ fn run_events_show_step_batch_gate_and_journaled_records_reach_the_timeline() {
         time: m.now,
         source: Source::Runbook,
         actor: id.clone(),
+        host: String::new(),
         kind: Event::note("x"),
     };
     let at = m.now;
@@ -736,6 +737,7 @@ fn corrections_supersede_notes_and_retract_other_records() {
         time: t0(),
         source,
         actor: "a".into(),
+        host: String::new(),
         kind,
     };
     m.timeline = vec![
@@ -877,6 +879,7 @@ fn stopped_run(rb: &crate::runbook::model::Runbook, finished: bool) -> Vec<Recor
         time: t0(),
         source: Source::Runbook,
         actor: "warroom".into(),
+        host: String::new(),
         kind: Event::RunbookStep {
             run: run.clone(),
             step: id.into(),
@@ -889,6 +892,7 @@ fn stopped_run(rb: &crate::runbook::model::Runbook, finished: bool) -> Vec<Recor
         time: t0(),
         source: Source::Runbook,
         actor: "warroom".into(),
+        host: String::new(),
         kind: Event::RunbookRun {
             run: run.clone(),
             state,
