@@ -255,6 +255,18 @@ def one_round(name, argv, env, prom_pid, prom_idle_rate, args, workdir):
         "alive": alive,
     }
     tmux(sock, "kill-server")
+    # A console that outlives its terminal (grafatui ignores the hangup) is ended here, so the
+    # next round measures alone.
+    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 1.0)):
+        if not os.path.exists(f"/proc/{pid}") or pid <= 0:
+            break
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            break
+        deadline = time.time() + wait
+        while os.path.exists(f"/proc/{pid}") and time.time() < deadline:
+            time.sleep(0.05)
     relay.close()
     return fig
 
