@@ -11,7 +11,7 @@
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SCRAPE_S: f64 = 5.0;
 const CRIT: f64 = 0.05;
@@ -25,26 +25,8 @@ fn runbooks() -> PathBuf {
 /// still running when the rehearsal ends makes the game day exit non-zero). Output goes to
 /// files: the game day's report is larger than a pipe holds.
 fn run(mut cmd: Command, limit: Duration) -> (bool, String, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
-    let mut child = cmd
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    let began = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if began.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{cmd:?} did not finish within {limit:?}: {}", read(&err));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    (status.success(), read(&out), read(&err))
+    let (status, out, err) = crate::support::child::run_to_end(&mut cmd, limit);
+    (status.success(), out, err)
 }
 
 /// One scrape of the simulator's record.
