@@ -1,8 +1,15 @@
 //! Tracing to a log file, never to the screen.
 
 use std::path::Path;
-use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
+
+/// Lines queued for the log thread at most (issue 20). tracing-appender's default, 128,000,
+/// is allocated up front and held 4 MiB resident for a log written every 15 to 30 s. The log
+/// thread sleeps until a line comes and drains the queue in one go, so a burst fills at most a
+/// few hundred; past this bound lines are dropped (and counted by tracing-appender), never
+/// waited for: the console's thread must not block on its log.
+pub const BUFFERED_LINES: usize = 1024;
 
 /// Start logging to `file` (or the default log file). Keep the guard alive until exit so the
 /// last lines are flushed. Filter with `WARROOM_LOG_LEVEL` (default `info`).
@@ -15,7 +22,10 @@ pub fn init(file: Option<&Path>) -> std::io::Result<WorkerGuard> {
     std::fs::create_dir_all(dir)?;
     let name = path.file_name().unwrap_or_else(|| "warroom.log".as_ref());
     let appender = tracing_appender::rolling::never(dir, name);
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let (writer, guard) = NonBlockingBuilder::default()
+        .buffered_lines_limit(BUFFERED_LINES)
+        .thread_name("warroom log")
+        .finish(appender);
     let filter =
         EnvFilter::try_from_env("WARROOM_LOG_LEVEL").unwrap_or_else(|_| EnvFilter::new("info"));
     // A second init (tests) is harmless: the first subscriber stays.

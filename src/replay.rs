@@ -71,7 +71,7 @@ async fn play(
     terminal: &mut ratatui::DefaultTerminal,
     replay: &mut Replay,
 ) -> color_eyre::Result<()> {
-    let mut input = EventStream::new();
+    let mut input = crate::tui::gated::WakeGated::new(EventStream::new());
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut last_tick = Instant::now();

@@ -4,6 +4,7 @@
 //! [`parse`] and [`errors`] turn any reply into one outcome without I/O; [`client`] sends the
 //! requests (timeouts, at most 4 in flight, no retries at this layer).
 
+mod body;
 pub mod client;
 pub mod errors;
 pub mod labels;

@@ -2,6 +2,7 @@
 //! takes it back. The terminal input stream is dropped first (crossterm's reader thread would
 //! otherwise take the editor's first keystrokes) and made anew afterwards.
 
+use super::gated::WakeGated;
 use crossterm::event::{Event, EventStream};
 use futures::Stream;
 use std::pin::Pin;
@@ -10,7 +11,8 @@ use std::task::{Context, Poll, Waker};
 
 #[derive(Default)]
 struct Shared {
-    stream: Option<EventStream>,
+    /// Gated: an idle console's other wakeups do not poll crossterm (see [`WakeGated`]).
+    stream: Option<WakeGated<EventStream>>,
     waker: Option<Waker>,
 }
 
@@ -40,7 +42,7 @@ pub struct Suspend(Arc<Mutex<Shared>>);
 /// The terminal's input and its suspend handle.
 pub fn input() -> (Input, Suspend) {
     let shared = Arc::new(Mutex::new(Shared {
-        stream: Some(EventStream::new()),
+        stream: Some(WakeGated::new(EventStream::new())),
         waker: None,
     }));
     (Input(shared.clone()), Suspend(shared))
@@ -101,7 +103,7 @@ impl Suspend {
     /// Take input again.
     pub fn resume(&mut self) {
         if let Ok(mut s) = self.0.lock() {
-            s.stream = Some(EventStream::new());
+            s.stream = Some(WakeGated::new(EventStream::new()));
             if let Some(w) = s.waker.take() {
                 w.wake();
             }

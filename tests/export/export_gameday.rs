@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SCRAPE_S: f64 = 5.0;
 
@@ -26,32 +26,9 @@ fn warroom(data: &Path, config: &Path) -> Command {
 /// Runs to completion within `limit`; returns stdout, failing with stderr when it fails.
 /// Output goes to files, not pipes: the game day's report is larger than a pipe holds.
 fn run(mut cmd: Command, limit: Duration) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
-    let mut child = cmd
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    let began = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if began.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{cmd:?} did not finish within {limit:?}: {}", read(&err));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert!(
-        status.success(),
-        "{cmd:?} failed ({status}): {}\n{}",
-        read(&out),
-        read(&err)
-    );
-    read(&out)
+    let (status, out, err) = crate::support::child::run_to_end(&mut cmd, limit);
+    assert!(status.success(), "{cmd:?} failed ({status}): {out}\n{err}");
+    out
 }
 
 fn utc(v: &serde_json::Value) -> DateTime<Utc> {

@@ -3,6 +3,7 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod child;
     #[path = "../fixtures/export/incident.rs"]
     pub mod export_incident;
     pub mod github_mock;

@@ -27,6 +27,7 @@ mod journey_gameday;
 mod presets_engines;
 mod presets_fixtures;
 mod presets_realstack;
+mod prometheus_body_memory;
 mod prometheus_fuzz;
 mod prometheus_mock;
 mod prometheus_real;

@@ -55,14 +55,15 @@ fn prometheus_sees_the_storm_and_the_recovery() {
     }) else {
         return;
     };
-    // 120 simulated seconds (four at 30x) before the bad deploy at 07:00.
+    // 300 simulated seconds (ten at 30x) before the bad deploy at 07:00: on a busy machine
+    // Prometheus's first scrapes come a few seconds late, and some must precede the fault.
     let sim = sim_support::serve(
         sim_port,
         "planner-peak",
-        &["--speed", "30", "--start-at", "1080"],
+        &["--speed", "30", "--start-at", "900"],
     );
 
-    let storm = wait_for(prom.port, Duration::from_secs(25), |s, a| {
+    let storm = wait_for(prom.port, Duration::from_secs(40), |s, a| {
         s > 0.95 && a > 2.0
     })
     .expect("saturation and amplification rise after the fault");

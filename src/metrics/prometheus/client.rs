@@ -5,6 +5,7 @@
 //! the body. At most [`MAX_IN_FLIGHT`] requests per client are in flight. Nothing is retried
 //! here: retrying is the caller's decision, through `metrics::health` and its backoff.
 
+use super::body::{Body, Budget};
 use super::errors::error_from_reply;
 use super::labels::{LabelList, parse_label_list};
 use super::parse::{self, Envelope, MAX_BODY, clean_message, malformed_2xx, parse_answer};
@@ -52,6 +53,8 @@ struct Inner {
     timeout: Duration,
     post: bool,
     slots: Semaphore,
+    /// What the bodies being read hold together: at most [`MAX_BODY`].
+    budget: Arc<Budget>,
 }
 
 impl fmt::Debug for PrometheusClient {
@@ -75,12 +78,13 @@ struct Reply {
     status: u16,
     content_type: Option<String>,
     retry_after: Option<String>,
-    body: Vec<u8>,
+    /// Holds its share of the client's body budget until dropped (after parsing).
+    body: Body,
 }
 
-enum Body {
+enum Params {
     None,
-    Params(Vec<(&'static str, String)>),
+    List(Vec<(&'static str, String)>),
 }
 
 impl PrometheusClient {
@@ -109,6 +113,8 @@ impl PrometheusClient {
             .use_rustls_tls()
             .default_headers(headers)
             .user_agent(concat!("warroom/", env!("CARGO_PKG_VERSION")))
+            // Accept-Encoding: gzip; the body cap applies to the bytes decoded.
+            .gzip(true)
             .timeout(opts.timeout)
             .connect_timeout(opts.timeout.min(Duration::from_secs(5)))
             // A redirect is usually a login proxy; show it rather than follow it with our
@@ -127,6 +133,7 @@ impl PrometheusClient {
                 timeout: opts.timeout,
                 post: opts.post,
                 slots: Semaphore::new(MAX_IN_FLIGHT),
+                budget: Budget::new(MAX_BODY),
             }),
         })
     }
@@ -141,7 +148,11 @@ impl PrometheusClient {
         let inner = self.inner.clone();
         async move {
             let r = inner
-                .send("api/v1/status/buildinfo", reqwest::Method::GET, Body::None)
+                .send(
+                    "api/v1/status/buildinfo",
+                    reqwest::Method::GET,
+                    Params::None,
+                )
                 .await?;
             parse_buildinfo(&r)
         }
@@ -159,7 +170,7 @@ impl PrometheusClient {
                 .send_capped(
                     "api/v1/rules",
                     reqwest::Method::GET,
-                    Body::Params(params),
+                    Params::List(params),
                     4 << 20,
                 )
                 .await?;
@@ -170,11 +181,11 @@ impl PrometheusClient {
                     r.retry_after
                         .as_deref()
                         .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-                    &r.body,
+                    r.body.as_slice(),
                 ));
             }
-            let env: Envelope<serde_json::Value> = serde_json::from_slice(&r.body)
-                .map_err(|e| malformed_2xx(r.content_type.as_deref(), &r.body, &e))?;
+            let env: Envelope<serde_json::Value> = serde_json::from_slice(r.body.as_slice())
+                .map_err(|e| malformed_2xx(r.content_type.as_deref(), r.body.as_slice(), &e))?;
             if env.status.as_deref() != Some("success") {
                 return Err(parse::api_error(env.error_type, env.error, env.status));
             }
@@ -250,7 +261,7 @@ impl PrometheusClient {
                 .send_capped(
                     &endpoint,
                     reqwest::Method::GET,
-                    Body::Params(params),
+                    Params::List(params),
                     max_bytes,
                 )
                 .await?;
@@ -260,7 +271,7 @@ impl PrometheusClient {
                 r.retry_after
                     .as_deref()
                     .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-                &r.body,
+                r.body.as_slice(),
             )
         }
         .boxed()
@@ -274,12 +285,12 @@ impl PrometheusClient {
     ) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
         let (inner, method) = (self.inner.clone(), self.query_method());
         async move {
-            let r = inner.send(path, method, Body::Params(params)).await?;
+            let r = inner.send(path, method, Params::List(params)).await?;
             parse_answer(
                 r.status,
                 r.content_type.as_deref(),
                 r.retry_after.as_deref(),
-                &r.body,
+                r.body.as_slice(),
             )
         }
         .boxed()
@@ -313,11 +324,11 @@ fn parse_buildinfo(r: &Reply) -> Result<BuildInfo, SourceError> {
             r.retry_after
                 .as_deref()
                 .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-            &r.body,
+            r.body.as_slice(),
         ));
     }
-    let env: Envelope<BuildInfo> = serde_json::from_slice(&r.body)
-        .map_err(|e| malformed_2xx(r.content_type.as_deref(), &r.body, &e))?;
+    let env: Envelope<BuildInfo> = serde_json::from_slice(r.body.as_slice())
+        .map_err(|e| malformed_2xx(r.content_type.as_deref(), r.body.as_slice(), &e))?;
     if env.status.as_deref() != Some("success") {
         return Err(parse::api_error(env.error_type, env.error, env.status));
     }
@@ -335,9 +346,9 @@ impl Inner {
         &self,
         endpoint: &str,
         method: reqwest::Method,
-        body: Body,
+        params: Params,
     ) -> Result<Reply, SourceError> {
-        self.send_capped(endpoint, method, body, MAX_BODY).await
+        self.send_capped(endpoint, method, params, MAX_BODY).await
     }
 
     /// [`Self::send`], refusing a body larger than `max_bytes`.
@@ -345,7 +356,7 @@ impl Inner {
         &self,
         endpoint: &str,
         method: reqwest::Method,
-        body: Body,
+        params: Params,
         max_bytes: usize,
     ) -> Result<Reply, SourceError> {
         let url = self
@@ -353,7 +364,8 @@ impl Inner {
             .join(endpoint)
             .map_err(|e| SourceError::Unreachable(format!("bad endpoint URL: {e}")))?;
         let deadline = self.timeout;
-        match tokio::time::timeout(deadline, self.send_within(url, method, body, max_bytes)).await {
+        match tokio::time::timeout(deadline, self.send_within(url, method, params, max_bytes)).await
+        {
             Ok(r) => r,
             Err(_) => Err(SourceError::Timeout(deadline)),
         }
@@ -363,7 +375,7 @@ impl Inner {
         &self,
         url: Url,
         method: reqwest::Method,
-        body: Body,
+        params: Params,
         max_bytes: usize,
     ) -> Result<Reply, SourceError> {
         let _slot = self
@@ -373,7 +385,7 @@ impl Inner {
             .map_err(|_| SourceError::Unreachable("the client is shutting down".into()))?;
         let is_get = method == reqwest::Method::GET;
         let mut req = self.http.request(method, url);
-        if let Body::Params(params) = &body {
+        if let Params::List(params) = &params {
             req = if is_get {
                 req.query(params)
             } else {
@@ -404,21 +416,25 @@ impl Inner {
                 summary: format!("{to} (a login proxy? point warroom at the API itself)"),
             });
         }
-        if resp.content_length().is_some_and(|n| n > max_bytes as u64) {
+        // With gzip the announced length is the compressed one (and reqwest hides it): the
+        // bound is always on the bytes decoded.
+        let mut body = Body::new(self.budget.clone());
+        if let Some(n) = resp.content_length()
+            && !body.expect(usize::try_from(n).unwrap_or(usize::MAX), max_bytes)
+        {
             return Err(SourceError::TooLarge(max_bytes));
         }
-        let mut bytes = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport_error(e))? {
-            if bytes.len() + chunk.len() > max_bytes {
+            if !body.push(&chunk, max_bytes) {
+                // Dropping `body` frees what was read and gives its share back at once.
                 return Err(SourceError::TooLarge(max_bytes));
             }
-            bytes.extend_from_slice(&chunk);
         }
         Ok(Reply {
             status,
             content_type,
             retry_after,
-            body: bytes,
+            body,
         })
     }
 
@@ -496,7 +512,7 @@ impl Source for PrometheusClient {
         let inner = self.inner.clone();
         async move {
             let r = inner
-                .send("-/ready", reqwest::Method::GET, Body::None)
+                .send("-/ready", reqwest::Method::GET, Params::None)
                 .await?;
             if (200..300).contains(&r.status) {
                 Ok(())
@@ -507,7 +523,7 @@ impl Source for PrometheusClient {
                     r.retry_after
                         .as_deref()
                         .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-                    &r.body,
+                    r.body.as_slice(),
                 ))
             }
         }
