@@ -396,10 +396,14 @@ pub enum TimelineMode {
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
+    /// The incident to export (`warroom incident list` shows them).
     #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
+    /// `markdown`: the house-format postmortem draft; `status`: the status-page
+    /// updates; `json`: the facts both are written from.
     #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
     pub format: ExportFormat,
+    /// Write the files into this directory (default: the incident's `exports/` directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// A minijinja template over the same facts.

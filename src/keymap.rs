@@ -271,7 +271,7 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
         Mode::Dialog,
         Action::Close,
         &["esc", "ctrl-c"],
-        Some("cancel (the answer is no)"),
+        Some("cancel (a step: ask again, skip or abort)"),
     ),
     (
         Mode::Dialog,

@@ -411,6 +411,14 @@ fn journey_in_the_demo_from_crossing_to_postmortem() {
     let id = journey::only_incident(dir.path());
     let records = journey::timeline(dir.path(), &id);
     journey::check_journal(&records, &STEPS, None);
+    // The scenario's service is recorded as the one affected, as a headless game day does.
+    let scenario = warroom::sim::Scenario::load("planner-peak").unwrap();
+    assert!(
+        records.iter().any(|r| matches!(&r.kind,
+            Event::ServicesChanged { services } if services.len() == 1 && services[0] == scenario.service)),
+        "no record of the service {:?}",
+        scenario.service
+    );
     let md = std::fs::read_to_string(
         dir.path()
             .join("data/incidents")

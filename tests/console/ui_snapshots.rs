@@ -511,6 +511,7 @@ pub(crate) fn running(w: u16, h: u16) -> Model {
                 step: "restart".into(),
                 summary: "Batch 3 of step \"restart\": api-6, api-7, api-8".into(),
                 word: "batch 3".into(),
+                skippable: false,
             }),
             reply,
         },

@@ -18,6 +18,8 @@ pub enum Purpose {
     Confirm {
         run_id: String,
         reply: Reply,
+        /// The runbook lets the run go on without this step.
+        skippable: bool,
     },
     /// The executor's decision after a failure.
     Decide {

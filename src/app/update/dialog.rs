@@ -118,10 +118,26 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             model.dialog = Some((**question).clone());
             return Vec::new();
         }
-        Purpose::Declined { reply, .. } => vec![Effect::Answer {
-            reply: reply.clone(),
-            answer: Answer::Confirmed(false),
-        }],
+        Purpose::Declined {
+            reply, question, ..
+        } => {
+            // The skippable form's second choice goes on without the step.
+            let skip = matches!(
+                question.purpose,
+                Purpose::Confirm {
+                    skippable: true,
+                    ..
+                }
+            ) && d.selected() == Some(1);
+            vec![Effect::Answer {
+                reply: reply.clone(),
+                answer: if skip {
+                    Answer::Skipped
+                } else {
+                    Answer::Confirmed(false)
+                },
+            }]
+        }
         Purpose::Declare => match incident::declare_answered(model, &d) {
             Ok(e) => e,
             Err(e) => return keep(model, d, e),

@@ -131,7 +131,7 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
             vec![
                 Field::new("action", "what will be done", ""),
                 Field::new("owner", "a team or person", ""),
-                Field::new("priority", "P1, P2 or P3", ""),
+                Field::new("priority", "P0 (highest) to P3", ""),
                 Field::new("due", "YYYY-MM-DD", ""),
             ],
             Purpose::ActionItem,

@@ -438,10 +438,22 @@ pub fn refusal(d: &Dialog) -> Option<Effect> {
 /// The choices after esc on a step's confirmation.
 pub const DECLINED: [&str; 2] = ["ask again (nothing was sent)", "abort the run"];
 
+/// The choices after esc on the confirmation of a step the runbook lets the run go on without.
+pub const DECLINED_SKIPPABLE: [&str; 3] = [
+    "ask again (nothing was sent)",
+    "skip this step and go on",
+    "abort the run",
+];
+
 /// Esc on a step's confirmation: that step is declined, not the run. Offer to ask again or
 /// abort; nothing is answered until one is chosen.
 pub fn declined(model: &mut Model, d: Dialog) {
-    let Purpose::Confirm { run_id, reply } = &d.purpose else {
+    let Purpose::Confirm {
+        run_id,
+        reply,
+        skippable,
+    } = &d.purpose
+    else {
         model.dialog = Some(d);
         return;
     };
@@ -455,8 +467,18 @@ pub fn declined(model: &mut Model, d: Dialog) {
         .unwrap_or_else(|| word.clone());
     let mut text = vec![
         format!("You did not confirm \"{word}\": nothing was sent for it."),
-        "This runbook's steps cannot be skipped: ask again, or abort the run.".into(),
+        if *skippable {
+            "The runbook allows going on without this step: ask again, skip it, or abort the run."
+        } else {
+            "This step cannot be skipped: ask again, or abort the run."
+        }
+        .into(),
     ];
+    let choices: &[&str] = if *skippable {
+        &DECLINED_SKIPPABLE
+    } else {
+        &DECLINED
+    };
     if let Some(run) = model.runbooks.run.as_ref() {
         text.extend(progress_lines(run));
     }
@@ -470,7 +492,7 @@ pub fn declined(model: &mut Model, d: Dialog) {
     model.dialog = Some(Dialog::choose(
         format!("Step \"{step}\" not confirmed"),
         text,
-        DECLINED.iter().map(|s| s.to_string()).collect(),
+        choices.iter().map(|s| s.to_string()).collect(),
         0,
         Purpose::Declined {
             run_id,
@@ -503,7 +525,11 @@ pub fn ask(
                 format!("Confirm step \"{}\"", c.step),
                 c.summary.lines().map(String::from).collect(),
                 c.word,
-                Purpose::Confirm { run_id, reply },
+                Purpose::Confirm {
+                    run_id,
+                    reply,
+                    skippable: c.skippable,
+                },
             )
         }
         Question::Decide { step, reason } => Dialog::choose(

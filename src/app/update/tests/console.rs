@@ -313,6 +313,7 @@ fn hold_resume_and_abort_ask_first_and_quit_waits_for_the_run() {
                 step: "rollback".into(),
                 summary: "Step \"rollback\": Roll back".into(),
                 word: "rollback".into(),
+                skippable: false,
             }),
             reply,
         },
@@ -378,6 +379,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
                 step: "restart".into(),
                 summary: "Batch 1: api-0, api-1, api-2".into(),
                 word: "batch 1".into(),
+                skippable: false,
             }),
             reply: reply.clone(),
         },
@@ -451,6 +453,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
                 step: "rollback".into(),
                 summary: "x".into(),
                 word: "rollback".into(),
+                skippable: false,
             }),
             reply: reply.clone(),
         },
@@ -482,6 +485,34 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
         vec![Effect::Answer {
             reply,
             answer: Answer::Confirmed(false)
+        }]
+    );
+    // A step the runbook lets the run go on without: esc offers to skip it, and only it.
+    let (reply, _rx) = Reply::new();
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Confirm(Confirmation {
+                step: "cancel-long".into(),
+                summary: "x".into(),
+                word: "cancel-long".into(),
+                skippable: true,
+            }),
+            reply: reply.clone(),
+        },
+    );
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    let d = m.dialog.as_ref().unwrap();
+    assert!(
+        matches!(&d.body, Body::Choose { options, .. } if options.len() == 3 && options[1].starts_with("skip")),
+        "{d:?}"
+    );
+    assert_eq!(
+        choose(&mut m, 1),
+        vec![Effect::Answer {
+            reply,
+            answer: Answer::Skipped
         }]
     );
     // A question from a run this console did not start is refused at once.
