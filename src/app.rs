@@ -4,6 +4,7 @@
 //!
 //! - [`model`], [`msg`], [`effect`]: the state and what flows in and out of `update`;
 //! - [`update`]: one handler per mode and feature, in the order of precedence its doc gives;
+//! - [`gates`]: which panels a runbook's gates read (the panels a run needs, first);
 //! - [`panes`]: the pure state of each pane (one suffix: `*Pane`) and of a panel;
 //! - [`sharing`]: holding the incident and serving it, or following the process that does;
 //! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
@@ -11,6 +12,7 @@
 
 pub mod demo;
 pub mod effect;
+pub mod gates;
 pub mod model;
 pub mod msg;
 pub mod panes;

@@ -3,6 +3,10 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+pub mod complete;
+
+use clap_complete::engine::ArgValueCandidates;
+
 /// warroom: a terminal incident-response console for database-bound outages.
 ///
 /// Live signals from Prometheus, runbooks with plans, gates and confirmation, a durable incident
@@ -54,7 +58,8 @@ pub enum Command {
     /// Turn another tool's dashboard into warroom panels.
     #[command(subcommand)]
     Import(ImportCmd),
-    /// Print shell completions.
+    /// Print the shell's completion script (it asks warroom for scenario names, runbook
+    /// names and incident ids as you type): `source <(warroom completions bash)`.
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
@@ -64,7 +69,7 @@ pub enum Command {
 #[derive(Debug, Args, Clone)]
 pub struct DemoArgs {
     /// Scenario to rehearse (a file under runbooks/gameday/ or a built-in name).
-    #[arg(long, default_value = "planner-peak")]
+    #[arg(long, default_value = "planner-peak", add = ArgValueCandidates::new(complete::scenarios))]
     pub scenario: String,
     /// Simulated seconds per wall-clock second.
     #[arg(long, default_value_t = 30.0)]
@@ -72,6 +77,9 @@ pub struct DemoArgs {
     /// Seed for the simulator's noise.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Theme name or file (overrides the config file): default, light, mono, high-contrast.
+    #[arg(long)]
+    pub theme: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -80,7 +88,7 @@ pub struct OpenArgs {
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
     /// Continue an existing incident.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", add = ArgValueCandidates::new(complete::incidents))]
     pub incident: Option<String>,
     /// Title of a new incident.
     #[arg(long)]
@@ -88,7 +96,7 @@ pub struct OpenArgs {
     /// Severity of a new incident (SEV-1 .. SEV-4).
     #[arg(long)]
     pub severity: Option<String>,
-    /// Theme name or file (overrides the config file).
+    /// Theme name or file (overrides the config file): default, light, mono, high-contrast.
     #[arg(long)]
     pub theme: Option<String>,
     /// When a headless recorder (`warroom record`) holds the incident, stop it and take over
@@ -107,7 +115,7 @@ pub struct GamedayArgs {
     #[command(subcommand)]
     pub command: Option<GamedayCmd>,
     /// Scenario name or file.
-    #[arg(required = true)]
+    #[arg(required = true, add = ArgValueCandidates::new(complete::scenarios))]
     pub scenario: Option<String>,
     /// Run against a real Prometheus scraping `warroom sim serve` instead of the embedded store.
     #[arg(long, value_name = "URL")]
@@ -119,6 +127,10 @@ pub struct GamedayArgs {
     /// Run without the console and print the score.
     #[arg(long)]
     pub headless: bool,
+    /// Theme name or file of the console (overrides the config file): default, light, mono,
+    /// high-contrast.
+    #[arg(long)]
+    pub theme: Option<String>,
     /// Headless: run a runbook at a moment of the rehearsal, e.g. `pool-exhaustion@+3m` (three
     /// simulated minutes after the first fault) or `disable-retries@07:05` (on the scenario's
     /// clock). Repeatable. `seed` plays the seed incident's own response at its moments.
@@ -140,7 +152,7 @@ pub struct GamedayArgs {
     pub json: bool,
     /// Headless: record the rehearsal in this incident (by default a new one, titled after
     /// the scenario), in simulated time.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", add = ArgValueCandidates::new(complete::incidents))]
     pub incident: Option<String>,
 }
 
@@ -149,6 +161,7 @@ pub enum GamedayCmd {
     /// Past rehearsals side by side, each scored from its journal (all scenarios, or one).
     History {
         /// Only this scenario's rehearsals.
+        #[arg(add = ArgValueCandidates::new(complete::scenarios))]
         scenario: Option<String>,
     },
 }
@@ -162,6 +175,7 @@ pub enum SimCmd {
 #[derive(Debug, Args, Clone)]
 pub struct SimServeArgs {
     /// Scenario name (planner-peak, bird-count, crash-loop) or a scenario file.
+    #[arg(add = ArgValueCandidates::new(complete::scenarios))]
     pub scenario: String,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:9187")]
@@ -190,6 +204,7 @@ pub enum RunbookCmd {
     },
     /// Show the plan of a runbook: every request and command as it would be sent.
     Plan {
+        #[arg(add = ArgValueCandidates::new(complete::runbooks))]
         name: String,
         #[command(flatten)]
         dir: RunbookDirArgs,
@@ -199,6 +214,7 @@ pub enum RunbookCmd {
     },
     /// Run a runbook.
     Run {
+        #[arg(add = ArgValueCandidates::new(complete::runbooks))]
         name: String,
         #[command(flatten)]
         dir: RunbookDirArgs,
@@ -211,7 +227,7 @@ pub enum RunbookCmd {
         #[arg(long)]
         yes: bool,
         /// Incident to record the run in.
-        #[arg(long)]
+        #[arg(long, add = ArgValueCandidates::new(complete::incidents))]
         incident: Option<String>,
         /// Prometheus base URL for gates and target queries.
         #[arg(long, value_name = "URL")]
@@ -242,9 +258,13 @@ pub enum IncidentCmd {
     /// List incidents.
     List,
     /// Show an incident's summary.
-    Show { id: String },
+    Show {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+    },
     /// Add a note (tags such as #root-cause are kept for the postmortem).
     Note {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         text: Vec<String>,
         #[command(flatten)]
@@ -252,6 +272,7 @@ pub enum IncidentCmd {
     },
     /// Set the status: investigating, identified, monitoring, resolved.
     Status {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         status: String,
         #[command(flatten)]
@@ -259,6 +280,7 @@ pub enum IncidentCmd {
     },
     /// Set the severity: SEV-1 .. SEV-4.
     Severity {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         severity: String,
         #[command(flatten)]
@@ -266,6 +288,7 @@ pub enum IncidentCmd {
     },
     /// Set the services affected (replaces the list).
     Services {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         #[arg(required = true)]
         services: Vec<String>,
@@ -274,6 +297,7 @@ pub enum IncidentCmd {
     },
     /// Add an action item.
     Action {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         /// What must be done.
         text: Vec<String>,
@@ -290,6 +314,7 @@ pub enum IncidentCmd {
     /// Mark when the impact started or ended (when it differs from the first crossing or the
     /// recovery).
     Impact {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         /// `start` or `end`.
         edge: String,
@@ -303,6 +328,7 @@ pub enum IncidentCmd {
     /// Correct a record: it stays in the journal, superseded; TEXT replaces a note, none
     /// retracts the record.
     Correct {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         /// The record's sequence number (`#N` in the timeline).
         seq: u64,
@@ -316,6 +342,7 @@ pub enum IncidentCmd {
     },
     /// Print the timeline.
     Timeline {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         /// One JSON record a line.
         #[arg(long)]
@@ -344,6 +371,7 @@ pub struct Via {
 #[derive(Debug, Args, Clone)]
 pub struct RecordArgs {
     /// The incident to record (it must exist: `warroom incident new` starts one).
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
     /// Prometheus base URL (overrides the config file): panels and its alerts are polled.
     #[arg(long, value_name = "URL")]
@@ -368,9 +396,14 @@ pub enum TimelineMode {
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
+    /// The incident to export (`warroom incident list` shows them).
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
+    /// `markdown`: the house-format postmortem draft; `status`: the status-page
+    /// updates; `json`: the facts both are written from.
     #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
     pub format: ExportFormat,
+    /// Write the files into this directory (default: the incident's `exports/` directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// A minijinja template over the same facts.
@@ -398,6 +431,7 @@ pub enum PublishAs {
 
 #[derive(Debug, Args, Clone)]
 pub struct PublishArgs {
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
@@ -440,6 +474,7 @@ pub struct GrafanaArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ReplayArgs {
     /// The incident to replay (`warroom incident list` shows them).
+    #[arg(add = ArgValueCandidates::new(complete::incidents))]
     pub id: String,
     /// Replay seconds per wall-clock second (60: a two-hour incident plays in two minutes;
     /// `+`/`-` change it while playing).

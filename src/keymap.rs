@@ -44,6 +44,21 @@ impl Mode {
         }
     }
 
+    /// The mode whose bindings a key not bound here falls back to: the runbook pane shares the
+    /// screen with the dashboard, so the dashboard's keys work beside it (the pane's own keys
+    /// win; a test checks that none of them is a surprise).
+    pub fn falls_back_to(self) -> Option<Mode> {
+        match self {
+            Mode::Runbooks => Some(Mode::Dashboard),
+            _ => None,
+        }
+    }
+
+    /// Whether keys not bound here are text (a note, a dialog's field).
+    pub fn takes_text(self) -> bool {
+        matches!(self, Mode::Note | Mode::Dialog)
+    }
+
     /// The name used in `[keys.NAME]`.
     pub fn name(self) -> &'static str {
         match self {
@@ -116,14 +131,22 @@ actions! {
     TimelineFilter = "timeline_filter", "timeline: show one source, then the next";
     TimelineOrder = "timeline_order", "timeline: newest or oldest first";
     JumpToPanel = "jump_to_panel", "go to the newest crossing's panel; again: older";
-    Run = "run", "run the runbook (after typing its name)";
-    PauseRun = "pause_run", "pause or resume the run (between actions)";
-    AbortRun = "abort_run", "abort the run (between actions)";
+    Run = "run", "run: see the plan, set variables, type the name";
+    PauseRun = "pause_run", "hold or resume the run between actions (asks)";
+    AbortRun = "abort_run", "abort the run (asks, saying what is done and not)";
+    ResumeRun = "resume_run", "resume a stopped run (done steps never run again)";
     NextField = "next_field", "next field";
     PrevField = "prev_field", "previous field";
     Open = "open", "show the selected runbook's plan";
     Changes = "changes", "show or hide GitHub changes (deploys, merges)";
     Publish = "publish", "publish the postmortem to GitHub (asks first)";
+    Messages = "messages", "show the message log (every message, newest first)";
+    Declare = "declare", "declare an incident (until then: only watching)";
+    PageUp = "page_up", "timeline: scroll up a page";
+    PageDown = "page_down", "timeline: scroll down a page";
+    Top = "top", "timeline: to the newest record (the top)";
+    Bottom = "bottom", "timeline: to the oldest record (the end)";
+    Search = "search", "timeline: search (enter finds the next match)";
 }
 
 /// The default bindings, one row per action and mode, in the order help lists them: the mode,
@@ -133,7 +156,12 @@ actions! {
 pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
     (Mode::Dashboard, Action::Quit, &["q", "ctrl-c"], None),
     (Mode::Dashboard, Action::Help, &["?", "f1"], None),
-    (Mode::Dashboard, Action::Close, &["esc"], None),
+    (
+        Mode::Dashboard,
+        Action::Close,
+        &["esc"],
+        Some("dismiss the message, or leave the zoomed panel"),
+    ),
     (Mode::Dashboard, Action::Zoom, &["enter", "z"], None),
     (
         Mode::Dashboard,
@@ -160,6 +188,7 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
     (Mode::Dashboard, Action::Publish, &["P"], None),
     (Mode::Dashboard, Action::Changes, &["C"], None),
     (Mode::Dashboard, Action::Runbooks, &["b"], None),
+    (Mode::Dashboard, Action::Declare, &["D"], None),
     (Mode::Dashboard, Action::Status, &["s"], None),
     (Mode::Dashboard, Action::Severity, &["v"], None),
     (Mode::Dashboard, Action::ActionItem, &["a"], None),
@@ -169,6 +198,12 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
     (Mode::Dashboard, Action::TimelineFilter, &["f"], None),
     (Mode::Dashboard, Action::TimelineOrder, &["o"], None),
     (Mode::Dashboard, Action::JumpToPanel, &["g"], None),
+    (Mode::Dashboard, Action::PageUp, &["pageup"], None),
+    (Mode::Dashboard, Action::PageDown, &["pagedown"], None),
+    (Mode::Dashboard, Action::Top, &["home"], None),
+    (Mode::Dashboard, Action::Bottom, &["end"], None),
+    (Mode::Dashboard, Action::Search, &["/"], None),
+    (Mode::Dashboard, Action::Messages, &["m"], None),
     (
         Mode::Help,
         Action::Close,
@@ -209,15 +244,21 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
     ),
     (Mode::Runbooks, Action::Open, &["enter"], None),
     (Mode::Runbooks, Action::Run, &["x"], None),
-    (Mode::Runbooks, Action::PauseRun, &["p", "space"], None),
-    (Mode::Runbooks, Action::AbortRun, &["a"], None),
+    (Mode::Runbooks, Action::PauseRun, &["H"], None),
+    (Mode::Runbooks, Action::AbortRun, &["A"], None),
+    (Mode::Runbooks, Action::ResumeRun, &["R"], None),
     (
         Mode::Runbooks,
         Action::Close,
-        &["esc", "b"],
-        Some("back to the list, or close the pane"),
+        &["esc"],
+        Some("back to the list, or close the pane (runs go on)"),
     ),
-    (Mode::Runbooks, Action::Timeline, &["t"], None),
+    (
+        Mode::Runbooks,
+        Action::Runbooks,
+        &["b"],
+        Some("flip to the panels' keys (runs go on; b returns)"),
+    ),
     (Mode::Runbooks, Action::Help, &["?", "f1"], None),
     (Mode::Runbooks, Action::Quit, &["q", "ctrl-c"], None),
     (
@@ -230,7 +271,7 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
         Mode::Dialog,
         Action::Close,
         &["esc", "ctrl-c"],
-        Some("cancel (the answer is no)"),
+        Some("cancel (a step: ask again, skip or abort)"),
     ),
     (
         Mode::Dialog,
@@ -384,6 +425,11 @@ impl fmt::Display for Chord {
             KeyCode::Left => write!(f, "left"),
             KeyCode::Right => write!(f, "right"),
             KeyCode::F(n) => write!(f, "f{n}"),
+            KeyCode::Home => write!(f, "home"),
+            KeyCode::End => write!(f, "end"),
+            KeyCode::PageUp => write!(f, "pageup"),
+            KeyCode::PageDown => write!(f, "pagedown"),
+            KeyCode::Delete => write!(f, "delete"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -498,6 +544,19 @@ impl Keymap {
             .iter()
             .find(|(_, chords)| chords.contains(&chord))
             .map(|(a, _)| *a)
+    }
+
+    /// The action for a key event in `mode`, or in the mode it falls back to.
+    pub fn action_with_fallback(&self, mode: Mode, ev: &KeyEvent) -> Option<Action> {
+        self.action(mode, ev)
+            .or_else(|| mode.falls_back_to().and_then(|m| self.action(m, ev)))
+    }
+
+    /// Every chord bound in `mode`, with its action.
+    pub fn chords(&self, mode: Mode) -> Vec<(Chord, Action)> {
+        (self.bindings.get(&mode).into_iter().flatten())
+            .flat_map(|(a, cs)| cs.iter().map(move |c| (*c, *a)))
+            .collect()
     }
 
     /// The keys of `action` in `mode`, for hints.

@@ -5,6 +5,8 @@ use warroom::commands::{self, Context};
 
 fn main() -> ExitCode {
     let _ = warroom::tui::STARTED.set(std::time::Instant::now());
+    // The shell's completion script asking for candidates: answered, then exit.
+    commands::completions::answer_if_asked();
     // A closed pipe (`warroom incident timeline ID | head`) ends the process quietly, as it
     // does for every other command-line tool, instead of a panic on the next write.
     commands::errors::default_sigpipe();

@@ -44,13 +44,26 @@ pub struct Theme {
     pub threshold_crit: Style,
     /// Colours for chart series, used in turn.
     pub series: Vec<Style>,
+    /// The terminal's own background and foreground the theme is made for (what "reset"
+    /// means): the contrast test measures the roles against them.
+    pub assumed_background: Color,
+    pub assumed_foreground: Color,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTheme {
     name: Option<String>,
+    assumed: Option<RawAssumed>,
     roles: RawRoles,
+}
+
+/// `[assumed]`: the terminal colours the theme is made for.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAssumed {
+    background: Option<Spanned<String>>,
+    foreground: Option<Spanned<String>>,
 }
 
 macro_rules! roles {
@@ -202,6 +215,27 @@ impl Theme {
             toml::from_str(text).map_err(|e| Diagnostic::from_toml(file, text, &e))?;
         let mut theme = Theme::fallback();
         apply(&mut theme, raw.roles, file, text)?;
+        if let Some(a) = raw.assumed {
+            let colour = |c: &Spanned<String>| {
+                parse_colour(c.get_ref()).ok_or_else(|| {
+                    Diagnostic::at(
+                        file,
+                        text,
+                        Some(c.span()),
+                        format!(
+                            "unknown colour \"{}\": expected an ANSI name, \"#rrggbb\" or 0-255",
+                            c.get_ref()
+                        ),
+                    )
+                })
+            };
+            if let Some(b) = &a.background {
+                theme.assumed_background = colour(b)?;
+            }
+            if let Some(f) = &a.foreground {
+                theme.assumed_foreground = colour(f)?;
+            }
+        }
         theme.name = raw.name.unwrap_or_else(|| file.to_string());
         Ok(theme)
     }
@@ -268,6 +302,8 @@ impl Theme {
             threshold_warn: fg(Color::Yellow),
             threshold_crit: fg(Color::Red),
             series: vec![fg(Color::Cyan), fg(Color::Magenta), fg(Color::Green)],
+            assumed_background: Color::Black,
+            assumed_foreground: Color::Gray,
         }
     }
 
@@ -279,6 +315,9 @@ impl Theme {
         self.series[i % self.series.len()]
     }
 }
+
+#[cfg(test)]
+mod contrast;
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,7 @@ pub mod note;
 pub mod panel;
 pub mod runbooks;
 pub mod statusbar;
+pub mod summary;
 pub mod timeline;
 
 use crate::app::Model;
@@ -44,30 +45,21 @@ pub fn view(frame: &mut Frame, model: &Model) {
         return;
     }
     let (main, status) = layout::split_status(area);
-    let side_shown = model.show_timeline || model.changes.shown;
-    let (panels, side) = layout::split_timeline(main, side_shown);
-    if let Some(area) = panels {
-        dashboard::draw(frame, area, model);
+    let a = layout::areas(main, model.shown());
+    if let Some(r) = a.summary {
+        summary::draw(frame, r, model);
     }
-    if let Some(side) = side {
-        let (timeline, changes) =
-            layout::split_side(side, model.show_timeline, model.changes.shown);
-        if let Some(area) = timeline {
-            timeline::draw(frame, area, model);
-        }
-        if let Some(area) = changes {
-            changes::draw(frame, area, model);
-        }
+    if let Some(r) = a.panels {
+        dashboard::draw(frame, r, model);
     }
-    let under_help = if model.mode == Mode::Help {
-        model.help_from
-    } else {
-        model.mode
-    };
-    if under_help == Mode::Runbooks {
-        // The pane takes the panels' place; the timeline stays beside it.
-        let (pane, _) = layout::split_timeline(main, side_shown && main.width >= 100);
-        runbooks::draw(frame, pane.unwrap_or(main), model);
+    if let Some(r) = a.timeline {
+        timeline::draw(frame, r, model);
+    }
+    if let Some(r) = a.changes {
+        changes::draw(frame, r, model);
+    }
+    if let Some(r) = a.runbooks {
+        runbooks::draw(frame, r, model);
     }
     if model.mode == Mode::Note {
         note::draw(frame, main, model);

@@ -10,6 +10,7 @@
 use super::model::Model;
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::incident::{Event, JournalWriter, Source};
 use crate::metrics::embedded::DEFAULT_RETENTION;
 use crate::rehearsal::clock::epoch;
 use crate::rehearsal::stage::CONTROL_ADDR;
@@ -104,8 +105,10 @@ pub async fn run(
     )?;
     let journal =
         super::runtime::open_incident(&mut model, locked, header, Some(clock.clone())).await?;
+    record_service(&mut model, &journal, &r.service_label).await;
     let services = super::runtime::Services {
         source: Arc::new(store.clone()),
+        declare: None,
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(
@@ -126,6 +129,25 @@ pub async fn run(
     let score = service.with_sim(|s| s.score().clone());
     println!("warroom demo: {name}\n{}", score_text(&score));
     Ok(code)
+}
+
+/// Records the scenario's service as the one affected, as the headless game day does, so the
+/// draft's header and the status page name it.
+async fn record_service(model: &mut Model, journal: &JournalWriter, service: &str) {
+    if service.is_empty() {
+        return;
+    }
+    let event = Event::ServicesChanged {
+        services: vec![service.to_string()],
+    };
+    match journal.append(Source::Sim, &model.actor, event).await {
+        Ok(record) => model.add_record(record),
+        Err(e) => model.notify(
+            format!("NOT RECORDED (the journal is not durable): the service affected: {e}"),
+            true,
+            None,
+        ),
+    }
 }
 
 /// A rehearsal's names: the scenario's, the incident's title, and the briefing.
@@ -176,8 +198,10 @@ async fn on_prometheus(
         crate::incident::store::Role::Console,
     )?;
     let journal = super::runtime::open_incident(&mut model, locked, header, None).await?;
+    record_service(&mut model, &journal, &r.service_label).await;
     let services = super::runtime::Services {
         source,
+        declare: None,
         journal: Some(journal),
         alerts: None,
         export: super::runtime::export_setup(

@@ -39,6 +39,11 @@ pub enum Effect {
     StartRun {
         runbook: Box<crate::runbook::model::Runbook>,
         run_id: String,
+        /// Variables set in the run dialog, over every other source.
+        vars: Vec<(String, String)>,
+        /// Resuming: the step index to go on from, and the incident's records (the run's
+        /// idempotency keys are reused).
+        resume: Option<Resume>,
     },
     /// Pause, resume or abort a run (it takes effect between actions).
     ControlRun {
@@ -59,6 +64,13 @@ pub enum Effect {
     /// Ask the Prometheus which exporters it holds and build the dashboard from the presets;
     /// answers as `Msg::Discovered`.
     Discover,
+    /// Declare the incident: create it (with this title and severity, else the defaults) and
+    /// start recording; answers as `Msg::Declared`. The loop does it itself, before the next
+    /// message, so the records that follow have their journal.
+    Declare {
+        title: Option<String>,
+        severity: Option<crate::incident::event::Severity>,
+    },
     /// Run or pause a rehearsal's simulated time (the briefing dismissed, `p`).
     Pace { running: bool },
     /// Publish the exported draft to GitHub in this form, through the outbox, in its own task;
@@ -70,4 +82,11 @@ pub enum Effect {
     /// Take the incident over after its holder went away; answers as
     /// `Msg::Share(ShareMsg::TookOver)`.
     TakeOver,
+}
+
+/// Where a resumed run goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+    pub from: usize,
+    pub records: Vec<crate::incident::Record>,
 }

@@ -83,12 +83,33 @@ pub struct IncidentHeader {
     pub title: String,
 }
 
-/// A line for the status bar that stays until it expires.
+/// A line for the status bar that stays until it expires (a warning: until dismissed, or a
+/// newer message takes its place); every one is kept in the message log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notice {
     pub text: String,
     pub warning: bool,
+    /// When it goes, on the model's clock (`None`: until dismissed).
     pub until: Option<DateTime<Utc>>,
+    /// When it was given, on the model's clock.
+    pub at: DateTime<Utc>,
+}
+
+/// Shortest time a message stays, in wall-clock seconds.
+pub const MESSAGE_MIN_SECS: f64 = 5.0;
+/// Messages kept in the log.
+pub const MESSAGE_LOG: usize = 200;
+
+/// What the help overlay shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HelpPage {
+    /// The key bindings of every mode.
+    #[default]
+    Keys,
+    /// The message log, newest first.
+    Messages,
+    /// The last export's lint findings.
+    Lint,
 }
 
 /// Why the console is closing.
@@ -133,6 +154,14 @@ pub struct Model {
     pub wall: Option<DateTime<Utc>>,
     /// The incident being recorded, if any.
     pub incident: Option<IncidentHeader>,
+    /// No incident yet, and one can be declared (`warroom open` watching): `D`, or the first
+    /// note, status or action, creates it.
+    pub declarable: bool,
+    /// A declaration is under way (asked once).
+    pub declaring: bool,
+    /// What was seen while watching, to record once the incident is declared: (source, actor,
+    /// event), each event carrying the time it happened.
+    pub pending: Vec<(crate::incident::Source, String, crate::incident::Event)>,
     /// Records acknowledged as durable, oldest first.
     pub timeline: Vec<crate::incident::Record>,
     /// Records sent to the journal and not yet acknowledged.
@@ -143,6 +172,17 @@ pub struct Model {
     pub show_timeline: bool,
     /// The note being typed (in `Mode::Note`).
     pub note: String,
+    pub note_caret: super::panes::text::Caret,
+    /// Every message given, oldest first (at most [`MESSAGE_LOG`]).
+    pub messages: std::collections::VecDeque<Notice>,
+    /// What the help overlay shows when open.
+    pub help_page: HelpPage,
+    /// The last export's lint findings, as lines.
+    pub lint: Vec<String>,
+    /// The timeline pane's scroll and search.
+    pub timeline_pane: super::panes::timeline::TimelinePane,
+    /// A timeline search being typed (`/`): keys are its text until enter or esc.
+    pub search: Option<(String, super::panes::text::Caret)>,
     /// Threshold detectors, one per panel.
     pub detectors: Vec<crate::incident::crossing::Detector>,
     /// Something changed since the last frame.
@@ -200,6 +240,9 @@ pub struct RunbookPane {
     pub plan: Option<PlanPane>,
     /// The run (the running one, or the last one).
     pub run: Option<super::panes::run::RunPane>,
+    /// The pane is on screen (beside the panels when both fit; it has the keys in
+    /// `Mode::Runbooks`, the dashboard has them otherwise).
+    pub shown: bool,
 }
 
 impl RunbookPane {
@@ -224,6 +267,8 @@ pub struct PlanPane {
     pub batches: std::collections::BTreeMap<String, usize>,
     /// Step titles with the variables filled in, for the run's step list before each starts.
     pub titles: std::collections::BTreeMap<String, String>,
+    /// The variables' values as resolved (secrets masked), prefilled in the run dialog.
+    pub values: std::collections::BTreeMap<String, String>,
     pub scroll: u16,
 }
 
@@ -266,11 +311,20 @@ impl Model {
             ended: None,
             wall: None,
             incident: None,
+            declarable: false,
+            declaring: false,
+            pending: Vec::new(),
             timeline: Vec::new(),
             recording: 0,
             journal_error: None,
             show_timeline: false,
             note: String::new(),
+            note_caret: Default::default(),
+            messages: Default::default(),
+            help_page: HelpPage::Keys,
+            lint: Vec::new(),
+            timeline_pane: Default::default(),
+            search: None,
             detectors: config.panels.iter().map(detector).collect(),
             dirty: true,
             quit: None,
@@ -324,7 +378,11 @@ impl Model {
     pub fn window(&self) -> Window {
         Window {
             range: RANGES[self.range_idx],
-            columns: crate::ui::layout::plot_columns(self.width, self.panels.len(), self.zoomed),
+            columns: crate::ui::layout::plot_columns(
+                self.panels_width(),
+                self.panels.len(),
+                self.zoomed,
+            ),
             resolution: self.refresh,
         }
     }
@@ -349,18 +407,94 @@ impl Model {
         }
     }
 
+    /// What is on screen besides the panels.
+    pub fn shown(&self) -> crate::ui::layout::Shown {
+        let mode = if self.mode == Mode::Help {
+            self.help_from
+        } else {
+            self.mode
+        };
+        crate::ui::layout::Shown {
+            runbooks: self.runbooks.shown,
+            focused: self.runbooks.shown && mode == Mode::Runbooks,
+            timeline: self.show_timeline,
+            changes: self.changes.shown,
+        }
+    }
+
+    /// Where everything is on this terminal (the status bar's line taken off).
+    pub fn areas(&self) -> crate::ui::layout::Areas {
+        let main = ratatui::layout::Rect::new(0, 0, self.width, self.height.saturating_sub(1));
+        crate::ui::layout::areas(main, self.shown())
+    }
+
+    /// The width the panels have now (the whole width when they are not on screen, so fetches
+    /// keep their resolution while a pane covers them).
+    pub fn panels_width(&self) -> u16 {
+        self.areas().panels.map_or(self.width, |r| r.width)
+    }
+
+    /// The panels in the order the dashboard shows them: while a run is in progress, the
+    /// panels its running step's gates read first (then those of its other steps), so the
+    /// signal a gate waits on is in view beside the pane.
+    pub fn panel_order(&self) -> Vec<usize> {
+        let all: Vec<usize> = (0..self.panels.len()).collect();
+        let Some(run) = self.runbooks.active() else {
+            return all;
+        };
+        let Some(rb) = (self.runbooks.entries.iter().flatten())
+            .find_map(|e| e.runbook().filter(|r| r.name == run.runbook))
+        else {
+            return all;
+        };
+        let step = run.current().map(|i| run.steps[i].id.as_str());
+        let now = super::gates::gate_words(rb, step);
+        let later = super::gates::gate_words(rb, None);
+        let rank = |i: &usize| {
+            let q = &self.panels[*i].config.query;
+            if super::gates::reads(&now, q) {
+                0
+            } else if super::gates::reads(&later, q) {
+                1
+            } else {
+                2
+            }
+        };
+        let mut order = all;
+        order.sort_by_key(rank);
+        order
+    }
+
+    /// The unit of the panel titled `title`, for values on the timeline.
+    pub fn unit_of(&self, title: &str) -> Option<crate::config::Unit> {
+        (self.panels.iter())
+            .find(|p| p.config.title == title)
+            .map(|p| p.config.unit)
+    }
+
     /// Now for what the screen times (notices): the wall clock, whatever the model's clock.
     pub fn ui_now(&self) -> DateTime<Utc> {
         self.wall.unwrap_or(self.now)
     }
 
-    /// Set a status-bar notice.
+    /// Set a status-bar notice and log it. It stays at least [`MESSAGE_MIN_SECS`] of wall
+    /// time (`for_secs` is wall time too); a warning stays until dismissed.
     pub fn notify(&mut self, text: impl Into<String>, warning: bool, for_secs: Option<i64>) {
-        self.notice = Some(Notice {
+        let wall = for_secs.map(|s| (s as f64).max(MESSAGE_MIN_SECS));
+        let until = wall
+            .filter(|_| !warning)
+            .map(|s| self.ui_now() + chrono::Duration::milliseconds((s * 1000.0) as i64));
+        let n = Notice {
             text: crate::sanitize::line(&text.into()).into_owned(),
             warning,
-            until: for_secs.map(|s| self.ui_now() + chrono::Duration::seconds(s)),
-        });
+            until,
+            at: self.now,
+        };
+        self.messages.push_back(n.clone());
+        while self.messages.len() > MESSAGE_LOG {
+            self.messages.pop_front();
+        }
+        self.notice = Some(n);
         self.dirty = true;
     }
 }

@@ -36,8 +36,8 @@ pub enum Msg {
     },
     /// A journal append finished: the synced record, or why it is not durable.
     Recorded(Result<crate::incident::Record, String>),
-    /// The export finished: where the draft is and how many lint findings, or why it failed.
-    Exported(Result<(String, usize), String>),
+    /// The export finished: where the draft is and the lint's findings, or why it failed.
+    Exported(Result<(String, Vec<String>), String>),
     /// Discovery answered: the dashboard it built, or why it could not.
     Discovered(Result<Discovered, DiscoverFailure>),
     /// The runbook list was (re)loaded.
@@ -72,6 +72,8 @@ pub enum Msg {
     Changes(crate::github::ChangesReport),
     /// The publish task finished, gave up, or will try again.
     Published(super::workers::publish::PublishReport),
+    /// The incident was declared and is being recorded, or why it could not be.
+    Declared(Result<(), String>),
     /// The incident's socket: a synced record, followers, a proposal, the holder gone, a
     /// takeover.
     Share(super::sharing::ShareMsg),

@@ -7,3 +7,5 @@ pub mod dialog;
 pub mod panel;
 pub mod publish;
 pub mod run;
+pub mod text;
+pub mod timeline;

@@ -29,14 +29,20 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// No query task outlives this, whatever the source's own timeout says.
 pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
 
+/// How `warroom open` takes the incident it records, once the setup that can fail is done.
+pub type Lock =
+    Box<dyn FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>>;
+
 /// `warroom open`: the console on the config's Prometheus, recording the incident `lock`
 /// takes. `lock` is called once the fallible setup is done (the source, the alert intake), so a
-/// bad URL never costs a recorder its lock.
+/// bad URL never costs a recorder its lock. With `lock` `None` the console only watches until
+/// an incident is declared (`D`, or the first note, status or action): then a new one is
+/// created with `header`, and the crossings seen before go into it.
 pub async fn open(
     config: Config,
     store: &crate::incident::Store,
     header: crate::incident::open::Header,
-    lock: impl FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>,
+    lock: Option<Lock>,
 ) -> color_eyre::Result<ExitCode> {
     let client = crate::metrics::from_config::client(&config)?;
     let source: Arc<dyn Source> = client.clone();
@@ -58,7 +64,21 @@ pub async fn open(
         client.clone()
     });
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
-    let journal = open_incident(&mut model, lock(store)?, header, None).await?;
+    let (journal, declare) = match lock {
+        Some(lock) => (
+            Some(open_incident(&mut model, lock(store)?, header, None).await?),
+            None,
+        ),
+        None => {
+            model.declarable = true;
+            let setup = DeclareSetup {
+                store: store.clone(),
+                config: config.clone(),
+                header,
+            };
+            (None, Some(setup))
+        }
+    };
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
     let (github, warning) = super::workers::github::setup(&config, store, id.as_ref())?;
     if let Some(w) = warning {
@@ -66,7 +86,8 @@ pub async fn open(
     }
     let services = Services {
         source,
-        journal: Some(journal),
+        journal,
+        declare,
         alerts,
         export: export_setup(&model, store, &config),
         rehearsal: None,
@@ -125,6 +146,7 @@ pub async fn follow(
     let services = Services {
         source,
         journal: None,
+        declare: None,
         alerts,
         export,
         rehearsal: None,
@@ -167,7 +189,10 @@ pub async fn open_incident(
     let opened = open::begin(locked, header, &model.actor, clock).await?;
     if let Some(torn) = &opened.torn {
         model.notify(
-            format!("the journal's last record was torn and set aside ({torn:?})"),
+            format!(
+                "the journal's last record was torn and set aside ({})",
+                crate::sanitize::line(&torn.reason)
+            ),
             true,
             None,
         );
@@ -211,6 +236,18 @@ pub async fn run_terminal(
     .await;
     crate::tui::restore();
     let (model, services) = result?;
+    // What was recorded, and where to go from here.
+    match &model.incident {
+        Some(i) => println!("{}", next_commands(&i.id)),
+        None if model.declarable => println!(
+            "no incident was declared: nothing was recorded ({} seen while watching)",
+            match model.pending.len() {
+                1 => "1 crossing".to_string(),
+                n => format!("{n} crossings"),
+            }
+        ),
+        None => {}
+    }
     if let (Some(journal), Some(Quit::Signal(signal))) = (&services.journal, &model.quit) {
         // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
         let _ = journal
@@ -227,6 +264,21 @@ pub async fn run_terminal(
         Some(Quit::Signal(signal)) => crate::signals::exit_code(signal),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The lines printed when the console closes on an incident: its id and what to do next.
+pub fn next_commands(id: &str) -> String {
+    format!(
+        "incident {id} recorded. Next:\n  warroom incident timeline {id}   # what happened\n  warroom export {id}              # the postmortem draft\n  warroom open --incident {id}     # go on recording"
+    )
+}
+
+/// What declaring an incident later needs (`warroom open` watching without one).
+#[derive(Clone)]
+pub struct DeclareSetup {
+    pub store: crate::incident::Store,
+    pub config: Config,
+    pub header: crate::incident::open::Header,
 }
 
 /// One message through `update`, its effects started.
@@ -247,6 +299,8 @@ pub struct Services {
     pub source: Arc<dyn Source>,
     /// The incident's journal, when the console records one.
     pub journal: Option<crate::incident::JournalWriter>,
+    /// How to create the incident when it is declared (`None`: one is open, or none can be).
+    pub declare: Option<DeclareSetup>,
     /// The alert intake, spawned next to the loop when an incident is recorded.
     pub alerts: Option<crate::alerts::AlertIntake>,
     /// Runbook directories, variables and the controls of running runs.
@@ -272,6 +326,7 @@ impl Services {
         Services {
             source,
             journal: None,
+            declare: None,
             alerts: None,
             runbooks: Default::default(),
             export: None,
@@ -322,6 +377,50 @@ where
     Ok(model)
 }
 
+/// Declare the incident: create it and start its journal, keeping the detectors (what was
+/// seen while watching is not seen again). The loop then starts what records beside it.
+async fn declare(
+    model: &mut Model,
+    services: &mut Services,
+    clock: &Arc<dyn Clock>,
+    title: Option<String>,
+    severity: Option<crate::incident::event::Severity>,
+) -> Result<(), String> {
+    let setup = services
+        .declare
+        .clone()
+        .ok_or_else(|| crate::strings::NO_INCIDENT.to_string())?;
+    let locked = crate::incident::open::lock(
+        &setup.store,
+        crate::incident::open::Which::New(clock.now()),
+        crate::incident::store::Role::Console,
+    )
+    .map_err(|e| e.to_string())?;
+    let header = crate::incident::open::Header {
+        title: title.or(setup.header.title.clone()),
+        severity: severity.or(setup.header.severity),
+    };
+    let detectors = std::mem::take(&mut model.detectors);
+    let journal = open_incident(model, locked, header, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    model.detectors = detectors;
+    services.journal = Some(journal);
+    services.export = export_setup(model, &setup.store, &setup.config);
+    let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
+    match super::workers::github::setup(&setup.config, &setup.store, id.as_ref()) {
+        Ok((github, warning)) => {
+            services.github = github;
+            if let Some(w) = warning {
+                model.notify(w, true, Some(30));
+            }
+        }
+        Err(e) => model.notify(format!("GitHub: {e}"), true, None),
+    }
+    services.declare = None;
+    Ok(())
+}
+
 /// The loop itself; returns the services as they ended (a follower that took over holds a
 /// journal now, which its stop is recorded in).
 async fn run_loop<B, S>(
@@ -354,8 +453,10 @@ where
     let mut signals = crate::signals::Signals::new();
     let mut last_draw: Option<Instant> = None;
     let mut input_open = true;
-    // The first tick schedules the first fetches.
-    let first = update(&mut model, Msg::Tick(clock.now()));
+    // The first tick schedules the first fetches; the runbook list loads at once, so the
+    // "what's wrong" line can suggest one before the pane is opened.
+    let mut first = update(&mut model, Msg::Tick(clock.now()));
+    first.push(Effect::LoadRunbooks);
     super::workers::spawn_all(first, &services, &tx, &clock);
     loop {
         if model.dirty {
@@ -422,6 +523,28 @@ where
                     None => Err("no terminal to hand to an editor".into()),
                 };
                 effects.extend(update(&mut model, Msg::EditorClosed(text)));
+            }
+            while let Some(i) = effects
+                .iter()
+                .position(|e| matches!(e, Effect::Declare { .. }))
+            {
+                let Effect::Declare { title, severity } = effects.remove(i) else {
+                    continue;
+                };
+                let result = declare(&mut model, &mut services, &clock, title, severity).await;
+                if result.is_ok()
+                    && let Some(journal) = services.journal.clone()
+                {
+                    // Recording from now on: alerts, changes, the incident's socket.
+                    start_recording(&services, &model, &tx);
+                    if services.serve {
+                        _serving = super::workers::share::hold(&journal, &tx);
+                    }
+                }
+                // Where the declaration was: the crossings seen before it are recorded before
+                // the note or status that declared it.
+                let declared = update(&mut model, Msg::Declared(result));
+                effects.splice(i..i, declared);
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);
         }

@@ -14,7 +14,9 @@ mod help;
 mod incident;
 mod note;
 mod publish;
+mod resume;
 mod runbooks;
+mod search;
 mod sharing;
 
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
@@ -41,8 +43,13 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                         p.lines = Some(Ok(plan.lines));
                         p.batches = plan.batches;
                         p.titles = plan.titles;
+                        p.values = plan.values;
+                        runbooks::plan_ready(model, &name);
                     }
-                    Err(e) => p.lines = Some(Err(crate::sanitize::line(&e).into_owned())),
+                    Err(e) => {
+                        p.lines = Some(Err(crate::sanitize::line(&e).into_owned()));
+                        runbooks::plan_ready(model, &name);
+                    }
                 },
                 None => {
                     if let Err(e) = result {
@@ -74,7 +81,13 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 if run.outcome.is_none() {
                     run.outcome = Some(outcome);
                 }
-                let text = format!("runbook \"{}\" ended: {outcome:?}", run.runbook);
+                let word = match outcome {
+                    crate::runbook::report::RunOutcome::Succeeded => "succeeded",
+                    crate::runbook::report::RunOutcome::DryRun => "ended its dry run",
+                    crate::runbook::report::RunOutcome::Failed => "failed",
+                    crate::runbook::report::RunOutcome::Aborted => "was aborted (R resumes it)",
+                };
+                let text = format!("runbook \"{}\" {word}", run.runbook);
                 let warn = outcome != crate::runbook::report::RunOutcome::Succeeded;
                 model.notify(text, warn, Some(15));
             }
@@ -161,12 +174,31 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Exported(result) => {
             match result {
-                Ok((path, 0)) => model.notify(format!("exported {path}"), false, Some(30)),
-                Ok((path, n)) => model.notify(
-                    format!("exported {path}; lint: {n} finding(s), see `warroom export`"),
-                    false,
-                    Some(30),
-                ),
+                Ok((path, findings)) if findings.is_empty() => {
+                    model.lint.clear();
+                    model.notify(
+                        format!("exported {path}; the lint found nothing"),
+                        false,
+                        Some(30),
+                    );
+                }
+                // The findings are what to fix before publishing: listed one key away (the
+                // keys stay where they are: `q` after `E` still quits).
+                // The first is said at once, in the message.
+                Ok((path, findings)) => {
+                    let n = findings.len();
+                    let m = model.keymap.hint(Mode::Dashboard, Action::Messages);
+                    let first = crate::sanitize::line(&findings[0]).into_owned();
+                    let text = match n {
+                        1 => format!("exported {path}; lint: {first}"),
+                        _ => format!(
+                            "exported {path}; lint: {first} (and {} more: {m} lists them)",
+                            n - 1
+                        ),
+                    };
+                    model.lint = findings;
+                    model.notify(text, false, Some(30));
+                }
                 Err(e) => model.notify(format!("export failed: {e}"), true, Some(30)),
             }
             model.dirty = true;
@@ -189,6 +221,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Changes(report) => changes::report(model, report),
         Msg::Published(report) => publish::report(model, report),
+        Msg::Declared(result) => return incident::declared(model, result),
         Msg::Interrupted(signal) => {
             model.quit = Some(Quit::Signal(signal));
         }
@@ -209,18 +242,30 @@ fn expire_notice(model: &mut Model) {
 }
 
 /// A key, offered to the handlers in order of precedence; the first that takes it wins:
+/// 0. while the terminal is too small to show anything, only quit acts (nothing happens
+///    unseen);
 /// 1. an open dialog (its own bindings, else text for its field);
 /// 2. the scenario briefing or the end announcement (dismissed by close or zoom; only quit
 ///    gets past it; dismissing the briefing starts a rehearsal's time);
 /// 3. quitting while a runbook runs is refused in every mode;
 /// 4. help opens or closes from any mode that binds it;
-/// 5. the mode's own handler: a note being typed, the help overlay, the runbook pane, or the
+/// 5. the mode's own handler: a note being typed, a timeline search, the help overlay, the
+///    runbook pane (whose unbound keys are the dashboard's: it shares the screen), or the
 ///    dashboard.
 fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
+    if crate::ui::layout::too_small(model.width, model.height) {
+        if model.keymap.action(Mode::Dashboard, ev) == Some(Action::Quit) {
+            return quit(model);
+        }
+        return Vec::new();
+    }
     if model.dialog.is_some() {
         return dialog::key(model, ev);
     }
-    let action = model.keymap.action(model.mode, ev);
+    if model.search.is_some() {
+        return search::key(model, ev);
+    }
+    let action = model.keymap.action_with_fallback(model.mode, ev);
     if model.briefing.is_some() || model.ended.is_some() {
         match action {
             Some(Action::Close | Action::Zoom) => {
@@ -236,13 +281,8 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
             _ => return Vec::new(),
         }
     }
-    if action == Some(Action::Quit) && model.runbooks.active().is_some() {
-        model.notify(
-            "a runbook is running: abort it first (b, then a) so nothing is left half done",
-            true,
-            Some(8),
-        );
-        return Vec::new();
+    if action == Some(Action::Quit) {
+        return quit(model);
     }
     if action == Some(Action::Help) {
         help::toggle(model);
@@ -251,15 +291,31 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
     match model.mode {
         Mode::Note => note::key(model, ev, action),
         Mode::Help => help::key(model, action),
-        Mode::Runbooks => match action {
-            Some(Action::Quit | Action::Timeline) => dashboard::key(model, action),
+        Mode::Runbooks => match model.keymap.action(Mode::Runbooks, ev) {
             Some(a) => runbooks::key(model, a),
-            None => Vec::new(),
+            // Not the pane's: the dashboard beside it takes it.
+            None => dashboard::key(model, action),
         },
         Mode::Dashboard => dashboard::key(model, action),
         // Dialog mode is the dialog itself, handled first.
         Mode::Dialog => Vec::new(),
     }
+}
+
+/// Quit, unless a run is in progress (nothing is left half done).
+fn quit(model: &mut Model) -> Vec<Effect> {
+    if model.runbooks.active().is_some() {
+        let k = &model.keymap;
+        let text = format!(
+            "a runbook is running: abort it first ({}, then {}) so nothing is left half done",
+            k.hint(Mode::Dashboard, Action::Runbooks),
+            k.hint(Mode::Runbooks, Action::AbortRun)
+        );
+        model.notify(text, true, Some(8));
+        return Vec::new();
+    }
+    model.quit = Some(Quit::User);
+    Vec::new()
 }
 
 fn report_health(
@@ -285,8 +341,9 @@ fn after_answer(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Ut
 
 /// Feed a panel's newest value to its threshold detector; each crossing becomes a record.
 fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
-    // A follower's holder records the crossings; one incident, one detector.
-    if model.incident.is_none() || model.sharing.following() {
+    // A follower's holder records the crossings; one incident, one detector. While watching
+    // (no incident yet, one declarable), they are kept for it.
+    if (model.incident.is_none() && !model.declarable) || model.sharing.following() {
         return Vec::new();
     }
     let (Some(p), Some(d)) = (model.panels.get(panel), model.detectors.get_mut(panel)) else {
@@ -297,6 +354,15 @@ fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>)
     };
     let title = p.config.title.clone();
     let found = d.feed(at, value);
+    if model.incident.is_none() {
+        // Watching: kept, with the time each happened, for the incident once declared.
+        for c in found {
+            model
+                .pending
+                .push((Source::Metric, title.clone(), c.event(&title)));
+        }
+        return Vec::new();
+    }
     found
         .into_iter()
         .map(|c| record(model, Source::Metric, title.clone(), c.event(&title)))

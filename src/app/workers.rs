@@ -31,8 +31,16 @@ pub fn spawn_all(
     tx: &mpsc::UnboundedSender<Msg>,
     clock: &Arc<dyn Clock>,
 ) {
+    // A batch's records are appended in one task, in the order `update` gave them (the
+    // crossings a declaration carries before the note that declared it).
+    let mut records = Vec::new();
     for effect in effects {
         match effect {
+            Effect::Record {
+                source,
+                actor,
+                event,
+            } => records.push((source, actor, event)),
             Effect::Fetch {
                 panel,
                 ticket,
@@ -56,30 +64,6 @@ pub fn spawn_all(
                     pass,
                     result,
                     at,
-                });
-            }
-            Effect::Record {
-                source,
-                actor,
-                event,
-            } => {
-                let Some(journal) = services.journal.clone() else {
-                    match &services.follow {
-                        // A follower records through the holder.
-                        Some(setup) => share::record(setup, event, tx),
-                        None => {
-                            let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
-                        }
-                    }
-                    continue;
-                };
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let result = journal
-                        .append(source, &actor, event)
-                        .await
-                        .map_err(|e| e.to_string());
-                    let _ = tx.send(Msg::Recorded(result));
                 });
             }
             Effect::LoadRunbooks => {
@@ -106,24 +90,41 @@ pub fn spawn_all(
             }
             // A rehearsal's runs take every duration from its simulated clock, whatever
             // clock the console shows (a real Prometheus's rehearsal shows the wall clock).
-            Effect::StartRun { runbook, run_id } => super::workers::runbooks::start(
-                &runbook,
+            Effect::StartRun {
+                runbook,
                 run_id,
-                &services.runbooks,
-                services.source.clone(),
-                services.journal.clone(),
-                match &services.rehearsal {
-                    Some(live) => Arc::new(live.clock()),
-                    None => clock.clone(),
-                },
-                tx,
-            ),
+                vars,
+                resume,
+            } => {
+                let mut setup = services.runbooks.clone();
+                // The dialog's values win over every other source (later ones win).
+                setup.vars.extend(vars);
+                super::workers::runbooks::start(
+                    &runbook,
+                    run_id,
+                    &setup,
+                    services.source.clone(),
+                    services.journal.clone(),
+                    match &services.rehearsal {
+                        Some(live) => Arc::new(live.clock()),
+                        None => clock.clone(),
+                    },
+                    tx,
+                    resume,
+                )
+            }
             Effect::ControlRun { run_id, control } => {
                 services.runbooks.control(&run_id, control);
             }
             Effect::Answer { reply, answer } => reply.send(answer),
             // Handled by the loop, which owns the terminal.
             Effect::EditNote => {}
+            // Handled by the loop, which owns the services it changes.
+            Effect::Declare { .. } => {
+                let _ = tx.send(Msg::Declared(Err(
+                    "only the console's loop declares an incident".into(),
+                )));
+            }
             Effect::Discover => {
                 let tx = tx.clone();
                 let Some(client) = services.discovery.clone() else {
@@ -188,6 +189,41 @@ pub fn spawn_all(
             }
         }
     }
+    record_in_order(records, services, tx);
+}
+
+/// Append `records` to the journal one after the other in one task; each answers as
+/// `Msg::Recorded`.
+fn record_in_order(
+    records: Vec<(crate::incident::Source, String, crate::incident::Event)>,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+) {
+    if records.is_empty() {
+        return;
+    }
+    let Some(journal) = services.journal.clone() else {
+        for (_, _, event) in records {
+            match &services.follow {
+                // A follower records through the holder.
+                Some(setup) => share::record(setup, event, tx),
+                None => {
+                    let _ = tx.send(Msg::Recorded(Err("no incident is open".into())));
+                }
+            }
+        }
+        return;
+    };
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        for (source, actor, event) in records {
+            let result = journal
+                .append(source, &actor, event)
+                .await
+                .map_err(|e| e.to_string());
+            let _ = tx.send(Msg::Recorded(result));
+        }
+    });
 }
 
 /// Run one query in a task, never longer than [`HARD_DEADLINE`], and send its answer back.

@@ -7,8 +7,12 @@ use std::process::ExitCode;
 /// Run `warroom demo`.
 pub async fn run(ctx: &Context, args: DemoArgs) -> color_eyre::Result<ExitCode> {
     crate::tui::require_terminal("warroom demo")?;
+    let mut config = ctx.config()?.clone();
+    if let Some(theme) = args.theme {
+        config.theme = theme;
+    }
     crate::app::demo::run(
-        ctx.config()?.clone(),
+        config,
         &ctx.data_dir,
         &args.scenario,
         args.speed,

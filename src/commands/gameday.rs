@@ -13,7 +13,10 @@ pub async fn run(ctx: &Context, args: GamedayArgs) -> color_eyre::Result<ExitCod
     if let Some(GamedayCmd::History { scenario }) = &args.command {
         return history(ctx, scenario.as_deref());
     }
-    let config = ctx.config()?.clone();
+    let mut config = ctx.config()?.clone();
+    if let Some(theme) = args.theme.clone() {
+        config.theme = theme;
+    }
     let Some(scenario) = args.scenario.clone() else {
         color_eyre::eyre::bail!("give a scenario: warroom gameday planner-peak");
     };

@@ -1,10 +1,11 @@
-//! `warroom open`: the console on a live Prometheus, recording a new incident or continuing
-//! one (`--incident ID`). When another process holds that incident, the console follows it
-//! (its journal live, notes and actions recorded through it); `--socket PATH` follows a holder
-//! on another host through a forwarded socket. When the holder is a headless recorder, ask
-//! whether to take over instead (or take `--take-over` as the answer), stop the recorder
-//! through the store's takeover, record the takeover, and when the console quits start the
-//! recorder again so its watch goes on.
+//! `warroom open`: the console on a live Prometheus, watching until an incident is declared
+//! (`D`, or the first note, status or action; `--title`/`--severity` declare one at once), or
+//! continuing one (`--incident ID`). When another process holds that incident, the console
+//! follows it (its journal live, notes and actions recorded through it); `--socket PATH`
+//! follows a holder on another host through a forwarded socket. When the holder is a headless
+//! recorder, ask whether to take over instead (or take `--take-over` as the answer), stop the
+//! recorder through the store's takeover, record the takeover, and when the console quits
+//! start the recorder again so its watch goes on.
 
 use super::Context;
 use crate::app::sharing::FollowSetup;
@@ -54,12 +55,18 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
         severity: args.severity.as_deref().map(str::parse).transpose()?,
     };
     let incident = args.incident;
+    // Without --incident, --title or --severity the console watches: the incident is created
+    // when it is declared (D, or the first note, status or action).
+    if incident.is_none() && header.title.is_none() && header.severity.is_none() {
+        crate::tui::require_terminal("warroom open")?;
+        return crate::app::runtime::open(config, &ctx.store, header, None).await;
+    }
     let handed: Arc<Mutex<Option<(IncidentId, Restart)>>> = Arc::default();
     let slot = handed.clone();
     // The config and the source are checked first (their errors say more); then, before an
     // incident is created or a lock kept, that there is a terminal to show it on. A held
     // incident still says who holds it.
-    let opened = crate::app::runtime::open(config, &ctx.store, header, move |store| {
+    let lock = move |store: &Store| {
         if incident.is_none() {
             crate::tui::require_terminal("warroom open")?;
         }
@@ -77,8 +84,8 @@ pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
             recovery,
             new,
         })
-    })
-    .await;
+    };
+    let opened = crate::app::runtime::open(config, &ctx.store, header, Some(Box::new(lock))).await;
     // Takeover without loss: the recorder this console stopped goes on recording (however the
     // console ended).
     let handed = handed.lock().ok().and_then(|mut h| h.take());

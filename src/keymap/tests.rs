@@ -178,3 +178,183 @@ fn the_readme_key_tables_are_the_key_map() {
         "the README's key tables differ from the key map; paste this between the markers:\n{expected}"
     );
 }
+
+/// Chords the runbook pane binds over the dashboard's (its fallback), each with the reason it
+/// is no surprise: moving, opening and closing mean the same there, on the pane's list.
+const SHADOWED: &[(Action, Action, &str)] = &[
+    (Action::Up, Action::Up, "moves the selection up in both"),
+    (
+        Action::Down,
+        Action::Down,
+        "moves the selection down in both",
+    ),
+    (
+        Action::Open,
+        Action::Zoom,
+        "enter opens what is selected in both",
+    ),
+    (
+        Action::Close,
+        Action::Close,
+        "esc closes what is open in both",
+    ),
+    (
+        Action::Runbooks,
+        Action::Runbooks,
+        "b flips between the pane and the panels",
+    ),
+];
+
+/// What changes a run: never on a key another mode binds, never in a text mode.
+const RUN_CHANGING: [Action; 4] = [
+    Action::Run,
+    Action::PauseRun,
+    Action::AbortRun,
+    Action::ResumeRun,
+];
+
+/// Every conflict and cross-mode surprise in `map`, in words.
+fn problems(map: &Keymap) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Err(e) = map.check_duplicates() {
+        out.push(e);
+    }
+    for mode in Mode::ALL {
+        let own = map.chords(mode);
+        // A text mode's keys never eat what is typed: no plain printable character.
+        if mode.takes_text() {
+            for (c, a) in &own {
+                if matches!(c.code, KeyCode::Char(_)) && c.mods.is_empty() {
+                    out.push(format!(
+                        "{}: \"{c}\" ({}) would swallow typed text",
+                        mode.name(),
+                        a.name()
+                    ));
+                }
+            }
+        }
+        // A key the mode binds over its fallback's is a listed, reasoned exception.
+        if let Some(back) = mode.falls_back_to() {
+            for (c, a) in &own {
+                if let Some((_, b)) = map.chords(back).into_iter().find(|(d, _)| d == c)
+                    && b != *a
+                    && !SHADOWED.iter().any(|(x, y, _)| x == a && *y == b)
+                {
+                    out.push(format!(
+                        "\"{c}\" is {} in {} but {} in {}: a surprise beside the dashboard",
+                        a.name(),
+                        mode.name(),
+                        b.name(),
+                        back.name()
+                    ));
+                }
+            }
+        }
+        // Every mode where keys are not text can be quit and left.
+        if !mode.takes_text() {
+            let has = |a: Action| own.iter().any(|(_, x)| *x == a);
+            if !has(Action::Quit) {
+                out.push(format!("{} cannot quit", mode.name()));
+            }
+            if !has(Action::Close) {
+                out.push(format!("{} cannot be closed", mode.name()));
+            }
+        }
+    }
+    // Keys that change a run live only in the runbook pane, on keys no other mode binds, so a
+    // key pressed in the wrong place (or typed text that escaped a field) never touches a run.
+    for a in RUN_CHANGING {
+        for mode in Mode::ALL {
+            let keys = map.keys(mode, a);
+            if mode != Mode::Runbooks {
+                if !keys.is_empty() {
+                    out.push(format!("{} is bound in {}", a.name(), mode.name()));
+                }
+                continue;
+            }
+            if keys.is_empty() {
+                out.push(format!("{} has no key", a.name()));
+            }
+            for c in keys {
+                for other in Mode::ALL.into_iter().filter(|m| *m != Mode::Runbooks) {
+                    if let Some((_, b)) = map.chords(other).into_iter().find(|(d, _)| *d == c) {
+                        out.push(format!(
+                            "\"{c}\" changes a run ({}) in the runbook pane but is {} in {}",
+                            a.name(),
+                            b.name(),
+                            other.name()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // An action bound in several modes shares at least one key among them (help is `?`
+    // everywhere, quitting `ctrl-c`, closing `esc`).
+    for &a in Action::ALL {
+        let sets: Vec<(Mode, Vec<Chord>)> = Mode::ALL
+            .into_iter()
+            .map(|m| (m, map.keys(m, a)))
+            .filter(|(_, k)| !k.is_empty())
+            .collect();
+        for (m, keys) in &sets {
+            for (n, other) in &sets {
+                if !keys.iter().any(|k| other.contains(k)) {
+                    out.push(format!(
+                        "{} has no key in common between {} and {}",
+                        a.name(),
+                        m.name(),
+                        n.name()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_mode_has_conflicts_or_cross_mode_surprises() {
+    let found = problems(&Keymap::default());
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_conflict_check_catches_each_kind_of_surprise() {
+    // The old binding: `a` aborted a run in the pane while it adds an action item beside it.
+    for (mode, action, keys, expect) in [
+        (
+            "runbooks",
+            "abort_run",
+            &["a"][..],
+            "a surprise beside the dashboard",
+        ),
+        (
+            "runbooks",
+            "pause_run",
+            &["p"][..],
+            "a surprise beside the dashboard",
+        ),
+        (
+            "dashboard",
+            "abort_run",
+            &["X"][..],
+            "abort_run is bound in dashboard",
+        ),
+        (
+            "runbooks",
+            "resume_run",
+            &["m"][..],
+            "changes a run (resume_run)",
+        ),
+        ("note", "submit", &["s"][..], "would swallow typed text"),
+        ("runbooks", "help", &["f2"][..], "help has no key in common"),
+    ] {
+        let map = Keymap::with_overrides(&overrides(mode, action, keys)).unwrap();
+        let found = problems(&map);
+        assert!(
+            found.iter().any(|p| p.contains(expect)),
+            "{mode}.{action} = {keys:?}: {found:?}"
+        );
+    }
+}

@@ -7,7 +7,7 @@ use super::batch::Decision;
 use super::gate::{GateRun, GateSpec, Verdict, judge};
 use super::http::Sender;
 use super::model::{Runbook, Step};
-use super::operator::{Confirmation, Operator};
+use super::operator::{Confirmation, Consent, Operator};
 use super::report::{IntentStore, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome};
 use super::template::Context;
 use super::vars::Resolved;
@@ -33,6 +33,9 @@ pub enum Control {
 
 /// Most output lines of one step sent to the sink (the tail is kept regardless).
 pub const MAX_OUTPUT_EVENTS: usize = 500;
+
+/// A skippable step the operator chose to go on without.
+pub(crate) const SKIPPED_BY_OPERATOR: &str = "not confirmed; skipped, as the runbook allows";
 
 /// Everything a run needs.
 pub struct Executor {
@@ -168,10 +171,19 @@ impl Executor {
                     step: step.id.clone(),
                     summary: format!("Step \"{}\": {title}", step.id),
                     word: step.id.clone(),
+                    skippable: step.skippable,
                 };
-                if !self.confirm(&c).await? {
-                    self.finish(step, StepOutcome::Declined, "not confirmed")?;
-                    return Ok(RunOutcome::Aborted);
+                match self.confirm(&c).await? {
+                    Consent::Given => {}
+                    Consent::Skipped => {
+                        self.finish(step, StepOutcome::Skipped, SKIPPED_BY_OPERATOR)?;
+                        i += 1;
+                        continue;
+                    }
+                    Consent::Refused => {
+                        self.finish(step, StepOutcome::Declined, "not confirmed")?;
+                        return Ok(RunOutcome::Aborted);
+                    }
                 }
             }
             let (outcome, detail) = self.step(step).await?;
@@ -206,9 +218,13 @@ impl Executor {
         })
     }
 
-    pub(crate) async fn confirm(&self, c: &Confirmation) -> Result<bool, Stop> {
-        let ok = self.operator.confirm(c).await;
-        let ev = if ok {
+    /// Asks the operator; a skip is honoured only where the step is skippable.
+    pub(crate) async fn confirm(&self, c: &Confirmation) -> Result<Consent, Stop> {
+        let consent = match self.operator.confirm(c).await {
+            Consent::Skipped if !c.skippable => Consent::Refused,
+            other => other,
+        };
+        let ev = if consent == Consent::Given {
             RunEvent::Confirmed {
                 step: c.step.clone(),
                 what: c.word.clone(),
@@ -221,7 +237,7 @@ impl Executor {
             }
         };
         self.emit(ev)?;
-        Ok(ok)
+        Ok(consent)
     }
 
     fn finish(&self, step: &Step, outcome: StepOutcome, detail: &str) -> Result<(), Stop> {

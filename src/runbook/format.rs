@@ -38,6 +38,7 @@ pub(crate) struct RawStep {
     pub kind: Spanned<RawKind>,
     pub title: Option<String>,
     pub mutating: Option<Spanned<bool>>,
+    pub skippable: Option<Spanned<bool>>,
     // check, wait, batch
     pub gate: Option<Spanned<RawGate>>,
     // wait, http, exec
@@ -212,7 +213,7 @@ const HAPROXY_FIELDS: &[&str] = &[
     "interval",
 ];
 
-/// The fields each kind accepts besides `id`, `kind`, `title`, `mutating`.
+/// The fields each kind accepts besides `id`, `kind`, `title`, `mutating`, `skippable`.
 pub(crate) fn allowed_fields(kind: RawKind) -> &'static [&'static str] {
     match kind {
         RawKind::Check => &["gate"],

@@ -381,10 +381,22 @@ impl Checker<'_> {
                 .as_ref()
                 .map_or(default_mutating, |m| *m.get_ref()),
         };
+        let skippable = s.skippable.as_ref().is_some_and(|k| *k.get_ref());
+        let asks = matches!(kind, StepKind::Manual { .. }) || (mutating && !kind.confirms_itself());
+        if let Some(k) = &s.skippable
+            && *k.get_ref()
+            && !asks
+        {
+            self.err(
+                k.span(),
+                "skippable = true applies to a step that asks to be confirmed (a mutating http, exec, sql or haproxy step, or a manual step); a batch asks per batch and cannot be skipped; remove skippable",
+            );
+        }
         Some(Step {
             id,
             title,
             mutating,
+            skippable,
             kind,
         })
     }

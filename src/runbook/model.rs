@@ -88,6 +88,9 @@ pub struct Step {
     pub title: String,
     /// Changes the system: needs confirmation, never runs in a dry run.
     pub mutating: bool,
+    /// The run may go on without it (`skippable = true`): declining its confirmation can skip it
+    /// instead of stopping the run.
+    pub skippable: bool,
     pub kind: StepKind,
 }
 

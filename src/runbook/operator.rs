@@ -16,12 +16,27 @@ pub struct Confirmation {
     pub summary: String,
     /// The exact text the operator must type: the step id, the target, or `batch N`.
     pub word: String,
+    /// The runbook lets the run go on without this step (`skippable = true`).
+    pub skippable: bool,
+}
+
+/// The operator's answer to a [`Confirmation`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consent {
+    /// The word was typed: go ahead.
+    Given,
+    /// Not confirmed: the step does not act and the run stops.
+    Refused,
+    /// Not confirmed, and the run goes on without the step (only where it is skippable; elsewhere
+    /// the executor takes it as [`Consent::Refused`]).
+    Skipped,
 }
 
 /// Someone (or something) that confirms and decides.
 pub trait Operator: Send + Sync {
-    /// True only when the operator typed exactly `c.word`. The default answer is no.
-    fn confirm(&self, c: &Confirmation) -> BoxFuture<'static, bool>;
+    /// [`Consent::Given`] only when the operator typed exactly `c.word`. The default answer is
+    /// no.
+    fn confirm(&self, c: &Confirmation) -> BoxFuture<'static, Consent>;
     /// The decision at a pause after a failure; `reason` says what happened.
     fn decide(&self, step: &str, reason: &str) -> BoxFuture<'static, Decision>;
     /// True when confirmations come without a person (`--yes`): the journal says so.
@@ -54,8 +69,8 @@ pub fn typed_decision(line: &str) -> Option<Decision> {
 pub struct AssumeYes;
 
 impl Operator for AssumeYes {
-    fn confirm(&self, _c: &Confirmation) -> BoxFuture<'static, bool> {
-        async { true }.boxed()
+    fn confirm(&self, _c: &Confirmation) -> BoxFuture<'static, Consent> {
+        async { Consent::Given }.boxed()
     }
     fn decide(&self, _step: &str, _reason: &str) -> BoxFuture<'static, Decision> {
         async { Decision::Abort }.boxed()
@@ -112,13 +127,30 @@ impl LineOperator {
 }
 
 impl Operator for LineOperator {
-    fn confirm(&self, c: &Confirmation) -> BoxFuture<'static, bool> {
-        let word = c.word.clone();
-        let q = self.ask(format!(
-            "{}\nType \"{}\" to go ahead (anything else cancels): ",
-            c.summary, c.word
-        ));
-        async move { typed_confirms(q.await.as_deref(), &word) }.boxed()
+    fn confirm(&self, c: &Confirmation) -> BoxFuture<'static, Consent> {
+        let (word, skippable) = (c.word.clone(), c.skippable);
+        let q = self.ask(if skippable {
+            format!(
+                "{}\nType \"{}\" to go ahead, \"skip\" to go on without this step (anything else cancels): ",
+                c.summary, c.word
+            )
+        } else {
+            format!(
+                "{}\nType \"{}\" to go ahead (anything else cancels): ",
+                c.summary, c.word
+            )
+        });
+        async move {
+            let line = q.await;
+            if typed_confirms(line.as_deref(), &word) {
+                Consent::Given
+            } else if skippable && typed_confirms(line.as_deref(), "skip") {
+                Consent::Skipped
+            } else {
+                Consent::Refused
+            }
+        }
+        .boxed()
     }
 
     fn decide(&self, step: &str, reason: &str) -> BoxFuture<'static, Decision> {

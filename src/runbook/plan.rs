@@ -172,10 +172,11 @@ pub fn render(
     let _ = writeln!(out, "\nSteps");
     for (i, s) in rb.steps.iter().enumerate() {
         let title = s.title_rendered(v);
-        let flag = if s.mutating {
-            "  [MUTATING: typed confirmation]"
-        } else {
-            ""
+        let flag = match (s.mutating, s.skippable) {
+            (true, true) => "  [MUTATING: typed confirmation; may be skipped]",
+            (true, false) => "  [MUTATING: typed confirmation]",
+            (false, true) => "  [may be skipped]",
+            (false, false) => "",
         };
         let _ = writeln!(out, "\n{}. {} ({}){flag}", i + 1, s.id, s.kind.name());
         if title != s.id {

@@ -22,6 +22,8 @@ pub struct Plan {
     pub batches: BTreeMap<String, usize>,
     /// Each step's title with the variables filled in (secrets masked), as the run shows it.
     pub titles: BTreeMap<String, String>,
+    /// The variables' values as resolved (secrets masked), for a front end to show and edit.
+    pub values: BTreeMap<String, String>,
 }
 
 /// What runs need from the runtime: where runbooks are, the variables set for this console,
@@ -141,6 +143,7 @@ pub async fn prepare_plan(
             .collect(),
         batches,
         titles,
+        values: resolved.shown.clone(),
     })
 }
 

@@ -21,13 +21,12 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 /// Draw `d` over `area`.
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
     let t = &model.theme;
-    let mut lines: Vec<Line> = d
-        .text
-        .iter()
-        .map(|l| Line::styled(l.clone(), t.text))
-        .collect();
+    let width = area.width.saturating_sub(4).min(76);
+    let inner_w = usize::from(width.saturating_sub(2)).max(1);
+    let rows_of = |l: &Line| l.width().div_ceil(inner_w).max(1);
+    let mut lines: Vec<Line> = Vec::new();
     match &d.body {
-        Body::Type { word, typed } => {
+        Body::Type { word, typed, caret } => {
             let what = match &d.purpose {
                 Purpose::StartRun(_) => "run it",
                 _ => "go ahead",
@@ -37,11 +36,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
                 Span::styled(format!("\"{word}\""), t.accent),
                 Span::styled(format!(" to {what}; anything else is no."), t.text),
             ]));
-            lines.push(Line::from(vec![
-                Span::styled("> ", t.accent),
-                Span::styled(crate::sanitize::line(typed).into_owned(), t.text),
-                Span::styled("▏", t.accent),
-            ]));
+            let mut spans = vec![Span::styled("> ", t.accent)];
+            spans.extend(edited(typed, *caret, true, t));
+            lines.push(Line::from(spans));
         }
         Body::Choose { options, selected } => {
             for (i, o) in options.iter().enumerate() {
@@ -57,12 +54,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
                 let sel = i == *focus;
                 let mut spans = vec![
                     Span::styled(if sel { "▸ " } else { "  " }, t.accent),
-                    Span::styled(format!("{:<12}", f.label), t.title),
-                    Span::styled(crate::sanitize::line(&f.value).into_owned(), t.text),
+                    Span::styled(format!("{:<12} ", f.label), t.title),
                 ];
-                if sel {
-                    spans.push(Span::styled("▏", t.accent));
-                }
+                spans.extend(edited(&f.value, f.caret, sel, t));
                 if f.value.is_empty() {
                     spans.push(Span::styled(format!(" ({})", f.hint), t.muted));
                 }
@@ -76,6 +70,28 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
     if let Some(e) = &d.error {
         lines.push(Line::styled(format!("✖ {e}"), t.failing));
     }
+    // The text above the answer, cut to what fits: the answer and its keys never go.
+    let body: usize = lines.iter().map(rows_of).sum();
+    let room = usize::from(area.height.saturating_sub(2)).saturating_sub(body);
+    let mut text: Vec<Line> = Vec::new();
+    let mut used = 0;
+    for (i, l) in d.text.iter().enumerate() {
+        let line = Line::styled(l.clone(), t.text);
+        let r = rows_of(&line);
+        let last = i + 1 == d.text.len();
+        if used + r + usize::from(!last) > room {
+            let left = d.text.len() - i;
+            text.push(Line::styled(
+                format!("… {left} more line(s) (the pane behind shows them all)"),
+                t.muted,
+            ));
+            break;
+        }
+        used += r;
+        text.push(line);
+    }
+    text.extend(lines);
+    let lines = text;
     let k = &model.keymap;
     let next = match d.body {
         Body::Form { .. } => format!("{} next field · ", k.hint(Mode::Dialog, Action::NextField)),
@@ -87,13 +103,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
         k.hint(Mode::Dialog, Action::Submit),
         k.hint(Mode::Dialog, Action::Close)
     );
-    let width = area.width.saturating_sub(4).min(76);
-    let inner_w = usize::from(width.saturating_sub(2)).max(1);
     // Wrapped height: each line takes at least one row.
-    let rows: usize = lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner_w).max(1))
-        .sum();
+    let rows: usize = lines.iter().map(rows_of).sum();
     let h = (rows as u16).saturating_add(2);
     let rect = layout::centered(area, width, h);
     frame.render_widget(Clear, rect);
@@ -107,6 +118,32 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
             .wrap(Wrap { trim: false }),
         rect,
     );
+}
+
+/// A value being edited: the caret where typing happens, a selected (prefilled) value shown
+/// selected, since typing replaces it.
+pub fn edited(
+    value: &str,
+    caret: crate::app::panes::text::Caret,
+    focused: bool,
+    t: &crate::theme::Theme,
+) -> Vec<Span<'static>> {
+    let clean = |s: &str| crate::sanitize::line(s).into_owned();
+    if !focused {
+        return vec![Span::styled(clean(value), t.text)];
+    }
+    if caret.selected {
+        return vec![
+            Span::styled(clean(value), t.selection),
+            Span::styled("▏", t.accent),
+        ];
+    }
+    let (before, after) = caret.split(value);
+    vec![
+        Span::styled(clean(before), t.text),
+        Span::styled("▏", t.accent),
+        Span::styled(clean(after), t.text),
+    ]
 }
 
 /// The record a correction would supersede, as the timeline describes it.

@@ -6,6 +6,12 @@ use ratatui::layout::{Constraint, Layout, Rect};
 /// Below this the console shows a "too small" message instead of panels.
 pub const MIN_WIDTH: u16 = 40;
 pub const MIN_HEIGHT: u16 = 10;
+/// Whether a terminal of this size is too small to show anything but the "too small" note
+/// (then no key but quit acts: nothing would show its effect).
+pub fn too_small(width: u16, height: u16) -> bool {
+    width < MIN_WIDTH || height < MIN_HEIGHT
+}
+
 /// A panel is never drawn shorter than this (border, value line, two chart rows).
 pub const MIN_PANEL_HEIGHT: u16 = 5;
 /// Columns taken by the y-axis labels and borders of a chart.
@@ -27,32 +33,121 @@ pub fn split_status(area: Rect) -> (Rect, Rect) {
     (main, status)
 }
 
-/// Split the main area between the panels and the timeline pane: beside them when there is
-/// room, instead of them on a narrow terminal.
-pub fn split_timeline(main: Rect, show: bool) -> (Option<Rect>, Option<Rect>) {
-    if !show {
-        return (Some(main), None);
-    }
-    if main.width < 100 {
-        return (None, Some(main));
-    }
-    let side = (main.width / 3).clamp(40, 70);
-    let [panels, timeline] =
-        Layout::horizontal([Constraint::Min(0), Constraint::Length(side)]).areas(main);
-    (Some(panels), Some(timeline))
+/// Below this width the side panes cannot sit beside the panels.
+pub const SIDE_BY_SIDE_WIDTH: u16 = 100;
+/// Below this height (of the main area) the side panes cannot sit under the panels.
+pub const STACKED_HEIGHT: u16 = 30;
+
+/// What is on screen besides the panels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Shown {
+    /// The runbook pane (`focused`: it has the keys).
+    pub runbooks: bool,
+    pub focused: bool,
+    pub timeline: bool,
+    pub changes: bool,
 }
 
-/// Split the side area between the timeline (above) and the Changes pane (below) when both
-/// are shown; either takes it all alone.
-pub fn split_side(side: Rect, timeline: bool, changes: bool) -> (Option<Rect>, Option<Rect>) {
-    match (timeline, changes) {
-        (true, true) => {
-            let [top, bottom] =
-                Layout::vertical([Constraint::Percentage(55), Constraint::Min(0)]).areas(side);
-            (Some(top), Some(bottom))
+/// Where everything goes in the main area (above the status bar).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Areas {
+    /// The one-line summary of what is wrong, at the top.
+    pub summary: Option<Rect>,
+    pub panels: Option<Rect>,
+    pub runbooks: Option<Rect>,
+    pub timeline: Option<Rect>,
+    pub changes: Option<Rect>,
+    /// The screen holds the panels and the runbook pane together.
+    pub together: bool,
+}
+
+/// Lay out the main area. The side panes (the runbook pane first, then the timeline and the
+/// Changes pane) sit beside the panels when the width allows, under them when the height does;
+/// on a smaller screen one of them takes the area: the runbook pane when it has the keys, else
+/// the timeline or Changes when shown, else the panels.
+///
+/// ```text
+/// ┌ what's wrong ─────────────────────────────────────────┐
+/// │ panels (a run's gate panels first) │ runbook pane      │
+/// │                                     ├──────────────────┤
+/// │                                     │ timeline/changes │
+/// └───────────────────────────────────────────────────────┘
+/// ```
+pub fn areas(main: Rect, shown: Shown) -> Areas {
+    let mut a = Areas::default();
+    let main = if main.height >= 12 {
+        let [top, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(main);
+        a.summary = Some(top);
+        rest
+    } else {
+        main
+    };
+    let side: Vec<u8> = [
+        (shown.runbooks, 0u8),
+        (shown.timeline, 1),
+        (shown.changes, 2),
+    ]
+    .into_iter()
+    .filter_map(|(on, k)| on.then_some(k))
+    .collect();
+    if side.is_empty() {
+        a.panels = Some(main);
+        return a;
+    }
+    let (panels, rest) = if main.width >= SIDE_BY_SIDE_WIDTH {
+        // The pane with the keys gets more of the width (a plan is read there).
+        let w = if shown.focused {
+            (main.width * 3 / 5).clamp(50, 120)
+        } else if shown.runbooks {
+            (main.width / 2).clamp(50, 100)
+        } else {
+            (main.width / 3).clamp(40, 70)
+        };
+        let [p, s] = Layout::horizontal([Constraint::Min(0), Constraint::Length(w)]).areas(main);
+        (Some(p), s)
+    } else if main.height >= STACKED_HEIGHT {
+        let h = (main.height * 2 / 5).max(10);
+        let [p, s] = Layout::vertical([Constraint::Length(h), Constraint::Min(0)]).areas(main);
+        (Some(p), s)
+    } else {
+        // One at a time: what has the keys, else what was asked for.
+        let only = if shown.focused || !(shown.timeline || shown.changes) {
+            if shown.focused { vec![0u8] } else { vec![] }
+        } else {
+            side.iter().copied().filter(|k| *k != 0).collect()
+        };
+        if only.is_empty() {
+            a.panels = Some(main);
+            return a;
         }
-        (false, true) => (None, Some(side)),
-        _ => (Some(side), None),
+        place(&mut a, main, &only, shown.focused);
+        return a;
+    };
+    a.panels = panels;
+    a.together = shown.runbooks;
+    place(&mut a, rest, &side, shown.focused);
+    a
+}
+
+/// Stack the side panes `which` (0 runbooks, 1 timeline, 2 changes) in `area`: the runbook
+/// pane takes the larger part.
+fn place(a: &mut Areas, area: Rect, which: &[u8], focused: bool) {
+    let constraints: Vec<Constraint> = which
+        .iter()
+        .map(|k| match (k, which.len()) {
+            (_, 1) => Constraint::Min(0),
+            (0, _) if focused => Constraint::Percentage(75),
+            (0, _) => Constraint::Percentage(60),
+            _ => Constraint::Min(0),
+        })
+        .collect();
+    let rects = Layout::vertical(constraints).split(area);
+    for (k, r) in which.iter().zip(rects.iter()) {
+        match k {
+            0 => a.runbooks = Some(*r),
+            1 => a.timeline = Some(*r),
+            _ => a.changes = Some(*r),
+        }
     }
 }
 

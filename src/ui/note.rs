@@ -19,20 +19,24 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     };
     frame.render_widget(Clear, rect);
     let k = &model.keymap;
+    const TITLE: &str = " Note for the timeline ";
+    let (submit, close) = (
+        k.hint(Mode::Note, Action::Submit),
+        k.hint(Mode::Note, Action::Close),
+    );
+    let keys = format!(" {submit} records · {close} cancels ");
+    let tags =
+        format!(" {submit} records · {close} cancels · #root-cause #impact #lesson… are kept ");
+    // The longest hint that fits beside the title (the border's corners and a gap kept).
+    let room = usize::from(rect.width).saturating_sub(TITLE.chars().count() + 3);
+    let hint = [tags, keys]
+        .into_iter()
+        .find(|h| h.chars().count() <= room)
+        .unwrap_or_default();
     let block = Block::bordered()
         .border_style(t.border_focus)
-        .title(Line::styled(" Note for the timeline ", t.title))
-        .title(
-            Line::styled(
-                format!(
-                    " {} records · {} cancels · #root-cause #impact #lesson… are kept ",
-                    k.hint(Mode::Note, Action::Submit),
-                    k.hint(Mode::Note, Action::Close)
-                ),
-                t.muted,
-            )
-            .right_aligned(),
-        );
+        .title(Line::styled(TITLE, t.title))
+        .title(Line::styled(hint, t.muted).right_aligned());
     let inner = block.inner(rect);
     // Show the end of a long note: that is where the typing happens.
     let text = crate::sanitize::line(&model.note).into_owned();

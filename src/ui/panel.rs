@@ -20,10 +20,29 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, LegendPosition, Paragraph};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph};
 
-/// A threshold line: its legend name, style and two end points.
+/// A threshold line: its name, style and two end points (named on the y axis' side by its
+/// value in the headline's unit).
 type Threshold = (String, Style, [(f64, f64); 2]);
+
+/// What is marked on a chart at a moment: a threshold crossing, or a runbook step starting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MarkKind {
+    /// Past a threshold (worse).
+    Breach,
+    /// Back within it.
+    Recovery,
+    /// A runbook step started.
+    Step,
+}
+
+/// A mark at `t` (Unix seconds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mark {
+    pub t: f64,
+    pub kind: MarkKind,
+}
 
 /// What the panel needs besides itself.
 pub struct PanelView<'a> {
@@ -35,6 +54,18 @@ pub struct PanelView<'a> {
     /// Shown window, Unix seconds.
     pub start: f64,
     pub end: f64,
+    /// Refreshing is paused: the panel says so instead of "live".
+    pub paused: bool,
+    /// Crossings of this panel and runbook steps in the window, marked on the chart.
+    pub marks: Vec<Mark>,
+}
+
+/// The state as a symbol, a word and a style (`paused`: refreshing is paused).
+pub fn state_tag_paused(state: &PanelState, paused: bool, theme: &Theme) -> (String, Style) {
+    if paused && matches!(state, PanelState::Fresh | PanelState::Stale { .. }) {
+        return ("⏸ paused".into(), theme.stale);
+    }
+    state_tag(state, theme)
 }
 
 /// The state as a symbol, a word and a style.
@@ -59,7 +90,7 @@ pub fn age(secs: i64) -> String {
     }
 }
 
-fn level_tag(level: Level, theme: &Theme) -> (&'static str, Style) {
+pub fn level_tag(level: Level, theme: &Theme) -> (&'static str, Style) {
     match level {
         Level::Ok => ("✓ ok", theme.ok),
         Level::Warn => ("△ WARN", theme.warn),
@@ -70,7 +101,7 @@ fn level_tag(level: Level, theme: &Theme) -> (&'static str, Style) {
 /// Draw one panel into `area`.
 pub fn draw(frame: &mut Frame, area: Rect, v: &PanelView) {
     let theme = v.theme;
-    let (tag, tag_style) = state_tag(&v.state, theme);
+    let (tag, tag_style) = state_tag_paused(&v.state, v.paused, theme);
     let border = if v.selected {
         theme.border_focus
     } else {
@@ -83,6 +114,20 @@ pub fn draw(frame: &mut Frame, area: Rect, v: &PanelView) {
             theme.title,
         ))
         .title(Line::styled(format!(" {tag} "), tag_style).right_aligned());
+    // The thresholds the dotted lines draw, named in the panel's unit.
+    let cfg = &v.panel.config;
+    let limits: Vec<String> = [("warn", cfg.warn), ("crit", cfg.crit)]
+        .into_iter()
+        .filter_map(|(n, t)| t.map(|t| format!("{n} {}", cfg.unit.format(t))))
+        .collect();
+    let block = if limits.is_empty() {
+        block
+    } else {
+        block.title_bottom(Line::styled(
+            format!(" ┄ {} ", limits.join(" · ")),
+            theme.muted,
+        ))
+    };
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height == 0 || inner.width == 0 {
@@ -95,20 +140,42 @@ pub fn draw(frame: &mut Frame, area: Rect, v: &PanelView) {
     }
 }
 
-fn headline(v: &PanelView) -> Line<'static> {
+pub fn headline(v: &PanelView) -> Line<'static> {
     let theme = v.theme;
     let unit = v.panel.config.unit;
     let mut spans = Vec::new();
     match v.panel.current() {
         Some(value) => {
-            let (lt, ls) = level_tag(v.panel.level(value), theme);
+            let level = v.panel.level(value);
             spans.push(Span::styled(unit.format(value), theme.title));
             spans.push(Span::raw(" "));
-            spans.push(Span::styled(lt, ls));
+            match (&v.state, level) {
+                // An old value is not "ok": say how old it is.
+                (PanelState::Stale { age_secs }, Level::Ok) => {
+                    spans.push(Span::styled(
+                        format!("◷ {} old", age(*age_secs)),
+                        theme.stale,
+                    ));
+                }
+                (PanelState::Stale { age_secs }, l) => {
+                    let (lt, ls) = level_tag(l, theme);
+                    spans.push(Span::styled(lt, ls));
+                    spans.push(Span::styled(
+                        format!(" ◷ {} old", age(*age_secs)),
+                        theme.stale,
+                    ));
+                }
+                (_, l) => {
+                    let (lt, ls) = level_tag(l, theme);
+                    spans.push(Span::styled(lt, ls));
+                }
+            }
         }
         None if matches!(v.state, PanelState::Loading) => {
             spans.push(Span::styled("waiting for the first answer…", theme.muted));
         }
+        // A failing query's reason comes first: "no series" would be a guess.
+        None if matches!(v.state, PanelState::Failing { .. }) => {}
         // An empty answer says which metric the query needed and where to look.
         // (Only for an answer that came back empty: a failing query has no answer at all.)
         None => match &v.panel.empty_hint {
@@ -160,12 +227,181 @@ fn legend(panel: &Panel, s: &Series, all: &[&Series]) -> String {
     }
 }
 
+/// One legend entry: the series' name, its style and its newest value.
+struct LegendEntry {
+    name: String,
+    style: Style,
+    value: Option<f64>,
+}
+
+/// The legend's entries as lines of `width` columns: `━ name value`, each series in its own
+/// colour and with its value (so series whose colours repeat past the palette still tell
+/// apart), at most `rows` lines, the rest counted.
+fn legend_lines(
+    entries: &[LegendEntry],
+    unit: Unit,
+    width: usize,
+    rows: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = Vec::new();
+    let text = |e: &LegendEntry| {
+        let v = e
+            .value
+            .map(|x| format!(" {}", unit.format(x)))
+            .unwrap_or_default();
+        format!("{}{v}", e.name)
+    };
+    for (k, e) in entries.iter().enumerate() {
+        if lines.len() + 1 >= rows && k + 1 < entries.len() {
+            lines.push(Line::styled(
+                format!("+{} more", entries.len() - k),
+                theme.muted,
+            ));
+            break;
+        }
+        let body: String = text(e).chars().take(width.saturating_sub(2)).collect();
+        lines.push(Line::from(vec![
+            Span::styled("━ ", e.style),
+            Span::styled(body, theme.text),
+        ]));
+    }
+    lines
+}
+
+/// The same legend on one or two rows below the plot: entries side by side.
+fn legend_rows(
+    entries: &[LegendEntry],
+    unit: Unit,
+    width: usize,
+    rows: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut spans: Vec<Span> = Vec::new();
+    let mut used = 0;
+    for (k, e) in entries.iter().enumerate() {
+        let v = e
+            .value
+            .map(|x| format!(" {}", unit.format(x)))
+            .unwrap_or_default();
+        let item = format!("{}{v}  ", e.name);
+        let w = item.chars().count() + 2;
+        // The last row keeps room to count what does not fit.
+        let room = if lines.len() + 1 == rows {
+            width.saturating_sub(9)
+        } else {
+            width
+        };
+        if used + w > room && !spans.is_empty() {
+            lines.push(Line::from(std::mem::take(&mut spans)));
+            used = 0;
+            if lines.len() == rows {
+                // No room for the rest: say how many.
+                if let Some(last) = lines.last_mut() {
+                    last.spans.push(Span::styled(
+                        format!("+{} more", entries.len() - k),
+                        theme.muted,
+                    ));
+                }
+                return lines;
+            }
+        }
+        spans.push(Span::styled("━ ", e.style));
+        spans.push(Span::styled(item, theme.text));
+        used += w;
+    }
+    if !spans.is_empty() {
+        lines.push(Line::from(spans));
+    }
+    lines
+}
+
+/// Time labels for the x axis: one every ~14 columns, with the date when the window crosses
+/// midnight in `tz`.
+fn time_labels(v: &PanelView, columns: u16, theme: &Theme) -> Vec<Span<'static>> {
+    let local = |t: f64| v.tz.timestamp_opt(t as i64, 0).single();
+    let crosses = match (local(v.start), local(v.end)) {
+        (Some(a), Some(b)) => a.date_naive() != b.date_naive(),
+        _ => false,
+    };
+    let (fmt, each) = if crosses {
+        ("%m-%d %H:%M", 16)
+    } else {
+        ("%H:%M", 10)
+    };
+    let n = usize::from(columns / each).clamp(2, 9);
+    (0..n)
+        .map(|k| {
+            let t = v.start + (v.end - v.start) * k as f64 / (n - 1) as f64;
+            let text = local(t)
+                .map(|d| d.format(fmt).to_string())
+                .unwrap_or_default();
+            Span::styled(text, theme.muted)
+        })
+        .collect()
+}
+
 fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
     let theme = v.theme;
     let cfg = &v.panel.config;
+    let shown = v.panel.shown();
+    let named = cfg.legend.is_some() || shown.len() > 1;
+    let entries: Vec<LegendEntry> = if named {
+        shown
+            .iter()
+            .enumerate()
+            .map(|(i, s)| LegendEntry {
+                name: legend(v.panel, s, &shown),
+                style: theme.series(i),
+                value: v.panel.newest(s).map(|p| p.v).filter(|x| x.is_finite()),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // The legend beside the plot when there is room, else below it: never over the lines.
+    let widest = entries
+        .iter()
+        .map(|e| e.name.chars().count() + 10)
+        .max()
+        .unwrap_or(0) as u16;
+    let (plot, legend_area, beside) = if entries.is_empty() {
+        (area, None, false)
+    } else if area.width >= 60 {
+        let w = widest.clamp(12, area.width / 3);
+        let [p, l] = Layout::horizontal([Constraint::Min(0), Constraint::Length(w)]).areas(area);
+        (p, Some(l), true)
+    } else if area.height >= 5 {
+        let rows = if area.height >= 8 { 2 } else { 1 };
+        let [p, l] = Layout::vertical([Constraint::Min(0), Constraint::Length(rows)]).areas(area);
+        (p, Some(l), false)
+    } else {
+        (area, None, false)
+    };
+    if let Some(l) = legend_area {
+        let lines = if beside {
+            legend_lines(
+                &entries,
+                cfg.unit,
+                usize::from(l.width),
+                usize::from(l.height),
+                theme,
+            )
+        } else {
+            legend_rows(
+                &entries,
+                cfg.unit,
+                usize::from(l.width),
+                usize::from(l.height),
+                theme,
+            )
+        };
+        frame.render_widget(Paragraph::new(lines), l);
+    }
+    let area = plot;
     // Braille gives two dots a column: more points than that only cost time.
     let buckets = usize::from(area.width) * 2;
-    let shown = v.panel.shown();
     let data: Vec<Vec<(f64, f64)>> = shown
         .iter()
         .map(|s| {
@@ -218,39 +454,44 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
         })
     })
     .collect();
-    let named = cfg.legend.is_some() || data.len() > 1;
-    let mut datasets: Vec<Dataset> = data
-        .iter()
-        .enumerate()
-        .map(|(i, points)| {
-            let ds = Dataset::default()
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(theme.series(i))
-                .data(points);
-            if named {
-                ds.name(legend(v.panel, shown[i], &shown))
-            } else {
-                ds
-            }
+    // Crossings and runbook steps as vertical lines across the plot.
+    let marks: Vec<(Style, [(f64, f64); 2])> = (v.marks.iter())
+        .filter(|m| m.t >= v.start && m.t <= v.end)
+        .map(|m| {
+            let style = match m.kind {
+                MarkKind::Breach => theme.threshold_crit,
+                MarkKind::Recovery => theme.ok,
+                MarkKind::Step => theme.accent,
+            };
+            (style, [(m.t, lo), (m.t, hi)])
         })
         .collect();
-    for (name, style, line) in &thresholds {
+    let mut datasets: Vec<Dataset> = Vec::new();
+    for (style, line) in &marks {
         datasets.push(
             Dataset::default()
-                .name(name.clone())
                 .marker(Marker::Dot)
                 .graph_type(GraphType::Line)
                 .style(*style)
                 .data(line),
         );
     }
-    let time = |t: f64| {
-        v.tz.timestamp_opt(t as i64, 0)
-            .single()
-            .map(|d| d.format("%H:%M").to_string())
-            .unwrap_or_default()
-    };
+    for (_, style, line) in &thresholds {
+        datasets.push(
+            Dataset::default()
+                .marker(Marker::Dot)
+                .graph_type(GraphType::Line)
+                .style(*style)
+                .data(line),
+        );
+    }
+    datasets.extend(data.iter().enumerate().map(|(i, points)| {
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.series(i))
+            .data(points)
+    }));
     let axis_unit = if cfg.unit == Unit::Count && hi < 10.0 {
         Unit::Ratio
     } else {
@@ -265,10 +506,7 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
             Axis::default()
                 .bounds([v.start, v.end])
                 .style(theme.border)
-                .labels(vec![
-                    Span::styled(time(v.start), theme.muted),
-                    Span::styled(time(v.end), theme.muted),
-                ]),
+                .labels(time_labels(v, area.width.saturating_sub(8), theme)),
         )
         .y_axis(
             Axis::default()
@@ -276,8 +514,7 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
                 .style(theme.border)
                 .labels(y_labels),
         )
-        .legend_position(Some(LegendPosition::TopLeft))
-        .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(60)));
+        .legend_position(None);
     frame.render_widget(chart, area);
 }
 

@@ -22,7 +22,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
-/// Draw the pane over `area`.
+/// Draw the pane into `area`.
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     if area.width < 4 || area.height < 4 {
         return;
@@ -31,21 +31,28 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let pane = &model.runbooks;
     let entries: &[Entry] = pane.entries.as_deref().unwrap_or(&[]);
     let [list, detail] = if area.width >= 70 {
-        let w = (area.width / 3).clamp(22, 34);
+        // As wide as the longest name with its marks, within two fifths of the pane.
+        let longest = (entries.iter().map(|e| e.name().chars().count()).max()).unwrap_or(0);
+        let w = (longest as u16 + 6).clamp(22, (area.width * 2 / 5).max(22));
         Layout::horizontal([Constraint::Length(w), Constraint::Min(0)]).areas(area)
     } else {
-        let h = (entries.len() as u16 + 2).clamp(3, area.height / 3);
+        let h = (entries.len() as u16 + 2).clamp(3, (area.height / 3).max(3));
         Layout::vertical([Constraint::Length(h), Constraint::Min(0)]).areas(area)
     };
     draw_list(frame, list, model, entries);
     draw_detail(frame, detail, model);
 }
 
+/// Whether the pane has the keys (else the dashboard beside it has them).
+fn focused(model: &Model) -> bool {
+    model.shown().focused
+}
+
 fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
     let t = &model.theme;
     let pane = &model.runbooks;
     let block = Block::bordered()
-        .border_style(if pane.plan.is_none() {
+        .border_style(if pane.plan.is_none() && focused(model) {
             t.border_focus
         } else {
             t.border
@@ -88,15 +95,27 @@ fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
 fn hints(model: &Model) -> String {
     let k = &model.keymap;
     let m = Mode::Runbooks;
+    if !focused(model) {
+        return format!(
+            " {} pane keys (the dashboard has them now) ",
+            k.hint(Mode::Dashboard, Action::Runbooks)
+        );
+    }
     let mut parts = vec![
         format!("{} plan", k.hint(m, Action::Open)),
         format!("{} run", k.hint(m, Action::Run)),
     ];
+    let run = model.runbooks.run.as_ref();
     if model.runbooks.active().is_some() {
-        parts.push(format!("{} pause", k.hint(m, Action::PauseRun)));
+        parts.push(format!("{} hold", k.hint(m, Action::PauseRun)));
         parts.push(format!("{} abort", k.hint(m, Action::AbortRun)));
+    } else if run
+        .is_some_and(|r| matches!(r.outcome, Some(RunOutcome::Aborted | RunOutcome::Failed)))
+    {
+        parts.push(format!("{} resume", k.hint(m, Action::ResumeRun)));
     }
     parts.push(format!("{} back", k.hint(m, Action::Close)));
+    parts.push(format!("{} panels", k.hint(m, Action::Runbooks)));
     format!(" {} ", parts.join(" · "))
 }
 
@@ -131,7 +150,7 @@ fn draw_detail(frame: &mut Frame, area: Rect, model: &Model) {
             }
         };
     let mut block = Block::bordered()
-        .border_style(if pane.plan.is_some() {
+        .border_style(if pane.plan.is_some() && focused(model) {
             t.border_focus
         } else {
             t.border
@@ -178,12 +197,25 @@ fn entry_lines(e: &Entry, t: &Theme) -> Vec<Line<'static>> {
                     Span::styled(format!("  {:<20}", s.id), t.accent),
                     Span::styled(format!("{:<7}", s.kind.name()), t.muted),
                     Span::styled(if s.mutating { "changes " } else { "        " }, t.warn),
-                    Span::styled(crate::sanitize::line(&s.title).into_owned(), t.text),
+                    Span::styled(title_with_defaults(rb, s), t.text),
                 ]));
             }
             l
         }
     }
+}
+
+/// A step's title with the variables' defaults filled in (the plan shows the values a run
+/// will use), so the list never shows `{{service}}`.
+fn title_with_defaults(
+    rb: &crate::runbook::model::Runbook,
+    s: &crate::runbook::model::Step,
+) -> String {
+    let values = (rb.variables.iter())
+        .filter(|v| !v.secret)
+        .filter_map(|v| Some((v.name.clone(), v.default.clone()?)))
+        .collect();
+    crate::sanitize::line(&s.title_rendered(&values)).into_owned()
 }
 
 /// The run's state in words, with its symbol.
@@ -194,7 +226,7 @@ pub fn run_state(run: &RunPane, t: &Theme) -> (String, Style) {
         (Some(RunOutcome::Failed), _) => ("✖ failed".into(), t.failing),
         (Some(RunOutcome::Aborted), _) => ("■ aborted".into(), t.warn),
         (None, Control::Abort) => ("■ aborting…".into(), t.warn),
-        (None, Control::Pause) => ("‖ paused".into(), t.warn),
+        (None, Control::Pause) => ("‖ held".into(), t.warn),
         (None, Control::Run) => ("▶ running".into(), t.accent),
     }
 }
@@ -217,7 +249,7 @@ fn run_lines(run: &RunPane, t: &Theme, height: usize) -> Vec<Line<'static>> {
         let detail = if s.detail.is_empty() {
             String::new()
         } else {
-            format!(" · {}", s.detail)
+            format!(" · {}", crate::app::panes::timeline::words(&s.detail))
         };
         l.push(Line::from(vec![
             Span::styled(format!("{sym} "), style),
@@ -241,7 +273,11 @@ fn run_lines(run: &RunPane, t: &Theme, height: usize) -> Vec<Line<'static>> {
             }
             if let Some((_, reading, verdict)) = run.gate.as_ref().filter(|g| g.0 == s.id) {
                 l.push(Line::styled(
-                    format!("    gate: {reading} → {verdict}"),
+                    format!(
+                        "    gate reads {} → {}",
+                        crate::app::panes::timeline::verdict(reading),
+                        crate::app::panes::timeline::verdict(verdict)
+                    ),
                     t.muted,
                 ));
             }

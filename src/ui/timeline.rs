@@ -1,17 +1,18 @@
 //! The incident timeline pane: what the journal has acknowledged as durable, newest first,
-//! each line with its time in the configured zone, its source and what happened.
+//! each row with its record number (what `c` asks for), its time in the configured zone, its
+//! source and what happened in words (a runbook step is one row); scrolled with PgUp/PgDn,
+//! searched with `/`.
 //!
 //! ```text
-//! ┌ Timeline · 2026-11-29-1 ─────── ✓ durable ┐
-//! │07:18:04 metric   Pool saturation ▲ crit … │
-//! │07:16:40 operator note: retries look high  │
-//! └───────────────────────────────────────────┘
+//! ┌ Timeline · 2026-11-29-1 · UTC ──────────────── ✓ durable ┐
+//! │#12  07:18:04 metric   ▲ Pool saturation rose above crit… │
+//! │#11  07:17:30 runbook  step restart · Restart api → ✓ done │
+//! │#9   07:16:40 operator retries look high                   │
+//! └──────────────────────────────────────── rows 1-3 of 40 ───┘
 //! ```
 
 use crate::app::Model;
-use crate::incident::Event;
-use crate::incident::event::Direction;
-use crate::incident::timeline::describe;
+use crate::app::panes::timeline::{TimelinePane, Tone, rows};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -21,7 +22,10 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 /// Draw the timeline pane into `area`.
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let t = &model.theme;
-    let (state, style) = journal_state(model);
+    let (state, style) = match &model.incident {
+        Some(_) => journal_state(model),
+        None => ("○ not recording".to_string(), t.muted),
+    };
     // The zone always shows (times in the pane carry no zone); the incident's id only when it
     // fits beside the journal's state (the status bar names the incident too).
     let zone = model.now.with_timezone(&model.tz).format("%Z").to_string();
@@ -59,10 +63,47 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if model.incident.is_none() {
-        frame.render_widget(
-            Paragraph::new(Line::styled("no incident is being recorded", t.muted)),
-            inner,
-        );
+        let mut lines = vec![Line::styled("no incident is being recorded", t.muted)];
+        if model.declarable {
+            let d = model.keymap.hint(
+                crate::keymap::Mode::Dashboard,
+                crate::keymap::Action::Declare,
+            );
+            lines = vec![
+                Line::styled(
+                    format!(
+                        "watching: no incident yet ({d} declares one; so does the first note, status or action)"
+                    ),
+                    t.muted,
+                ),
+                Line::styled(
+                    format!(
+                        "{} threshold crossing(s) seen so far, kept for it at the time they happened",
+                        model.pending.len()
+                    ),
+                    t.text,
+                ),
+            ];
+            // The crossings kept, newest first, as their rows will read once recorded.
+            let unit = |p: &str| model.unit_of(p);
+            for (_, _, event) in model.pending.iter().rev() {
+                let at = match event {
+                    crate::incident::Event::ThresholdCrossed { at, .. } => *at,
+                    _ => model.now,
+                };
+                let (text, tone) = crate::app::panes::timeline::describe(event, &unit);
+                let style = match tone {
+                    Tone::Bad => t.warn,
+                    Tone::Good => t.ok,
+                    _ => t.text,
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{} ", short_time(at, model.tz, false)), t.muted),
+                    Span::styled(text, style),
+                ]));
+            }
+        }
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         return;
     }
     let spans_days = match (model.timeline.first(), model.timeline.last()) {
@@ -74,74 +115,114 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }
         _ => false,
     };
-    let shown = model
-        .timeline
-        .iter()
-        .filter(|r| model.timeline_filter.is_none_or(|s| r.source == s));
-    let ordered: Box<dyn Iterator<Item = &crate::incident::Record>> = if model.oldest_first {
-        Box::new(shown)
-    } else {
-        Box::new(shown.rev())
-    };
-    // The crossing jumped to (`g`) stays on screen: the list starts late enough to show it.
+    let all = rows(&model.timeline, &|p| model.unit_of(p));
+    let shown = TimelinePane::shown(all, model.timeline_filter, model.oldest_first);
+    let pane = &model.timeline_pane;
     let height = usize::from(inner.height);
-    let marked = model.jumped.and_then(|seq| {
-        let mut shown = model
-            .timeline
-            .iter()
-            .filter(|r| model.timeline_filter.is_none_or(|s| r.source == s));
-        let i = shown.position(|r| r.seq == seq)?;
-        Some(if model.oldest_first { i } else { shown.count() })
-    });
-    let start = marked.map_or(0, |i| (i + 1).saturating_sub(height));
+    // The crossing jumped to (`g`) stays on screen; else the scroll.
+    let marked = model
+        .jumped
+        .and_then(|seq| shown.iter().position(|r| r.seqs.contains(&seq)));
+    let start = match marked {
+        Some(i) => i.saturating_sub(height / 3),
+        None => pane.scroll.min(shown.len().saturating_sub(1)),
+    };
+    // Record numbers as wide as the largest shown, so the rows line up.
+    let seq_w = shown
+        .iter()
+        .map(|r| r.seq)
+        .max()
+        .unwrap_or(0)
+        .to_string()
+        .len();
     let here = crate::incident::store::this_host();
     let authors = several_authors(model);
-    let build = marked.map_or(height, |i| (i + 1 - start).max(height));
-    let mut lines: Vec<Line> = ordered
+    let lines: Vec<Line> = shown
+        .iter()
+        .enumerate()
         .skip(start)
-        .take(build)
-        .map(|r| {
-            let what_style = match &r.kind {
-                Event::ThresholdCrossed {
-                    direction: Direction::Up,
-                    ..
-                } => t.warn,
-                Event::ThresholdCrossed { .. } => t.ok,
-                Event::AlertFiring { .. } => t.crit,
-                _ => t.text,
+        .take(height.max(1))
+        .map(|(i, r)| {
+            let mut what_style = match r.tone {
+                Tone::Bad => t.warn,
+                Tone::Good => t.ok,
+                Tone::Running => t.accent,
+                Tone::Plain => t.text,
             };
-            let marked = model.jumped == Some(r.seq);
+            let mut text = r.text.clone();
+            if let Some(by) = r.superseded_by {
+                what_style = t.muted.add_modifier(Modifier::CROSSED_OUT);
+                text = format!("{text}  (superseded by #{by})");
+            }
+            let found = pane.matches(r);
+            let marked = marked == Some(i);
             let mut spans = vec![
+                Span::styled(format!("#{:<w$} ", r.seq, w = seq_w), t.muted),
                 Span::styled(short_time(r.time, model.tz, spans_days), t.muted),
-                Span::raw(if marked { "▶" } else { " " }),
+                Span::raw(if marked {
+                    "▶"
+                } else if found {
+                    "»"
+                } else {
+                    " "
+                }),
                 Span::styled(format!("{:<8}", r.source.to_string()), t.accent),
                 Span::raw(" "),
             ];
             // A person's record says who wrote it: several responders share one timeline.
             if authors && r.source == crate::incident::Source::Operator && !r.actor.is_empty() {
-                spans.push(Span::styled(format!("{}: ", author(r, &here)), t.muted));
+                spans.push(Span::styled(
+                    format!("{}: ", author(&r.actor, &r.host, &here)),
+                    t.muted,
+                ));
             }
-            spans.push(Span::styled(describe(&r.kind), what_style));
+            spans.push(Span::styled(text, what_style));
             let line = Line::from(spans);
-            if marked {
+            if marked || found {
                 line.patch_style(Style::new().add_modifier(Modifier::REVERSED))
             } else {
                 line
             }
         })
         .collect();
-    // Long records wrap onto more rows: drop rows from the top until the marked one fits.
-    if let Some(i) = marked.map(|i| i - start) {
-        let rows = |l: &Line| l.width().max(1).div_ceil(usize::from(inner.width.max(1)));
-        let mut used: usize = lines[..=i].iter().map(rows).sum();
-        let mut drop = 0;
-        while used > height && drop < i {
-            used -= rows(&lines[drop]);
-            drop += 1;
-        }
-        lines.drain(..drop);
-    }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    // Where the view is, and the search being typed.
+    let mut bottom = Vec::new();
+    if shown.len() > height {
+        bottom.push(format!(
+            "rows {}-{} of {}",
+            start + 1,
+            (start + height).min(shown.len()),
+            shown.len()
+        ));
+    }
+    if let Some(f) = &pane.find {
+        bottom.push(format!("/{f}"));
+    }
+    if !bottom.is_empty() {
+        let text = format!(" {} ", bottom.join(" · "));
+        let w = (text.chars().count() as u16).min(area.width.saturating_sub(2));
+        let r = Rect {
+            x: area.x + area.width.saturating_sub(w + 1),
+            y: area.y + area.height.saturating_sub(1),
+            width: w,
+            height: 1,
+        };
+        frame.render_widget(Paragraph::new(Line::styled(text, t.muted)), r);
+    }
+    if let Some((q, caret)) = &model.search {
+        let r = Rect {
+            x: inner.x,
+            y: inner.y + inner.height.saturating_sub(1),
+            width: inner.width,
+            height: 1.min(inner.height),
+        };
+        let mut spans = vec![Span::styled("/", t.accent)];
+        spans.extend(super::dialog::edited(q, *caret, true, t));
+        spans.push(Span::styled("  enter finds · esc cancels", t.muted));
+        frame.render_widget(ratatui::widgets::Clear, r);
+        frame.render_widget(Paragraph::new(Line::from(spans)), r);
+    }
 }
 
 /// Whether people's records say who wrote them: when more than one person (or host) wrote to
@@ -157,11 +238,11 @@ fn several_authors(model: &Model) -> bool {
 }
 
 /// The author of a record: its actor, with its host when that is another machine.
-fn author(r: &crate::incident::Record, here: &str) -> String {
-    if r.host.is_empty() || r.host == here {
-        r.actor.clone()
+fn author(actor: &str, host: &str, here: &str) -> String {
+    if host.is_empty() || host == here {
+        actor.to_string()
     } else {
-        format!("{}@{}", r.actor, r.host)
+        format!("{actor}@{host}")
     }
 }
 

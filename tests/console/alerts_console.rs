@@ -58,6 +58,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
     .unwrap();
     let services = Services {
         source: Arc::new(Silent),
+        declare: None,
         journal: Some(journal),
         alerts: Some(AlertIntake::new(vec![endpoint], Duration::from_millis(50))),
         runbooks: Default::default(),

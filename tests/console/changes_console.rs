@@ -121,6 +121,7 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
     );
     let services = Services {
         source: Arc::new(Silent),
+        declare: None,
         journal: Some(journal),
         alerts: None,
         runbooks: Default::default(),

@@ -165,6 +165,7 @@ async fn console(
     let id = model.incident.as_ref().unwrap().id.clone();
     let services = Services {
         source: Arc::new(r.store.clone()),
+        declare: None,
         journal: Some(journal),
         alerts: None,
         export: Some(warroom::app::workers::export::ExportSetup {
@@ -238,7 +239,19 @@ async fn a_shipped_runbook_from_the_demo_pane_changes_the_simulator_and_is_journ
         m.runbooks.run.as_ref().and_then(|r| r.current()) == Some(2)
     })
     .await;
-    c.key(KeyCode::Char('a'));
+    // Abort asks first: nothing stops until the choice is made.
+    c.key(KeyCode::Char('A'));
+    assert!(
+        matches!(
+            c.model.dialog.as_ref().map(|d| &d.purpose),
+            Some(Purpose::AbortRun { .. })
+        ),
+        "{:?}",
+        c.model.dialog
+    );
+    assert!(!c.model.runbooks.run.as_ref().unwrap().finished());
+    c.key(KeyCode::Down);
+    c.key(KeyCode::Enter);
     c.until("the end of the run", Duration::from_secs(20), |m| {
         m.runbooks.run.as_ref().is_some_and(|r| r.finished())
     })
@@ -347,8 +360,12 @@ async fn abort_stops_the_run_between_actions() {
     })
     .await;
     // Pause first: the run holds; then abort: it ends without the next action.
-    c.key(KeyCode::Char('p'));
-    c.key(KeyCode::Char('a'));
+    c.key(KeyCode::Char('H'));
+    c.key(KeyCode::Down);
+    c.key(KeyCode::Enter);
+    c.key(KeyCode::Char('A'));
+    c.key(KeyCode::Down);
+    c.key(KeyCode::Enter);
     c.until("the end of the run", Duration::from_secs(20), |m| {
         m.runbooks.run.as_ref().is_some_and(|r| r.finished())
     })

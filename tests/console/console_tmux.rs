@@ -46,7 +46,9 @@ fn demo_runs_a_runbook_from_the_pane() {
     assert!(screen.contains("▶ running"), "{screen}");
     term.send(&["q"]);
     term.expect("abort it first", Duration::from_secs(5));
-    term.send(&["a"]);
+    term.send(&["A"]);
+    term.expect("Abort run of", Duration::from_secs(5));
+    term.send(&["Down", "Enter"]);
     term.expect("■ aborted", Duration::from_secs(20));
     term.send(&["q"]);
     let screen = term.expect("[exited 0]", Duration::from_secs(10));
@@ -82,6 +84,7 @@ fn open_records_a_note_from_the_editor_and_a_status() {
     let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
         return;
     };
+    // Nothing listens there: the configured panels say so.
     term.expect("Pool saturation", Duration::from_secs(10));
     term.send(&["t"]);
     term.expect("Timeline", Duration::from_secs(5));

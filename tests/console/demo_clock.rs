@@ -105,6 +105,7 @@ async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) 
     let services = Services {
         source: Arc::new(stage.store.clone()),
         journal: Some(journal.clone()),
+        declare: None,
         alerts: None,
         export: Some(warroom::app::workers::export::ExportSetup {
             store: store.clone(),

@@ -215,9 +215,19 @@ fn a_lock_held_by_a_migration_is_found_and_ended_from_the_runbook_pane() {
         !s.contains("Run · pg-cancel-long-transactions")
     });
     // The console records the recovery once the value has stayed back for a minute.
-    j.expect(
-        &format!("{SATURATION} fell below crit"),
+    // (The timeline pane wraps its rows: "crit" may start the next line.)
+    let below = format!("{SATURATION} fell below");
+    j.wait(
+        &format!("{below} crit on the timeline"),
         Duration::from_secs(90),
+        |s| {
+            let lines: Vec<&str> = s.lines().collect();
+            (0..lines.len()).any(|i| {
+                lines[i].contains(&format!("{below} crit"))
+                    || (lines[i].contains(&below)
+                        && lines.get(i + 1).is_some_and(|n| n.contains("│crit ")))
+            })
+        },
     );
     j.wait(
         "the pool panel back to normal",

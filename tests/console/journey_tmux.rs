@@ -122,10 +122,19 @@ fn run_pool_exhaustion(j: &Journey) -> String {
     }
     j.keys(&["Enter"]);
     j.expect("Plan · pool-exhaustion", Duration::from_secs(20));
-    // The pane opens at once and says the plan is being prepared; the plan follows.
-    let plan = j.wait("the plan to be ready", Duration::from_secs(20), |s| {
-        s.contains("Plan · pool-exhaustion") && s.contains("POST http")
-    });
+    // The pane opens at once and says the plan is being prepared; the plan follows. It shares
+    // the screen with the panels: scroll it (j) to its first request.
+    let mut plan = j.term.screen();
+    for _ in 0..120 {
+        plan = j.term.screen();
+        if plan.contains("/control/rollback") {
+            break;
+        }
+        if !plan.contains("preparing the plan") {
+            j.keys(&["j"]);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     j.keys(&["x"]);
     j.expect("Run runbook \"pool-exhaustion\"?", Duration::from_secs(10));
     j.text("pool-exhaustion");
@@ -402,6 +411,14 @@ fn journey_in_the_demo_from_crossing_to_postmortem() {
     let id = journey::only_incident(dir.path());
     let records = journey::timeline(dir.path(), &id);
     journey::check_journal(&records, &STEPS, None);
+    // The scenario's service is recorded as the one affected, as a headless game day does.
+    let scenario = warroom::sim::Scenario::load("planner-peak").unwrap();
+    assert!(
+        records.iter().any(|r| matches!(&r.kind,
+            Event::ServicesChanged { services } if services.len() == 1 && services[0] == scenario.service)),
+        "no record of the service {:?}",
+        scenario.service
+    );
     let md = std::fs::read_to_string(
         dir.path()
             .join("data/incidents")

@@ -89,8 +89,9 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     let Some(term) = tmux::Tmux::start(&format!("env -u NO_COLOR {cmd}"), 120, 40) else {
         return;
     };
+    // The dashboard is what discovery found on this stack.
     term.expect("Pool saturation", Duration::from_secs(10));
-    term.expect("Error ratio", Duration::from_secs(10));
+    term.expect("Instances up", Duration::from_secs(10));
     assert_eq!(
         term.format("#{alternate_on}"),
         "1",
@@ -112,7 +113,7 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     );
     term.send(&["Escape"]);
     term.wait_for(Duration::from_secs(5), |s| {
-        !s.contains("◐ partial") && s.contains("Error ratio")
+        !s.contains("◐ partial") && s.contains("Instances up")
     })
     .expect("zoom closed");
 
@@ -123,17 +124,31 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     term.wait_for(Duration::from_secs(5), |s| !s.contains("dashboard keys"))
         .expect("help closed");
 
-    // The timeline pane: the incident was opened, and the pool's crossing recorded itself.
+    // The timeline pane: no incident yet (the console watches), the pool's crossing kept.
     term.send(&["t"]);
     term.expect("Timeline ·", Duration::from_secs(5));
-    term.expect("Pool saturation", Duration::from_secs(5));
-    term.expect("rose", Duration::from_secs(10));
-    // A note typed in the console reaches the timeline once it is durable.
+    term.expect("watching: no incident yet", Duration::from_secs(5));
+    term.wait_for(Duration::from_secs(10), |s| {
+        !s.contains("0 threshold crossing(s) seen so far")
+            && s.contains("threshold crossing(s) seen so far")
+    })
+    .expect("the crossing is kept while watching");
+    assert!(
+        !dir.path().join("data").join("incidents").exists()
+            || std::fs::read_dir(dir.path().join("data").join("incidents"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "no incident is created before one is declared"
+    );
+    // The first note declares the incident; the crossing seen before goes into it.
     term.send(&["n"]);
     term.expect("Note for the timeline", Duration::from_secs(5));
     term.type_text("pool full on api-0 #root-cause");
     term.send(&["Enter"]);
-    term.expect("pool full on api-0", Duration::from_secs(5));
+    // (The pane is narrow: rows wrap.)
+    term.expect("pool full on", Duration::from_secs(5));
+    term.expect("rose", Duration::from_secs(10));
     term.expect("✓ durable", Duration::from_secs(5));
     // Prometheus stops: within two seconds of the next refresh (1 s here) every panel says so,
     // the status bar shows the backoff, and keys are still answered.
@@ -167,6 +182,9 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
         !screen.contains("Pool saturation"),
         "the dashboard was left on screen:\n{screen}"
     );
+    // Quitting says which incident was recorded and what to do next.
+    assert!(screen.contains(" recorded. Next:"), "{screen}");
+    assert!(screen.contains("warroom export "), "{screen}");
     // The journal outlives the console: the CLI reads what the console recorded.
     let data = dir.path().join("data");
     let list = std::process::Command::new(env!("CARGO_BIN_EXE_warroom"))
@@ -194,6 +212,36 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     assert!(timeline.contains("pool full on api-0"), "{timeline}");
     assert!(timeline.contains("root-cause"), "{timeline}");
     assert!(timeline.contains("threshold_crossed"), "{timeline}");
+    // The crossing seen while watching went in at the time it happened (before the incident
+    // was opened), and before the note that declared the incident.
+    let store = warroom::incident::Store::new(&data);
+    let records = store
+        .read(&warroom::incident::IncidentId::parse(&id).unwrap())
+        .unwrap()
+        .records;
+    use warroom::incident::Event;
+    let opened = records
+        .iter()
+        .find(|r| matches!(r.kind, Event::IncidentOpened { .. }))
+        .expect("the incident was opened");
+    let (crossing_seq, crossing_at) = records
+        .iter()
+        .find_map(|r| match r.kind {
+            Event::ThresholdCrossed { at, .. } => Some((r.seq, at)),
+            _ => None,
+        })
+        .expect("the crossing was recorded");
+    let note_seq = records
+        .iter()
+        .find(|r| matches!(&r.kind, Event::Note { text, .. } if text.contains("pool full")))
+        .expect("the note was recorded")
+        .seq;
+    assert!(
+        crossing_at < opened.time,
+        "{crossing_at} vs {}",
+        opened.time
+    );
+    assert!(crossing_seq < note_seq, "{records:?}");
     let log = std::fs::read_to_string(dir.path().join("warroom.log")).unwrap_or_default();
     assert!(log.contains("first frame drawn"), "log: {log}");
     assert!(!log.contains('\u{1b}'), "raw escape in the log");

@@ -113,6 +113,7 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
     );
     let services = Services {
         source: Arc::new(Silent),
+        declare: None,
         journal: Some(journal),
         alerts: None,
         runbooks: Default::default(),

@@ -11,9 +11,9 @@ use warroom::config::Config;
 use warroom::metrics::{Labels, Point, QueryAnswer, Series, SourceError};
 use warroom::theme::Theme;
 
-const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
+pub(crate) const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
 
-fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-07-17T08:30:00Z")
         .unwrap()
         .with_timezone(&Utc)
@@ -69,7 +69,7 @@ fn answer(series: Vec<Series>) -> Result<QueryAnswer, SourceError> {
 
 /// A dashboard with every panel state: fresh at crit, fresh ok, partial, stale, failing with
 /// old data, loading, fresh below a "low is bad" threshold, fresh with no series.
-fn model(width: u16, height: u16) -> Model {
+pub(crate) fn model(width: u16, height: u16) -> Model {
     let mut m = Model::new(
         &Config::default(),
         Theme::builtin("default").unwrap(),
@@ -142,13 +142,13 @@ fn model(width: u16, height: u16) -> Model {
     m
 }
 
-fn render(m: &Model) -> TestBackend {
+pub(crate) fn render(m: &Model) -> TestBackend {
     let mut term = Terminal::new(TestBackend::new(m.width, m.height)).unwrap();
     term.draw(|f| warroom::ui::view(f, m)).unwrap();
     term.backend().clone()
 }
 
-fn press(m: &mut Model, code: KeyCode) {
+pub(crate) fn press(m: &mut Model, code: KeyCode) {
     update(m, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
 }
 
@@ -260,10 +260,12 @@ fn states_and_levels_are_coloured_by_role_and_never_by_colour_alone() {
         }
         None
     };
+    // The default theme's roles: crit and failing light red (red on black is under 4.5:1),
+    // stale yellow.
     let (x, y) = find("▲ CRIT").expect("a CRIT level is shown with its symbol");
-    assert_eq!(buf[(x, y)].fg, Color::Red);
+    assert_eq!(buf[(x, y)].fg, Color::LightRed);
     let (x, y) = find("✖ failing").expect("failing is shown in words");
-    assert_eq!(buf[(x, y)].fg, Color::Red);
+    assert_eq!(buf[(x, y)].fg, Color::LightRed);
     let (x, y) = find("◷ stale").expect("stale is shown in words");
     assert_eq!(buf[(x, y)].fg, Color::Yellow);
     assert!(find("◐ partial").is_some());
@@ -337,7 +339,7 @@ fn every_size_renders_without_panic() {
     assert_eq!(rendered, screens.len() * 201 * 61);
 }
 
-fn record(
+pub(crate) fn record(
     seq: u64,
     at: DateTime<Utc>,
     source: warroom::incident::Source,
@@ -452,22 +454,23 @@ fn timeline_pane() {
     let screen = render(&m).to_string();
     let marked: Vec<&str> = screen.lines().filter(|l| l.contains('▶')).collect();
     assert_eq!(marked.len(), 1, "{screen}");
-    assert!(marked[0].contains("Pool saturation"), "{screen}");
+    assert!(marked[0].contains("#2 "), "the crossing's record: {screen}");
+    assert!(marked[0].contains("▶metric"), "{screen}");
     insta::assert_snapshot!("timeline_jumped_120x40", screen);
 }
 
-fn key(m: &mut Model, c: char) {
+pub(crate) fn key(m: &mut Model, c: char) {
     press(m, KeyCode::Char(c));
 }
 
-fn type_text(m: &mut Model, text: &str) {
+pub(crate) fn type_text(m: &mut Model, text: &str) {
     for c in text.chars() {
         key(m, c);
     }
 }
 
 /// The runbook pane on the shipped runbooks plus one broken file.
-fn pane(w: u16, h: u16) -> Model {
+pub(crate) fn pane(w: u16, h: u16) -> Model {
     use warroom::runbook::catalog::{self, Entry};
     let mut m = model(w, h);
     key(&mut m, 'b');
@@ -480,7 +483,7 @@ fn pane(w: u16, h: u16) -> Model {
     m
 }
 
-fn select(m: &mut Model, name: &str) {
+pub(crate) fn select(m: &mut Model, name: &str) {
     let i = m
         .runbooks
         .entries
@@ -494,8 +497,32 @@ fn select(m: &mut Model, name: &str) {
 
 /// `pool-exhaustion` planned, confirmed and half-way through its batch restart, with a
 /// gate reading, output and a confirmation waiting.
-fn running(w: u16, h: u16) -> Model {
+pub(crate) fn running(w: u16, h: u16) -> Model {
     use warroom::app::workers::operator::{Question, Reply};
+    let mut m = run_in_progress(w, h);
+    let id = m.runbooks.run.as_ref().unwrap().run_id.clone();
+    let (reply, _rx) = Reply::new();
+    std::mem::forget(_rx);
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Confirm(warroom::runbook::operator::Confirmation {
+                step: "restart".into(),
+                summary: "Batch 3 of step \"restart\": api-6, api-7, api-8".into(),
+                word: "batch 3".into(),
+                skippable: false,
+            }),
+            reply,
+        },
+    );
+    type_text(&mut m, "batch");
+    m
+}
+
+/// `pool-exhaustion` half-way through its batch restart (a gate reading, output), nothing
+/// asked.
+pub(crate) fn run_in_progress(w: u16, h: u16) -> Model {
     use warroom::runbook::batch::BatchEvent;
     use warroom::runbook::report::{RunEvent, RunRecord, StepOutcome};
     let mut m = pane(w, h);
@@ -511,6 +538,7 @@ fn running(w: u16, h: u16) -> Model {
                 lines: vec!["plan".into()],
                 batches,
                 titles: Default::default(),
+                values: Default::default(),
             }),
         },
     );
@@ -610,21 +638,6 @@ fn running(w: u16, h: u16) -> Model {
             },
         );
     }
-    let (reply, _rx) = Reply::new();
-    std::mem::forget(_rx);
-    update(
-        &mut m,
-        Msg::Ask {
-            run_id: id.clone(),
-            question: Question::Confirm(warroom::runbook::operator::Confirmation {
-                step: "restart".into(),
-                summary: "Batch 3 of step \"restart\": api-6, api-7, api-8".into(),
-                word: "batch 3".into(),
-            }),
-            reply,
-        },
-    );
-    type_text(&mut m, "batch");
     m
 }
 
@@ -636,7 +649,7 @@ fn runbook_pane_list_plan_and_run() {
         let screen = render(&m);
         let text = screen.to_string();
         assert!(text.contains("✖ zz-broken"), "{text}");
-        assert!(text.contains("expected a string"), "{text}");
+        assert!(text.contains("zz-broken.toml:3:9"), "{text}");
         insta::assert_snapshot!(format!("runbooks_broken_{w}x{h}"), screen);
 
         let mut m = pane(w, h);
@@ -655,6 +668,7 @@ fn runbook_pane_list_plan_and_run() {
                     ],
                     batches: Default::default(),
                     titles: Default::default(),
+                    values: Default::default(),
                 }),
             },
         );

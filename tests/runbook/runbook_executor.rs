@@ -396,3 +396,59 @@ gate = { query = "x", below = 0.5, interval = "1h" }
     assert_eq!(outcome, RunOutcome::Aborted);
     eprintln!("abort took {:?}", t.elapsed());
 }
+
+#[tokio::test]
+async fn skip_goes_on_without_a_skippable_step_and_refuses_elsewhere() {
+    let s = mock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("c");
+    // Where the runbook does not allow it, "skip" is no: nothing acts.
+    let t = setup(runbook(&s.uri(), &canary), scripted("skip\n"), false, 1.0);
+    assert_eq!(t.exec.run().await, RunOutcome::Aborted);
+    assert_eq!(s.received_requests().await.unwrap().len(), 0);
+    // The same runbook with its first step skippable: skipped, and the rest runs.
+    let mut rb = runbook(&s.uri(), &canary);
+    rb.steps[0].skippable = true;
+    let t = setup(rb, scripted("skip\ntouch\nbatch 1\nbatch 2\n"), false, 1.0);
+    assert_eq!(t.exec.run().await, RunOutcome::Succeeded);
+    let paths: Vec<String> = (s.received_requests().await.unwrap().iter())
+        .map(|r| r.url.path().to_string())
+        .collect();
+    assert_eq!(
+        paths, ["/control/restart"; 4],
+        "the skipped step sent nothing"
+    );
+    assert!(canary.exists(), "the steps after it ran");
+    let events = t.sink.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::StepFinished { step, outcome, .. }
+            if step == "disable" && *outcome == warroom::runbook::report::StepOutcome::Skipped)),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn skippable_is_refused_where_nothing_asks() {
+    let src = r#"name = "t"
+[[step]]
+id = "look"
+kind = "check"
+skippable = true
+[step.gate]
+query = "up"
+above = 0.5
+"#;
+    let err = load::parse("t.toml", Path::new("t.toml"), src).unwrap_err();
+    assert!(format!("{err:?}").contains("skippable"), "{err:?}");
+    let ok = r#"name = "t"
+[[step]]
+id = "cancel"
+kind = "exec"
+argv = ["true"]
+skippable = true
+"#;
+    let rb = load::parse("t.toml", Path::new("t.toml"), ok).unwrap();
+    assert!(rb.steps[0].skippable);
+}

@@ -23,7 +23,7 @@ use warroom::metrics::{InstantQuery, Point, QueryAnswer, RangeQuery, Series, Sou
 use warroom::runbook::batch::Decision;
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::journal::{JournalIntents, JournalSink};
-use warroom::runbook::operator::{AssumeYes, Confirmation, Operator};
+use warroom::runbook::operator::{AssumeYes, Confirmation, Consent, Operator};
 use warroom::runbook::report::{RunEvent, RunOutcome, RunRecord, RunSink};
 use warroom::runbook::{http, load, model::Runbook, vars};
 
@@ -77,8 +77,8 @@ impl Source for Fleet {
 struct ContinueAll;
 
 impl Operator for ContinueAll {
-    fn confirm(&self, _c: &Confirmation) -> BoxFuture<'static, bool> {
-        async { true }.boxed()
+    fn confirm(&self, _c: &Confirmation) -> BoxFuture<'static, Consent> {
+        async { Consent::Given }.boxed()
     }
     fn decide(&self, _step: &str, _reason: &str) -> BoxFuture<'static, Decision> {
         async { Decision::Continue }.boxed()

@@ -161,7 +161,8 @@ pub fn position_in_list(name: &str) -> usize {
 }
 
 /// The first line inside the panel titled `title` (its value and level, e.g. `100.0% ▲ CRIT`):
-/// the text under the title's column on the line below it, up to the panel's right border.
+/// the text under the title's column on the line below it, up to the panel's right border;
+/// or, for a panel in the compact rows, its value and level after its title.
 pub fn panel_headline(screen: &str, title: &str) -> Option<String> {
     let lines: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
     let needle: Vec<char> = format!("┌ {title} ").chars().collect();
@@ -180,7 +181,17 @@ pub fn panel_headline(screen: &str, title: &str) -> Option<String> {
             .collect();
         return Some(rest.trim().to_string());
     }
-    None
+    // The compact form (more panels than charts fit): " TITLE   VALUE LEVEL   ▁▂… STATE".
+    let row = format!(" {title} ");
+    let line = screen.lines().find(|l| l.starts_with(&row))?;
+    let rest = line[row.len()..].trim_start();
+    Some(
+        rest.split("  ")
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    )
 }
 
 /// The word a typed-confirmation dialog asks for: `Type "WORD" to go ahead`.

@@ -2,6 +2,7 @@
 //! (the answer is yes only when the exact word is typed), a choice, or a small form. What the
 //! dialog is for decides what its answer does (`update` acts on it).
 
+use super::text::{self, Caret};
 use crate::app::workers::operator::Reply;
 use crate::runbook::model::Runbook;
 
@@ -17,11 +18,34 @@ pub enum Purpose {
     Confirm {
         run_id: String,
         reply: Reply,
+        /// The runbook lets the run go on without this step.
+        skippable: bool,
     },
     /// The executor's decision after a failure.
     Decide {
         run_id: String,
         reply: Reply,
+    },
+    /// Esc on the executor's confirmation: ask again (`question`, reopened) or abort.
+    Declined {
+        run_id: String,
+        reply: Reply,
+        question: Box<Dialog>,
+    },
+    /// Abort this run (asked first: the choice says what is done and not).
+    AbortRun {
+        run_id: String,
+    },
+    /// Hold or let go on this run.
+    ControlRun {
+        run_id: String,
+        control: crate::runbook::executor::Control,
+    },
+    /// Resume this run of this runbook; each choice is where it continues (`None`: not now).
+    Resume {
+        runbook: Box<Runbook>,
+        run_id: String,
+        from: Vec<Option<usize>>,
     },
     Status,
     Severity,
@@ -30,6 +54,8 @@ pub enum Purpose {
         start: bool,
     },
     Correction,
+    /// Declare the incident (a title and a severity).
+    Declare,
     /// Publish the postmortem (the choice is the form).
     Publish,
     /// The followed holder went away: take the incident over, or keep watching.
@@ -39,18 +65,26 @@ pub enum Purpose {
 /// One field of a form.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
-    pub label: &'static str,
+    pub label: String,
     pub value: String,
     /// What goes here, shown after the label.
-    pub hint: &'static str,
+    pub hint: String,
+    /// Where typing happens (a prefilled value starts selected: typing replaces it).
+    pub caret: Caret,
 }
 
 impl Field {
-    pub fn new(label: &'static str, hint: &'static str, value: impl Into<String>) -> Field {
+    pub fn new(
+        label: impl Into<String>,
+        hint: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Field {
+        let value = value.into();
         Field {
-            label,
-            hint,
-            value: value.into(),
+            label: label.into(),
+            hint: hint.into(),
+            caret: Caret::prefilled(&value),
+            value,
         }
     }
 }
@@ -62,6 +96,7 @@ pub enum Body {
     Type {
         word: String,
         typed: String,
+        caret: Caret,
     },
     Choose {
         options: Vec<String>,
@@ -94,6 +129,7 @@ impl Dialog {
             body: Body::Type {
                 word,
                 typed: String::new(),
+                caret: Caret::END,
             },
             purpose,
             error: None,
@@ -126,34 +162,30 @@ impl Dialog {
         }
     }
 
-    /// A key that is not bound in dialogs: text for the field being typed.
+    /// A key that is not bound in dialogs: text for the field being typed (with the editing
+    /// keys of [`text::edit`]), or j/k moving through a choice.
     pub fn edit(&mut self, ev: &crossterm::event::KeyEvent) -> bool {
-        use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
-        if ev.kind == KeyEventKind::Release {
-            return false;
-        }
-        let target = match &mut self.body {
-            Body::Type { typed, .. } => typed,
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let (target, caret) = match &mut self.body {
+            Body::Type { typed, caret, .. } => (typed, caret),
             Body::Form { fields, focus } => match fields.get_mut(*focus) {
-                Some(f) => &mut f.value,
+                Some(f) => (&mut f.value, &mut f.caret),
                 None => return false,
             },
-            Body::Choose { .. } => return false,
-        };
-        match ev.code {
-            KeyCode::Char(c)
-                if !ev
+            Body::Choose { .. } => {
+                let plain = !ev
                     .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                if target.chars().count() < FIELD_MAX {
-                    target.push(c);
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+                match ev.code {
+                    KeyCode::Char('j') if plain => self.step(true),
+                    KeyCode::Char('k') if plain => self.step(false),
+                    _ => return false,
                 }
+                return true;
             }
-            KeyCode::Backspace => {
-                target.pop();
-            }
-            _ => return false,
+        };
+        if !text::edit(target, caret, ev, FIELD_MAX) {
+            return false;
         }
         self.error = None;
         true
@@ -195,7 +227,7 @@ impl Dialog {
     /// Whether the typed word matches exactly.
     pub fn typed_matches(&self) -> bool {
         match &self.body {
-            Body::Type { word, typed } => {
+            Body::Type { word, typed, .. } => {
                 crate::runbook::operator::typed_confirms(Some(typed), word)
             }
             _ => false,

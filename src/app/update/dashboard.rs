@@ -19,6 +19,19 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
             super::schedule(model)
         }
         Action::Publish => super::publish::ask(model),
+        Action::Search => {
+            super::search::open(model);
+            Vec::new()
+        }
+        Action::Messages => {
+            super::help::open_page(model, crate::app::model::HelpPage::Messages);
+            Vec::new()
+        }
+        Action::Declare => incident::declare(model),
+        a @ (Action::PageUp | Action::PageDown | Action::Top | Action::Bottom) => {
+            scroll_timeline(model, a);
+            Vec::new()
+        }
         a @ (Action::Status
         | Action::Severity
         | Action::ActionItem
@@ -57,19 +70,32 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
 
 fn act(model: &mut Model, action: Action) {
     let n = model.panels.len().max(1);
+    // Moving follows the order on screen (a run's panels first).
+    let order = model.panel_order();
+    let pos = order.iter().position(|i| *i == model.selected).unwrap_or(0);
+    let at = |p: usize| order.get(p).copied().unwrap_or(0);
     match action {
         Action::Quit => model.quit = Some(Quit::User),
+        // A message that waits to be dismissed goes first; then the zoom.
+        Action::Close if model.notice.as_ref().is_some_and(|n| n.until.is_none()) => {
+            model.notice = None;
+        }
         Action::Close => model.zoomed = false,
         Action::Zoom => model.zoomed = !model.zoomed,
-        Action::NextPanel => model.selected = (model.selected + 1) % n,
-        Action::PrevPanel => model.selected = (model.selected + n - 1) % n,
+        Action::NextPanel => model.selected = at((pos + 1) % n),
+        Action::PrevPanel => model.selected = at((pos + n - 1) % n),
         Action::Down | Action::Up => {
-            let cols = layout::grid_columns(model.width).min(n);
-            let sel = model.selected;
+            // The compact form lists one panel a row.
+            let area = model.areas().panels.unwrap_or_default();
+            let cols = if crate::ui::dashboard::compact(area, n) {
+                1
+            } else {
+                layout::grid_columns(model.panels_width()).min(n)
+            };
             model.selected = match action {
-                Action::Down if sel + cols < n => sel + cols,
-                Action::Up if sel >= cols => sel - cols,
-                _ => sel,
+                Action::Down if pos + cols < n => at(pos + cols),
+                Action::Up if pos >= cols => at(pos - cols),
+                _ => model.selected,
             };
         }
         Action::RangeShorter | Action::RangeLonger => {
@@ -100,7 +126,7 @@ fn act(model: &mut Model, action: Action) {
         }
         Action::Timeline => model.show_timeline = !model.show_timeline,
         Action::Note => {
-            if model.incident.is_some() {
+            if model.incident.is_some() || model.declarable {
                 model.mode = Mode::Note;
                 model.note.clear();
             } else {
@@ -109,4 +135,19 @@ fn act(model: &mut Model, action: Action) {
         }
         _ => {}
     }
+}
+
+/// PgUp/PgDn/Home/End: scroll the timeline pane (opening it), a page at a time.
+fn scroll_timeline(model: &mut Model, action: Action) {
+    model.show_timeline = true;
+    model.jumped = None;
+    let page = usize::from(model.height / 2).max(1);
+    let n = model.timeline.len();
+    let s = &mut model.timeline_pane.scroll;
+    *s = match action {
+        Action::PageUp => s.saturating_sub(page),
+        Action::PageDown => (*s + page).min(n.saturating_sub(1)),
+        Action::Top => 0,
+        _ => n.saturating_sub(1),
+    };
 }

@@ -2,10 +2,9 @@
 //! first; any other key is text for the focused field. Dialogs queue: the next one opens when
 //! this one closes.
 
-use super::{incident, record, runbooks};
+use super::{incident, runbooks};
 use crate::app::effect::Effect;
 use crate::app::model::Model;
-use crate::incident::Source;
 use crate::keymap::{Action, Mode};
 
 /// A key while a dialog is open: the dialog's own bindings, else text for its field.
@@ -15,16 +14,7 @@ pub(super) fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Eff
     };
     match model.keymap.action(Mode::Dialog, ev) {
         Some(Action::Submit) => submit(model),
-        Some(Action::Close) => {
-            let effects = model
-                .dialog
-                .take()
-                .and_then(|d| runbooks::refusal(&d))
-                .into_iter()
-                .collect();
-            next_dialog(model);
-            effects
-        }
+        Some(Action::Close) => close(model),
         Some(Action::NextField) => {
             d.step(true);
             Vec::new()
@@ -36,6 +26,37 @@ pub(super) fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Eff
         _ => {
             d.edit(ev);
             Vec::new()
+        }
+    }
+}
+
+/// Esc: no, except where no would stop a run unasked. A step's confirmation is declined for
+/// that step only (the next dialog offers to ask again or abort); a failed step's decision
+/// must be chosen; esc on the declined step's choice asks the question again.
+fn close(model: &mut Model) -> Vec<Effect> {
+    use crate::app::panes::dialog::Purpose;
+    let Some(d) = model.dialog.take() else {
+        return Vec::new();
+    };
+    match d.purpose {
+        Purpose::Confirm { .. } => {
+            runbooks::declined(model, d);
+            Vec::new()
+        }
+        Purpose::Decide { .. } => {
+            let mut d = d;
+            d.error = Some("choose one: esc does not answer a failed step".into());
+            model.dialog = Some(d);
+            Vec::new()
+        }
+        Purpose::Declined { question, .. } => {
+            model.dialog = Some(*question);
+            Vec::new()
+        }
+        _ => {
+            let effects = runbooks::refusal(&d).into_iter().collect();
+            next_dialog(model);
+            effects
         }
     }
 }
@@ -59,23 +80,76 @@ fn submit(model: &mut Model) -> Vec<Effect> {
         Vec::new()
     };
     let effects = match &d.purpose {
-        Purpose::StartRun(_) | Purpose::Confirm { .. } if !d.typed_matches() => {
+        Purpose::Confirm { .. } if !d.typed_matches() => {
             let word = match &d.body {
                 Body::Type { word, .. } => word.clone(),
                 _ => String::new(),
             };
-            let what = if matches!(d.purpose, Purpose::StartRun(_)) {
-                "to run it"
-            } else {
-                "to go ahead"
-            };
             return keep(
                 model,
                 d,
-                format!("type exactly \"{word}\" {what}, or esc to say no"),
+                format!("type exactly \"{word}\" to go ahead, or esc to say no"),
             );
         }
-        Purpose::StartRun(rb) => runbooks::start(model, (**rb).clone()),
+        Purpose::StartRun(rb)
+            if !crate::runbook::operator::typed_confirms(Some(d.field(0)), &rb.name) =>
+        {
+            let name = rb.name.clone();
+            return keep(
+                model,
+                d,
+                format!("type exactly \"{name}\" in \"run\" to run it, or esc to say no"),
+            );
+        }
+        Purpose::StartRun(rb) => {
+            let values = (model.runbooks.plan.as_ref())
+                .filter(|p| p.name == rb.name)
+                .map(|p| p.values.clone())
+                .unwrap_or_default();
+            let vars = runbooks::changed_vars(&d, rb, &values);
+            runbooks::start(model, (**rb).clone(), vars)
+        }
+        Purpose::AbortRun { .. } if d.selected() == Some(1) => runbooks::abort(model),
+        Purpose::ControlRun { run_id, control } if d.selected() == Some(1) => {
+            runbooks::control(model, run_id, *control)
+        }
+        Purpose::AbortRun { .. } | Purpose::ControlRun { .. } => Vec::new(),
+        Purpose::Declined { question, .. } if d.selected() == Some(0) => {
+            model.dialog = Some((**question).clone());
+            return Vec::new();
+        }
+        Purpose::Declined {
+            reply, question, ..
+        } => {
+            // The skippable form's second choice goes on without the step.
+            let skip = matches!(
+                question.purpose,
+                Purpose::Confirm {
+                    skippable: true,
+                    ..
+                }
+            ) && d.selected() == Some(1);
+            vec![Effect::Answer {
+                reply: reply.clone(),
+                answer: if skip {
+                    Answer::Skipped
+                } else {
+                    Answer::Confirmed(false)
+                },
+            }]
+        }
+        Purpose::Declare => match incident::declare_answered(model, &d) {
+            Ok(e) => e,
+            Err(e) => return keep(model, d, e),
+        },
+        Purpose::Resume {
+            runbook,
+            run_id,
+            from,
+        } => match from.get(d.selected().unwrap_or(0)).copied().flatten() {
+            Some(i) => super::resume::start(model, (**runbook).clone(), run_id.clone(), i),
+            None => Vec::new(),
+        },
         Purpose::Confirm { reply, .. } => vec![Effect::Answer {
             reply: reply.clone(),
             answer: Answer::Confirmed(true),
@@ -92,10 +166,7 @@ fn submit(model: &mut Model) -> Vec<Effect> {
         _ => match incident::event_of(model, &d) {
             Err(e) => return keep(model, d, e),
             Ok(None) => Vec::new(),
-            Ok(Some(event)) => {
-                let actor = model.actor.clone();
-                vec![record(model, Source::Operator, actor, event)]
-            }
+            Ok(Some(event)) => incident::record_declaring(model, event),
         },
     };
     next_dialog(model);

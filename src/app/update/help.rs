@@ -1,7 +1,7 @@
 //! The help overlay: opened from any mode, scrolled, and closed back to where it was opened.
 
 use crate::app::effect::Effect;
-use crate::app::model::{Model, Quit};
+use crate::app::model::{HelpPage, Model, Quit};
 use crate::keymap::{Action, Mode};
 
 /// Open help over the current mode, or close it.
@@ -9,9 +9,20 @@ pub(super) fn toggle(model: &mut Model) {
     if model.mode == Mode::Help {
         model.mode = model.help_from;
     } else {
+        open_page(model, HelpPage::Keys);
+    }
+}
+
+/// Open the overlay on `page` (the message log dismisses the message shown: it is in the log).
+pub(super) fn open_page(model: &mut Model, page: HelpPage) {
+    if model.mode != Mode::Help {
         model.help_from = model.mode;
-        model.help_scroll = 0;
-        model.mode = Mode::Help;
+    }
+    model.help_scroll = 0;
+    model.help_page = page;
+    model.mode = Mode::Help;
+    if page == HelpPage::Messages {
+        model.notice = None;
     }
 }
 

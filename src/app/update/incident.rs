@@ -64,9 +64,37 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         _ => {}
     }
+    // While watching, the dialogs that record open as usual: what they record declares the
+    // incident (an esc declares nothing). Nothing is there yet to correct or export.
     if model.incident.is_none() {
-        model.notify(crate::strings::NO_INCIDENT, true, Some(5));
-        return Vec::new();
+        let records = matches!(
+            action,
+            Action::Status
+                | Action::Severity
+                | Action::ActionItem
+                | Action::ImpactStart
+                | Action::ImpactEnd
+                | Action::EditorNote
+        );
+        if !(model.declarable && records) {
+            let text = if model.declarable {
+                let d = model
+                    .keymap
+                    .hint(crate::keymap::Mode::Dashboard, Action::Declare);
+                format!(
+                    "no incident yet, nothing recorded to {}: {d} declares one (so does a note, status or action item)",
+                    if action == Action::Export {
+                        "export"
+                    } else {
+                        "correct"
+                    }
+                )
+            } else {
+                crate::strings::NO_INCIDENT.to_string()
+            };
+            model.notify(text, true, Some(5));
+            return Vec::new();
+        }
     }
     let summary = crate::incident::summary::summarize(&model.timeline);
     let local_now = model.now.with_timezone(&model.tz);
@@ -103,7 +131,7 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
             vec![
                 Field::new("action", "what will be done", ""),
                 Field::new("owner", "a team or person", ""),
-                Field::new("priority", "P1, P2 or P3", ""),
+                Field::new("priority", "P0 (highest) to P3", ""),
                 Field::new("due", "YYYY-MM-DD", ""),
             ],
             Purpose::ActionItem,
@@ -155,6 +183,15 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         _ => return Vec::new(),
     });
     Vec::new()
+}
+
+/// Record `event` from the operator; while watching, the incident is declared first (the
+/// first note, status, severity, action item or impact mark declares it).
+pub fn record_declaring(model: &mut Model, event: Event) -> Vec<Effect> {
+    let mut effects: Vec<Effect> = declaring(model).into_iter().collect();
+    let actor = model.actor.clone();
+    effects.push(record(model, Source::Operator, actor, event));
+    effects
 }
 
 /// The event a submitted incident dialog records, or why it cannot.
@@ -271,10 +308,7 @@ pub fn editor_closed(model: &mut Model, result: Result<String, String>) -> Vec<E
             model.notify("the note was empty: nothing recorded", false, Some(5));
             Vec::new()
         }
-        Ok(text) => {
-            let actor = model.actor.clone();
-            vec![record(model, Source::Operator, actor, Event::note(text))]
-        }
+        Ok(text) => record_declaring(model, Event::note(text)),
         Err(e) => {
             model.notify(e, true, Some(10));
             Vec::new()
@@ -282,22 +316,33 @@ pub fn editor_closed(model: &mut Model, result: Result<String, String>) -> Vec<E
     }
 }
 
-/// `g`: select and zoom the panel of the newest threshold crossing on the timeline; pressed
-/// again, the crossing before that one, wrapping around. The crossing is marked in the pane,
-/// which opens if it was closed. Crossings of a panel that is no longer configured are skipped.
+/// `g`: select and zoom the panel of a threshold crossing on the timeline, and move the
+/// window to it (a longer range when it happened before the range shown). The first press
+/// goes to the first breach (what started the trouble), later presses to the breaches after
+/// it, then to the recoveries, wrapping around. The crossing is marked in the pane, which
+/// opens if it was closed. Crossings of a panel that is no longer configured are skipped.
 pub fn jump_to_panel(model: &mut Model) {
-    let crossings: Vec<(u64, usize)> = model
+    use crate::incident::event::Direction;
+    let all: Vec<(u64, usize, Direction, chrono::DateTime<Utc>)> = model
         .timeline
         .iter()
-        .rev()
         .filter_map(|r| match &r.kind {
-            Event::ThresholdCrossed { panel, .. } => model
+            Event::ThresholdCrossed {
+                panel,
+                direction,
+                at,
+                ..
+            } => model
                 .panels
                 .iter()
                 .position(|p| &p.config.title == panel)
-                .map(|i| (r.seq, i)),
+                .map(|i| (r.seq, i, *direction, *at)),
             _ => None,
         })
+        .collect();
+    let crossings: Vec<_> = (all.iter().filter(|c| c.2 == Direction::Up))
+        .chain(all.iter().filter(|c| c.2 == Direction::Down))
+        .copied()
         .collect();
     if crossings.is_empty() {
         model.notify(
@@ -309,15 +354,146 @@ pub fn jump_to_panel(model: &mut Model) {
     }
     let next = model
         .jumped
-        .and_then(|seq| crossings.iter().position(|(s, _)| *s == seq))
+        .and_then(|seq| crossings.iter().position(|c| c.0 == seq))
         .map_or(0, |i| (i + 1) % crossings.len());
-    let (seq, panel) = crossings[next];
+    let (seq, panel, _, at) = crossings[next];
     model.jumped = Some(seq);
     model.selected = panel;
     model.zoomed = true;
     model.show_timeline = true;
+    // The window reaches back to the crossing.
+    let ago = (model.now - at).num_seconds().max(0) as u64;
+    let need = super::super::model::RANGES
+        .iter()
+        .position(|r| r.as_secs() >= ago + ago / 10)
+        .unwrap_or(super::super::model::RANGES.len() - 1);
+    if need > model.range_idx {
+        model.range_idx = need;
+        for p in &mut model.panels {
+            p.reset();
+        }
+    }
     // The pane shows every source again, so the marked crossing is on it.
     if model.timeline_filter.is_some_and(|s| s != Source::Metric) {
         model.timeline_filter = None;
+    }
+}
+
+/// The declaration the first note, status or action makes, once (`None`: there is nothing to
+/// declare, or it is under way).
+pub fn declaring(model: &mut Model) -> Option<Effect> {
+    if model.incident.is_some() || !model.declarable || model.declaring {
+        return None;
+    }
+    model.declaring = true;
+    Some(Effect::Declare {
+        title: suggested_title(model),
+        severity: None,
+    })
+}
+
+/// A title from what is wrong: the panels past their critical (else warning) threshold.
+fn suggested_title(model: &Model) -> Option<String> {
+    use crate::app::panes::panel::Level;
+    for level in [Level::Crit, Level::Warn] {
+        let names: Vec<&str> = (model.panels.iter())
+            .filter(|p| p.current().is_some_and(|v| p.level(v) == level))
+            .map(|p| p.config.title.as_str())
+            .collect();
+        if !names.is_empty() {
+            let word = if level == Level::Crit {
+                "critical"
+            } else {
+                "high"
+            };
+            return Some(format!("{} {word}", names.join(", ")));
+        }
+    }
+    None
+}
+
+/// `D`: declare an incident, with a title and severity to confirm (prefilled, selected: typing
+/// replaces them).
+pub fn declare(model: &mut Model) -> Vec<Effect> {
+    if let Some(i) = &model.incident {
+        let text = format!("incident {} is already being recorded", i.id);
+        model.notify(text, false, Some(5));
+        return Vec::new();
+    }
+    if !model.declarable || model.declaring {
+        model.notify(crate::strings::NO_INCIDENT, true, Some(5));
+        return Vec::new();
+    }
+    let n = model.pending.len();
+    model.dialog = Some(Dialog::form(
+        "Declare an incident".into(),
+        vec![
+            "Recording starts now; the console has only watched so far.".into(),
+            format!(
+                "{n} threshold crossing{} seen while watching go{} in at the time{} happened.",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "es" } else { "" },
+                if n == 1 { " it" } else { "s they" },
+            ),
+        ],
+        vec![
+            Field::new(
+                "title",
+                "what is wrong, for people",
+                suggested_title(model).unwrap_or_default(),
+            ),
+            Field::new("severity", "SEV-1 … SEV-4", "SEV-3"),
+        ],
+        Purpose::Declare,
+    ));
+    Vec::new()
+}
+
+/// The declare dialog was answered.
+pub fn declare_answered(model: &mut Model, d: &Dialog) -> Result<Vec<Effect>, String> {
+    let severity = match d.field(1) {
+        "" => None,
+        s => Some(s.parse::<Severity>().map_err(|e| e.to_string())?),
+    };
+    let title = Some(d.field(0).to_string()).filter(|t| !t.is_empty());
+    if model.incident.is_some() || model.declaring {
+        return Ok(Vec::new());
+    }
+    model.declaring = true;
+    Ok(vec![Effect::Declare { title, severity }])
+}
+
+/// The incident is declared: what was seen while watching is recorded, each at its time.
+pub fn declared(model: &mut Model, result: Result<(), String>) -> Vec<Effect> {
+    model.declaring = false;
+    model.dirty = true;
+    match result {
+        Ok(()) => {
+            let pending = std::mem::take(&mut model.pending);
+            let id = model
+                .incident
+                .as_ref()
+                .map_or(String::new(), |i| i.id.clone());
+            model.notify(
+                format!(
+                    "incident {id} declared: recording; {} crossing(s) seen before it recorded",
+                    pending.len()
+                ),
+                false,
+                Some(10),
+            );
+            pending
+                .into_iter()
+                .map(|(source, actor, event)| record(model, source, actor, event))
+                .collect()
+        }
+        Err(e) => {
+            model.notify(
+                format!("the incident could not be declared: {e}"),
+                true,
+                None,
+            );
+            Vec::new()
+        }
     }
 }

@@ -1,10 +1,9 @@
 //! Typing a note: keys that are not bound in note mode are text; enter records it, esc
 //! cancels.
 
-use super::record;
 use crate::app::effect::Effect;
 use crate::app::model::Model;
-use crate::incident::{Event, Source};
+use crate::incident::Event;
 use crate::keymap::{Action, Mode};
 
 /// Longest note typed in the console, in characters.
@@ -25,6 +24,7 @@ pub(super) fn key(
         Some(Action::Close) => {
             model.mode = Mode::Dashboard;
             model.note.clear();
+            model.note_caret = Default::default();
             Vec::new()
         }
         Some(_) => Vec::new(),
@@ -32,36 +32,23 @@ pub(super) fn key(
 }
 
 fn edit(model: &mut Model, ev: &crossterm::event::KeyEvent) {
-    use crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
-    if ev.kind == KeyEventKind::Release {
-        return;
+    if crate::app::panes::text::edit(&mut model.note, &mut model.note_caret, ev, NOTE_MAX) {
+        model.dirty = true;
     }
-    match ev.code {
-        KeyCode::Char(c)
-            if !ev
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            if model.note.chars().count() < NOTE_MAX {
-                model.note.push(c);
-            }
-        }
-        KeyCode::Backspace => {
-            model.note.pop();
-        }
-        _ => return,
-    }
-    model.dirty = true;
 }
 
 fn submit(model: &mut Model) -> Vec<Effect> {
     model.mode = Mode::Dashboard;
     model.dirty = true;
     let text = std::mem::take(&mut model.note);
+    model.note_caret = Default::default();
     let text = text.trim();
-    if text.is_empty() || model.incident.is_none() {
+    if text.is_empty() {
         return Vec::new();
     }
-    let actor = model.actor.clone();
-    vec![record(model, Source::Operator, actor, Event::note(text))]
+    if model.incident.is_none() && !model.declarable {
+        return Vec::new();
+    }
+    // The first note declares the incident; it is recorded once the journal is open.
+    super::incident::record_declaring(model, Event::note(text))
 }

@@ -1,7 +1,7 @@
 //! The runbook pane's keys and the messages of a run.
 
 use super::super::model::{Model, PlanPane};
-use super::super::panes::dialog::{Dialog, Purpose};
+use super::super::panes::dialog::{Body, Dialog, Field, Purpose};
 use super::super::panes::run::RunPane;
 use super::super::workers::operator::{Answer, Question};
 use super::Effect;
@@ -10,9 +10,11 @@ use crate::runbook::batch::Decision;
 use crate::runbook::executor::Control;
 use crate::runbook::model::Runbook;
 
-/// Open the pane (and reload the list: a fixed file shows at once).
+/// Open the pane, or give it the keys when it is shown beside the panels (and reload the
+/// list: a fixed file shows at once).
 pub fn open(model: &mut Model) -> Vec<Effect> {
     model.mode = Mode::Runbooks;
+    model.runbooks.shown = true;
     vec![Effect::LoadRunbooks]
 }
 
@@ -43,28 +45,16 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         Action::Open => return show_plan(model),
         Action::Run => return ask_to_run(model),
-        Action::PauseRun => {
-            if let Some(run) = model.runbooks.run.as_mut().filter(|r| !r.finished()) {
-                run.control = match run.control {
-                    Control::Pause => Control::Run,
-                    _ => Control::Pause,
-                };
-                let (run_id, control) = (run.run_id.clone(), run.control);
-                model.notify(
-                    if control == Control::Pause {
-                        "pause requested: the run stops before its next action"
-                    } else {
-                        "the run resumes"
-                    },
-                    false,
-                    Some(5),
-                );
-                return vec![Effect::ControlRun { run_id, control }];
-            }
-        }
-        Action::AbortRun => return abort(model),
+        Action::PauseRun => ask_to_hold(model),
+        Action::AbortRun => ask_to_abort(model),
+        Action::ResumeRun => return super::resume::ask(model),
         Action::Close if pane.plan.is_some() => pane.plan = None,
-        Action::Close => model.mode = Mode::Dashboard,
+        Action::Close => {
+            pane.shown = false;
+            model.mode = Mode::Dashboard;
+        }
+        // `b`: the dashboard's keys; the pane stays in view when there is room for both.
+        Action::Runbooks => model.mode = Mode::Dashboard,
         _ => {}
     }
     Vec::new()
@@ -79,25 +69,18 @@ fn show_plan(model: &mut Model) -> Vec<Effect> {
         lines: None,
         batches: Default::default(),
         titles: Default::default(),
+        values: Default::default(),
         scroll: 0,
     });
     vec![Effect::PlanRunbook(Box::new(rb))]
 }
 
-/// `x`: the plan first; from the plan, the typed confirmation.
+/// `x`: the run dialog at once (the plan fills in when ready): type the runbook's name to
+/// start it, after changing any variable.
 fn ask_to_run(model: &mut Model) -> Vec<Effect> {
     let Some(rb) = model.runbooks.entry().and_then(|e| e.runbook()).cloned() else {
         return Vec::new();
     };
-    let plan_ready = model
-        .runbooks
-        .plan
-        .as_ref()
-        .is_some_and(|p| p.name == rb.name && matches!(p.lines, Some(Ok(_))));
-    if !plan_ready {
-        model.notify("read the plan first: it opens now", false, Some(5));
-        return show_plan(model);
-    }
     // One incident, one executor: a follower asks the holder, which confirms and runs it.
     if model.sharing.following() {
         return super::sharing::propose(model, rb.name.clone());
@@ -106,22 +89,117 @@ fn ask_to_run(model: &mut Model) -> Vec<Effect> {
         model.notify(refused, true, Some(8));
         return Vec::new();
     }
+    let plan = model.runbooks.plan.as_ref().filter(|p| p.name == rb.name);
+    let ready = plan.and_then(|p| p.lines.clone());
+    let values = plan.map(|p| p.values.clone()).unwrap_or_default();
+    let effects = match plan {
+        Some(_) => Vec::new(),
+        None => show_plan(model),
+    };
+    model.dialog = Some(run_dialog(&rb, ready.as_ref(), &values));
+    effects
+}
+
+/// The run dialog: what the run will do, the name to type, and each variable (prefilled with
+/// the value the plan resolved, selected so typing replaces it).
+pub fn run_dialog(
+    rb: &Runbook,
+    plan: Option<&Result<Vec<String>, String>>,
+    values: &std::collections::BTreeMap<String, String>,
+) -> Dialog {
     let mutating = rb.steps.iter().filter(|s| s.mutating).count();
-    let text = vec![
+    let mut text = vec![
         format!(
             "{} steps, {mutating} of them change the system; each of those asks again.",
             rb.steps.len()
         ),
-        "Pause and abort take effect between actions.".to_string(),
+        "Hold and abort take effect between actions; both ask first.".to_string(),
     ];
-    let name = rb.name.clone();
-    model.dialog = Some(Dialog::typed(
-        format!("Run runbook \"{name}\"?"),
+    match plan {
+        None => text.push("preparing the plan (variables, targets)…".into()),
+        Some(Err(e)) => text.push(format!("✖ the plan cannot be made: {e}")),
+        Some(Ok(lines)) => {
+            text.push("Plan:".into());
+            text.extend(lines.iter().cloned());
+        }
+    }
+    let mut fields = vec![Field::new(
+        "run",
+        format!("type \"{}\" to run it", rb.name),
+        "",
+    )];
+    for v in rb.variables.iter().filter(|v| !v.secret) {
+        let value = values
+            .get(&v.name)
+            .cloned()
+            .or_else(|| v.default.clone())
+            .unwrap_or_default();
+        let hint = if v.description.is_empty() {
+            "a value".to_string()
+        } else {
+            crate::sanitize::line(&v.description).into_owned()
+        };
+        fields.push(Field::new(v.name.clone(), hint, value));
+    }
+    Dialog::form(
+        format!("Run runbook \"{}\"?", rb.name),
         text,
-        name,
-        Purpose::StartRun(Box::new(rb)),
-    ));
-    Vec::new()
+        fields,
+        Purpose::StartRun(Box::new(rb.clone())),
+    )
+}
+
+/// The variables changed in a run dialog: (name, value) for each field edited away from the
+/// value it was given.
+pub fn changed_vars(
+    d: &Dialog,
+    rb: &Runbook,
+    values: &std::collections::BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let Body::Form { fields, .. } = &d.body else {
+        return Vec::new();
+    };
+    (fields.iter().skip(1))
+        .filter_map(|f| {
+            let v = rb.variables.iter().find(|v| v.name == f.label)?;
+            let given = values
+                .get(&v.name)
+                .cloned()
+                .or_else(|| v.default.clone())
+                .unwrap_or_default();
+            (f.value.trim() != given).then(|| (v.name.clone(), f.value.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The plan arrived: a run dialog waiting for it shows it.
+pub fn plan_ready(model: &mut Model, name: &str) {
+    let Some(p) = model.runbooks.plan.as_ref().filter(|p| p.name == name) else {
+        return;
+    };
+    let (lines, values) = (p.lines.clone(), p.values.clone());
+    for d in model
+        .dialog
+        .iter_mut()
+        .chain(model.dialogs_waiting.iter_mut())
+    {
+        if let Purpose::StartRun(rb) = &d.purpose
+            && rb.name == name
+        {
+            let fresh = run_dialog(rb, lines.as_ref(), &values);
+            d.text = fresh.text;
+            // Values the operator has not touched take the resolved ones.
+            if let (Body::Form { fields, .. }, Body::Form { fields: new, .. }) =
+                (&mut d.body, fresh.body)
+            {
+                for (f, n) in fields.iter_mut().zip(new) {
+                    if f.caret.selected || f.value.is_empty() && f.label != "run" {
+                        *f = n;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Why a run may not start now, if it may not.
@@ -140,8 +218,8 @@ fn refuse_run(model: &Model) -> Option<String> {
     None
 }
 
-/// The typed name matched: start the run.
-pub fn start(model: &mut Model, rb: Runbook) -> Vec<Effect> {
+/// The typed name matched: start the run with the variables changed in the dialog.
+pub fn start(model: &mut Model, rb: Runbook, vars: Vec<(String, String)>) -> Vec<Effect> {
     if let Some(refused) = refuse_run(model) {
         model.notify(refused, true, Some(8));
         return Vec::new();
@@ -158,14 +236,146 @@ pub fn start(model: &mut Model, rb: Runbook) -> Vec<Effect> {
         }
     }
     model.runbooks.run = Some(view);
+    model.runbooks.shown = true;
     model.mode = Mode::Runbooks;
+    // The panels the run's gates read come first; the first of them is selected.
+    if let Some(first) = model.panel_order().first() {
+        model.selected = *first;
+    }
+    if !vars.is_empty() {
+        let list: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        model.notify(format!("run with {}", list.join(", ")), false, Some(8));
+    }
     vec![Effect::StartRun {
         runbook: Box::new(rb),
         run_id,
+        vars,
+        resume: None,
     }]
 }
 
-fn abort(model: &mut Model) -> Vec<Effect> {
+/// What a run has done and not done, for the questions that stop or change it.
+pub fn progress_lines(run: &RunPane) -> Vec<String> {
+    use super::super::panes::run::StepMark;
+    let ids = |f: &dyn Fn(StepMark) -> bool| -> Vec<String> {
+        (run.steps.iter())
+            .filter(|s| f(s.mark))
+            .map(|s| s.id.clone())
+            .collect()
+    };
+    let done = ids(&|m| matches!(m, StepMark::Done(_)));
+    let running = ids(&|m| m == StepMark::Running);
+    let pending = ids(&|m| m == StepMark::Pending);
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut out = vec![format!("done: {}", list(&done))];
+    if !running.is_empty() {
+        let batch = run
+            .batch
+            .as_ref()
+            .map(|b| {
+                format!(
+                    " (batch {}{} in progress: {})",
+                    b.batch,
+                    b.of.map(|n| format!(" of {n}")).unwrap_or_default(),
+                    b.targets.join(", ")
+                )
+            })
+            .unwrap_or_default();
+        out.push(format!("running: {}{batch}", list(&running)));
+    }
+    out.push(format!("not started: {}", list(&pending)));
+    out
+}
+
+/// `A`: ask before aborting, saying what is done and what is not.
+fn ask_to_abort(model: &mut Model) {
+    let Some(run) = model.runbooks.active() else {
+        model.notify("no run in progress to abort", false, Some(5));
+        return;
+    };
+    let mut text = progress_lines(run);
+    text.push(
+        "Abort stops before the run's next action; what is done stays done (R resumes later)."
+            .into(),
+    );
+    model.dialog = Some(Dialog::choose(
+        format!("Abort run of \"{}\"?", run.runbook),
+        text,
+        vec!["keep the run going".into(), "abort the run".into()],
+        0,
+        Purpose::AbortRun {
+            run_id: run.run_id.clone(),
+        },
+    ));
+}
+
+/// `H`: ask before holding (pausing) the run or letting it go on.
+fn ask_to_hold(model: &mut Model) {
+    let Some(run) = model.runbooks.active() else {
+        model.notify("no run in progress to hold", false, Some(5));
+        return;
+    };
+    let holding = run.control == Control::Pause;
+    let mut text = progress_lines(run);
+    text.push(if holding {
+        "The run is held: it goes on with its next action.".into()
+    } else {
+        "The run stops before its next action and waits (H again resumes).".into()
+    });
+    let (title, yes, control) = if holding {
+        ("Resume", "resume the run", Control::Run)
+    } else {
+        ("Hold", "hold the run", Control::Pause)
+    };
+    model.dialog = Some(Dialog::choose(
+        format!("{title} run of \"{}\"?", run.runbook),
+        text,
+        vec!["leave it as it is".into(), yes.into()],
+        0,
+        Purpose::ControlRun {
+            run_id: run.run_id.clone(),
+            control,
+        },
+    ));
+}
+
+/// The hold or resume was confirmed.
+pub fn control(model: &mut Model, run_id: &str, control: Control) -> Vec<Effect> {
+    if control == Control::Abort {
+        return abort(model);
+    }
+    let Some(run) = model
+        .runbooks
+        .run
+        .as_mut()
+        .filter(|r| !r.finished() && r.run_id == run_id)
+    else {
+        return Vec::new();
+    };
+    run.control = control;
+    model.notify(
+        if control == Control::Pause {
+            "hold requested: the run stops before its next action"
+        } else {
+            "the run goes on"
+        },
+        false,
+        Some(5),
+    );
+    vec![Effect::ControlRun {
+        run_id: run_id.to_string(),
+        control,
+    }]
+}
+
+/// The abort was confirmed.
+pub fn abort(model: &mut Model) -> Vec<Effect> {
     let Some(run) = model.runbooks.run.as_mut().filter(|r| !r.finished()) else {
         return Vec::new();
     };
@@ -189,7 +399,11 @@ fn abort(model: &mut Model) -> Vec<Effect> {
 pub fn drop_questions(model: &mut Model, run_id: &str) -> Vec<Effect> {
     let mut effects = Vec::new();
     let of_run = |d: &Dialog| match &d.purpose {
-        Purpose::Confirm { run_id: r, .. } | Purpose::Decide { run_id: r, .. } => r == run_id,
+        Purpose::Confirm { run_id: r, .. }
+        | Purpose::Decide { run_id: r, .. }
+        | Purpose::Declined { run_id: r, .. }
+        | Purpose::AbortRun { run_id: r }
+        | Purpose::ControlRun { run_id: r, .. } => r == run_id,
         _ => false,
     };
     let mut all: Vec<Dialog> = model.dialog.take().into_iter().collect();
@@ -209,7 +423,7 @@ pub fn drop_questions(model: &mut Model, run_id: &str) -> Vec<Effect> {
 /// The "no" a closed dialog means to the executor, if it asked.
 pub fn refusal(d: &Dialog) -> Option<Effect> {
     match &d.purpose {
-        Purpose::Confirm { reply, .. } => Some(Effect::Answer {
+        Purpose::Confirm { reply, .. } | Purpose::Declined { reply, .. } => Some(Effect::Answer {
             reply: reply.clone(),
             answer: Answer::Confirmed(false),
         }),
@@ -219,6 +433,73 @@ pub fn refusal(d: &Dialog) -> Option<Effect> {
         }),
         _ => None,
     }
+}
+
+/// The choices after esc on a step's confirmation.
+pub const DECLINED: [&str; 2] = ["ask again (nothing was sent)", "abort the run"];
+
+/// The choices after esc on the confirmation of a step the runbook lets the run go on without.
+pub const DECLINED_SKIPPABLE: [&str; 3] = [
+    "ask again (nothing was sent)",
+    "skip this step and go on",
+    "abort the run",
+];
+
+/// Esc on a step's confirmation: that step is declined, not the run. Offer to ask again or
+/// abort; nothing is answered until one is chosen.
+pub fn declined(model: &mut Model, d: Dialog) {
+    let Purpose::Confirm {
+        run_id,
+        reply,
+        skippable,
+    } = &d.purpose
+    else {
+        model.dialog = Some(d);
+        return;
+    };
+    let word = match &d.body {
+        Body::Type { word, .. } => word.clone(),
+        _ => String::new(),
+    };
+    // The step asking (a batch step asks per batch: its word is "batch 3").
+    let step = (model.runbooks.run.as_ref())
+        .and_then(|r| r.current().map(|i| r.steps[i].id.clone()))
+        .unwrap_or_else(|| word.clone());
+    let mut text = vec![
+        format!("You did not confirm \"{word}\": nothing was sent for it."),
+        if *skippable {
+            "The runbook allows going on without this step: ask again, skip it, or abort the run."
+        } else {
+            "This step cannot be skipped: ask again, or abort the run."
+        }
+        .into(),
+    ];
+    let choices: &[&str] = if *skippable {
+        &DECLINED_SKIPPABLE
+    } else {
+        &DECLINED
+    };
+    if let Some(run) = model.runbooks.run.as_ref() {
+        text.extend(progress_lines(run));
+    }
+    let (run_id, reply) = (run_id.clone(), reply.clone());
+    let mut original = d;
+    if let Body::Type { typed, caret, .. } = &mut original.body {
+        typed.clear();
+        *caret = Default::default();
+    }
+    original.error = None;
+    model.dialog = Some(Dialog::choose(
+        format!("Step \"{step}\" not confirmed"),
+        text,
+        choices.iter().map(|s| s.to_string()).collect(),
+        0,
+        Purpose::Declined {
+            run_id,
+            reply,
+            question: Box::new(original),
+        },
+    ));
 }
 
 /// The choices of a decision, safest first.
@@ -244,7 +525,11 @@ pub fn ask(
                 format!("Confirm step \"{}\"", c.step),
                 c.summary.lines().map(String::from).collect(),
                 c.word,
-                Purpose::Confirm { run_id, reply },
+                Purpose::Confirm {
+                    run_id,
+                    reply,
+                    skippable: c.skippable,
+                },
             )
         }
         Question::Decide { step, reason } => Dialog::choose(

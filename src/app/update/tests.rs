@@ -481,17 +481,216 @@ fn g_jumps_from_the_newest_crossing_to_its_panel_then_to_older_ones() {
         crossing(3, "a panel no longer configured", Direction::Up),
         crossing(4, &titles[1], Direction::Up),
     ];
+    m.timeline.push(crossing(5, &titles[2], Direction::Down));
     m.timeline_filter = Some(Source::Operator);
     update(&mut m, key('g'));
-    assert_eq!((m.selected, m.jumped, m.zoomed), (1, Some(4), true));
+    assert_eq!(
+        (m.selected, m.jumped, m.zoomed),
+        (2, Some(1), true),
+        "the first breach first"
+    );
     assert!(m.show_timeline);
     assert_eq!(m.timeline_filter, None, "the marked crossing must be shown");
     update(&mut m, key('g'));
     assert_eq!(
         (m.selected, m.jumped),
-        (2, Some(1)),
+        (1, Some(4)),
         "the unknown panel is skipped"
     );
     update(&mut m, key('g'));
-    assert_eq!((m.selected, m.jumped), (1, Some(4)), "wraps to the newest");
+    assert_eq!(
+        (m.selected, m.jumped),
+        (2, Some(5)),
+        "recoveries after breaches"
+    );
+    update(&mut m, key('g'));
+    assert_eq!(
+        (m.selected, m.jumped),
+        (2, Some(1)),
+        "wraps to the first breach"
+    );
+    // A crossing older than the range shown: the window grows to reach it.
+    let range = m.range_idx;
+    m.timeline = vec![Record {
+        time: t0() - chrono::Duration::hours(5),
+        ..crossing(9, &titles[0], Direction::Up)
+    }];
+    if let Event::ThresholdCrossed { at, .. } = &mut m.timeline[0].kind {
+        *at = t0() - chrono::Duration::hours(5);
+    }
+    m.jumped = None;
+    update(&mut m, key('g'));
+    assert!(m.range_idx > range);
+    assert!(m.range_secs() >= 5.0 * 3600.0, "{}", m.range_secs());
+}
+
+#[test]
+fn watching_keeps_crossings_and_the_first_note_declares_the_incident() {
+    let mut m = model();
+    m.declarable = true;
+    // The pool panel goes past crit while no incident exists: nothing is recorded, it is kept.
+    for (i, v) in [0.5, 0.97, 0.98].iter().enumerate() {
+        let at = t0() + chrono::Duration::seconds(20 * i as i64);
+        m.now = at;
+        let mut a = ok_answer();
+        a.series[0].points = vec![Point { t: i as f64, v: *v }];
+        m.panels[0].latest_in_flight = true;
+        let pass = m.source.health.admit(at).unwrap();
+        let effects = update(
+            &mut m,
+            Msg::Latest {
+                panel: 0,
+                pass,
+                result: Ok(a),
+                at,
+            },
+        );
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, Effect::Record { .. } | Effect::Declare { .. })),
+            "{effects:?}"
+        );
+    }
+    assert!(!m.pending.is_empty(), "the crossing is kept");
+    let kept_at = match &m.pending[0].2 {
+        Event::ThresholdCrossed { at, .. } => *at,
+        e => panic!("{e:?}"),
+    };
+    assert_eq!(
+        kept_at,
+        t0() + chrono::Duration::seconds(20),
+        "at the time it happened"
+    );
+    // The first note: typed as usual; entering it declares the incident, then records it.
+    update(&mut m, key('n'));
+    assert_eq!(m.mode, Mode::Note);
+    for c in "pool full".chars() {
+        update(&mut m, key(c));
+    }
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert!(matches!(effects[0], Effect::Declare { .. }), "{effects:?}");
+    assert!(matches!(
+        &effects[1],
+        Effect::Record {
+            event: Event::Note { .. },
+            ..
+        }
+    ));
+    // Asked once: a second action while declaring does not declare again.
+    update(&mut m, key('s'));
+    assert!(m.dialog.is_some());
+    update(&mut m, code(KeyCode::Esc));
+    // The loop opened the incident; the kept crossing is recorded, with its own time.
+    m.incident = Some(crate::app::model::IncidentHeader {
+        id: "2026-07-17-1".into(),
+        title: "Pool saturation critical".into(),
+    });
+    let effects = update(&mut m, Msg::Declared(Ok(())));
+    let recorded: Vec<&Event> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Record { event, .. } => Some(event),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(recorded[0], Event::ThresholdCrossed { at, .. } if *at == kept_at),
+        "{recorded:?}"
+    );
+    assert!(m.pending.is_empty() && !m.declaring);
+}
+
+#[test]
+fn d_asks_for_a_title_prefilled_from_what_is_wrong() {
+    let mut m = model();
+    update(&mut m, key('D'));
+    assert!(m.dialog.is_none(), "not declarable: nothing to declare");
+    m.declarable = true;
+    let mut a = ok_answer();
+    a.series[0].points = vec![Point { t: 0.0, v: 0.99 }];
+    m.panels[0].latest = a.series.clone();
+    update(&mut m, key('D'));
+    let d = m.dialog.as_ref().expect("the declare dialog");
+    assert!(
+        d.field(0).contains(&m.panels[0].config.title),
+        "{:?}",
+        d.field(0)
+    );
+    assert!(d.field(0).ends_with("critical"), "{:?}", d.field(0));
+    // Typing replaces the prefilled title.
+    for c in "Checkout down".chars() {
+        update(&mut m, key(c));
+    }
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert_eq!(
+        effects,
+        vec![Effect::Declare {
+            title: Some("Checkout down".into()),
+            severity: Some("SEV-3".parse().unwrap()),
+        }]
+    );
+}
+
+#[test]
+fn a_dialog_declares_only_what_it_records() {
+    let mut m = model();
+    m.declarable = true;
+    // A status dialog opened and cancelled declares nothing.
+    assert!(update(&mut m, key('s')).is_empty());
+    assert!(m.dialog.is_some());
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    assert!(!m.declaring);
+    // Chosen: the incident is declared, then the status recorded.
+    update(&mut m, key('s'));
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert!(matches!(effects[0], Effect::Declare { .. }), "{effects:?}");
+    assert!(
+        matches!(
+            &effects[1],
+            Effect::Record {
+                event: Event::StatusChanged { .. },
+                ..
+            }
+        ),
+        "{effects:?}"
+    );
+    // Nothing to correct or export before there is an incident: said, nothing declared.
+    let mut m = model();
+    m.declarable = true;
+    for c in ['c', 'E'] {
+        assert!(update(&mut m, key(c)).is_empty());
+        assert!(m.dialog.is_none() && !m.declaring);
+        let said = m
+            .notice
+            .as_ref()
+            .map(|n| n.text.clone())
+            .unwrap_or_default();
+        assert!(said.contains("D declares one"), "{said}");
+    }
+}
+
+#[test]
+fn after_an_export_the_first_finding_is_said_and_m_lists_them_all() {
+    let mut m = model();
+    let findings = vec![
+        "Impact: no impact window set".to_string(),
+        "Root cause: the prompt is still there".to_string(),
+    ];
+    update(
+        &mut m,
+        Msg::Exported(Ok(("/tmp/d.md".into(), findings.clone()))),
+    );
+    let said = m
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("no impact window set"), "{said}");
+    assert!(said.contains("1 more: m lists them"), "{said}");
+    assert_eq!(m.lint, findings);
+    // The keys stay the dashboard's: q still quits.
+    assert_eq!(m.mode, Mode::Dashboard);
+    update(&mut m, key('m'));
+    assert_eq!(m.mode, Mode::Help);
 }

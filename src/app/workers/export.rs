@@ -21,8 +21,11 @@ pub struct ExportSetup {
     pub gap_limit: std::time::Duration,
 }
 
-/// Take the snapshots and export; `Ok((path of the draft, lint findings))`.
-pub async fn run(setup: ExportSetup, source: Arc<dyn Source>) -> Result<(String, usize), String> {
+/// Take the snapshots and export; `Ok((path of the draft, lint findings in words))`.
+pub async fn run(
+    setup: ExportSetup,
+    source: Arc<dyn Source>,
+) -> Result<(String, Vec<String>), String> {
     // A failed capture still exports: the lint says which facts are missing.
     let taken = postmortem::take_snapshots(
         &setup.store,
@@ -49,5 +52,8 @@ pub async fn run(setup: ExportSetup, source: Arc<dyn Source>) -> Result<(String,
         .first()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    Ok((path, report.lint.len()))
+    let findings = (report.lint.iter())
+        .map(|f| crate::sanitize::line(&f.to_string()).into_owned())
+        .collect();
+    Ok((path, findings))
 }

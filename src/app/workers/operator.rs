@@ -4,7 +4,7 @@
 
 use crate::app::msg::Msg;
 use crate::runbook::batch::Decision;
-use crate::runbook::operator::{Confirmation, Operator};
+use crate::runbook::operator::{Confirmation, Consent, Operator};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,8 @@ pub enum Question {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
     Confirmed(bool),
+    /// Not confirmed; go on without the step (a skippable step only).
+    Skipped,
     Decided(Decision),
 }
 
@@ -85,9 +87,16 @@ impl ConsoleOperator {
 }
 
 impl Operator for ConsoleOperator {
-    fn confirm(&self, c: &Confirmation) -> BoxFuture<'static, bool> {
+    fn confirm(&self, c: &Confirmation) -> BoxFuture<'static, Consent> {
         let answer = self.ask(Question::Confirm(c.clone()));
-        async move { matches!(answer.await, Some(Answer::Confirmed(true))) }.boxed()
+        async move {
+            match answer.await {
+                Some(Answer::Confirmed(true)) => Consent::Given,
+                Some(Answer::Skipped) => Consent::Skipped,
+                _ => Consent::Refused,
+            }
+        }
+        .boxed()
     }
 
     fn decide(&self, step: &str, reason: &str) -> BoxFuture<'static, Decision> {
@@ -120,6 +129,7 @@ mod tests {
             step: "rollback".into(),
             summary: "Roll back".into(),
             word: "rollback".into(),
+            skippable: false,
         };
         let yes = tokio::spawn(op.confirm(&c));
         let Some(Msg::Ask {
@@ -131,14 +141,25 @@ mod tests {
         assert_eq!(question, Question::Confirm(c.clone()));
         reply.send(Answer::Confirmed(true));
         reply.send(Answer::Confirmed(false));
-        assert!(yes.await.unwrap());
+        assert_eq!(yes.await.unwrap(), Consent::Given);
 
         let no = tokio::spawn(op.confirm(&c));
         let Some(Msg::Ask { reply, .. }) = rx.recv().await else {
             panic!("no question")
         };
         drop(reply);
-        assert!(!no.await.unwrap(), "an unanswered question is a no");
+        assert_eq!(
+            no.await.unwrap(),
+            Consent::Refused,
+            "an unanswered question is a no"
+        );
+
+        let skip = tokio::spawn(op.confirm(&c));
+        let Some(Msg::Ask { reply, .. }) = rx.recv().await else {
+            panic!("no question")
+        };
+        reply.send(Answer::Skipped);
+        assert_eq!(skip.await.unwrap(), Consent::Skipped);
 
         let d = tokio::spawn(op.decide("restart", "gate failed"));
         let Some(Msg::Ask { reply, .. }) = rx.recv().await else {

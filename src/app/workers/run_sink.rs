@@ -58,10 +58,11 @@ impl ConsoleIntents {
         run_id: &str,
         writer: Option<JournalWriter>,
         tx: mpsc::UnboundedSender<Msg>,
+        records: &[crate::incident::Record],
     ) -> Self {
         ConsoleIntents {
-            // A new run: the journal holds no keys of it yet.
-            journal: writer.map(|w| journal::JournalIntents::new(w, run_id, &[])),
+            // A new run finds no keys of its own in `records`; a resumed one its intents.
+            journal: writer.map(|w| journal::JournalIntents::new(w, run_id, records)),
             tx,
             keys: Mutex::default(),
         }

@@ -16,8 +16,10 @@ use crate::runbook::setup::RunbookSetup;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
-/// Start a run of `rb` in its own task. Its events go to the journal (if any) and the console;
-/// its questions come to the console as dialogs.
+/// Start a run of `rb` in its own task (or resume it: the same id, from a step, with the
+/// keys its intents recorded). Its events go to the journal (if any) and the console; its
+/// questions come to the console as dialogs.
+#[allow(clippy::too_many_arguments)]
 pub fn start(
     rb: &Runbook,
     run_id: String,
@@ -26,6 +28,7 @@ pub fn start(
     journal: Option<JournalWriter>,
     clock: SharedClock,
     tx: &mpsc::UnboundedSender<Msg>,
+    resume: Option<crate::app::effect::Resume>,
 ) {
     let ended = |outcome| Msg::RunEnded {
         run_id: run_id.clone(),
@@ -71,10 +74,12 @@ pub fn start(
         journal.clone(),
         tx.clone(),
     ));
-    exec.intents = Arc::new(ConsoleIntents::new(&run_id, journal, tx.clone()));
+    let records = resume.as_ref().map_or(&[][..], |r| &r.records[..]);
+    exec.intents = Arc::new(ConsoleIntents::new(&run_id, journal, tx.clone(), records));
+    let from = resume.as_ref().map(|r| r.from);
     let (tx, controls) = (tx.clone(), setup.controls.clone());
     tokio::spawn(async move {
-        let outcome = exec.run().await;
+        let outcome = exec.run_from(from).await;
         if let Ok(mut map) = controls.lock() {
             map.remove(&exec.run_id);
         }

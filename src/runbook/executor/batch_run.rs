@@ -6,7 +6,7 @@ use crate::metrics::InstantQuery;
 use crate::runbook::batch::{Finished, Next, Rollout, RolloutConfig};
 use crate::runbook::gate::{Verdict, judge};
 use crate::runbook::model::{Action, BatchSpec, Step, Targets};
-use crate::runbook::operator::Confirmation;
+use crate::runbook::operator::{Confirmation, Consent};
 use crate::runbook::report::{BatchEventRecord, RunEvent, StepOutcome};
 use crate::runbook::template::Context;
 use std::time::Duration;
@@ -200,8 +200,10 @@ impl Executor {
                             targets.join(", ")
                         ),
                         word: format!("batch {batch}"),
+                        // A batch half done is not a step to go on without.
+                        skippable: false,
                     };
-                    if !self.confirm(&c).await? {
+                    if self.confirm(&c).await? != Consent::Given {
                         return Ok((
                             StepOutcome::Declined,
                             format!("batch {batch} not confirmed"),

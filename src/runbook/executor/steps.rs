@@ -4,7 +4,7 @@ use super::{Control, Executor, MAX_OUTPUT_EVENTS, Stop};
 use crate::runbook::exec::{self, ExecStatus};
 use crate::runbook::gate::Verdict;
 use crate::runbook::model::{ExecSpec, HttpSpec, Step, StepKind};
-use crate::runbook::operator::Confirmation;
+use crate::runbook::operator::{Confirmation, Consent};
 use crate::runbook::plan;
 use crate::runbook::report::{RunEvent, StepOutcome};
 use tokio::sync::watch;
@@ -18,11 +18,12 @@ impl Executor {
                     step: step.id.clone(),
                     summary: self.vars.masker.mask(text),
                     word: "done".into(),
+                    skippable: step.skippable,
                 };
-                Ok(if self.confirm(&c).await? {
-                    (StepOutcome::Succeeded, "done".into())
-                } else {
-                    (StepOutcome::Declined, "not confirmed".into())
+                Ok(match self.confirm(&c).await? {
+                    Consent::Given => (StepOutcome::Succeeded, "done".into()),
+                    Consent::Skipped => (StepOutcome::Skipped, super::SKIPPED_BY_OPERATOR.into()),
+                    Consent::Refused => (StepOutcome::Declined, "not confirmed".into()),
                 })
             }
             StepKind::Check(g) => Ok(match self.gate(&step.id, g, None, None).await? {

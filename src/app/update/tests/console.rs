@@ -69,6 +69,7 @@ fn planned(m: &mut Model, name: &str) {
                     "Restart planner-api in batches".to_string(),
                 )]
                 .into(),
+                values: [("service".to_string(), "planner-api".to_string())].into(),
             }),
         },
     );
@@ -84,7 +85,12 @@ fn started(m: &mut Model, name: &str) -> String {
     ));
     typed(m, name);
     let effects = update(m, code(KeyCode::Enter));
-    let [Effect::StartRun { runbook, run_id }] = &effects[..] else {
+    let [
+        Effect::StartRun {
+            runbook, run_id, ..
+        },
+    ] = &effects[..]
+    else {
         panic!("{effects:?}")
     };
     assert_eq!(runbook.name, name);
@@ -139,7 +145,7 @@ fn a_run_starts_only_after_its_name_is_typed_exactly() {
 }
 
 #[test]
-fn run_asks_for_the_plan_first_and_broken_runbooks_do_not_run() {
+fn x_opens_the_run_dialog_at_once_and_broken_runbooks_do_not_run() {
     let mut m = model();
     update(&mut m, key('b'));
     let mut list = entries();
@@ -152,43 +158,137 @@ fn run_asks_for_the_plan_first_and_broken_runbooks_do_not_run() {
     );
     update(&mut m, Msg::RunbooksLoaded(list));
     assert!(update(&mut m, key('x')).is_empty(), "broken: nothing");
+    assert!(m.dialog.is_none());
     assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
     update(&mut m, code(KeyCode::Down));
+    let name = m.runbooks.entry().unwrap().name().to_string();
     let effects = update(&mut m, key('x'));
     assert!(
         matches!(&effects[..], [Effect::PlanRunbook(_)]),
         "{effects:?}"
     );
+    // The dialog is open at once: what is typed next is its text, not dashboard keys.
+    let d = m
+        .dialog
+        .as_ref()
+        .expect("the run dialog opens with the plan still coming");
+    assert!(matches!(d.purpose, Purpose::StartRun(_)));
     assert!(
-        m.dialog.is_none(),
-        "no confirmation before the plan is shown"
+        d.text.iter().any(|l| l.contains("preparing the plan")),
+        "{:?}",
+        d.text
     );
-    // Esc closes the plan, then the pane.
+    let before = (m.show_timeline, m.runbooks.selected, m.mode);
+    typed(&mut m, "tbjq");
+    assert_eq!((m.show_timeline, m.runbooks.selected, m.mode), before);
+    assert!(m.quit.is_none());
+    assert_eq!(m.dialog.as_ref().unwrap().field(0), "tbjq");
+    // The plan arrives: the dialog shows it, what was typed stays.
+    update(
+        &mut m,
+        Msg::Planned {
+            name: name.clone(),
+            result: Ok(Plan {
+                lines: vec!["1. first step of the plan".into()],
+                batches: Default::default(),
+                titles: Default::default(),
+                values: Default::default(),
+            }),
+        },
+    );
+    let d = m.dialog.as_ref().unwrap();
+    assert!(
+        d.text.iter().any(|l| l.contains("first step of the plan")),
+        "{:?}",
+        d.text
+    );
+    assert_eq!(d.field(0), "tbjq");
+    // Esc says no; then esc closes the plan, then the pane.
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    assert!(m.dialog.is_none() && m.runbooks.run.is_none());
     update(&mut m, code(KeyCode::Esc));
     assert!(m.runbooks.plan.is_none());
     assert_eq!(m.mode, Mode::Runbooks);
     update(&mut m, code(KeyCode::Esc));
     assert_eq!(m.mode, Mode::Dashboard);
+    assert!(!m.runbooks.shown);
 }
 
 #[test]
-fn pause_resume_and_abort_reach_the_run_and_quit_waits_for_it() {
+fn variables_changed_in_the_run_dialog_reach_the_run() {
+    let mut m = model();
+    planned(&mut m, "pool-exhaustion");
+    update(&mut m, key('x'));
+    let d = m.dialog.as_ref().unwrap();
+    let Body::Form { fields, .. } = &d.body else {
+        panic!("{d:?}")
+    };
+    let service = fields
+        .iter()
+        .position(|f| f.label == "service")
+        .expect("a service field");
+    assert_eq!(
+        fields[service].value, "planner-api",
+        "prefilled from the plan"
+    );
+    assert!(
+        fields[service].caret.selected,
+        "prefilled values are selected"
+    );
+    typed(&mut m, "pool-exhaustion");
+    for _ in 0..service {
+        update(&mut m, code(KeyCode::Tab));
+    }
+    typed(&mut m, "checkout-api");
+    let effects = update(&mut m, code(KeyCode::Enter));
+    let [Effect::StartRun { vars, .. }] = &effects[..] else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        vars,
+        &vec![("service".to_string(), "checkout-api".to_string())]
+    );
+}
+
+/// Answer the choice dialog shown with option `i` (down `i` times, then enter).
+fn choose(m: &mut Model, i: usize) -> Vec<Effect> {
+    for _ in 0..i {
+        update(m, code(KeyCode::Down));
+    }
+    update(m, code(KeyCode::Enter))
+}
+
+#[test]
+fn hold_resume_and_abort_ask_first_and_quit_waits_for_the_run() {
     let mut m = model();
     let id = started(&mut m, "pool-exhaustion");
+    // Hold asks; the default answer leaves the run alone.
+    assert!(update(&mut m, key('H')).is_empty());
+    assert!(matches!(
+        m.dialog.as_ref().unwrap().purpose,
+        Purpose::ControlRun { .. }
+    ));
+    assert!(choose(&mut m, 0).is_empty());
+    update(&mut m, key('H'));
     assert_eq!(
-        update(&mut m, key('p')),
+        choose(&mut m, 1),
         vec![Effect::ControlRun {
             run_id: id.clone(),
             control: Control::Pause
         }]
     );
+    update(&mut m, key('H'));
     assert_eq!(
-        update(&mut m, key(' ')),
+        choose(&mut m, 1),
         vec![Effect::ControlRun {
             run_id: id.clone(),
             control: Control::Run
         }]
     );
+    // The old keys do nothing to the run: `a` is the dashboard's action item, `p` its pause.
+    update(&mut m, key('p'));
+    assert!(m.paused, "p pauses refreshing, beside the pane");
+    update(&mut m, key('p'));
     update(&mut m, key('q'));
     assert!(m.quit.is_none(), "quit is refused while a run is active");
     // A second run is refused while one runs.
@@ -202,7 +302,8 @@ fn pause_resume_and_abort_reach_the_run_and_quit_waits_for_it() {
             .text
             .contains("one run at a time")
     );
-    // Abort: the control, and a pending question answered no.
+    // Abort: asked first, saying what is done and not; then the control, and a pending
+    // question answered no.
     let (reply, mut rx) = Reply::new();
     update(
         &mut m,
@@ -212,6 +313,7 @@ fn pause_resume_and_abort_reach_the_run_and_quit_waits_for_it() {
                 step: "rollback".into(),
                 summary: "Step \"rollback\": Roll back".into(),
                 word: "rollback".into(),
+                skippable: false,
             }),
             reply,
         },
@@ -219,7 +321,21 @@ fn pause_resume_and_abort_reach_the_run_and_quit_waits_for_it() {
     // A dialog takes keys first; one waiting behind another does not, and abort answers it.
     let d = m.dialog.take().unwrap();
     m.dialogs_waiting.push_back(d);
-    let effects = update(&mut m, key('a'));
+    assert!(update(&mut m, key('A')).is_empty(), "abort asks first");
+    let d = m.dialog.as_ref().unwrap();
+    assert!(matches!(d.purpose, Purpose::AbortRun { .. }));
+    assert!(
+        d.text.iter().any(|l| l.starts_with("done: ")),
+        "{:?}",
+        d.text
+    );
+    assert!(
+        d.text.iter().any(|l| l.starts_with("not started: ")),
+        "{:?}",
+        d.text
+    );
+    assert_eq!(d.selected(), Some(0), "the default keeps the run going");
+    let effects = choose(&mut m, 1);
     assert_eq!(
         effects[0],
         Effect::ControlRun {
@@ -263,6 +379,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
                 step: "restart".into(),
                 summary: "Batch 1: api-0, api-1, api-2".into(),
                 word: "batch 1".into(),
+                skippable: false,
             }),
             reply: reply.clone(),
         },
@@ -304,7 +421,29 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
             answer: Answer::Decided(Decision::Retry)
         }]
     );
-    // Esc on a confirmation is a no.
+    // Esc on a decision does not answer it: a failed step's decision is chosen.
+    let (reply, _rx) = Reply::new();
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Decide {
+                step: "restart".into(),
+                reason: "gate failed".into(),
+            },
+            reply: reply.clone(),
+        },
+    );
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    assert!(m.dialog.as_ref().unwrap().error.is_some());
+    assert_eq!(
+        choose(&mut m, 0),
+        vec![Effect::Answer {
+            reply,
+            answer: Answer::Decided(Decision::Abort)
+        }]
+    );
+    // Esc on a confirmation declines that step only: ask again, or abort.
     let (reply, _rx) = Reply::new();
     update(
         &mut m,
@@ -314,15 +453,66 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
                 step: "rollback".into(),
                 summary: "x".into(),
                 word: "rollback".into(),
+                skippable: false,
             }),
             reply: reply.clone(),
         },
     );
+    typed(&mut m, "roll");
+    assert!(
+        update(&mut m, code(KeyCode::Esc)).is_empty(),
+        "nothing answered yet"
+    );
+    let d = m.dialog.as_ref().unwrap();
+    assert!(matches!(d.purpose, Purpose::Declined { .. }), "{d:?}");
+    assert!(d.text[0].contains("nothing was sent"), "{:?}", d.text);
+    // Ask again: the question is back, emptied.
+    assert!(choose(&mut m, 0).is_empty());
+    assert!(matches!(
+        m.dialog.as_ref().map(|d| (&d.purpose, &d.body)),
+        Some((Purpose::Confirm { .. }, Body::Type { typed, .. })) if typed.is_empty()
+    ));
+    // Esc on the choice is no answer either: the question again.
+    update(&mut m, code(KeyCode::Esc));
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    assert!(matches!(
+        m.dialog.as_ref().unwrap().purpose,
+        Purpose::Confirm { .. }
+    ));
+    update(&mut m, code(KeyCode::Esc));
     assert_eq!(
-        update(&mut m, code(KeyCode::Esc)),
+        choose(&mut m, 1),
         vec![Effect::Answer {
             reply,
             answer: Answer::Confirmed(false)
+        }]
+    );
+    // A step the runbook lets the run go on without: esc offers to skip it, and only it.
+    let (reply, _rx) = Reply::new();
+    update(
+        &mut m,
+        Msg::Ask {
+            run_id: id.clone(),
+            question: Question::Confirm(Confirmation {
+                step: "cancel-long".into(),
+                summary: "x".into(),
+                word: "cancel-long".into(),
+                skippable: true,
+            }),
+            reply: reply.clone(),
+        },
+    );
+    assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
+    let d = m.dialog.as_ref().unwrap();
+    assert!(
+        matches!(&d.body, Body::Choose { options, .. } if options.len() == 3 && options[1].starts_with("skip")),
+        "{d:?}"
+    );
+    assert_eq!(
+        choose(&mut m, 1),
+        vec![Effect::Answer {
+            reply,
+            answer: Answer::Skipped
         }]
     );
     // A question from a run this console did not start is refused at once.
@@ -705,4 +895,175 @@ fn help_scrolls_and_returns_to_the_mode_it_came_from() {
     assert_eq!(m.help_scroll, 1);
     update(&mut m, code(KeyCode::Esc));
     assert_eq!(m.mode, Mode::Runbooks);
+}
+
+/// The journal's records of a run of pool-exhaustion that stopped during `restart`.
+fn stopped_run(rb: &crate::runbook::model::Runbook, finished: bool) -> Vec<Record> {
+    use crate::incident::event::{RunRef, StepState};
+    let run = RunRef {
+        run_id: "pool-exhaustion-r1".into(),
+        runbook: rb.name.clone(),
+        hash: rb.hash.clone(),
+    };
+    let step = |seq: u64, id: &str, state: StepState, detail: &str| Record {
+        seq,
+        time: t0(),
+        source: Source::Runbook,
+        actor: "warroom".into(),
+        host: String::new(),
+        kind: Event::RunbookStep {
+            run: run.clone(),
+            step: id.into(),
+            state,
+            detail: Some(detail.into()),
+        },
+    };
+    let whole = |seq: u64, state: StepState| Record {
+        seq,
+        time: t0(),
+        source: Source::Runbook,
+        actor: "warroom".into(),
+        host: String::new(),
+        kind: Event::RunbookRun {
+            run: run.clone(),
+            state,
+        },
+    };
+    let mut v = vec![whole(1, StepState::Started)];
+    let mut seq = 2;
+    for id in ["why", "rollback", "disable-retries", "amplification-falls"] {
+        let kind = rb.step(id).unwrap().kind.name();
+        v.push(step(seq, id, StepState::Started, &format!("{kind}: {id}")));
+        v.push(step(seq + 1, id, StepState::Succeeded, "done"));
+        seq += 2;
+    }
+    v.push(step(seq, "restart", StepState::Started, "batch: Restart"));
+    if finished {
+        v.push(whole(seq + 1, StepState::Cancelled));
+    }
+    v
+}
+
+#[test]
+fn an_aborted_or_interrupted_run_resumes_from_the_pane_without_rerunning_done_steps() {
+    for finished in [true, false] {
+        let mut m = incident_model();
+        update(&mut m, key('b'));
+        update(&mut m, Msg::RunbooksLoaded(entries()));
+        let rb = m
+            .runbooks
+            .entries
+            .iter()
+            .flatten()
+            .find_map(|e| e.runbook().filter(|r| r.name == "pool-exhaustion"))
+            .unwrap()
+            .clone();
+        m.timeline = stopped_run(&rb, finished);
+        assert!(update(&mut m, key('R')).is_empty());
+        let d = m.dialog.as_ref().expect("resume asks");
+        assert!(matches!(d.purpose, Purpose::Resume { .. }), "{d:?}");
+        assert!(
+            d.text[0].contains("why, rollback, disable-retries, amplification-falls"),
+            "{:?}",
+            d.text
+        );
+        assert!(
+            d.text
+                .iter()
+                .any(|l| l.contains("\"restart\" started and did not finish"))
+        );
+        assert_eq!(d.selected(), Some(0), "the default is not now");
+        assert!(choose(&mut m, 0).is_empty());
+        // Retry the step in doubt: the same run id, from the restart step.
+        update(&mut m, key('R'));
+        let effects = choose(&mut m, 1);
+        let [
+            Effect::StartRun {
+                run_id,
+                resume: Some(r),
+                ..
+            },
+        ] = &effects[..]
+        else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(run_id, "pool-exhaustion-r1");
+        assert_eq!(
+            r.from,
+            rb.steps.iter().position(|s| s.id == "restart").unwrap()
+        );
+        let run = m.runbooks.run.as_ref().unwrap();
+        assert!(!run.finished(), "the pane shows the run going on");
+        let done: Vec<&str> = (run.steps.iter())
+            .filter(|s| matches!(s.mark, crate::app::panes::run::StepMark::Done(_)))
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(
+            done,
+            ["why", "rollback", "disable-retries", "amplification-falls"]
+        );
+        // While it runs, R has nothing to resume.
+        update(&mut m, key('R'));
+        assert!(m.dialog.is_none());
+    }
+    // Going on after the step in doubt starts at the next one.
+    let mut m = incident_model();
+    update(&mut m, key('b'));
+    update(&mut m, Msg::RunbooksLoaded(entries()));
+    let rb = (m.runbooks.entries.iter().flatten())
+        .find_map(|e| e.runbook().filter(|r| r.name == "pool-exhaustion"))
+        .unwrap()
+        .clone();
+    m.timeline = stopped_run(&rb, true);
+    update(&mut m, key('R'));
+    let effects = choose(&mut m, 2);
+    let [
+        Effect::StartRun {
+            resume: Some(r), ..
+        },
+    ] = &effects[..]
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        r.from,
+        rb.steps.iter().position(|s| s.id == "recovered").unwrap()
+    );
+}
+
+#[test]
+fn no_key_acts_while_the_terminal_is_too_small() {
+    let mut m = incident_model();
+    m.width = 39;
+    for c in ['n', 'b', 's', 'a', 't', 'D', '?'] {
+        assert!(update(&mut m, key(c)).is_empty());
+    }
+    assert_eq!(m.mode, Mode::Dashboard);
+    assert!(m.dialog.is_none() && !m.show_timeline);
+    m.width = 80;
+    m.height = 9;
+    update(&mut m, key('n'));
+    assert_eq!(m.mode, Mode::Dashboard);
+    update(&mut m, key('q'));
+    assert_eq!(m.quit, Some(Quit::User), "quit still works");
+    // Resized back, the same key acts.
+    let mut m = incident_model();
+    update(
+        &mut m,
+        Msg::Resize {
+            width: 30,
+            height: 8,
+        },
+    );
+    update(&mut m, key('n'));
+    assert_eq!(m.mode, Mode::Dashboard);
+    update(
+        &mut m,
+        Msg::Resize {
+            width: 80,
+            height: 24,
+        },
+    );
+    update(&mut m, key('n'));
+    assert_eq!(m.mode, Mode::Note);
 }

@@ -1,0 +1,224 @@
+//! The "what's wrong" line above the panels: how many panels are CRIT and WARN and which, the
+//! incident's status and severity, the run in progress, and a runbook whose gates read the
+//! panels in trouble. It fits any width from 40 columns: names shorten to "+N" first, then
+//! the least important parts go.
+//!
+//! ```text
+//! ▲ 2 CRIT Pool saturation, Error ratio · △ 1 WARN Pool wait · SEV-2 investigating · try pool-exhaustion (b)
+//! ```
+
+use crate::app::Model;
+use crate::app::panes::panel::Level;
+use crate::keymap::{Action, Mode};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// One part of the line: its full text, a shorter one, its style.
+struct Part {
+    full: String,
+    short: String,
+    style: Style,
+}
+
+/// The panels at `level`, by title, in dashboard order.
+fn at_level(model: &Model, level: Level) -> Vec<String> {
+    (model.panel_order().into_iter())
+        .filter_map(|i| model.panels.get(i))
+        .filter(|p| p.current().is_some_and(|v| p.level(v) == level))
+        .map(|p| p.config.title.clone())
+        .collect()
+}
+
+/// A runbook whose gates read the most panels in trouble (none while one runs).
+pub fn suggestion(model: &Model, troubled: &[String]) -> Option<String> {
+    if troubled.is_empty() || model.runbooks.active().is_some() {
+        return None;
+    }
+    let queries: Vec<&str> = (model.panels.iter())
+        .filter(|p| troubled.contains(&p.config.title))
+        .map(|p| p.config.query.as_str())
+        .collect();
+    let mut best: Option<(usize, String)> = None;
+    for rb in model
+        .runbooks
+        .entries
+        .iter()
+        .flatten()
+        .filter_map(|e| e.runbook())
+    {
+        let words = crate::app::gates::gate_words(rb, None);
+        let n = queries
+            .iter()
+            .filter(|q| crate::app::gates::reads(&words, q))
+            .count();
+        if n > 0 && best.as_ref().is_none_or(|(b, _)| n > *b) {
+            best = Some((n, rb.name.clone()));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+fn parts(model: &Model) -> Vec<Part> {
+    let t = &model.theme;
+    let mut parts = Vec::new();
+    let crit = at_level(model, Level::Crit);
+    let warn = at_level(model, Level::Warn);
+    let names = |v: &[String]| -> (String, String) {
+        let full = v.join(", ");
+        let short = match v {
+            [] => String::new(),
+            [one] => one.clone(),
+            [first, rest @ ..] => format!("{first} +{}", rest.len()),
+        };
+        (full, short)
+    };
+    if !crit.is_empty() {
+        let (full, short) = names(&crit);
+        parts.push(Part {
+            full: format!("▲ {} CRIT {full}", crit.len()),
+            short: format!("▲ {} CRIT {short}", crit.len()),
+            style: t.crit,
+        });
+    }
+    if !warn.is_empty() {
+        let (full, short) = names(&warn);
+        parts.push(Part {
+            full: format!("△ {} WARN {full}", warn.len()),
+            short: format!("△ {} WARN {short}", warn.len()),
+            style: t.warn,
+        });
+    }
+    let failing: Vec<String> = (0..model.panels.len())
+        .filter(|i| {
+            matches!(
+                model.panel_state(*i),
+                crate::app::PanelState::Failing { .. }
+            )
+        })
+        .map(|i| model.panels[i].config.title.clone())
+        .collect();
+    if !failing.is_empty() {
+        let (full, short) = names(&failing);
+        parts.push(Part {
+            full: format!("✖ {} failing {full}", failing.len()),
+            short: format!("✖ {} failing {short}", failing.len()),
+            style: t.failing,
+        });
+    }
+    if crit.is_empty() && warn.is_empty() && failing.is_empty() && !model.panels.is_empty() {
+        let with = model
+            .panels
+            .iter()
+            .filter(|p| p.current().is_some())
+            .count();
+        parts.push(Part {
+            full: format!(
+                "✓ no panel past a threshold ({with} of {} reading)",
+                model.panels.len()
+            ),
+            short: "✓ no panel past a threshold".into(),
+            style: t.ok,
+        });
+    }
+    match &model.incident {
+        Some(_) => {
+            let s = crate::incident::summary::summarize(&model.timeline);
+            let sev = s
+                .severity
+                .map_or("severity not set".into(), |v| v.to_string());
+            let status = s.status.map_or("status not set".into(), |v| v.to_string());
+            parts.push(Part {
+                full: format!("{sev} {status}"),
+                short: format!(
+                    "{} {}",
+                    s.severity.map_or("SEV?".into(), |v| v.to_string()),
+                    s.status.map_or("?".into(), |v| v.to_string())
+                ),
+                style: t.text,
+            });
+        }
+        None if model.replay.is_none() && !model.declarable => parts.push(Part {
+            full: "no incident recorded".into(),
+            short: "no incident".into(),
+            style: t.muted,
+        }),
+        None if model.replay.is_none() => {
+            let d = model.keymap.hint(Mode::Dashboard, Action::Declare);
+            parts.push(Part {
+                full: format!("watching, no incident ({d} declares)"),
+                short: "no incident".into(),
+                style: t.muted,
+            });
+        }
+        None => {}
+    }
+    if let Some(run) = model.runbooks.active() {
+        let step = run
+            .current()
+            .map(|i| format!(" step {}/{}", i + 1, run.steps.len()))
+            .unwrap_or_default();
+        let (state, style) = super::runbooks::run_state(run, t);
+        parts.push(Part {
+            full: format!("{state} {}{step}", run.runbook),
+            short: format!("{state} {}", run.runbook),
+            style,
+        });
+    } else if let Some(name) = suggestion(model, &[crit.clone(), warn.clone()].concat()) {
+        let b = model.keymap.hint(Mode::Dashboard, Action::Runbooks);
+        parts.push(Part {
+            full: format!("try runbook {name} ({b})"),
+            short: format!("try {name}"),
+            style: t.accent,
+        });
+    }
+    parts
+}
+
+/// The line for `width` columns: full parts if they fit, then short ones, then the last
+/// parts dropped (the counts stay).
+pub fn line(model: &Model, width: usize) -> Vec<(String, Style)> {
+    let parts = parts(model);
+    // Parts and their " · " separators.
+    let len = |v: &[(String, Style)]| {
+        v.iter().map(|(s, _)| s.chars().count()).sum::<usize>() + 3 * v.len().saturating_sub(1)
+    };
+    let mut shown: Vec<(String, Style)> = parts.iter().map(|p| (p.full.clone(), p.style)).collect();
+    // Shorten from the end first (the counts at the start matter most).
+    for i in (0..parts.len()).rev() {
+        if len(&shown) <= width {
+            break;
+        }
+        shown[i].0.clone_from(&parts[i].short);
+    }
+    while len(&shown) > width && shown.len() > 1 {
+        shown.pop();
+    }
+    if let Some(first) = shown.first_mut()
+        && first.0.chars().count() > width
+    {
+        first.0 = first
+            .0
+            .chars()
+            .take(width.saturating_sub(1))
+            .collect::<String>()
+            + "…";
+    }
+    shown
+}
+
+/// Draw the line into `area`.
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
+    let t = &model.theme;
+    let width = usize::from(area.width.saturating_sub(1));
+    let mut spans = vec![Span::raw(" ")];
+    for (i, (text, style)) in line(model, width).into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", t.muted));
+        }
+        spans.push(Span::styled(text, style));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
