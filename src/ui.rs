@@ -14,6 +14,7 @@ pub mod changes;
 pub mod dashboard;
 pub mod dialog;
 pub mod help;
+pub mod idle;
 pub mod layout;
 pub mod note;
 pub mod panel;
