@@ -13,6 +13,9 @@
 #   CARGO=lcargo                            the cargo to build with
 #   WARROOM=/path/to/warroom                measure that binary instead of building this tree
 #   PEERS_WARROOM_ENV='{"TOKIO_WORKER_THREADS":"1"}'   more environment for warroom only (JSON)
+#   PEERS_BESIDE=/path/to/warroom           measure beside that warroom (an earlier build, the
+#                                           same config) instead of grafatui: before and after
+#                                           in one run
 # Needs prometheus, promtool, tmux, strace, curl and python3. The raw rounds are left in
 # target/peers/rounds.json.
 set -euo pipefail
@@ -38,7 +41,9 @@ if [ ! -x "$BACKFILL" ]; then
   "$CARGO" build -q --example peers_backfill
 fi
 GRAFATUI=${GRAFATUI:-$(command -v grafatui || true)}
-if [ -z "$GRAFATUI" ]; then
+if [ -n "${PEERS_BESIDE:-}" ]; then
+  GRAFATUI=$PEERS_BESIDE
+elif [ -z "$GRAFATUI" ]; then
   root=$PWD/target/peers/grafatui
   if [ ! -x "$root/bin/grafatui" ]; then
     echo "benches/peers.sh: installing grafatui $GRAFATUI_VERSION into $root" >&2
@@ -115,17 +120,24 @@ EOF
 warroom_argv=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
   "$WARROOM" --config "$tmp/warroom.toml" --log-file "$tmp/warroom.log" --data-dir "$tmp/wdata" \
   open --prometheus "{URL}")
-peer_args=("$GRAFATUI" --prometheus-url "{URL}" --range 1h --refresh-rate 5000)
-for q in "${queries[@]}"; do peer_args+=(--query "$q"); done
+peer_name=grafatui
+if [ -n "${PEERS_BESIDE:-}" ]; then
+  peer_name=before
+  peer_args=("$PEERS_BESIDE" --config "$tmp/warroom.toml" --log-file "$tmp/before.log" \
+    --data-dir "$tmp/wdata-before" open --prometheus "{URL}")
+else
+  peer_args=("$GRAFATUI" --prometheus-url "{URL}" --range 1h --refresh-rate 5000)
+  for q in "${queries[@]}"; do peer_args+=(--query "$q"); done
+fi
 peer_argv=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "${peer_args[@]}")
 mkdir -p "$tmp/home" target/peers
 envs=$(python3 -c 'import json,sys; h=sys.argv[1]; print(json.dumps({"HOME": h, "XDG_CONFIG_HOME": h+"/.config", "XDG_DATA_HOME": h+"/.local/share", "XDG_STATE_HOME": h+"/.local/state"}))' "$tmp/home")
 
-echo "warroom $("$WARROOM" --version | awk '{print $2}') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')) beside grafatui $("$GRAFATUI" --version 2>/dev/null | awk '{print $2}'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr)"
+echo "warroom $("$WARROOM" --version | awk '{print $2}') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')) beside $peer_name $("$GRAFATUI" --version 2>/dev/null | awk '{print $2}'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr)"
 echo "Prometheus $(prometheus --version 2>&1 | awk 'NR==1{print $3}'), a backfilled hour of planner-peak plus live scrapes every 5 s; 8 queries, 1 h range, 5 s refresh; tmux 200x60; $ROUNDS interleaved rounds, ${SETTLE}s settle then two ${WINDOW}s windows (one untraced, one under strace)"
 echo
 python3 benches/support/peers.py --prometheus-port "$prom_port" --prometheus-pid "$prom_pid" \
-  --warroom "$warroom_argv" --warroom-env "$warroom_env" --peer "$peer_argv" --peer-name grafatui --env "$envs" \
+  --warroom "$warroom_argv" --warroom-env "$warroom_env" --peer "$peer_argv" --peer-name "$peer_name" --env "$envs" \
   --rounds "$ROUNDS" --settle "$SETTLE" --window "$WINDOW" --workdir "$tmp" \
   --json target/peers/rounds.json
 echo

@@ -4,6 +4,7 @@
 //! the terminal to `$EDITOR` ([`editor`]).
 
 pub mod editor;
+pub mod frames;
 pub mod gated;
 
 use std::sync::OnceLock;

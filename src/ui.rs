@@ -6,7 +6,7 @@
 //! │ ⣀⣀⣠⠴⠒⠉⠉⠉⠉⠉ (chart)       ││ ...                      │
 //! └──────────────────────────┘└──────────────────────────┘
 //!   … one panel per signal, in a grid; `enter` zooms one …
-//!  ● prometheus up │ range 1h │ 14:03:12 UTC │ ? help  q quit      (status bar)
+//!  ● prometheus up │ range 1h │ 14:03 UTC │ ? help  q quit      (status bar)
 //! ```
 
 pub mod briefing;
@@ -14,6 +14,7 @@ pub mod changes;
 pub mod dashboard;
 pub mod dialog;
 pub mod help;
+pub mod idle;
 pub mod layout;
 pub mod note;
 pub mod panel;

@@ -20,6 +20,8 @@ pub struct AlertEndpoint {
     http: reqwest::Client,
     auth: Auth,
     timeout: Duration,
+    /// What its answers being read hold: at most [`MAX_BODY`] (the metrics client's reader).
+    budget: std::sync::Arc<crate::metrics::prometheus::Budget>,
 }
 
 impl fmt::Debug for AlertEndpoint {
@@ -133,6 +135,7 @@ impl AlertEndpoint {
             http,
             auth,
             timeout,
+            budget: crate::metrics::prometheus::Budget::new(MAX_BODY),
         })
     }
 
@@ -173,18 +176,13 @@ impl AlertEndpoint {
         };
         let content_type = header(reqwest::header::CONTENT_TYPE);
         let retry_after = header(reqwest::header::RETRY_AFTER);
-        if resp.content_length().is_some_and(|n| n > MAX_BODY as u64) {
-            return Err(SourceError::TooLarge(MAX_BODY));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(e))? {
-            if body.len() + chunk.len() > MAX_BODY {
-                return Err(SourceError::TooLarge(MAX_BODY));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body =
+            crate::metrics::prometheus::read_body(&mut resp, self.budget.clone(), MAX_BODY, |e| {
+                self.transport(e)
+            })
+            .await?;
         if (200..300).contains(&status) {
-            return Ok(body);
+            return Ok(body.as_slice().to_vec());
         }
         if (300..400).contains(&status) {
             return Err(SourceError::Http {
@@ -199,7 +197,7 @@ impl AlertEndpoint {
             status,
             content_type.as_deref(),
             retry_after,
-            &body,
+            body.as_slice(),
         ))
     }
 

@@ -24,6 +24,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 /// Shortest time between two frames (the render cap).
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// Longest a frame waits for the rest of a refresh's answers once the first has landed.
+pub const GATHER: Duration = Duration::from_millis(60);
 /// The slow tick: clocks, staleness ages, refresh scheduling.
 pub const TICK: Duration = Duration::from_millis(250);
 /// No query task outlives this, whatever the source's own timeout says.
@@ -452,6 +454,14 @@ where
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut signals = crate::signals::Signals::new();
     let mut last_draw: Option<Instant> = None;
+    // The frame on screen: one that would write the same cells is not written.
+    let mut shown = crate::tui::frames::Shown::default();
+    // What the clock alone changes on screen, as last drawn (`ui::idle`): a tick that changes
+    // none of it draws nothing.
+    let mut idle_key: Option<u64> = None;
+    // While the answers of one refresh land, the frame waits for the last of them (at most
+    // `GATHER`), so a refresh of eight panels draws once, not once per answer.
+    let mut gather_until: Option<Instant> = None;
     let mut input_open = true;
     // The first tick schedules the first fetches; the runbook list loads at once, so the
     // "what's wrong" line can suggest one before the pane is opened.
@@ -459,15 +469,17 @@ where
     first.push(Effect::LoadRunbooks);
     super::workers::spawn_all(first, &services, &tx, &clock);
     loop {
-        if model.dirty {
+        if gather_until.is_some_and(|g| Instant::now() >= g || model.in_flight() == 0) {
+            gather_until = None;
+        }
+        if model.dirty && gather_until.is_none() {
             let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
             if Instant::now() >= due {
-                sync(true);
-                terminal
-                    .draw(|f| crate::ui::view(f, &model))
+                shown
+                    .draw(terminal, sync, |f| crate::ui::view(f, &model))
                     .map_err(|e| eyre!("drawing failed: {e}"))?;
-                sync(false);
                 model.dirty = false;
+                idle_key = Some(crate::ui::idle::key(&model));
                 if last_draw.is_none() {
                     crate::tui::first_frame("console");
                 }
@@ -477,7 +489,11 @@ where
         if model.quit.is_some() {
             return Ok((model, services));
         }
-        let render_at = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
+        let render_at = last_draw
+            .map_or(Instant::now(), |t| t + FRAME_INTERVAL)
+            .max(gather_until.unwrap_or_else(Instant::now));
+        let was_dirty = model.dirty;
+        let mut ticked = false;
         let msg = tokio::select! {
             ev = input.next(), if input_open => match ev {
                 Some(Ok(Event::Key(k))) => Some(Msg::Key(k)),
@@ -488,6 +504,7 @@ where
             },
             Some(m) = rx.recv() => Some(m),
             _ = tick.tick() => {
+                ticked = true;
                 if services.rehearsal.is_some() {
                     // Notices expire on the wall clock, not the simulated one.
                     effects_of(&mut model, Msg::Wall(chrono::Utc::now()), &services, &tx, &clock);
@@ -497,6 +514,23 @@ where
             name = signals.next() => Some(Msg::Interrupted(name)),
             _ = tokio::time::sleep_until(render_at), if model.dirty => None,
         };
+        if ticked {
+            // The tick's own changes (`update` marks the model changed each second) draw only
+            // when they change what is on screen.
+            let effects = match msg {
+                Some(msg) => update(&mut model, msg),
+                None => Vec::new(),
+            };
+            if !was_dirty && model.dirty && idle_key == Some(crate::ui::idle::key(&model)) {
+                model.dirty = false;
+            }
+            super::workers::spawn_all(effects, &services, &tx, &clock);
+            continue;
+        }
+        // A refresh's first answer while others are in flight: the frame waits for them. A
+        // key or a resize draws at once.
+        let answer = matches!(msg, Some(Msg::Answer { .. } | Msg::Latest { .. }));
+        let urgent = matches!(msg, Some(Msg::Key(_) | Msg::Resize { .. }));
         if let Some(msg) = msg {
             if let Msg::Share(super::sharing::ShareMsg::TookOver(Ok(took))) = &msg {
                 // This console holds the incident now: it records, serves and runs runbooks.
@@ -516,6 +550,7 @@ where
                         // the answer can be lost to the input reader.)
                         terminal.swap_buffers();
                         terminal.swap_buffers();
+                        shown.forget();
                         suspend.resume();
                         model.dirty = true;
                         r
@@ -547,6 +582,11 @@ where
                 effects.splice(i..i, declared);
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);
+        }
+        if urgent {
+            gather_until = None;
+        } else if answer && !was_dirty && model.dirty && model.in_flight() > 0 {
+            gather_until.get_or_insert_with(|| Instant::now() + GATHER);
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod labels;
 pub mod options;
 pub mod parse;
 
+pub(crate) use body::{Budget, read as read_body};
 pub use client::{Auth, BuildInfo, ClientError, ClientOptions, PrometheusClient};
 pub use labels::LabelList;
 pub use parse::{MAX_BODY, parse_answer};

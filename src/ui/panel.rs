@@ -79,11 +79,12 @@ pub fn state_tag(state: &PanelState, theme: &Theme) -> (String, Style) {
     }
 }
 
-/// A short age: `42s`, `3m`, `2h`, `3d`.
+/// A short age: `40s`, `3m`, `2h`, `3d`; under a minute, to 5 s (`12s` reads `10s`), so an
+/// idle console redraws a stale panel every 5 s, not every second.
 pub fn age(secs: i64) -> String {
     let s = secs.max(0);
     match s {
-        0..=59 => format!("{s}s"),
+        0..=59 => format!("{}s", s / 5 * 5),
         60..=3599 => format!("{}m", s / 60),
         3600..=86399 => format!("{}h", s / 3600),
         _ => format!("{}d", s / 86400),
@@ -485,13 +486,6 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
                 .data(line),
         );
     }
-    datasets.extend(data.iter().enumerate().map(|(i, points)| {
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.series(i))
-            .data(points)
-    }));
     let axis_unit = if cfg.unit == Unit::Count && hi < 10.0 {
         Unit::Ratio
     } else {
@@ -501,12 +495,15 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
         Span::styled(fmt_axis(cfg.unit, axis_unit, lo), theme.muted),
         Span::styled(fmt_axis(cfg.unit, axis_unit, hi), theme.muted),
     ];
+    let x_labels = time_labels(v, area.width.saturating_sub(8), theme);
+    let graph = graph_area(area, &x_labels, &y_labels);
+    // The axes, their labels, the thresholds and the marks: ratatui's chart, one layer each.
     let chart = Chart::new(datasets)
         .x_axis(
             Axis::default()
                 .bounds([v.start, v.end])
                 .style(theme.border)
-                .labels(time_labels(v, area.width.saturating_sub(8), theme)),
+                .labels(x_labels),
         )
         .y_axis(
             Axis::default()
@@ -516,6 +513,78 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
         )
         .legend_position(None);
     frame.render_widget(chart, area);
+    // The series over them, all on one braille layer: the chart would paint one layer of the
+    // whole plot per series and merge them all, the most of a frame's time with ten series.
+    // Each series is drawn as the chart draws a line dataset (its points, then its segments);
+    // where two series share a cell, its dots are both series' (the later one's colour).
+    if let Some(graph) = graph {
+        let traces = Traces {
+            series: &data,
+            theme,
+        };
+        frame.render_widget(
+            ratatui::widgets::canvas::Canvas::default()
+                .marker(Marker::Braille)
+                .x_bounds([v.start, v.end])
+                .y_bounds([lo, hi])
+                .paint(|ctx| ctx.draw(&traces)),
+            graph,
+        );
+    }
+}
+
+/// All the series of a chart, one shape on one canvas layer.
+struct Traces<'a> {
+    series: &'a [Vec<(f64, f64)>],
+    theme: &'a Theme,
+}
+
+impl ratatui::widgets::canvas::Shape for Traces<'_> {
+    fn draw(&self, painter: &mut ratatui::widgets::canvas::Painter) {
+        use ratatui::widgets::canvas::{Line as Segment, Points};
+        for (i, points) in self.series.iter().enumerate() {
+            let color = self.theme.series(i).fg.unwrap_or_default();
+            Points {
+                coords: points,
+                color,
+            }
+            .draw(painter);
+            for w in points.windows(2) {
+                Segment::new(w[0].0, w[0].1, w[1].0, w[1].1, color).draw(painter);
+            }
+        }
+    }
+}
+
+/// Where ratatui's [`Chart`] plots inside `area` with these labels (both axes labelled, the
+/// x labels left-aligned, no titles): left of it the y labels and the y axis, below it the x
+/// axis and its labels. `None` when nothing is plotted.
+fn graph_area(area: Rect, x_labels: &[Span], y_labels: &[Span]) -> Option<Rect> {
+    if area.width == 0 || area.height == 0 {
+        return None;
+    }
+    let mut x = area.left();
+    let mut y = area.bottom() - 1;
+    if !x_labels.is_empty() && y > area.top() {
+        y -= 1;
+    }
+    let widest_y = y_labels.iter().map(Span::width).max().unwrap_or(0) as u16;
+    // The first x label's last character sits below the y axis.
+    let first_x = (x_labels.first()).map_or(0, |l| (l.width() as u16).saturating_sub(1));
+    x += widest_y.max(first_x).min(area.width / 3);
+    if !x_labels.is_empty() && y > area.top() {
+        y -= 1;
+    }
+    if !y_labels.is_empty() && x + 1 < area.right() {
+        x += 1;
+    }
+    let graph = Rect::new(
+        x,
+        area.top(),
+        area.right().saturating_sub(x),
+        y.saturating_sub(area.top()).saturating_add(1),
+    );
+    (!graph.is_empty()).then_some(graph)
 }
 
 fn fmt_axis(unit: Unit, fallback: Unit, v: f64) -> String {
@@ -575,6 +644,70 @@ pub fn decimate(
 #[cfg(test)]
 mod tests {
     use super::decimate;
+
+    /// One series drawn on our own layer reads exactly as ratatui's chart draws it as a
+    /// dataset: same plot area, same dots, same colour, for every size the panels take.
+    #[test]
+    fn one_layer_plots_where_the_chart_would() {
+        use ratatui::buffer::Buffer;
+        use ratatui::layout::Rect;
+        use ratatui::style::{Color, Style};
+        use ratatui::symbols::Marker;
+        use ratatui::text::Span;
+        use ratatui::widgets::canvas::Canvas;
+        use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Widget};
+        let points: Vec<(f64, f64)> = (0..300)
+            .map(|i| (f64::from(i), (f64::from(i) / 17.0).sin() * 40.0 + 50.0))
+            .collect();
+        let theme = crate::theme::Theme::builtin("default").unwrap();
+        let series = vec![points.clone()];
+        for (w, h) in [(20u16, 6u16), (47, 13), (96, 27), (9, 3), (200, 50)] {
+            for labels in [["0", "100"], ["0.0%", "100.0%"]] {
+                let area = Rect::new(3, 2, w, h);
+                let x_labels = vec![Span::raw("07:00"), Span::raw("07:30"), Span::raw("08:00")];
+                let y_labels: Vec<Span> = labels.iter().map(|l| Span::raw(*l)).collect();
+                let axes = |datasets| {
+                    Chart::new(datasets)
+                        .x_axis(
+                            Axis::default()
+                                .bounds([0.0, 300.0])
+                                .labels(x_labels.clone()),
+                        )
+                        .y_axis(
+                            Axis::default()
+                                .bounds([0.0, 100.0])
+                                .labels(y_labels.clone()),
+                        )
+                        .legend_position(None)
+                };
+                let mut old = Buffer::empty(Rect::new(0, 0, 210, 60));
+                let color = theme.series(0).fg.unwrap_or(Color::Reset);
+                axes(vec![
+                    Dataset::default()
+                        .marker(Marker::Braille)
+                        .graph_type(GraphType::Line)
+                        .style(Style::default().fg(color))
+                        .data(&points),
+                ])
+                .render(area, &mut old);
+                let mut new = Buffer::empty(Rect::new(0, 0, 210, 60));
+                axes(vec![]).render(area, &mut new);
+                if let Some(graph) = super::graph_area(area, &x_labels, &y_labels) {
+                    let traces = super::Traces {
+                        series: &series,
+                        theme: &theme,
+                    };
+                    Canvas::default()
+                        .marker(Marker::Braille)
+                        .x_bounds([0.0, 300.0])
+                        .y_bounds([0.0, 100.0])
+                        .paint(|ctx| ctx.draw(&traces))
+                        .render(graph, &mut new);
+                }
+                assert_eq!(old, new, "{w}x{h} with labels {labels:?}");
+            }
+        }
+    }
 
     #[test]
     fn decimation_keeps_spikes_and_bounds_the_count() {

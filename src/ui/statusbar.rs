@@ -17,7 +17,7 @@ use ratatui::widgets::Paragraph;
 const KEEP: u8 = 9;
 
 /// The fields of the bar, in display order, with their importance.
-fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
+pub(super) fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
     let t = &model.theme;
     let s = &model.source;
     let (health, hstyle) = match s.health.state() {
@@ -30,7 +30,13 @@ fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
     };
     let local = model.now.with_timezone(&model.tz);
     let range = humantime::format_duration(crate::app::model::RANGES[model.range_idx]);
-    let clock = Span::styled(local.format("%Y-%m-%d %H:%M:%S %Z").to_string(), t.text);
+    // The console's clock to the minute: an idle console draws once a minute for it, not
+    // every second (`ui::idle`). A replay steps through records: its clock keeps seconds.
+    let fmt = match model.replay {
+        Some(_) => "%Y-%m-%d %H:%M:%S %Z",
+        None => "%Y-%m-%d %H:%M %Z",
+    };
+    let clock = Span::styled(local.format(fmt).to_string(), t.text);
     let mut out: Vec<(u8, Vec<Span>)> = Vec::new();
     match &model.replay {
         // A replay reads a journal: there is no source, and it records nothing.

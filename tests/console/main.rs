@@ -27,6 +27,7 @@ mod console_tmux;
 mod demo_clock;
 mod demo_tmux;
 mod gameday_tmux;
+mod idle_frames;
 mod incident_realstack;
 mod journey_tmux;
 mod modes_snapshots;

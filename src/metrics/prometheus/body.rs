@@ -16,6 +16,7 @@
 //! process 76 to 108 MiB above its baseline; with a shared budget alone, 44 to 62 MiB, up to
 //! 30 MiB of it still resident afterwards in glibc's arenas.
 
+use crate::metrics::source::SourceError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -140,6 +141,34 @@ impl Body {
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes
     }
+}
+
+/// Read the body of `resp` within `max_bytes` (its announced length first, then chunk by
+/// chunk), charged to `budget`: the one bounded reader of every HTTP answer warroom reads
+/// (Prometheus, and the alert endpoints). Past the cap it is refused with
+/// [`SourceError::TooLarge`] and what was read is freed at once; `transport` says what a
+/// connection error means to the caller.
+pub async fn read(
+    resp: &mut reqwest::Response,
+    budget: Arc<Budget>,
+    max_bytes: usize,
+    transport: impl Fn(reqwest::Error) -> SourceError,
+) -> Result<Body, SourceError> {
+    // With gzip the announced length is the compressed one (and reqwest hides it): the bound
+    // is always on the bytes decoded.
+    let mut body = Body::new(budget);
+    if let Some(n) = resp.content_length()
+        && !body.expect(usize::try_from(n).unwrap_or(usize::MAX), max_bytes)
+    {
+        return Err(SourceError::TooLarge(max_bytes));
+    }
+    while let Some(chunk) = resp.chunk().await.map_err(&transport)? {
+        if !body.push(&chunk, max_bytes) {
+            // Dropping `body` frees what was read and gives its share back at once.
+            return Err(SourceError::TooLarge(max_bytes));
+        }
+    }
+    Ok(body)
 }
 
 impl Drop for Body {

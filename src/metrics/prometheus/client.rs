@@ -416,20 +416,10 @@ impl Inner {
                 summary: format!("{to} (a login proxy? point warroom at the API itself)"),
             });
         }
-        // With gzip the announced length is the compressed one (and reqwest hides it): the
-        // bound is always on the bytes decoded.
-        let mut body = Body::new(self.budget.clone());
-        if let Some(n) = resp.content_length()
-            && !body.expect(usize::try_from(n).unwrap_or(usize::MAX), max_bytes)
-        {
-            return Err(SourceError::TooLarge(max_bytes));
-        }
-        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport_error(e))? {
-            if !body.push(&chunk, max_bytes) {
-                // Dropping `body` frees what was read and gives its share back at once.
-                return Err(SourceError::TooLarge(max_bytes));
-            }
-        }
+        let body = super::body::read(&mut resp, self.budget.clone(), max_bytes, |e| {
+            self.transport_error(e)
+        })
+        .await?;
         Ok(Reply {
             status,
             content_type,

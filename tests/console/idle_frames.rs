@@ -1,0 +1,185 @@
+//! Idle means idle (issue 20): the real event loop on a test terminal, its model's clock ten
+//! times faster than the wall's, over two simulated minutes with no key pressed. It
+//! writes a frame only when what is on screen changes: the clock is shown to the minute, the
+//! time axis' labels move a few times a minute, and a refresh whose answer draws the same cells
+//! writes nothing. A panel whose source stops answering still visibly goes stale.
+
+use chrono::{DateTime, TimeZone, Utc};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use futures::future::BoxFuture;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+use warroom::app::Model;
+use warroom::clock::Clock;
+use warroom::config::Config;
+use warroom::metrics::{InstantQuery, Point, QueryAnswer, RangeQuery, Series, Source, SourceError};
+use warroom::theme::Theme;
+
+/// Ten times faster than the wall clock: the loop's 250 ms tick sees 2.5 s go by, as a
+/// console sees seconds go by, and a 5 s refresh comes every half second.
+const SPEED: u32 = 10;
+
+#[derive(Debug)]
+struct FastClock {
+    base: DateTime<Utc>,
+    start: std::time::Instant,
+}
+
+impl Clock for FastClock {
+    fn now(&self) -> DateTime<Utc> {
+        warroom::clock::after(self.base, self.start.elapsed() * SPEED)
+    }
+    fn sleep_until(&self, at: DateTime<Utc>) -> BoxFuture<'static, ()> {
+        let d = (at - self.now()).to_std().unwrap_or_default() / SPEED;
+        Box::pin(tokio::time::sleep(d))
+    }
+}
+
+/// Answers at once with one flat series over the asked range (the same screen every time),
+/// until `down` is set: then it refuses.
+struct Flat {
+    down: Arc<AtomicBool>,
+    calls: Arc<AtomicUsize>,
+}
+
+fn flat(start: f64, end: f64, step: f64) -> Result<QueryAnswer, SourceError> {
+    let n = ((end - start) / step.max(1.0)) as usize;
+    let points = (0..=n)
+        .map(|i| Point {
+            t: start + i as f64 * step.max(1.0),
+            v: 0.25,
+        })
+        .collect();
+    Ok(QueryAnswer {
+        series: vec![Series {
+            labels: [("pod".to_string(), "api-0".to_string())].into(),
+            points,
+        }],
+        ..Default::default()
+    })
+}
+
+impl Source for Flat {
+    fn describe(&self) -> String {
+        "flat".into()
+    }
+    fn query_range(&self, q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let answer = match self.down.load(Ordering::SeqCst) {
+            true => Err(SourceError::Unreachable("connection refused".into())),
+            false => flat(q.start, q.end, q.step),
+        };
+        Box::pin(async move { answer })
+    }
+    fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
+        let t = q.time.unwrap_or(0.0);
+        self.query_range(RangeQuery {
+            query: q.query,
+            start: t,
+            end: t,
+            step: 1.0,
+        })
+    }
+    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Frames written (each between a synchronized update's begin and end).
+static FRAMES: AtomicUsize = AtomicUsize::new(0);
+
+fn count(begin: bool) {
+    if begin {
+        FRAMES.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The screen's text.
+fn screen(term: &Terminal<TestBackend>) -> String {
+    let b = term.backend().buffer();
+    let area = b.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| b[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+/// Runs the loop `idle` (wall time) with no key, then `down` more with the source refusing;
+/// returns the frames written in each part and the screen at the end.
+async fn idle_console(idle: Duration, down: Duration) -> (usize, usize, String) {
+    let base = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 7).unwrap();
+    let clock = Arc::new(FastClock {
+        base,
+        start: std::time::Instant::now(),
+    });
+    let mut model = Model::new(&Config::default(), Theme::fallback(), "flat".into(), base);
+    model.width = 200;
+    model.height = 60;
+    let refusing = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let source = Arc::new(Flat {
+        down: refusing.clone(),
+        calls: calls.clone(),
+    });
+    let (tx, rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
+    let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<usize>();
+    let driver = tokio::spawn(async move {
+        tokio::time::sleep(idle).await;
+        let _ = seen_tx.send(FRAMES.load(Ordering::SeqCst));
+        refusing.store(true, Ordering::SeqCst);
+        tokio::time::sleep(down).await;
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        tx.unbounded_send(Ok(Event::Key(ctrl_c))).unwrap();
+        tx
+    });
+    FRAMES.store(0, Ordering::SeqCst);
+    let m = tokio::time::timeout(
+        idle + down + Duration::from_secs(60),
+        warroom::app::runtime::event_loop(
+            &mut term,
+            model,
+            warroom::app::runtime::Services::metrics_only(source),
+            clock,
+            rx,
+            count,
+        ),
+    )
+    .await
+    .expect("the loop quit")
+    .unwrap();
+    let _tx = driver.await.unwrap();
+    assert!(m.quit.is_some());
+    assert!(calls.load(Ordering::SeqCst) > 0, "the source was asked");
+    let first = seen_rx.recv().await.expect("the idle part ended");
+    let all = FRAMES.load(Ordering::SeqCst);
+    (first, all - first, screen(&term))
+}
+
+#[tokio::test]
+async fn an_idle_console_writes_a_few_frames_a_minute_and_still_shows_staleness() {
+    // Two simulated minutes idle, then half a simulated minute with the source refusing.
+    let (idle, outage, end) = idle_console(Duration::from_secs(12), Duration::from_secs(3)).await;
+    println!("frames: {idle} in 2 simulated idle minutes, {outage} in 30 s of outage");
+    // Before: one each tick for the clock's seconds alone (48 in 12 s). Now: the first frames,
+    // the minute clock (2), the time axis' labels (a couple), nothing for refreshes that draw
+    // the same cells.
+    assert!(
+        idle <= 16,
+        "{idle} frames written in 2 idle minutes (48 or more when every clock tick drew)"
+    );
+    assert!(idle >= 2, "the first frame and the minute clock: {idle}");
+    // The outage shows: panels go failing, the source down, and the screen says so.
+    assert!(outage >= 1, "the outage drew nothing");
+    assert!(
+        end.contains("failing") || end.contains("stale"),
+        "the panels do not say they are not live:\n{end}"
+    );
+}
