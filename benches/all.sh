@@ -35,8 +35,11 @@ run_one() {
     rm -f "$log"
     return
   fi
-  if ! cargo bench -q --bench "$b" 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"; then
-    echo "benches/all.sh: $b printed no figures" >&2
+  local before
+  before=$(wc -l <"$out")
+  cargo bench -q --bench "$b" 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"
+  if [ "$(wc -l <"$out")" -eq "$before" ]; then
+    echo "benches/all.sh: $b printed no figures (run cargo bench --bench $b to see why)" >&2
   fi
 }
 for b in "${benches[@]}"; do

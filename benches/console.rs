@@ -80,7 +80,9 @@ fn status_kib(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn run(url: &str, label: &str, idle_secs: u64) {
+/// `shows`: what is on screen once the console is up (a panel title, or with nothing listening,
+/// the status bar).
+fn run(url: &str, label: &str, idle_secs: u64, shows: &str) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
     std::fs::write(dir.path().join("w.toml"), "refresh = \"5s\"\n").unwrap();
@@ -93,7 +95,7 @@ fn run(url: &str, label: &str, idle_secs: u64) {
     let Some(term) = tmux::Tmux::start(&cmd, 200, 60) else {
         return;
     };
-    term.expect("Pool saturation", Duration::from_secs(10));
+    term.expect(shows, Duration::from_secs(10));
     std::thread::sleep(Duration::from_secs(2));
     let first = first_frame_ms(&log).unwrap_or(f64::NAN);
     let Some(pid) = pid_of_console(&term) else {
@@ -140,12 +142,30 @@ fn main() {
     }) else {
         return;
     };
-    std::thread::sleep(Duration::from_secs(3));
-    run(&prom.url, "prometheus up", 60);
+    // The console discovers its dashboard from the names Prometheus holds: wait for the first
+    // scrape (Prometheus's start can take several seconds), at most 30 s.
+    let scraped = (0..60).any(|_| {
+        let names = prometheus::http_get(
+            prom.port,
+            "/api/v1/label/__name__/values",
+            Duration::from_secs(2),
+        );
+        if names.is_some_and(|(_, b)| b.contains("db_pool_connections_in_use")) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        false
+    });
+    if !scraped {
+        eprintln!("console bench: Prometheus has not scraped the exporter within 30 s");
+        return;
+    }
+    run(&prom.url, "prometheus up", 60, "Pool saturation");
     let closed = prometheus::free_port();
     run(
         &format!("http://127.0.0.1:{closed}"),
         "nothing listening",
         20,
+        "? help",
     );
 }
