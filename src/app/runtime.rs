@@ -46,25 +46,12 @@ pub async fn open(
     header: crate::incident::open::Header,
     lock: Option<Lock>,
 ) -> color_eyre::Result<ExitCode> {
-    let client = crate::metrics::from_config::client(&config)?;
-    let source: Arc<dyn Source> = client.clone();
-    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
-    let clock: Arc<dyn Clock> = Arc::new(WallClock);
-    let mut model = Model::new(&config, theme, source.describe(), clock.now());
-    if let Some(w) = warning {
-        model.notify(w, true, None);
-    }
-    // No `[[panel]]`: the dashboard is what the Prometheus exports, found after the first
-    // frame (the simulator's panels would only say "no data" on a real service).
-    let discovery = (!config.panels_configured).then(|| {
-        model.panels.clear();
-        model.discovery = Some(super::model::Discovery::Due {
-            at: None,
-            attempts: 0,
-            last_error: None,
-        });
-        client.clone()
-    });
+    let Start {
+        mut model,
+        source,
+        clock,
+        discovery,
+    } = start(&config)?;
     let alerts = crate::alerts::AlertIntake::from_config(&config)?;
     let (journal, declare) = match lock {
         Some(lock) => (
@@ -112,24 +99,13 @@ pub async fn follow(
     holder: crate::incident::store::Holder,
     records: Vec<crate::incident::Record>,
 ) -> color_eyre::Result<ExitCode> {
-    let client = crate::metrics::from_config::client(&config)?;
-    let source: Arc<dyn Source> = client.clone();
-    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
-    let clock: Arc<dyn Clock> = Arc::new(WallClock);
-    let mut model = Model::new(&config, theme, source.describe(), clock.now());
-    if let Some(w) = warning {
-        model.notify(w, true, None);
-    }
     // The same dashboard as the holder's: found by discovery when no `[[panel]]` is set.
-    let discovery = (!config.panels_configured).then(|| {
-        model.panels.clear();
-        model.discovery = Some(super::model::Discovery::Due {
-            at: None,
-            attempts: 0,
-            last_error: None,
-        });
-        client.clone()
-    });
+    let Start {
+        mut model,
+        source,
+        clock,
+        discovery,
+    } = start(&config)?;
     let summary = crate::incident::summary::summarize(&records);
     model.incident = Some(super::model::IncidentHeader {
         id: follow.incident.clone(),
@@ -159,6 +135,44 @@ pub async fn follow(
         discovery,
     };
     run_terminal(model, services, clock).await
+}
+
+/// What `open` and `follow` start from: the config's Prometheus, the wall clock, and the model
+/// (with the theme's warning shown).
+struct Start {
+    model: Model,
+    source: Arc<dyn Source>,
+    clock: Arc<dyn Clock>,
+    /// The client discovery asks; `None` when `[[panel]]` entries are configured.
+    discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
+}
+
+fn start(config: &Config) -> color_eyre::Result<Start> {
+    let client = crate::metrics::from_config::client(config)?;
+    let source: Arc<dyn Source> = client.clone();
+    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let clock: Arc<dyn Clock> = Arc::new(WallClock);
+    let mut model = Model::new(config, theme, source.describe(), clock.now());
+    if let Some(w) = warning {
+        model.notify(w, true, None);
+    }
+    // No `[[panel]]`: the dashboard is what the Prometheus exports, found after the first
+    // frame (the simulator's panels would only say "no data" on a real service).
+    let discovery = (!config.panels_configured).then(|| {
+        model.panels.clear();
+        model.discovery = Some(super::model::Discovery::Due {
+            at: None,
+            attempts: 0,
+            last_error: None,
+        });
+        client
+    });
+    Ok(Start {
+        model,
+        source,
+        clock,
+        discovery,
+    })
 }
 
 /// How `E` exports the incident the model has open.

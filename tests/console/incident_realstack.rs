@@ -302,20 +302,7 @@ fn a_lock_held_by_a_migration_is_found_and_ended_from_the_runbook_pane() {
     )
     .expect("the console's export");
     assert!(md.contains("pg-cancel-long-transactions"), "{md}");
-    let out = journey::warroom(dir.path())
-        .args(["export", &id, "--format", "json", "--out"])
-        .arg(dir.path().join("facts"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let facts: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("facts/facts.json")).unwrap(),
-    )
-    .unwrap();
+    let facts = journey::facts(dir.path(), &id);
     let at = |k: &str| {
         let s = facts["impact"][k]["utc"]
             .as_str()

@@ -341,20 +341,7 @@ settle = "1s"
     );
 
     // Its facts (from the same journal and snapshots) against the simulator's own record.
-    let out = journey::warroom(dir.path())
-        .args(["export", &id, "--format", "json", "--out"])
-        .arg(dir.path().join("facts"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let facts: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("facts/facts.json")).unwrap(),
-    )
-    .unwrap();
+    let facts = journey::facts(dir.path(), &id);
     compare_with_the_simulator(&facts, &readings);
 }
 

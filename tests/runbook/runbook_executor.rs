@@ -441,7 +441,10 @@ query = "up"
 above = 0.5
 "#;
     let err = load::parse("t.toml", Path::new("t.toml"), src).unwrap_err();
-    assert!(format!("{err:?}").contains("skippable"), "{err:?}");
+    assert!(
+        format!("{err:?}").contains("skippable = true applies to a step that asks"),
+        "{err:?}"
+    );
     let ok = r#"name = "t"
 [[step]]
 id = "cancel"

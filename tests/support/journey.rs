@@ -221,6 +221,23 @@ pub fn timeline(dir: &Path, id: &str) -> Vec<Record> {
 }
 
 /// The only incident in the journey's data dir.
+/// `warroom export ID --format json` into `dir/facts`, read back: the facts the draft is written
+/// from.
+pub fn facts(dir: &Path, id: &str) -> serde_json::Value {
+    let out = warroom(dir)
+        .args(["export", id, "--format", "json", "--out"])
+        .arg(dir.join("facts"))
+        .output()
+        .expect("run warroom export");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("facts/facts.json")).expect("facts.json");
+    serde_json::from_str(&text).expect("facts.json is JSON")
+}
+
 pub fn only_incident(dir: &Path) -> String {
     let out = warroom(dir)
         .args(["incident", "list"])

@@ -82,6 +82,19 @@ struct Reply {
     body: Body,
 }
 
+impl Reply {
+    /// The error a non-2xx reply means, with its `Retry-After` read against now.
+    fn error(&self) -> SourceError {
+        error_from_reply(
+            self.status,
+            self.content_type.as_deref(),
+            (self.retry_after.as_deref())
+                .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+            self.body.as_slice(),
+        )
+    }
+}
+
 enum Params {
     None,
     List(Vec<(&'static str, String)>),
@@ -175,14 +188,7 @@ impl PrometheusClient {
                 )
                 .await?;
             if !(200..300).contains(&r.status) {
-                return Err(error_from_reply(
-                    r.status,
-                    r.content_type.as_deref(),
-                    r.retry_after
-                        .as_deref()
-                        .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-                    r.body.as_slice(),
-                ));
+                return Err(r.error());
             }
             let env: Envelope<serde_json::Value> = serde_json::from_slice(r.body.as_slice())
                 .map_err(|e| malformed_2xx(r.content_type.as_deref(), r.body.as_slice(), &e))?;
@@ -318,14 +324,7 @@ pub const MAX_LABEL_VALUES: usize = 10_000;
 
 fn parse_buildinfo(r: &Reply) -> Result<BuildInfo, SourceError> {
     if !(200..300).contains(&r.status) {
-        return Err(error_from_reply(
-            r.status,
-            r.content_type.as_deref(),
-            r.retry_after
-                .as_deref()
-                .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-            r.body.as_slice(),
-        ));
+        return Err(r.error());
     }
     let env: Envelope<BuildInfo> = serde_json::from_slice(r.body.as_slice())
         .map_err(|e| malformed_2xx(r.content_type.as_deref(), r.body.as_slice(), &e))?;
@@ -507,14 +506,7 @@ impl Source for PrometheusClient {
             if (200..300).contains(&r.status) {
                 Ok(())
             } else {
-                Err(error_from_reply(
-                    r.status,
-                    r.content_type.as_deref(),
-                    r.retry_after
-                        .as_deref()
-                        .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
-                    r.body.as_slice(),
-                ))
+                Err(r.error())
             }
         }
         .boxed()
