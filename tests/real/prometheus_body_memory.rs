@@ -281,37 +281,41 @@ fn hostile_bodies_stay_within_the_cap() {
     );
 }
 
-/// The client asks for gzip (`Accept-Encoding`) and reads the answer decoded: a server that
-/// compresses only when asked answers a matrix this client parses.
-#[test]
-fn answers_are_asked_compressed_and_read_decoded() {
+/// One answer from a loopback server that compresses only when asked: the `Accept-Encoding`
+/// the request carried (lowercased, empty when none) and the values the client read.
+fn one_answer(
+    ask: impl FnOnce(
+        &PrometheusClient,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<warroom::metrics::source::QueryAnswer, SourceError>,
+    >,
+) -> (String, Vec<f64>) {
     use flate2::{Compression, write::GzEncoder};
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let url = format!("http://{}", listener.local_addr().expect("local addr"));
-    let server = std::thread::spawn(move || -> bool {
-        let Ok((s, _)) = listener.accept() else {
-            return false;
-        };
+    let server = std::thread::spawn(move || -> Option<String> {
+        let (s, _) = listener.accept().ok()?;
         let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
         let mut reader = BufReader::new(s.try_clone().expect("clone stream"));
-        let mut asked_gzip = false;
+        let mut accept = String::new();
         let mut line = String::new();
         loop {
             line.clear();
             match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => return false,
+                Ok(0) | Err(_) => return None,
                 Ok(_) if line == "\r\n" => break,
                 Ok(_) => {
                     let l = line.to_ascii_lowercase();
-                    if l.starts_with("accept-encoding:") && l.contains("gzip") {
-                        asked_gzip = true;
+                    if let Some(v) = l.strip_prefix("accept-encoding:") {
+                        accept = v.trim().to_string();
                     }
                 }
             }
         }
         let json = br#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"api-0"},"values":[[60,"0.5"],[120,"0.75"]]}]}}"#;
         let mut s = s;
-        let (encoding, body) = if asked_gzip {
+        let (encoding, body) = if accept.contains("gzip") {
             let mut enc = GzEncoder::new(Vec::new(), Compression::default());
             enc.write_all(json).expect("gzip");
             ("Content-Encoding: gzip\r\n", enc.finish().expect("gzip"))
@@ -324,26 +328,61 @@ fn answers_are_asked_compressed_and_read_decoded() {
         );
         let _ = s.write_all(head.as_bytes());
         let _ = s.write_all(&body);
-        asked_gzip
+        Some(accept)
     });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let client = PrometheusClient::new(ClientOptions::new(&url)).expect("client");
-    let answer = rt
-        .block_on(client.query_range(RangeQuery {
+    let answer = rt.block_on(ask(&client)).expect("the answer is read");
+    let accept = server
+        .join()
+        .expect("server")
+        .expect("the server saw a request");
+    assert_eq!(answer.series.len(), 1);
+    let values = answer.series[0].points.iter().map(|p| p.v).collect();
+    (accept, values)
+}
+
+/// A range answer that can be large (an hour at 15 s, 241 points a series) is asked
+/// compressed (`Accept-Encoding: gzip`) and read decoded.
+#[test]
+fn large_answers_are_asked_compressed_and_read_decoded() {
+    let (accept, values) = one_answer(|c| {
+        c.query_range(RangeQuery {
+            query: "pool".into(),
+            start: 0.0,
+            end: 3600.0,
+            step: 15.0,
+        })
+    });
+    assert!(
+        accept.contains("gzip"),
+        "asked with Accept-Encoding {accept:?}"
+    );
+    assert_eq!(values, vec![0.5, 0.75]);
+}
+
+/// A refresh's tail (a few points) and an instant value are asked uncompressed: gzip would cost
+/// the server more than it saves (issue 20).
+#[test]
+fn small_answers_are_asked_uncompressed() {
+    let (accept, values) = one_answer(|c| {
+        c.query_range(RangeQuery {
             query: "pool".into(),
             start: 60.0,
             end: 120.0,
             step: 60.0,
-        }))
-        .expect("a compressed answer is read");
-    assert!(
-        server.join().expect("server"),
-        "the request did not ask for gzip"
-    );
-    assert_eq!(answer.series.len(), 1);
-    let values: Vec<f64> = answer.series[0].points.iter().map(|p| p.v).collect();
+        })
+    });
+    assert_eq!(accept, "identity", "a 2-point tail");
     assert_eq!(values, vec![0.5, 0.75]);
+    let (accept, _) = one_answer(|c| {
+        c.query(warroom::metrics::source::InstantQuery {
+            query: "pool".into(),
+            time: Some(120.0),
+        })
+    });
+    assert_eq!(accept, "identity", "an instant query");
 }
