@@ -8,16 +8,32 @@ use ratatui::backend::Backend;
 use ratatui::buffer::Buffer;
 use ratatui::{Frame, Terminal};
 
-/// The last frame written to a terminal, to compare the next one with.
-#[derive(Default)]
+/// The last frame written to a terminal, to compare the next one with: a keyed 64-bit hash of
+/// its cells rather than a copy of them (a copy is half a megabyte at 200x60, two at 400x110).
+/// Two different screens hash alike once in 2^64 frames, with keys an input cannot choose.
 pub struct Shown {
-    last: Option<Buffer>,
+    last: Option<u64>,
+    keys: std::hash::RandomState,
+}
+
+impl Default for Shown {
+    fn default() -> Self {
+        Shown {
+            last: None,
+            keys: std::hash::RandomState::new(),
+        }
+    }
 }
 
 impl Shown {
     /// Forget the frame on screen (the screen was cleared): the next one is written whole.
     pub fn forget(&mut self) {
         self.last = None;
+    }
+
+    fn hash(&self, buffer: &Buffer) -> u64 {
+        use std::hash::BuildHasher;
+        self.keys.hash_one(buffer)
     }
 
     /// Build a frame with `render`; write it (between `sync(true)` and `sync(false)`) only when
@@ -36,14 +52,14 @@ impl Shown {
             let mut frame = terminal.get_frame();
             render(&mut frame);
         }
-        let current = terminal.current_buffer_mut();
-        if self.last.as_ref() == Some(&*current) {
+        let hash = self.hash(terminal.current_buffer_mut());
+        if self.last == Some(hash) {
             // What is on screen already: the buffer is cleared for the next frame, as
             // ratatui's own swap would.
-            current.reset();
+            terminal.current_buffer_mut().reset();
             return Ok(false);
         }
-        self.last = Some(current.clone());
+        self.last = Some(hash);
         sync(true);
         let written = terminal
             .flush()
