@@ -374,6 +374,24 @@ impl Model {
         self.panels.iter().filter(|p| p.busy()).count()
     }
 
+    /// How long until the next refresh is sent, when one is coming: not paused and the source
+    /// up (`None` while it is down or unknown). Zero while a refresh is in flight or due.
+    pub fn refresh_due_in(&self) -> Option<std::time::Duration> {
+        if self.paused
+            || !matches!(
+                self.source.health.state(),
+                crate::metrics::health::HealthState::Up { .. }
+            )
+        {
+            return None;
+        }
+        if self.in_flight() > 0 {
+            return Some(std::time::Duration::ZERO);
+        }
+        let due = (self.panels.iter()).map(|p| p.next_due).min()??;
+        Some((due - self.now).to_std().unwrap_or_default())
+    }
+
     /// What a panel shows: the range, its plot width and the finest step worth asking for.
     pub fn window(&self) -> Window {
         Window {

@@ -28,12 +28,17 @@ pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 pub const GATHER: Duration = Duration::from_millis(60);
 /// The slow tick: clocks, staleness ages, refresh scheduling.
 pub const TICK: Duration = Duration::from_millis(250);
+/// Longest a change the clock alone makes (the status bar's minute, an age, a notice expiring)
+/// waits to be drawn with the frame of a refresh that is coming, instead of a frame of its
+/// own: the idle console then draws once per refresh (issue 20).
+pub const HOLD: Duration = Duration::from_secs(5);
 /// No query task outlives this, whatever the source's own timeout says.
 pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
 
 /// How `warroom open` takes the incident it records, once the setup that can fail is done.
-pub type Lock =
-    Box<dyn FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked>>;
+pub type Lock = Box<
+    dyn FnOnce(&crate::incident::Store) -> color_eyre::Result<crate::incident::open::Locked> + Send,
+>;
 
 /// `warroom open`: the console on the config's Prometheus, recording the incident `lock`
 /// takes. `lock` is called once the fallible setup is done (the source, the alert intake), so a
@@ -476,6 +481,8 @@ where
     // While the answers of one refresh land, the frame waits for the last of them (at most
     // `GATHER`), so a refresh of eight panels draws once, not once per answer.
     let mut gather_until: Option<Instant> = None;
+    // A change the clock alone made waits until then for the next refresh's frame (`HOLD`).
+    let mut hold_until: Option<Instant> = None;
     let mut input_open = true;
     // The first tick schedules the first fetches; the runbook list loads at once, so the
     // "what's wrong" line can suggest one before the pane is opened.
@@ -486,7 +493,10 @@ where
         if gather_until.is_some_and(|g| Instant::now() >= g || model.in_flight() == 0) {
             gather_until = None;
         }
-        if model.dirty && gather_until.is_none() {
+        if hold_until.is_some_and(|h| Instant::now() >= h) {
+            hold_until = None;
+        }
+        if model.dirty && gather_until.is_none() && hold_until.is_none() {
             let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
             if Instant::now() >= due {
                 shown
@@ -505,7 +515,8 @@ where
         }
         let render_at = last_draw
             .map_or(Instant::now(), |t| t + FRAME_INTERVAL)
-            .max(gather_until.unwrap_or_else(Instant::now));
+            .max(gather_until.unwrap_or_else(Instant::now))
+            .max(hold_until.unwrap_or_else(Instant::now));
         let was_dirty = model.dirty;
         let mut ticked = false;
         let msg = tokio::select! {
@@ -535,8 +546,13 @@ where
                 Some(msg) => update(&mut model, msg),
                 None => Vec::new(),
             };
-            if !was_dirty && model.dirty && idle_key == Some(crate::ui::idle::key(&model)) {
-                model.dirty = false;
+            if !was_dirty && model.dirty {
+                if idle_key == Some(crate::ui::idle::key(&model)) {
+                    model.dirty = false;
+                } else if let Some(due) = model.refresh_due_in().filter(|d| *d <= HOLD) {
+                    // Drawn with the refresh's answers (or when the hold runs out).
+                    hold_until.get_or_insert_with(|| Instant::now() + due + GATHER);
+                }
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);
             continue;
@@ -597,9 +613,12 @@ where
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);
         }
+        // Anything but a tick ends a hold: an answer draws its frame (gathered with the rest
+        // of its refresh), a key at once.
+        let held = hold_until.take().is_some();
         if urgent {
             gather_until = None;
-        } else if answer && !was_dirty && model.dirty && model.in_flight() > 0 {
+        } else if answer && (!was_dirty || held) && model.dirty && model.in_flight() > 0 {
             gather_until.get_or_insert_with(|| Instant::now() + GATHER);
         }
     }

@@ -393,6 +393,14 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
     let refresh = chrono::Duration::from_std(model.refresh).unwrap_or(chrono::Duration::seconds(5));
     let mut in_flight = model.in_flight();
     let n = model.panels.len();
+    // A refresh goes out as one wave: once one panel is due (or a refresh is in flight), those
+    // due within a quarter of the refresh go with it. Panels whose answers came back a few milliseconds apart (the second
+    // half of a wave waits for a free slot) would otherwise drift a tick apart for good, and
+    // every refresh would draw two frames (issue 20).
+    let join = refresh / 4;
+    let wave = in_flight > 0
+        || (model.panels.iter()).any(|p| !p.busy() && p.next_due.is_none_or(|due| now >= due));
+    let due_now = |due: chrono::DateTime<chrono::Utc>| now >= due || (wave && due - now <= join);
     // The selected panel first: it is the one being looked at.
     for k in 0..n {
         if in_flight >= super::model::MAX_IN_FLIGHT {
@@ -400,7 +408,7 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
         }
         let i = (model.selected + k) % n;
         let p = &mut model.panels[i];
-        if p.busy() || p.next_due.is_some_and(|due| now < due) {
+        if p.busy() || p.next_due.is_some_and(|due| !due_now(due)) {
             continue;
         }
         let Some(pass) = model.source.health.admit(now) else {

@@ -43,14 +43,16 @@ impl Clock for FastClock {
 struct Flat {
     down: Arc<AtomicBool>,
     calls: Arc<AtomicUsize>,
+    /// Each answer's value differs from the one before (every refresh changes the charts).
+    varies: bool,
 }
 
-fn flat(start: f64, end: f64, step: f64) -> Result<QueryAnswer, SourceError> {
+fn flat(start: f64, end: f64, step: f64, v: f64) -> Result<QueryAnswer, SourceError> {
     let n = ((end - start) / step.max(1.0)) as usize;
     let points = (0..=n)
         .map(|i| Point {
             t: start + i as f64 * step.max(1.0),
-            v: 0.25,
+            v,
         })
         .collect();
     Ok(QueryAnswer {
@@ -67,10 +69,15 @@ impl Source for Flat {
         "flat".into()
     }
     fn query_range(&self, q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        let v = if self.varies {
+            0.25 + (n % 7) as f64 * 0.1
+        } else {
+            0.25
+        };
         let answer = match self.down.load(Ordering::SeqCst) {
             true => Err(SourceError::Unreachable("connection refused".into())),
-            false => flat(q.start, q.end, q.step),
+            false => flat(q.start, q.end, q.step, v),
         };
         Box::pin(async move { answer })
     }
@@ -88,12 +95,20 @@ impl Source for Flat {
     }
 }
 
-/// Frames written (each between a synchronized update's begin and end).
+/// Frames written (each between a synchronized update's begin and end), one counter per test
+/// (the loop takes a plain `fn`, and the tests run side by side).
 static FRAMES: AtomicUsize = AtomicUsize::new(0);
+static FRAMES_VARYING: AtomicUsize = AtomicUsize::new(0);
 
 fn count(begin: bool) {
     if begin {
         FRAMES.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn count_varying(begin: bool) {
+    if begin {
+        FRAMES_VARYING.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -111,9 +126,24 @@ fn screen(term: &Terminal<TestBackend>) -> String {
         .collect()
 }
 
-/// Runs the loop `idle` (wall time) with no key, then `down` more with the source refusing;
-/// returns the frames written in each part and the screen at the end.
-async fn idle_console(idle: Duration, down: Duration) -> (usize, usize, String) {
+/// What one idle run saw.
+struct Run {
+    /// Frames written while the source answered, and after it began refusing.
+    idle: usize,
+    outage: usize,
+    /// The screen at the end.
+    end: String,
+    /// Queries asked, and the panels asking.
+    calls: usize,
+    panels: usize,
+}
+
+/// Runs the loop `idle` (wall time) with no key, then `down` more with the source refusing.
+async fn idle_console(idle: Duration, down: Duration, varies: bool) -> Run {
+    let (frames, sync): (&'static AtomicUsize, fn(bool)) = match varies {
+        false => (&FRAMES, count),
+        true => (&FRAMES_VARYING, count_varying),
+    };
     let base = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 7).unwrap();
     let clock = Arc::new(FastClock {
         base,
@@ -124,23 +154,25 @@ async fn idle_console(idle: Duration, down: Duration) -> (usize, usize, String) 
     model.height = 60;
     let refusing = Arc::new(AtomicBool::new(false));
     let calls = Arc::new(AtomicUsize::new(0));
+    let panels = model.panels.len();
     let source = Arc::new(Flat {
         down: refusing.clone(),
         calls: calls.clone(),
+        varies,
     });
     let (tx, rx) = futures::channel::mpsc::unbounded::<std::io::Result<Event>>();
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<usize>();
     let driver = tokio::spawn(async move {
         tokio::time::sleep(idle).await;
-        let _ = seen_tx.send(FRAMES.load(Ordering::SeqCst));
+        let _ = seen_tx.send(frames.load(Ordering::SeqCst));
         refusing.store(true, Ordering::SeqCst);
         tokio::time::sleep(down).await;
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         tx.unbounded_send(Ok(Event::Key(ctrl_c))).unwrap();
         tx
     });
-    FRAMES.store(0, Ordering::SeqCst);
+    frames.store(0, Ordering::SeqCst);
     let m = tokio::time::timeout(
         idle + down + Duration::from_secs(60),
         warroom::app::runtime::event_loop(
@@ -149,7 +181,7 @@ async fn idle_console(idle: Duration, down: Duration) -> (usize, usize, String) 
             warroom::app::runtime::Services::metrics_only(source),
             clock,
             rx,
-            count,
+            sync,
         ),
     )
     .await
@@ -159,14 +191,22 @@ async fn idle_console(idle: Duration, down: Duration) -> (usize, usize, String) 
     assert!(m.quit.is_some());
     assert!(calls.load(Ordering::SeqCst) > 0, "the source was asked");
     let first = seen_rx.recv().await.expect("the idle part ended");
-    let all = FRAMES.load(Ordering::SeqCst);
-    (first, all - first, screen(&term))
+    let all = frames.load(Ordering::SeqCst);
+    Run {
+        idle: first,
+        outage: all - first,
+        end: screen(&term),
+        calls: calls.load(Ordering::SeqCst),
+        panels,
+    }
 }
 
 #[tokio::test]
 async fn an_idle_console_writes_a_few_frames_a_minute_and_still_shows_staleness() {
     // Two simulated minutes idle, then half a simulated minute with the source refusing.
-    let (idle, outage, end) = idle_console(Duration::from_secs(12), Duration::from_secs(3)).await;
+    let Run {
+        idle, outage, end, ..
+    } = idle_console(Duration::from_secs(12), Duration::from_secs(3), false).await;
     println!("frames: {idle} in 2 simulated idle minutes, {outage} in 30 s of outage");
     // Before: one each tick for the clock's seconds alone (48 in 12 s). Now: the first frames,
     // the minute clock (2), the time axis' labels (a couple), nothing for refreshes that draw
@@ -181,5 +221,29 @@ async fn an_idle_console_writes_a_few_frames_a_minute_and_still_shows_staleness(
     assert!(
         end.contains("failing") || end.contains("stale"),
         "the panels do not say they are not live:\n{end}"
+    );
+}
+
+/// With every refresh changing the charts, the idle console draws once per refresh and no
+/// more: the minute clock's change waits (at most `HOLD`) for the next refresh's frame instead
+/// of drawing one of its own. The frames are counted from the sequences the loop wrote, the
+/// refreshes from the queries the source answered.
+#[tokio::test]
+async fn a_clock_change_is_drawn_with_the_next_refresh() {
+    // Two simulated minutes from 10:00:07: the clock turns to 10:01 and to 10:02.
+    let run = idle_console(Duration::from_secs(12), Duration::from_millis(10), true).await;
+    // Every refresh asks each panel once; the last may be cut short by the end of the run.
+    let refreshes = run.calls.div_ceil(run.panels.max(1));
+    println!(
+        "frames: {} for {refreshes} refreshes ({} queries, {} panels)",
+        run.idle, run.calls, run.panels
+    );
+    assert!(refreshes >= 10, "too few refreshes to count: {refreshes}");
+    // The loading frame, then one per refresh, and one frame of slack for a refresh a slow
+    // machine split in two. Drawn on their own, the two minute changes make it three more.
+    assert!(
+        run.idle <= refreshes + 2,
+        "{} frames for {refreshes} refreshes: a clock change drew a frame of its own",
+        run.idle
     );
 }
