@@ -163,6 +163,28 @@ pub async fn run(ctx: &Context, command: Command) -> color_eyre::Result<ExitCode
     }
 }
 
+/// The commands that sit idle for hours waiting on timers and a few small answers: the
+/// console and a replay. They run on a runtime of one worker, as a task
+/// on it ([`idle_task`]).
+pub fn idles(command: &Command) -> bool {
+    matches!(command, Command::Open(_) | Command::Replay(_))
+}
+
+/// An idle command (see [`idles`]) as a task to spawn; any other command is handed back, to be
+/// run with [`run`] on the calling thread.
+#[allow(clippy::result_large_err)]
+pub fn idle_task(
+    ctx: Context,
+    command: Command,
+) -> Result<futures::future::BoxFuture<'static, color_eyre::Result<ExitCode>>, (Context, Command)> {
+    use futures::FutureExt;
+    match command {
+        Command::Open(args) => Ok(async move { open::run(&ctx, args).await }.boxed()),
+        Command::Replay(args) => Ok(async move { replay::run(&ctx, args).await }.boxed()),
+        other => Err((ctx, other)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
