@@ -164,8 +164,7 @@ pub async fn run(ctx: &Context, command: Command) -> color_eyre::Result<ExitCode
 }
 
 /// The commands that sit idle for hours waiting on timers and a few small answers: the
-/// console and a replay. They run on a runtime of one worker, as a task
-/// on it ([`idle_task`]).
+/// console and a replay. They run as a task on a runtime of one worker ([`idle_task`]).
 pub fn idles(command: &Command) -> bool {
     matches!(command, Command::Open(_) | Command::Replay(_))
 }

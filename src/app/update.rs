@@ -394,9 +394,9 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
     let mut in_flight = model.in_flight();
     let n = model.panels.len();
     // A refresh goes out as one wave: once one panel is due (or a refresh is in flight), those
-    // due within a quarter of the refresh go with it. Panels whose answers came back a few milliseconds apart (the second
-    // half of a wave waits for a free slot) would otherwise drift a tick apart for good, and
-    // every refresh would draw two frames (issue 20).
+    // due within a quarter of the refresh go with it. Panels whose answers came back a few
+    // milliseconds apart (the second half of a wave waits for a free slot) would otherwise
+    // drift a tick apart for good, and every refresh would draw two frames (issue 20).
     let join = refresh / 4;
     let wave = in_flight > 0
         || (model.panels.iter()).any(|p| !p.busy() && p.next_due.is_none_or(|due| now >= due));
