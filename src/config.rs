@@ -104,6 +104,16 @@ impl KeyList {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            panels: default_panels(),
+            ..Config::without_panels()
+        }
+    }
+}
+
+impl Config {
+    /// The defaults with no panels: a file that sets `[[panel]]` never needs the built-in ones.
+    fn without_panels() -> Self {
+        Config {
             file: None,
             prometheus: PrometheusConfig {
                 timeout: Duration::from_secs(10),
@@ -116,7 +126,7 @@ impl Default for Config {
             timezone: chrono_tz::UTC,
             theme: "default".into(),
             keymap: crate::keymap::Keymap::default(),
-            panels: default_panels(),
+            panels: Vec::new(),
             panels_configured: false,
             runbook_dir: None,
             runbook_vars: Vec::new(),
@@ -227,7 +237,7 @@ impl Config {
         };
         let raw: RawConfig = toml::from_str(text)
             .map_err(|e| ConfigError::Invalid(Diagnostic::from_toml(file, text, &e)))?;
-        let mut cfg = Config::default();
+        let mut cfg = Config::without_panels();
         if let Some(p) = raw.prometheus {
             if let Some(url) = p.url {
                 cfg.prometheus.url = Some(check_url(&url).map_err(|m| err(url.span(), m))?);
@@ -307,7 +317,9 @@ impl Config {
                 .collect();
             cfg.keymap = crate::keymap::Keymap::with_overrides(&plain).map_err(|m| err(span, m))?;
         }
-        if !raw.panel.is_empty() {
+        if raw.panel.is_empty() {
+            cfg.panels = default_panels();
+        } else {
             cfg.panels_configured = true;
             cfg.panels = raw
                 .panel

@@ -179,7 +179,7 @@ pub fn headline(v: &PanelView) -> Line<'static> {
         None if matches!(v.state, PanelState::Failing { .. }) => {}
         // An empty answer says which metric the query needed and where to look.
         // (Only for an answer that came back empty: a failing query has no answer at all.)
-        None => match &v.panel.empty_hint {
+        None => match v.panel.empty_hint() {
             Some(hint)
                 if v.panel.shown().is_empty()
                     && matches!(

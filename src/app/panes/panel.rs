@@ -40,15 +40,15 @@ pub struct Panel {
     /// Bytes received, for the fetch-size benchmark.
     pub bytes_received: u64,
     /// What an answer with no series means and what to do (`no series for X · warroom
-    /// discover`): the metric the query needs, from the query itself.
-    pub empty_hint: Option<String>,
+    /// discover`): the metric the query needs. Read from the query when first asked for (an
+    /// answer came back empty), not on the way to the first frame: parsing PromQL is not free.
+    empty_hint: std::sync::OnceLock<Option<String>>,
 }
 
 impl Panel {
     pub fn new(config: PanelConfig) -> Self {
-        let empty_hint = crate::metrics::discover::empty_hint_for_query(&config.query);
         Panel {
-            empty_hint,
+            empty_hint: std::sync::OnceLock::new(),
             config,
             series: Vec::new(),
             warnings: Vec::new(),
@@ -60,6 +60,20 @@ impl Panel {
             next_due: None,
             bytes_received: 0,
         }
+    }
+
+    /// What an empty answer of this panel says ([`crate::metrics::discover::empty_hint`]).
+    pub fn empty_hint(&self) -> Option<&str> {
+        self.empty_hint
+            .get_or_init(|| crate::metrics::discover::empty_hint_for_query(&self.config.query))
+            .as_deref()
+    }
+
+    /// The panel, with its empty answer's hint known already (discovery knows what it needs).
+    pub fn with_empty_hint(config: PanelConfig, hint: String) -> Self {
+        let panel = Panel::new(config);
+        let _ = panel.empty_hint.set(Some(hint));
+        panel
     }
 
     /// The state to show at `now`, given the refresh interval.

@@ -55,11 +55,7 @@ pub(super) fn answered(model: &mut Model, result: Result<Discovered, DiscoverFai
         Ok(d) => {
             let n = d.panels.len();
             model.panels = (d.panels.into_iter().zip(d.hints))
-                .map(|(config, hint)| {
-                    let mut p = Panel::new(config);
-                    p.empty_hint = Some(hint);
-                    p
-                })
+                .map(|(config, hint)| Panel::with_empty_hint(config, hint))
                 .collect();
             model.selected = 0;
             model.zoomed = false;
@@ -119,7 +115,7 @@ mod tests {
         assert_eq!(m.panels.len(), 1);
         assert_eq!(m.detectors.len(), 1);
         assert_eq!(
-            m.panels[0].empty_hint.as_deref(),
+            m.panels[0].empty_hint(),
             Some("no series for x · warroom discover")
         );
         assert_eq!(
