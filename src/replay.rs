@@ -67,10 +67,7 @@ pub async fn run(
 }
 
 /// The replay's loop: keys, resizes, signals and a tick; a frame whenever something changed.
-async fn play(
-    terminal: &mut ratatui::DefaultTerminal,
-    replay: &mut Replay,
-) -> color_eyre::Result<()> {
+async fn play(terminal: &mut crate::tui::Term, replay: &mut Replay) -> color_eyre::Result<()> {
     let mut input = crate::tui::gated::WakeGated::new(EventStream::new());
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -79,11 +76,9 @@ async fn play(
     let mut first = true;
     loop {
         if replay.dirty() {
-            crate::tui::synchronized(true);
             terminal
                 .draw(|f| view::draw(f, replay))
                 .map_err(|e| eyre!("drawing failed: {e}"))?;
-            crate::tui::synchronized(false);
             replay.scene.model.dirty = false;
             if first {
                 crate::tui::first_frame("replay");

@@ -251,7 +251,8 @@ pub async fn run_terminal(
         services,
         clock.clone(),
         input,
-        crate::tui::synchronized,
+        // The real terminal's frames carry their synchronized-update marks (`tui::FrameOut`).
+        |_| {},
         Some(suspend),
     )
     .await;
