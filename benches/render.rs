@@ -94,7 +94,42 @@ fn main() {
             },
         );
     }
+    fingerprint(now);
     flood(now);
+}
+
+/// The fingerprint of the frame on screen (`tui::frames::Shown`), taken on every frame drawn:
+/// foldhash, as the console has it, beside the standard library's SipHash, at 200x60.
+fn fingerprint(now: DateTime<Utc>) {
+    use std::hash::BuildHasher;
+    let m = model(now, 200, 60);
+    let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    term.draw(|f| warroom::ui::view(f, &m)).unwrap();
+    let buffer = term.backend().buffer().clone();
+    let fold = foldhash::fast::RandomState::default();
+    let sip = std::hash::RandomState::new();
+    let (mut f, mut s) = (Vec::new(), Vec::new());
+    let mut keep = 0u64;
+    for _ in 0..300 {
+        let t = Instant::now();
+        keep ^= fold.hash_one(&buffer);
+        f.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        keep ^= sip.hash_one(&buffer);
+        s.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let ((fm, _), (sm, _)) = (percentiles(f), percentiles(s));
+    println!(
+        "fingerprint of a 200x60 frame: foldhash {fm:.3} ms, SipHash {sm:.3} ms ({:.1}x) [{}]",
+        sm / fm,
+        keep % 2
+    );
+    figure::report(
+        "frame fingerprint 200x60, foldhash, median",
+        fm,
+        "ms",
+        figure::Target::None,
+    );
 }
 
 fn percentiles(mut times: Vec<f64>) -> (f64, f64) {
