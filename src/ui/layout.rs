@@ -29,8 +29,33 @@ pub fn grid_columns(width: u16) -> usize {
 
 /// The main area and the one-line status bar below it.
 pub fn split_status(area: Rect) -> (Rect, Rect) {
-    let [main, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+    let status = area.height.min(1);
+    let main = Rect {
+        height: area.height - status,
+        ..area
+    };
+    let status = Rect {
+        y: main.bottom(),
+        height: status,
+        ..area
+    };
     (main, status)
+}
+
+/// The first row of `area` and the rest below it (what a vertical layout of `Length(1)` and
+/// `Min(0)` gives, without a constraint solver: ratatui caches solved layouts, but on the first
+/// frame every one is new, and solving them was a third of its time).
+pub fn top_row(area: Rect) -> (Rect, Rect) {
+    let top = Rect {
+        height: area.height.min(1),
+        ..area
+    };
+    let rest = Rect {
+        y: top.bottom(),
+        height: area.height - top.height,
+        ..area
+    };
+    (top, rest)
 }
 
 /// Below this width the side panes cannot sit beside the panels.
@@ -76,7 +101,7 @@ pub struct Areas {
 pub fn areas(main: Rect, shown: Shown) -> Areas {
     let mut a = Areas::default();
     let main = if main.height >= 12 {
-        let [top, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(main);
+        let (top, rest) = top_row(main);
         a.summary = Some(top);
         rest
     } else {
@@ -175,15 +200,27 @@ pub fn grid(area: Rect, n: usize, selected: usize) -> (Vec<Rect>, usize) {
     let first_row = selected_row
         .saturating_sub(rows - 1)
         .min(rows_needed - rows);
-    let row_areas = Layout::vertical(vec![Constraint::Ratio(1, rows as u32); rows]).split(area);
     let mut rects = Vec::new();
-    for (r, row) in row_areas.iter().enumerate() {
+    for (r, (y, height)) in even(area.height, rows).into_iter().enumerate() {
         let first = (first_row + r) * cols;
         let in_row = cols.min(n.saturating_sub(first));
-        let cells = Layout::horizontal(vec![Constraint::Ratio(1, cols as u32); cols]).split(*row);
-        rects.extend(cells.iter().take(in_row).copied());
+        let cells = even(area.width, cols).into_iter().take(in_row);
+        rects.extend(cells.map(|(x, width)| Rect {
+            x: area.x + x,
+            y: area.y + y,
+            width,
+            height,
+        }));
     }
     (rects, first_row * cols)
+}
+
+/// `total` cut into `n` parts as even as whole cells allow, as (offset, length): what a layout
+/// of `n` equal `Ratio` constraints gives (a test holds the two equal), without solving one.
+/// The grid's splits are new on the first frame, and the solver was most of its time.
+fn even(total: u16, n: usize) -> Vec<(u16, u16)> {
+    let edge = |i: usize| (f64::from(total) * i as f64 / n as f64).round() as u16;
+    (0..n).map(|i| (edge(i), edge(i + 1) - edge(i))).collect()
 }
 
 /// A centred rectangle of at most `w`×`h` inside `area`.
@@ -214,6 +251,33 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn even_parts_are_the_ones_a_ratio_layout_gives() {
+        for n in 1..=6usize {
+            for total in 0..=420u16 {
+                let area = Rect::new(3, 2, total, total);
+                let ratios = vec![Constraint::Ratio(1, n as u32); n];
+                let solved: Vec<(u16, u16)> = (Layout::horizontal(ratios).split(area).iter())
+                    .map(|r| (r.x - area.x, r.width))
+                    .collect();
+                assert_eq!(even(total, n), solved, "{total} cells in {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_and_the_rest_are_what_the_layout_gives() {
+        for h in 0..=5u16 {
+            let area = Rect::new(1, 4, 30, h);
+            let [top, rest] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+            assert_eq!(top_row(area), (top, rest), "height {h}");
+            let [main, status] =
+                Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+            assert_eq!(split_status(area), (main, status), "height {h}");
         }
     }
 

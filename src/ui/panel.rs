@@ -134,9 +134,14 @@ pub fn draw(frame: &mut Frame, area: Rect, v: &PanelView) {
     if inner.height == 0 || inner.width == 0 {
         return;
     }
-    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
+    let (head, body) = crate::ui::layout::top_row(inner);
     frame.render_widget(Paragraph::new(headline(v)), head);
-    if body.height >= 2 && body.width >= 8 {
+    // Nothing to plot (no answer yet, a failing source, an empty answer): the headline says
+    // so, and no axes are drawn around invented bounds. The first frame, before any answer,
+    // is then boxes and titles, half the bytes of empty charts (issue 20).
+    let nothing =
+        v.panel.shown().is_empty() && !(v.marks.iter()).any(|m| m.t >= v.start && m.t <= v.end);
+    if body.height >= 2 && body.width >= 8 && !nothing {
         chart(frame, body, v);
     }
 }
