@@ -485,10 +485,11 @@ where
     // A change the clock alone made waits until then for the next refresh's frame (`HOLD`).
     let mut hold_until: Option<Instant> = None;
     let mut input_open = true;
-    // The first tick schedules the first fetches; the runbook list loads at once, so the
-    // "what's wrong" line can suggest one before the pane is opened.
-    let mut first = update(&mut model, Msg::Tick(clock.now()));
-    first.push(Effect::LoadRunbooks);
+    // The first tick schedules the first fetches. The runbook list loads once the first frame
+    // is out (parsing the runbooks on another thread took the second core from the first
+    // frame), so the "what's wrong" line can suggest one before the pane is opened.
+    let first = update(&mut model, Msg::Tick(clock.now()));
+    let mut runbooks_due = true;
     super::workers::spawn_all(first, &services, &tx, &clock);
     loop {
         if gather_until.is_some_and(|g| Instant::now() >= g || model.in_flight() == 0) {
@@ -510,6 +511,10 @@ where
                 }
                 last_draw = Some(Instant::now());
             }
+        }
+        if runbooks_due && last_draw.is_some() {
+            runbooks_due = false;
+            super::workers::spawn_all(vec![Effect::LoadRunbooks], &services, &tx, &clock);
         }
         if model.quit.is_some() {
             return Ok((model, services));
