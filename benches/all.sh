@@ -18,6 +18,10 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 started=$SECONDS
 cargo bench --no-run >/dev/null 2>&1 || { echo "benches/all.sh: the benchmarks do not build; run cargo bench --no-run" >&2; exit 1; }
+# The benchmarks of the process (console, demo) run the binary that ships, not the bench
+# profile's (which has no LTO).
+cargo build --release -q 2>/dev/null || { echo "benches/all.sh: the release build failed; run cargo build --release" >&2; exit 1; }
+export WARROOM_BIN="$PWD/target/release/warroom"
 built=$SECONDS
 timing=()
 run_one() {

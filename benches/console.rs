@@ -88,7 +88,7 @@ fn run(url: &str, label: &str, idle_secs: u64, shows: &str) {
     std::fs::write(dir.path().join("w.toml"), "refresh = \"5s\"\n").unwrap();
     let cmd = format!(
         "{} --config {} --log-file {} open --prometheus {url}",
-        env!("CARGO_BIN_EXE_warroom"),
+        figure::warroom_bin(),
         dir.path().join("w.toml").display(),
         log.display()
     );

@@ -20,7 +20,7 @@ fn main() {
     let log = dir.path().join("log");
     let cmd = format!(
         "{} --data-dir {} --log-file {} demo --speed 30",
-        env!("CARGO_BIN_EXE_warroom"),
+        figure::warroom_bin(),
         dir.path().join("data").display(),
         log.display()
     );

@@ -2,6 +2,16 @@
 //! `figure<TAB>name<TAB>value<TAB>unit<TAB>target`, where target is `< N`, `>= N` or `-`.
 #![allow(dead_code)]
 
+/// The warroom binary a benchmark of the process runs: `WARROOM_BIN` when set (`benches/all.sh`
+/// sets it to the release build, the binary that ships), else the one cargo built for the
+/// benchmarks (the bench profile: the release profile's code without its LTO, larger and a
+/// little slower to start).
+pub fn warroom_bin() -> String {
+    let bin = std::env::var("WARROOM_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_warroom").into());
+    eprintln!("benchmarking {bin}");
+    bin
+}
+
 /// What a figure must be to hold.
 #[derive(Debug, Clone, Copy)]
 pub enum Target {
