@@ -489,7 +489,6 @@ where
     // is out (parsing the runbooks on another thread took the second core from the first
     // frame), so the "what's wrong" line can suggest one before the pane is opened.
     let first = update(&mut model, Msg::Tick(clock.now()));
-    let mut runbooks_due = true;
     super::workers::spawn_all(first, &services, &tx, &clock);
     loop {
         if gather_until.is_some_and(|g| Instant::now() >= g || model.in_flight() == 0) {
@@ -508,13 +507,11 @@ where
                 idle_key = Some(crate::ui::idle::key(&model));
                 if last_draw.is_none() {
                     crate::tui::first_frame("console");
+                    let load = vec![Effect::LoadRunbooks];
+                    super::workers::spawn_all(load, &services, &tx, &clock);
                 }
                 last_draw = Some(Instant::now());
             }
-        }
-        if runbooks_due && last_draw.is_some() {
-            runbooks_due = false;
-            super::workers::spawn_all(vec![Effect::LoadRunbooks], &services, &tx, &clock);
         }
         if model.quit.is_some() {
             return Ok((model, services));
