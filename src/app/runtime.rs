@@ -553,8 +553,10 @@ where
                 if idle_key == Some(crate::ui::idle::key(&model)) {
                     model.dirty = false;
                 } else if let Some(due) = model.refresh_due_in().filter(|d| *d <= HOLD) {
-                    // Drawn with the refresh's answers (or when the hold runs out).
-                    hold_until.get_or_insert_with(|| Instant::now() + due + GATHER);
+                    // Drawn with the refresh's answers (or when the hold runs out). The
+                    // refresh goes on the first tick at or after it is due: a tick later at
+                    // most.
+                    hold_until.get_or_insert_with(|| Instant::now() + due + TICK + GATHER);
                 }
             }
             super::workers::spawn_all(effects, &services, &tx, &clock);

@@ -398,9 +398,15 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
     // milliseconds apart (the second half of a wave waits for a free slot) would otherwise
     // drift a tick apart for good, and every refresh would draw two frames (issue 20).
     let join = refresh / 4;
-    let wave = in_flight > 0
-        || (model.panels.iter()).any(|p| !p.busy() && p.next_due.is_none_or(|due| now >= due));
-    let due_now = |due: chrono::DateTime<chrono::Utc>| now >= due || (wave && due - now <= join);
+    // The tick that schedules reads the clock a little after its instant, and the next one is
+    // a quarter of a second away: a panel due within half a tick goes on this one. Without it
+    // a refresh due a few microseconds after the tick's reading waited for the next tick, 5 s
+    // became 5.25 s every other time, and the minute clock's held change drew alone (issue 20).
+    let early = chrono::Duration::from_std(super::runtime::TICK / 2).unwrap_or_default();
+    let is_due = |due: chrono::DateTime<chrono::Utc>| now + early >= due;
+    let wave =
+        in_flight > 0 || (model.panels.iter()).any(|p| !p.busy() && p.next_due.is_none_or(is_due));
+    let due_now = |due: chrono::DateTime<chrono::Utc>| is_due(due) || (wave && due - now <= join);
     // The selected panel first: it is the one being looked at.
     for k in 0..n {
         if in_flight >= super::model::MAX_IN_FLIGHT {

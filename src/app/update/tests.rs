@@ -101,6 +101,27 @@ fn the_first_tick_fetches_within_the_in_flight_limit() {
     }
 }
 
+/// A tick reads the clock a little off its instant: a refresh due a hair after the tick's
+/// reading goes on that tick, not a quarter of a second later (5.25 s refreshes, issue 20).
+#[test]
+fn a_refresh_keeps_its_cadence_when_the_tick_reads_the_clock_early() {
+    let mut m = model();
+    let e = update(&mut m, Msg::Tick(t0()));
+    let more = answer_all(&mut m, e, true);
+    answer_all(&mut m, more, true);
+    let ms = chrono::Duration::milliseconds;
+    assert!(
+        update(&mut m, Msg::Tick(t0() + ms(4750 - 3))).is_empty(),
+        "a refresh a tick early"
+    );
+    let due = update(&mut m, Msg::Tick(t0() + ms(5000 - 3)));
+    assert_eq!(
+        due.len(),
+        crate::app::model::MAX_IN_FLIGHT,
+        "the refresh waited for the next tick"
+    );
+}
+
 #[test]
 fn a_panel_never_has_two_queries_in_flight() {
     let mut m = model();
