@@ -7,6 +7,9 @@
 # Usage: bash benches/peers.sh            (about 4 minutes after the builds)
 #   PEERS_ROUNDS=3 PEERS_SETTLE=6 PEERS_WINDOW=12   rounds, seconds before measuring, seconds
 #                                           of each measuring window (two per round)
+#   PEERS_STARTS=4                          short starts per console and round, timed to the
+#                                           first frame (the figure is their median with the
+#                                           round's own start)
 #   GRAFATUI=/path/to/grafatui              else `grafatui` on PATH, else installed with
 #                                           `cargo install grafatui --version 0.1.18 --root
 #                                           target/peers/grafatui` (crates.io, a few minutes)
@@ -24,6 +27,7 @@ CARGO=${CARGO:-cargo}
 ROUNDS=${PEERS_ROUNDS:-3}
 SETTLE=${PEERS_SETTLE:-6}
 WINDOW=${PEERS_WINDOW:-12}
+STARTS=${PEERS_STARTS:-4}
 warroom_env=${PEERS_WARROOM_ENV:-'{}'}
 GRAFATUI_VERSION=0.1.18
 for tool in prometheus promtool tmux strace curl python3; do
@@ -134,11 +138,11 @@ mkdir -p "$tmp/home" target/peers
 envs=$(python3 -c 'import json,sys; h=sys.argv[1]; print(json.dumps({"HOME": h, "XDG_CONFIG_HOME": h+"/.config", "XDG_DATA_HOME": h+"/.local/share", "XDG_STATE_HOME": h+"/.local/state"}))' "$tmp/home")
 
 echo "warroom $("$WARROOM" --version | awk '{print $2}') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')) beside $peer_name $("$GRAFATUI" --version 2>/dev/null | awk '{print $2}'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr)"
-echo "Prometheus $(prometheus --version 2>&1 | awk 'NR==1{print $3}'), a backfilled hour of planner-peak plus live scrapes every 5 s; 8 queries, 1 h range, 5 s refresh; tmux 200x60; $ROUNDS interleaved rounds, ${SETTLE}s settle then two ${WINDOW}s windows (one untraced, one under strace)"
+echo "Prometheus $(prometheus --version 2>&1 | awk 'NR==1{print $3}'), a backfilled hour of planner-peak plus live scrapes every 5 s; 8 queries, 1 h range, 5 s refresh; tmux 200x60; $ROUNDS interleaved rounds, ${SETTLE}s settle then two ${WINDOW}s windows (one untraced, one under strace); first frame: median of $((STARTS + 1)) starts a round"
 echo
 python3 benches/support/peers.py --prometheus-port "$prom_port" --prometheus-pid "$prom_pid" \
   --warroom "$warroom_argv" --warroom-env "$warroom_env" --peer "$peer_argv" --peer-name "$peer_name" --env "$envs" \
-  --rounds "$ROUNDS" --settle "$SETTLE" --window "$WINDOW" --workdir "$tmp" \
+  --rounds "$ROUNDS" --settle "$SETTLE" --window "$WINDOW" --starts "$STARTS" --workdir "$tmp" \
   --json target/peers/rounds.json
 echo
 echo "Build $((built - started))s; benchmark $((SECONDS - built))s."
