@@ -13,6 +13,8 @@ use std::task::{Context, Poll, Waker};
 struct Shared {
     /// Gated: an idle console's other wakeups do not poll crossterm (see [`WakeGated`]).
     stream: Option<WakeGated<EventStream>>,
+    /// An editor has the terminal: no stream until [`Suspend::resume`].
+    lent: bool,
     waker: Option<Waker>,
 }
 
@@ -26,6 +28,11 @@ impl Stream for Input {
         let Ok(mut shared) = self.0.lock() else {
             return Poll::Ready(None);
         };
+        if shared.stream.is_none() && !shared.lent {
+            // Made when first asked for, after the first frame: crossterm starts its reader
+            // thread and its poller here, and they took the first frame's core (issue 20).
+            shared.stream = Some(WakeGated::new(EventStream::new()));
+        }
         match shared.stream.as_mut() {
             Some(s) => Pin::new(s).poll_next(cx),
             None => {
@@ -40,11 +47,9 @@ impl Stream for Input {
 pub struct Suspend(Arc<Mutex<Shared>>);
 
 /// The terminal's input and its suspend handle.
+/// Crossterm's stream is made on the first poll.
 pub fn input() -> (Input, Suspend) {
-    let shared = Arc::new(Mutex::new(Shared {
-        stream: Some(WakeGated::new(EventStream::new())),
-        waker: None,
-    }));
+    let shared = Arc::new(Mutex::new(Shared::default()));
     (Input(shared.clone()), Suspend(shared))
 }
 
@@ -84,6 +89,7 @@ impl Suspend {
     pub async fn edit(&mut self) -> Result<String, String> {
         if let Ok(mut s) = self.0.lock() {
             s.stream = None;
+            s.lent = true;
         }
         ratatui::restore();
         let result = tokio::task::spawn_blocking(run_editor)
@@ -104,6 +110,7 @@ impl Suspend {
     pub fn resume(&mut self) {
         if let Ok(mut s) = self.0.lock() {
             s.stream = Some(WakeGated::new(EventStream::new()));
+            s.lent = false;
             if let Some(w) = s.waker.take() {
                 w.wake();
             }
