@@ -32,6 +32,12 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// waits to be drawn with the frame of a refresh that is coming, instead of a frame of its
 /// own: the idle console then draws once per refresh (issue 20).
 pub const HOLD: Duration = Duration::from_secs(5);
+/// How long after the first frame the first fetches (and the runbook list) start. The terminal
+/// still has to show that frame, and on a small machine beside a local Prometheus, eight range
+/// queries answered in the same milliseconds took its CPU: the boxes showed 2 ms later than
+/// grafatui's with a live Prometheus and no later with a dead one (issue 20). One frame
+/// interval is not seen; the data still comes 30 times sooner than grafatui's.
+pub const FIRST_WAVE_AFTER: Duration = FRAME_INTERVAL;
 /// No query task outlives this, whatever the source's own timeout says.
 pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
 
@@ -485,11 +491,10 @@ where
     // A change the clock alone made waits until then for the next refresh's frame (`HOLD`).
     let mut hold_until: Option<Instant> = None;
     let mut input_open = true;
-    // The first tick schedules the first fetches. The runbook list loads once the first frame
-    // is out (parsing the runbooks on another thread took the second core from the first
-    // frame), so the "what's wrong" line can suggest one before the pane is opened.
-    let first = update(&mut model, Msg::Tick(clock.now()));
-    super::workers::spawn_all(first, &services, &tx, &clock);
+    // The first tick schedules the first fetches; they and the runbook list go out a frame
+    // interval after the first frame (`FIRST_WAVE_AFTER`).
+    let mut first_wave = Some(update(&mut model, Msg::Tick(clock.now())));
+    let mut first_wave_at: Option<Instant> = None;
     loop {
         if gather_until.is_some_and(|g| Instant::now() >= g || model.in_flight() == 0) {
             gather_until = None;
@@ -507,8 +512,7 @@ where
                 idle_key = Some(crate::ui::idle::key(&model));
                 if last_draw.is_none() {
                     crate::tui::first_frame("console");
-                    let load = vec![Effect::LoadRunbooks];
-                    super::workers::spawn_all(load, &services, &tx, &clock);
+                    first_wave_at = Some(Instant::now() + FIRST_WAVE_AFTER);
                 }
                 last_draw = Some(Instant::now());
             }
@@ -541,6 +545,17 @@ where
             }
             name = signals.next() => Some(Msg::Interrupted(name)),
             _ = tokio::time::sleep_until(render_at), if model.dirty => None,
+            _ = tokio::time::sleep_until(first_wave_at.unwrap_or_else(Instant::now)),
+                if first_wave_at.is_some() =>
+            {
+                first_wave_at = None;
+                let mut effects = first_wave.take().unwrap_or_default();
+                // Parsing the runbooks on another thread took the second core from the first
+                // frame too, so the "what's wrong" line can suggest one before the pane opens.
+                effects.push(Effect::LoadRunbooks);
+                super::workers::spawn_all(effects, &services, &tx, &clock);
+                None
+            }
         };
         if ticked {
             // The tick's own changes (`update` marks the model changed each second) draw only
