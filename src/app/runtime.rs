@@ -36,7 +36,7 @@ pub const HOLD: Duration = Duration::from_secs(5);
 /// still has to show that frame, and on a small machine beside a local Prometheus, eight range
 /// queries answered in the same milliseconds took its CPU: the boxes showed 2 ms later than
 /// grafatui's with a live Prometheus and no later with a dead one (issue 20). One frame
-/// interval is not seen; the data still comes 30 times sooner than grafatui's.
+/// interval is not seen, and the data still comes several times sooner than grafatui's.
 pub const FIRST_WAVE_AFTER: Duration = FRAME_INTERVAL;
 /// No query task outlives this, whatever the source's own timeout says.
 pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
@@ -550,8 +550,9 @@ where
             {
                 first_wave_at = None;
                 let mut effects = first_wave.take().unwrap_or_default();
-                // Parsing the runbooks on another thread took the second core from the first
-                // frame too, so the "what's wrong" line can suggest one before the pane opens.
+                // The runbook list goes with them: parsing it on another thread took the
+                // second core from the first frame too. It still loads before anyone opens
+                // the pane, so the "what's wrong" line can suggest a runbook.
                 effects.push(Effect::LoadRunbooks);
                 super::workers::spawn_all(effects, &services, &tx, &clock);
                 None

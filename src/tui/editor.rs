@@ -46,8 +46,7 @@ impl Stream for Input {
 /// The handle that suspends the terminal for an editor.
 pub struct Suspend(Arc<Mutex<Shared>>);
 
-/// The terminal's input and its suspend handle.
-/// Crossterm's stream is made on the first poll.
+/// The terminal's input and its suspend handle. Crossterm's stream is made on the first poll.
 pub fn input() -> (Input, Suspend) {
     let shared = Arc::new(Mutex::new(Shared::default()));
     (Input(shared.clone()), Suspend(shared))
