@@ -80,6 +80,15 @@ fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
     next
 }
 
+/// A model whose first refresh (both halves of the wave, at `t0`) has been answered.
+fn refreshed() -> Model {
+    let mut m = model();
+    let e = update(&mut m, Msg::Tick(t0()));
+    let more = answer_all(&mut m, e, true);
+    answer_all(&mut m, more, true);
+    m
+}
+
 fn panel_of(e: &Effect) -> usize {
     match e {
         Effect::Fetch { panel, .. } | Effect::FetchLatest { panel, .. } => *panel,
@@ -105,10 +114,7 @@ fn the_first_tick_fetches_within_the_in_flight_limit() {
 /// reading goes on that tick, not a quarter of a second later (5.25 s refreshes, issue 20).
 #[test]
 fn a_refresh_keeps_its_cadence_when_the_tick_reads_the_clock_early() {
-    let mut m = model();
-    let e = update(&mut m, Msg::Tick(t0()));
-    let more = answer_all(&mut m, e, true);
-    answer_all(&mut m, more, true);
+    let mut m = refreshed();
     let ms = chrono::Duration::milliseconds;
     assert!(
         update(&mut m, Msg::Tick(t0() + ms(4750 - 3))).is_empty(),
@@ -190,10 +196,7 @@ fn changing_the_range_refetches_everything_and_drops_old_answers() {
 
 #[test]
 fn pause_stops_refreshing_and_resume_refreshes_at_once() {
-    let mut m = model();
-    let e = update(&mut m, Msg::Tick(t0()));
-    let more = answer_all(&mut m, e, true);
-    answer_all(&mut m, more, true);
+    let mut m = refreshed();
     update(&mut m, key('p'));
     assert!(m.paused);
     let later = t0() + chrono::Duration::seconds(60);
@@ -274,10 +277,7 @@ fn a_refused_query_does_not_slow_the_other_panels() {
 
 #[test]
 fn between_grid_points_the_value_now_is_asked_and_shown() {
-    let mut m = model();
-    let e = update(&mut m, Msg::Tick(t0()));
-    let more = answer_all(&mut m, e, true);
-    answer_all(&mut m, more, true);
+    let mut m = refreshed();
     // One refresh later the 1 h grid (a step of a minute or more) has no new point yet.
     let later = t0() + chrono::Duration::seconds(6);
     let effects = update(&mut m, Msg::Tick(later));
