@@ -164,12 +164,12 @@ pub async fn run(ctx: &Context, command: Command) -> color_eyre::Result<ExitCode
 }
 
 /// The commands that sit idle for hours waiting on timers and a few small answers: the
-/// console and a replay. They run as a task on a runtime of one worker ([`idle_task`]).
+/// console and a replay. They run on a current-thread runtime ([`idle_task`]).
 pub fn idles(command: &Command) -> bool {
     matches!(command, Command::Open(_) | Command::Replay(_))
 }
 
-/// An idle command (see [`idles`]) as a task to spawn; any other command is handed back, to be
+/// An idle command (see [`idles`]) as a future to run; any other command is handed back, to be
 /// run with [`run`] on the calling thread.
 #[allow(clippy::result_large_err)]
 pub fn idle_task(

@@ -34,8 +34,9 @@ pub const DECLINED: &str = "declined: ";
 pub const DECISION: &str = "decision: ";
 
 /// Append `event` and wait until it is synced. The executor's sink is synchronous, and a record
-/// must be durable before the run goes on, so this blocks: on a multi-threaded runtime the
-/// worker hands its other tasks over first (`block_in_place`).
+/// must be durable before the run goes on, so this blocks the thread: on a multi-threaded
+/// runtime the worker hands its other tasks over first (`block_in_place`); the console runs
+/// its executors on threads of their own (`app::workers::runbooks`).
 fn append_now(writer: &JournalWriter, actor: &str, event: Event) -> Result<Record, WriteError> {
     let fut = writer.append(Source::Runbook, actor, event);
     match tokio::runtime::Handle::try_current() {

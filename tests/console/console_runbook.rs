@@ -211,6 +211,17 @@ fn journal(dir: &std::path::Path, id: &str) -> Vec<Event> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shipped_runbook_from_the_demo_pane_changes_the_simulator_and_is_journaled() {
+    shipped_runbook_journaled().await;
+}
+
+/// The same on the runtime `warroom open` has: one thread. The executor runs on a blocking-pool
+/// thread of its own (its journal syncs block), its timers and sockets driven by this one.
+#[tokio::test(flavor = "current_thread")]
+async fn a_shipped_runbook_runs_and_is_journaled_on_the_consoles_one_thread_runtime() {
+    shipped_runbook_journaled().await;
+}
+
+async fn shipped_runbook_journaled() {
     let dir = tempfile::tempdir().unwrap();
     let (mut c, r, id) = console(dir.path(), vec![]).await;
     assert!(r.service.with_sim(|s| s.retries_enabled(Layer::Gateway)));

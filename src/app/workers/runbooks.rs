@@ -1,5 +1,5 @@
-//! Runbooks off the loop: loading the list, preparing a plan, and running the executor in its
-//! own task with the console as its operator and sink. Pause and abort reach a run through a
+//! Runbooks off the loop: loading the list, preparing a plan, and running the executor on its
+//! own thread with the console as its operator and sink. Pause and abort reach a run through a
 //! `watch` channel the executor checks between actions.
 
 use crate::app::msg::Msg;
@@ -16,7 +16,7 @@ use crate::runbook::setup::RunbookSetup;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
-/// Start a run of `rb` in its own task (or resume it: the same id, from a step, with the
+/// Start a run of `rb` on its own thread (or resume it: the same id, from a step, with the
 /// keys its intents recorded). Its events go to the journal (if any) and the console; its
 /// questions come to the console as dialogs.
 #[allow(clippy::too_many_arguments)]
@@ -78,7 +78,7 @@ pub fn start(
     exec.intents = Arc::new(ConsoleIntents::new(&run_id, journal, tx.clone(), records));
     let from = resume.as_ref().map(|r| r.from);
     let (tx, controls) = (tx.clone(), setup.controls.clone());
-    tokio::spawn(async move {
+    let run = async move {
         let outcome = exec.run_from(from).await;
         if let Ok(mut map) = controls.lock() {
             map.remove(&exec.run_id);
@@ -87,5 +87,11 @@ pub fn start(
             run_id: exec.run_id.clone(),
             outcome,
         });
-    });
+    };
+    // The executor's sinks are synchronous: each record is synced before the run goes on
+    // (`runbook::journal`). On its own blocking-pool thread a sync waits there, not on the
+    // thread that draws frames and reads keys: the console's runtime has only that one
+    // (`main.rs`). Its timers and sockets are still the runtime's, driven by that thread.
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || runtime.block_on(run));
 }
