@@ -47,7 +47,11 @@ pub struct PrometheusClient {
 }
 
 struct Inner {
-    http: reqwest::Client,
+    /// Made on the first request, not with the client: building it reads the TLS roots, and
+    /// the console's first frame need not wait for that (issue 20).
+    http: std::sync::OnceLock<Result<reqwest::Client, String>>,
+    /// What the HTTP client is built from.
+    headers: HeaderMap,
     base: Url,
     auth: Auth,
     header_names: Vec<String>,
@@ -96,6 +100,25 @@ impl Reply {
     }
 }
 
+/// The HTTP client every request of a [`PrometheusClient`] goes through.
+fn http_client(headers: &HeaderMap, timeout: Duration) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .default_headers(headers.clone())
+        .user_agent(concat!("warroom/", env!("CARGO_PKG_VERSION")))
+        // Accept-Encoding: gzip; the body cap applies to the bytes decoded.
+        .gzip(true)
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(5)))
+        // A redirect is usually a login proxy; show it rather than follow it with our
+        // credentials.
+        .redirect(reqwest::redirect::Policy::none())
+        .retry(reqwest::retry::never())
+        .pool_max_idle_per_host(MAX_IN_FLIGHT)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 enum Params {
     None,
     List(Vec<(&'static str, String)>),
@@ -123,24 +146,10 @@ impl PrometheusClient {
             header_names.push(n.as_str().to_string());
             headers.append(n, v);
         }
-        let http = reqwest::Client::builder()
-            .use_rustls_tls()
-            .default_headers(headers)
-            .user_agent(concat!("warroom/", env!("CARGO_PKG_VERSION")))
-            // Accept-Encoding: gzip; the body cap applies to the bytes decoded.
-            .gzip(true)
-            .timeout(opts.timeout)
-            .connect_timeout(opts.timeout.min(Duration::from_secs(5)))
-            // A redirect is usually a login proxy; show it rather than follow it with our
-            // credentials.
-            .redirect(reqwest::redirect::Policy::none())
-            .retry(reqwest::retry::never())
-            .pool_max_idle_per_host(MAX_IN_FLIGHT)
-            .build()
-            .map_err(|e| ClientError::Build(e.to_string()))?;
         Ok(PrometheusClient {
             inner: Arc::new(Inner {
-                http,
+                http: std::sync::OnceLock::new(),
+                headers,
                 base,
                 auth: opts.auth,
                 header_names,
@@ -406,7 +415,12 @@ impl Inner {
             .await
             .map_err(|_| SourceError::Unreachable("the client is shutting down".into()))?;
         let is_get = method == reqwest::Method::GET;
-        let mut req = self.http.request(method, url);
+        let http = self
+            .http
+            .get_or_init(|| http_client(&self.headers, self.timeout))
+            .as_ref()
+            .map_err(|e| SourceError::Unreachable(format!("cannot make an HTTP client: {e}")))?;
+        let mut req = http.request(method, url);
         if let Params::List(params) = &params {
             req = if is_get {
                 req.query(params)

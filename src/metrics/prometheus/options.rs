@@ -77,8 +77,6 @@ pub enum ClientError {
     BadHeader { name: String, reason: String },
     #[error("the request timeout must be more than zero")]
     ZeroTimeout,
-    #[error("cannot set up the HTTP client: {0}")]
-    Build(String),
 }
 
 /// Parse and check the base URL; make sure it ends with `/` so endpoints join under its prefix.
