@@ -4,8 +4,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// The journal's file, as the journal uses it: append with one write call, sync, cut back.
 pub trait Storage: Send + std::fmt::Debug {
@@ -62,6 +62,10 @@ struct FaultCounts {
     writes: AtomicU32,
     short_writes: AtomicU32,
     truncates: AtomicU32,
+    /// While true, a sync waits (a disk that stalls); `waiting` counts the syncs that do.
+    held: Mutex<bool>,
+    released: Condvar,
+    waiting: AtomicU32,
 }
 
 fn take(counter: &AtomicU32) -> bool {
@@ -86,6 +90,33 @@ impl Faults {
     /// The next `n` truncates fail.
     pub fn fail_truncates(&self, n: u32) {
         self.0.truncates.store(n, Ordering::SeqCst);
+    }
+    /// Every sync from now on waits until [`Faults::release_syncs`], as on a stalled disk.
+    pub fn hold_syncs(&self) {
+        *self.0.held.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    }
+    /// The held syncs go on.
+    pub fn release_syncs(&self) {
+        *self.0.held.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.0.released.notify_all();
+    }
+    /// How many syncs are waiting for [`Faults::release_syncs`] now.
+    pub fn syncs_waiting(&self) -> u32 {
+        self.0.waiting.load(Ordering::SeqCst)
+    }
+    fn wait_while_held(&self) {
+        let mut held = self.0.held.lock().unwrap_or_else(|e| e.into_inner());
+        if *held {
+            self.0.waiting.fetch_add(1, Ordering::SeqCst);
+            while *held {
+                held = self
+                    .0
+                    .released
+                    .wait(held)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+            self.0.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -114,6 +145,7 @@ impl<S: Storage> Storage for FaultyStorage<S> {
     }
 
     fn sync_data(&mut self) -> io::Result<()> {
+        self.faults.wait_while_held();
         if take(&self.faults.0.syncs) {
             return Err(io::Error::other("injected sync failure"));
         }

@@ -470,3 +470,118 @@ async fn export_from_the_console_takes_snapshots_and_writes_the_draft() {
 fn config_panels() -> usize {
     Config::default().panels.len()
 }
+
+const ONE_CHECK: &str = r#"
+name = "one-check"
+description = "A check that no series satisfies."
+
+[[step]]
+id = "serving"
+kind = "check"
+title = "Something is serving"
+gate = { query = 'sum(up)', above = 0 }
+"#;
+
+/// `warroom open` has one thread for keys, frames and answers. A run's records are synced
+/// before it goes on, and a stalled disk stalls that sync: it must stall the run only, not the
+/// console. The journal's syncs are held; this thread must go on while the run's first record
+/// waits. Were the run on this thread, it would wait until a watchdog thread let the sync go.
+#[tokio::test(flavor = "current_thread")]
+async fn a_run_whose_journal_sync_stalls_does_not_stall_the_consoles_thread() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use warroom::incident::journal::Journal;
+    use warroom::incident::storage::{Faults, FaultyStorage};
+    use warroom::incident::store::{OpenIncident, Role};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let lock = store.lock(&id, Role::Console).unwrap();
+    let faults = Faults::default();
+    let f = faults.clone();
+    let (journal, _) = Journal::open_with(
+        &store.journal_path(&id),
+        Arc::new(warroom::clock::WallClock),
+        move |file| Box::new(FaultyStorage::new(file, f)),
+    )
+    .unwrap();
+    let writer = warroom::incident::JournalWriter::spawn(OpenIncident {
+        id: id.clone(),
+        dir: store.dir(&id),
+        journal,
+        lock,
+    })
+    .unwrap();
+    // A run reads its runbook's file again when it starts: it must be there.
+    let books = tempfile::tempdir().unwrap();
+    let path = books.path().join("one-check.toml");
+    std::fs::write(&path, ONE_CHECK).unwrap();
+    let rb = warroom::runbook::load::parse("one-check.toml", &path, ONE_CHECK).unwrap();
+
+    faults.hold_syncs();
+    let (done, fired) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let watchdog = {
+        let (done, fired, faults) = (done.clone(), fired.clone(), faults.clone());
+        std::thread::spawn(move || {
+            for _ in 0..200 {
+                if done.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            fired.store(true, Ordering::SeqCst);
+            faults.release_syncs();
+        })
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let setup = warroom::runbook::setup::RunbookSetup::new(vec![], vec![]);
+    warroom::app::workers::runbooks::start(
+        &rb,
+        "run-1".into(),
+        &setup,
+        Arc::new(warroom::metrics::embedded::EmbeddedSource::default()),
+        Some(writer),
+        Arc::new(warroom::clock::WallClock),
+        &tx,
+        None,
+    );
+    // This thread goes on (its timers fire) while the run's first record waits for its sync.
+    for _ in 0..500 {
+        if faults.syncs_waiting() > 0 || fired.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let waiting = faults.syncs_waiting();
+    done.store(true, Ordering::SeqCst);
+    faults.release_syncs();
+    watchdog.join().unwrap();
+    assert!(
+        !fired.load(Ordering::SeqCst),
+        "the console's thread waited for the run's journal sync"
+    );
+    assert_eq!(waiting, 1, "the run's first record waits for its sync");
+    // Released, the run goes on: its first record is journaled, then it is aborted while its
+    // check waits for a series.
+    setup.control("run-1", warroom::runbook::executor::Control::Abort);
+    let mut journaled = 0;
+    let outcome = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(m) = rx.recv().await {
+            match m {
+                Msg::Run {
+                    journaled: Some(_), ..
+                } => journaled += 1,
+                Msg::RunEnded { outcome, .. } => return Some(outcome),
+                _ => {}
+            }
+        }
+        None
+    })
+    .await
+    .expect("the run ends once its sync is let go");
+    assert_eq!(outcome, Some(RunOutcome::Aborted));
+    assert!(journaled >= 1, "the run's first record was journaled");
+}
