@@ -44,7 +44,8 @@ impl Source for Hanging {
     }
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+// The runtime `warroom open` has: one thread for the loop, the keys and the hanging queries.
+#[tokio::main(flavor = "current_thread")]
 async fn main() {
     let (w, h) = (200u16, 60u16);
     let mut model = Model::new(
