@@ -585,3 +585,92 @@ async fn a_run_whose_journal_sync_stalls_does_not_stall_the_consoles_thread() {
     assert_eq!(outcome, Some(RunOutcome::Aborted));
     assert!(journaled >= 1, "the run's first record was journaled");
 }
+
+/// Quitting the console while a run waits on its gate: the run stops where it is (as when the
+/// process is killed; `--resume` goes on from the journal) and the runtime ends at once.
+/// Without that, the run's thread wakes on drivers that are gone and panics after the console
+/// has quit. A panic on any thread prints, so the scenario runs in a process of its own (this
+/// test binary again, on `quit_scenario` alone) and its output must have none.
+#[test]
+fn quitting_during_a_run_ends_the_runtime_and_the_run_without_a_panic() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "console_runbook::quit_scenario",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(QUIT_SCENARIO, "1")
+        .output()
+        .expect("the test binary runs again");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "the scenario ran: {text}");
+    assert!(!text.contains("panicked"), "{text}");
+}
+
+const QUIT_SCENARIO: &str = "WARROOM_TEST_QUIT_SCENARIO";
+
+/// The scenario of the test above; it does nothing unless that test runs it.
+#[test]
+fn quit_scenario() {
+    if std::env::var_os(QUIT_SCENARIO).is_none() {
+        return;
+    }
+    let books = tempfile::tempdir().unwrap();
+    let path = books.path().join("one-check.toml");
+    std::fs::write(&path, ONE_CHECK).unwrap();
+    let rb = warroom::runbook::load::parse("one-check.toml", &path, ONE_CHECK).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let setup = warroom::runbook::setup::RunbookSetup::new(vec![], vec![]);
+        warroom::app::workers::runbooks::start(
+            &rb,
+            "run-1".into(),
+            &setup,
+            Arc::new(warroom::metrics::embedded::EmbeddedSource::default()),
+            None,
+            Arc::new(warroom::clock::WallClock),
+            &tx,
+            None,
+        );
+        // The check has read its gate once and waits for the next reading.
+        let reading = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(m) = rx.recv().await {
+                if let Msg::Run { record, .. } = &m
+                    && matches!(
+                        record.event,
+                        warroom::runbook::report::RunEvent::GateReading { .. }
+                    )
+                {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(reading, Ok(true), "the check reads its gate");
+        // The console quits: its loop drops the receiver, then the runtime goes.
+        drop(rx);
+        drop(tx);
+    });
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(runtime);
+        let _ = done_tx.send(());
+    });
+    assert!(
+        done_rx.recv_timeout(Duration::from_secs(10)).is_ok(),
+        "the runtime's end waited for the run's thread"
+    );
+    // The run's thread has ended; a panic on it would be printed by now.
+    std::thread::sleep(Duration::from_millis(200));
+}

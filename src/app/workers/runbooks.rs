@@ -79,7 +79,15 @@ pub fn start(
     let from = resume.as_ref().map(|r| r.from);
     let (tx, controls) = (tx.clone(), setup.controls.clone());
     let run = async move {
-        let outcome = exec.run_from(from).await;
+        let outcome = tokio::select! {
+            // First: once the console has quit (its loop dropped the receiver) the run is
+            // never polled again. It stops where it is, as when the process is killed, and
+            // `--resume` goes on from its journal. Polled after the runtime's drivers have
+            // gone, its timers would panic.
+            biased;
+            () = tx.closed() => return,
+            outcome = exec.run_from(from) => outcome,
+        };
         if let Ok(mut map) = controls.lock() {
             map.remove(&exec.run_id);
         }
