@@ -482,6 +482,31 @@ title = "Something is serving"
 gate = { query = 'sum(up)', above = 0 }
 "#;
 
+/// Starts `ONE_CHECK` as run `run-1` on the embedded engine with no series (its check waits),
+/// journaled to `journal` if given. The run reads its runbook's file again when it starts, so
+/// the file's directory is handed back to be kept.
+fn start_one_check(
+    journal: Option<warroom::incident::JournalWriter>,
+    tx: &mpsc::UnboundedSender<Msg>,
+) -> (warroom::runbook::setup::RunbookSetup, tempfile::TempDir) {
+    let books = tempfile::tempdir().unwrap();
+    let path = books.path().join("one-check.toml");
+    std::fs::write(&path, ONE_CHECK).unwrap();
+    let rb = warroom::runbook::load::parse("one-check.toml", &path, ONE_CHECK).unwrap();
+    let setup = warroom::runbook::setup::RunbookSetup::new(vec![], vec![]);
+    warroom::app::workers::runbooks::start(
+        &rb,
+        "run-1".into(),
+        &setup,
+        Arc::new(warroom::metrics::embedded::EmbeddedSource::default()),
+        journal,
+        Arc::new(warroom::clock::WallClock),
+        tx,
+        None,
+    );
+    (setup, books)
+}
+
 /// `warroom open` has one thread for keys, frames and answers. A run's records are synced
 /// before it goes on, and a stalled disk stalls that sync: it must stall the run only, not the
 /// console. The journal's syncs are held; this thread must go on while the run's first record
@@ -489,35 +514,12 @@ gate = { query = 'sum(up)', above = 0 }
 #[tokio::test(flavor = "current_thread")]
 async fn a_run_whose_journal_sync_stalls_does_not_stall_the_consoles_thread() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    use warroom::incident::journal::Journal;
-    use warroom::incident::storage::{Faults, FaultyStorage};
-    use warroom::incident::store::{OpenIncident, Role};
 
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path());
-    let id = store.create(chrono::Utc::now()).unwrap();
-    let lock = store.lock(&id, Role::Console).unwrap();
-    let faults = Faults::default();
-    let f = faults.clone();
-    let (journal, _) = Journal::open_with(
-        &store.journal_path(&id),
-        Arc::new(warroom::clock::WallClock),
-        move |file| Box::new(FaultyStorage::new(file, f)),
-    )
-    .unwrap();
-    let writer = warroom::incident::JournalWriter::spawn(OpenIncident {
-        id: id.clone(),
-        dir: store.dir(&id),
-        journal,
-        lock,
-    })
-    .unwrap();
-    // A run reads its runbook's file again when it starts: it must be there.
-    let books = tempfile::tempdir().unwrap();
-    let path = books.path().join("one-check.toml");
-    std::fs::write(&path, ONE_CHECK).unwrap();
-    let rb = warroom::runbook::load::parse("one-check.toml", &path, ONE_CHECK).unwrap();
-
+    let (_, writer, faults) = crate::support::faulty_journal::writer(
+        &Store::new(dir.path()),
+        warroom::incident::store::Role::Console,
+    );
     faults.hold_syncs();
     let (done, fired) = (
         Arc::new(AtomicBool::new(false)),
@@ -537,17 +539,7 @@ async fn a_run_whose_journal_sync_stalls_does_not_stall_the_consoles_thread() {
         })
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let setup = warroom::runbook::setup::RunbookSetup::new(vec![], vec![]);
-    warroom::app::workers::runbooks::start(
-        &rb,
-        "run-1".into(),
-        &setup,
-        Arc::new(warroom::metrics::embedded::EmbeddedSource::default()),
-        Some(writer),
-        Arc::new(warroom::clock::WallClock),
-        &tx,
-        None,
-    );
+    let (setup, _books) = start_one_check(Some(writer), &tx);
     // This thread goes on (its timers fire) while the run's first record waits for its sync.
     for _ in 0..500 {
         if faults.syncs_waiting() > 0 || fired.load(Ordering::SeqCst) {
@@ -597,10 +589,10 @@ fn quitting_during_a_run_ends_the_runtime_and_the_run_without_a_panic() {
         .args([
             "--exact",
             "console_runbook::quit_scenario",
+            "--ignored",
             "--nocapture",
             "--test-threads=1",
         ])
-        .env(QUIT_SCENARIO, "1")
         .output()
         .expect("the test binary runs again");
     let text = format!(
@@ -613,35 +605,17 @@ fn quitting_during_a_run_ends_the_runtime_and_the_run_without_a_panic() {
     assert!(!text.contains("panicked"), "{text}");
 }
 
-const QUIT_SCENARIO: &str = "WARROOM_TEST_QUIT_SCENARIO";
-
-/// The scenario of the test above; it does nothing unless that test runs it.
+/// The scenario of the test above, which runs it in a process of its own.
 #[test]
+#[ignore = "run by quitting_during_a_run_ends_the_runtime_and_the_run_without_a_panic"]
 fn quit_scenario() {
-    if std::env::var_os(QUIT_SCENARIO).is_none() {
-        return;
-    }
-    let books = tempfile::tempdir().unwrap();
-    let path = books.path().join("one-check.toml");
-    std::fs::write(&path, ONE_CHECK).unwrap();
-    let rb = warroom::runbook::load::parse("one-check.toml", &path, ONE_CHECK).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let setup = warroom::runbook::setup::RunbookSetup::new(vec![], vec![]);
-        warroom::app::workers::runbooks::start(
-            &rb,
-            "run-1".into(),
-            &setup,
-            Arc::new(warroom::metrics::embedded::EmbeddedSource::default()),
-            None,
-            Arc::new(warroom::clock::WallClock),
-            &tx,
-            None,
-        );
+        let (_setup, _books) = start_one_check(None, &tx);
         // The check has read its gate once and waits for the next reading.
         let reading = tokio::time::timeout(Duration::from_secs(20), async {
             while let Some(m) = rx.recv().await {
@@ -667,10 +641,10 @@ fn quit_scenario() {
         drop(runtime);
         let _ = done_tx.send(());
     });
+    // The runtime's end waits for its blocking-pool threads: once it is over, a panic on the
+    // run's thread has been printed.
     assert!(
         done_rx.recv_timeout(Duration::from_secs(10)).is_ok(),
         "the runtime's end waited for the run's thread"
     );
-    // The run's thread has ended; a panic on it would be printed by now.
-    std::thread::sleep(Duration::from_millis(200));
 }

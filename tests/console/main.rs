@@ -6,6 +6,7 @@ mod support {
     pub mod alertmanager;
     pub mod app_instances;
     pub mod console;
+    pub mod faulty_journal;
     #[path = "../../benches/support/figure.rs"]
     pub mod figure;
     pub mod github_mock;

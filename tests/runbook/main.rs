@@ -3,6 +3,7 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod faulty_journal;
     pub mod kube;
     pub mod prometheus;
     pub mod realstack;

@@ -15,9 +15,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use warroom::incident::event::{Event, RunRef};
-use warroom::incident::journal::Journal;
-use warroom::incident::storage::{Faults, FaultyStorage};
-use warroom::incident::store::{OpenIncident, Store};
+use warroom::incident::storage::Faults;
+use warroom::incident::store::Store;
 use warroom::incident::writer::JournalWriter;
 use warroom::metrics::{InstantQuery, Point, QueryAnswer, RangeQuery, Series, Source, SourceError};
 use warroom::runbook::batch::Decision;
@@ -243,25 +242,8 @@ url = "{0}/control/retries"
     let rb = load::parse("r.toml", Path::new("r.toml"), &src).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());
-    let id = store.create(chrono::Utc::now()).unwrap();
-    let lock = store
-        .lock(&id, warroom::incident::store::Role::Runbook)
-        .unwrap();
-    let faults = Faults::default();
-    let f = faults.clone();
-    let (journal, _) = Journal::open_with(
-        &store.journal_path(&id),
-        Arc::new(warroom::clock::WallClock),
-        move |file| Box::new(FaultyStorage::new(file, f)),
-    )
-    .unwrap();
-    let w = JournalWriter::spawn(OpenIncident {
-        id: id.clone(),
-        dir: store.dir(&id),
-        journal,
-        lock,
-    })
-    .unwrap();
+    let (id, w, faults) =
+        crate::support::faulty_journal::writer(&store, warroom::incident::store::Role::Runbook);
     let mut exec = executor(&rb, &w, None);
     let run = RunRef {
         run_id: "run-1".into(),
