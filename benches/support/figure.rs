@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 /// The warroom binary a benchmark of the process runs: `WARROOM_BIN` when set (`benches/all.sh`
-/// sets it to the release build, the binary that ships), else the one cargo built for the
+/// sets it to a copy of the release build, the binary that ships), else the one cargo built for the
 /// benchmarks (the bench profile: the release profile's code without its LTO, larger and a
 /// little slower to start).
 pub fn warroom_bin() -> String {
