@@ -9,6 +9,15 @@
 use rand::Rng;
 use std::time::Duration;
 
+/// The seconds a countdown on screen shows until the next attempt (a source that is down,
+/// discovery that failed): the wait rounded up to a step of five, so never sooner than the
+/// attempt. A console that waits on one then changes once every five seconds, no more often
+/// than an idle one draws for a 5 s refresh (issue 20); counting each second drew a frame a
+/// second for most of a backoff, whose waits are mostly under 30 s.
+pub fn shown_wait(secs: i64) -> i64 {
+    (secs.max(0) + 4) / 5 * 5
+}
+
 /// Backoff policy: base delay, cap, and the most attempts in all (first try included).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Backoff {
@@ -98,6 +107,18 @@ impl Default for RetryBudget {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_countdown_shows_the_wait_in_fives_rounded_up() {
+        let shown: Vec<i64> = (0..=30).rev().map(super::shown_wait).collect();
+        // 30 s of backoff show 7 different figures, not 31: the screen changes every 5 s.
+        let mut distinct = shown.clone();
+        distinct.dedup();
+        assert_eq!(distinct, vec![30, 25, 20, 15, 10, 5, 0]);
+        assert!((0..=30).all(|s| super::shown_wait(s) >= s), "never sooner");
+        assert_eq!(super::shown_wait(1), 5);
+        assert_eq!(super::shown_wait(-3), 0);
+    }
+
     use super::*;
     use rand::SeedableRng;
     use rand::rngs::StdRng;

@@ -65,7 +65,7 @@ impl Discovery {
                 ..
             } => format!(
                 "discovery failed: {e}; next try in {}s",
-                (*at - now).num_seconds().max(0)
+                crate::backoff::shown_wait((*at - now).num_seconds())
             ),
             Discovery::Due { .. } | Discovery::Running { .. } => {
                 "discovering what this Prometheus exports…".into()

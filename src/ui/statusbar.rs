@@ -16,23 +16,13 @@ use ratatui::widgets::Paragraph;
 /// `KEEP` fields never go: the clock, the journal's state, the help key.
 const KEEP: u8 = 9;
 
-/// The seconds shown until the next probe of a source that is down: each second over the last
-/// ten, in steps of five before (rounded up), so a long backoff redraws the bar every five
-/// seconds rather than every second (issue 20).
-pub(super) fn retry_wait(secs: i64) -> i64 {
-    match secs.max(0) {
-        s if s <= 10 => s,
-        s => (s + 4) / 5 * 5,
-    }
-}
-
 /// The fields of the bar, in display order, with their importance.
 pub(super) fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
     let t = &model.theme;
     let s = &model.source;
     let (health, hstyle) = match s.health.state() {
         HealthState::Down { retry_at, .. } => {
-            let wait = retry_wait((*retry_at - model.now).num_seconds());
+            let wait = crate::backoff::shown_wait((*retry_at - model.now).num_seconds());
             (format!("✖ down, retry in {wait}s"), t.failing)
         }
         HealthState::Up { .. } => ("● up".to_string(), t.ok),
@@ -364,22 +354,6 @@ mod tests {
             .iter()
             .map(|(_, s)| s.iter().map(|s| s.content.to_string()).collect())
             .collect()
-    }
-
-    #[test]
-    fn a_long_retry_counts_down_in_fives_and_the_last_ten_seconds_one_by_one() {
-        let shown: Vec<i64> = (0..=30).rev().map(retry_wait).collect();
-        // 30 s of backoff show 15 different figures, not 31: the bar changes every 5 s, then
-        // every second once the probe is near.
-        let mut distinct = shown.clone();
-        distinct.dedup();
-        assert_eq!(
-            distinct,
-            vec![30, 25, 20, 15, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
-        );
-        // Never less than the real wait: rounded up.
-        assert!((0..=30).all(|s| retry_wait(s) >= s));
-        assert_eq!(retry_wait(-3), 0);
     }
 
     #[test]

@@ -137,8 +137,9 @@ mod tests {
         };
         answered(&mut m, Err(failure.clone()));
         let line = m.discovery.as_ref().unwrap().line(m.now);
+        // Two seconds, shown rounded up to the countdown's step of five.
         assert!(
-            line.contains("connection refused") && line.contains("next try in 2s"),
+            line.contains("connection refused") && line.contains("next try in 5s"),
             "{line}"
         );
         assert!(tick(&mut m).is_empty(), "not before its time");
@@ -150,10 +151,12 @@ mod tests {
                 .as_ref()
                 .unwrap()
                 .line(m.now)
-                .contains("next try in 4s")
+                .contains("next try in 5s")
         );
+        m.now += Duration::seconds(3);
+        assert!(tick(&mut m).is_empty(), "the second wait is four seconds");
         // Nothing known: said, and looked at again a minute later.
-        tick_at(&mut m, 4);
+        tick_at(&mut m, 1);
         answered(
             &mut m,
             Ok(Discovered {
