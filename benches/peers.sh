@@ -108,19 +108,7 @@ EOF
 [ ${#queries[@]} -eq 8 ] || { echo "benches/peers.sh: expected 8 queries in $preset, found ${#queries[@]}" >&2; exit 1; }
 # warroom: the same panels written as [[panel]] (a console on a real Prometheus without them
 # would build its dashboard by discovery).
-python3 - "$preset" "$tmp/warroom.toml" <<'EOF'
-import sys, tomllib, json
-with open(sys.argv[1], "rb") as f:
-    panels = tomllib.load(f)["panel"]
-out = ['refresh = "5s"', 'range = "1h"', ""]
-for p in panels:
-    out.append("[[panel]]")
-    for k in ("title", "query", "unit", "warn", "crit", "legend", "signal", "bad_when"):
-        if k in p:
-            out.append(f"{k} = {json.dumps(p[k])}")
-    out.append("")
-open(sys.argv[2], "w").write("\n".join(out))
-EOF
+python3 benches/support/panels_toml.py "$preset" "$tmp/warroom.toml"
 warroom_argv=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
   "$WARROOM" --config "$tmp/warroom.toml" --log-file "$tmp/warroom.log" --data-dir "$tmp/wdata" \
   open --prometheus "{URL}")

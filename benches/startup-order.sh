@@ -63,19 +63,7 @@ curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null || { echo "benches/sta
 sleep 8 # a few scrapes, so the panels have points
 
 printf 'refresh = "5s"\n' >"$tmp/discover.toml"
-python3 - src/metrics/presets/sim.toml "$tmp/panels.toml" <<'EOF'
-import sys, tomllib, json
-with open(sys.argv[1], "rb") as f:
-    panels = tomllib.load(f)["panel"]
-out = ['refresh = "5s"', 'range = "1h"', ""]
-for p in panels:
-    out.append("[[panel]]")
-    for k in ("title", "query", "unit", "warn", "crit", "legend", "signal", "bad_when"):
-        if k in p:
-            out.append(f"{k} = {json.dumps(p[k])}")
-    out.append("")
-open(sys.argv[2], "w").write("\n".join(out))
-EOF
+python3 benches/support/panels_toml.py src/metrics/presets/sim.toml "$tmp/panels.toml"
 closed=$(free_port)
 
 # One console under callgrind for SECS seconds, then quit; its trace in $tmp/NAME.cg.
