@@ -27,6 +27,15 @@ cp target/release/warroom "$shipped/warroom"
 export WARROOM_BIN="$shipped/warroom"
 built=$SECONDS
 timing=()
+# Each line to the terminal and down the pipe. Not `tee /dev/stderr`: that opens the file again,
+# and when stderr is a file (`2>log`) the reopening truncates it, so the log kept the last bench.
+show() {
+  local line
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >&2
+    printf '%s\n' "$line"
+  done
+}
 run_one() {
   local b=$1
   if [ "$b" = journey ]; then
@@ -36,7 +45,7 @@ run_one() {
       echo "benches/all.sh: the journey test FAILED; its figures are left out. The end of its output:" >&2
       tail -40 "$log" >&2
     else
-      grep -P '^figure\t' "$log" | tee /dev/stderr | sed "s/^/$b\t/" >>"$out"
+      grep -P '^figure\t' "$log" | show | sed "s/^/$b\t/" >>"$out"
       grep -qP '^figure\t' "$log" || echo "benches/all.sh: the journey test printed no figures" >&2
     fi
     rm -f "$log"
@@ -44,7 +53,7 @@ run_one() {
   fi
   local before
   before=$(wc -l <"$out")
-  cargo bench -q --bench "$b" 2>/dev/null | tee /dev/stderr | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"
+  cargo bench -q --bench "$b" 2>/dev/null | show | grep -P '^figure\t' | sed "s/^/$b\t/" >>"$out"
   if [ "$(wc -l <"$out")" -eq "$before" ]; then
     echo "benches/all.sh: $b printed no figures (run cargo bench --bench $b to see why)" >&2
   fi
