@@ -11,6 +11,18 @@ use tracing_subscriber::EnvFilter;
 /// waited for: the console's thread must not block on its log.
 pub const BUFFERED_LINES: usize = 1024;
 
+/// Crates whose debug and trace lines carry what they send (statements, URLs, headers).
+const QUIET_AT_DEBUG: &[&str] = &[
+    "tokio_postgres",
+    "postgres_protocol",
+    "hyper",
+    "hyper_util",
+    "h2",
+    "reqwest",
+    "octocrab",
+    "tower_http",
+];
+
 /// Start logging to `file` (or the default log file). Keep the guard alive until exit so the
 /// last lines are flushed. Filter with `WARROOM_LOG_LEVEL` (default `info`).
 pub fn init(file: Option<&Path>) -> std::io::Result<WorkerGuard> {
@@ -26,8 +38,15 @@ pub fn init(file: Option<&Path>) -> std::io::Result<WorkerGuard> {
         .buffered_lines_limit(BUFFERED_LINES)
         .thread_name("warroom log")
         .finish(appender);
-    let filter =
+    let mut filter =
         EnvFilter::try_from_env("WARROOM_LOG_LEVEL").unwrap_or_else(|_| EnvFilter::new("info"));
+    // Libraries that write what they send at debug level (a SQL statement with a secret in
+    // it, request URLs and headers) stay at info whatever the level asked for.
+    for quiet in QUIET_AT_DEBUG {
+        if let Ok(d) = format!("{quiet}=info").parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     // A second init (tests) is harmless: the first subscriber stays.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -129,10 +129,12 @@ impl Executor {
             }
         };
         let _ = self.emit(RunEvent::RunFinished { outcome });
+        tracing::info!(run = %self.run_id, runbook = %self.runbook.name, ?outcome, "run finished");
         outcome
     }
 
     async fn run_inner(&self, from: Option<usize>) -> Result<RunOutcome, Stop> {
+        tracing::info!(run = %self.run_id, runbook = %self.runbook.name, from, "run started");
         match from {
             None => self.emit(RunEvent::RunStarted {
                 runbook: self.runbook.name.clone(),
