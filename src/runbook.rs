@@ -36,3 +36,4 @@ pub mod vars;
 
 mod format;
 pub mod progress;
+pub mod quoting;

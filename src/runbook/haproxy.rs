@@ -11,7 +11,7 @@
 //! - Every connection, write and read has a timeout; a reply is read to at most [`MAX_REPLY`].
 
 use super::rows::{MAX_KEPT_ROWS, RowCondition, Rows};
-use super::template::{Context, MissingVariable, Template, Values};
+use super::template::{Context, RenderError, Template, Values};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -153,7 +153,7 @@ pub enum HaproxyError {
         after: String,
     },
     #[error(transparent)]
-    Missing(#[from] MissingVariable),
+    Missing(#[from] RenderError),
 }
 
 impl HaproxyError {

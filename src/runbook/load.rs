@@ -418,13 +418,8 @@ impl Checker<'_> {
         known: &BTreeSet<String>,
         target_ok: bool,
     ) -> Option<Template> {
-        let written = self.source.get(span.clone()).unwrap_or("");
-        let at = |needle: &str| -> Range<usize> {
-            match written.find(needle) {
-                Some(i) => span.start + i..span.start + i + needle.len(),
-                None => span.clone(),
-            }
-        };
+        let source = self.source;
+        let at = |needle: &str| within(source, &span, needle);
         let tpl = match Template::parse(text) {
             Ok(t) => t,
             Err(e) => {
@@ -475,6 +470,15 @@ impl Checker<'_> {
     }
 }
 
+/// Where `needle` is written inside `span` of `source` (the whole span when it is not found).
+fn within(source: &str, span: &Range<usize>, needle: &str) -> Range<usize> {
+    let written = source.get(span.clone()).unwrap_or("");
+    match written.find(needle) {
+        Some(i) => span.start + i..span.start + i + needle.len(),
+        None => span.clone(),
+    }
+}
+
 /// A short content hash: a run records it so a changed runbook cannot resume.
 pub fn content_hash(source: &str) -> String {
     format!(
@@ -486,6 +490,7 @@ pub fn content_hash(source: &str) -> String {
 
 mod acting;
 mod durations;
+mod quoting;
 mod steps;
 
 pub use durations::{bind, bind_text};

@@ -51,12 +51,15 @@ impl Masker {
         Masker::default()
     }
 
-    /// Add a secret value; longest first so a value containing another is masked whole.
+    /// Add a secret value, and each form it takes once quoted into a statement, a query or a
+    /// script (`it''s` in SQL); longest first so a value containing another is masked whole.
     pub fn add(&mut self, value: &str) {
-        if value.len() >= MIN_SECRET_LEN && !self.values.iter().any(|v| v == value) {
-            self.values.push(value.to_string());
-            self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        for form in std::iter::once(value.to_string()).chain(super::quoting::quoted_forms(value)) {
+            if form.len() >= MIN_SECRET_LEN && !self.values.contains(&form) {
+                self.values.push(form);
+            }
         }
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
 
     /// Mask `text`.
@@ -169,5 +172,27 @@ mod tests {
         assert_eq!(m.mask("use ghp_abcdefghijkl now"), "use *** now");
         assert_eq!(m.mask("nothing here: 42"), "nothing here: 42");
         assert_eq!(m.mask("tokens are fine"), "tokens are fine");
+    }
+
+    /// A secret rendered into a statement is quoted there; the quoted form is masked too.
+    #[test]
+    fn a_secret_is_masked_in_the_form_it_was_quoted_into() {
+        use crate::runbook::template::{Context, Template, Values};
+        let secret = "it's-a\\canary\"$x";
+        let mut m = Masker::new();
+        m.add(secret);
+        let values: Values = [("s".to_string(), secret.to_string())].into();
+        for (text, ctx) in [
+            ("SELECT E'{{s}}', \"{{s}}\"", Context::Sql),
+            ("up{a=\"{{s}}\", b=~'{{s}}'}", Context::PromQl),
+            ("echo {{s}} \"{{s}}\" '{{s}}'", Context::Shell),
+        ] {
+            let shown = Template::parse(text)
+                .unwrap()
+                .render(&values, None, ctx)
+                .unwrap();
+            let masked = m.mask(&shown);
+            assert!(!masked.contains("canary"), "{text}: {masked}");
+        }
     }
 }

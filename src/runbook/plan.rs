@@ -5,7 +5,7 @@
 use super::gate::GateSpec;
 use super::http::Request;
 use super::model::*;
-use super::template::{Context, MissingVariable, Values};
+use super::template::{Context, RenderError, Values};
 use super::vars::Resolved;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -29,7 +29,7 @@ pub fn render_json(
     j: &JsonTemplate,
     values: &Values,
     target: Option<&str>,
-) -> Result<serde_json::Value, MissingVariable> {
+) -> Result<serde_json::Value, RenderError> {
     Ok(match j {
         JsonTemplate::Null => serde_json::Value::Null,
         JsonTemplate::Bool(b) => serde_json::Value::Bool(*b),
@@ -40,7 +40,7 @@ pub fn render_json(
         JsonTemplate::Typed(name, kind) => {
             let v = values
                 .get(name)
-                .ok_or_else(|| MissingVariable(name.clone()))?
+                .ok_or_else(|| RenderError::Missing(name.clone()))?
                 .trim();
             match kind {
                 VarKind::Bool => serde_json::Value::Bool(v == "true"),
@@ -58,7 +58,7 @@ pub fn render_json(
         JsonTemplate::Object(o) => serde_json::Value::Object(
             o.iter()
                 .map(|(k, x)| Ok((k.clone(), render_json(x, values, target)?)))
-                .collect::<Result<_, MissingVariable>>()?,
+                .collect::<Result<_, RenderError>>()?,
         ),
     })
 }
@@ -68,7 +68,7 @@ pub fn request(
     h: &HttpSpec,
     values: &Values,
     target: Option<&str>,
-) -> Result<Request, MissingVariable> {
+) -> Result<Request, RenderError> {
     Ok(Request {
         method: h.method,
         url: h.url.render(values, target, Context::Url)?,
@@ -76,7 +76,7 @@ pub fn request(
             .headers
             .iter()
             .map(|(k, v)| Ok((k.clone(), v.render(values, target, Context::Literal)?)))
-            .collect::<Result<_, MissingVariable>>()?,
+            .collect::<Result<_, RenderError>>()?,
         body: h
             .json
             .as_ref()
@@ -87,16 +87,23 @@ pub fn request(
     })
 }
 
-/// The argv an exec spec runs, rendered.
+/// The argv an exec spec runs, rendered: each element as written, except the script of a
+/// shell (`sh -c SCRIPT`), whose values are quoted as shell words.
 pub fn argv(
     e: &ExecSpec,
     values: &Values,
     target: Option<&str>,
-) -> Result<Vec<String>, MissingVariable> {
-    e.argv
+) -> Result<Vec<String>, RenderError> {
+    let mut out = e
+        .argv
         .iter()
         .map(|a| a.render(values, target, Context::Literal))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    let words: Vec<&str> = out.iter().map(String::as_str).collect();
+    if let Some(i) = super::quoting::shell_script_index(&words) {
+        out[i] = e.argv[i].render(values, target, Context::Shell)?;
+    }
+    Ok(out)
 }
 
 fn d(x: std::time::Duration) -> String {

@@ -10,7 +10,7 @@
 
 use super::gate::Condition;
 use super::mask::Masker;
-use super::template::{Context, MissingVariable, Template, Values};
+use super::template::{Context, RenderError, Template, Values};
 use std::fmt::Write;
 
 /// Rows shown in the run pane, at most.
@@ -236,7 +236,7 @@ impl RowCondition {
         rows: &Rows,
         values: &Values,
         target: Option<&str>,
-    ) -> Result<Judgement, MissingVariable> {
+    ) -> Result<Judgement, RenderError> {
         let mut filter = Vec::with_capacity(self.filter.len());
         for (col, v) in &self.filter {
             let Some(i) = rows.column(col) else {
@@ -307,7 +307,7 @@ impl RowCondition {
         what: &str,
         values: &Values,
         target: Option<&str>,
-    ) -> Result<Judgement, MissingVariable> {
+    ) -> Result<Judgement, RenderError> {
         let shown: String = crate::sanitize::line(v).chars().take(MAX_CELL).collect();
         Ok(match &self.test {
             ValueTest::Number(c) => match v.trim().parse::<f64>() {

@@ -7,9 +7,12 @@
 //! - Connecting and the statement each have a timeout within the step's deadline. A statement
 //!   still running at its timeout is cancelled on the server (a CancelRequest, as psql's Ctrl-C),
 //!   so nothing keeps running after the step says it stopped.
-//! - `read_only = true` is enforced where the server can: on PostgreSQL the statement runs in a
-//!   `BEGIN READ ONLY` transaction; on PgBouncer's console (`dbname=pgbouncer`) only `SHOW`
-//!   commands are accepted.
+//! - A step runs exactly one statement: a second command is refused when the runbook loads and
+//!   again once its variables are in (each value quoted for its place, [`super::quoting`]).
+//! - `read_only = true` is enforced by the server: on PostgreSQL the statement runs alone in a
+//!   `BEGIN READ ONLY` transaction that is rolled back, after the server has parsed it as one
+//!   prepared statement; on PgBouncer's console (`dbname=pgbouncer`) only `SHOW` commands are
+//!   accepted.
 //! - The result is kept as [`Rows`] (bounded) for the run pane, the journal and a condition.
 
 use super::rows::{MAX_KEPT_ROWS, RowCondition, Rows};
@@ -91,6 +94,18 @@ pub enum SqlError {
         "{at}: read_only = true on PgBouncer's admin console allows only SHOW commands, not \"{statement}\"; drop read_only to run it (it then needs confirmation)"
     )]
     NotReadOnly { at: String, statement: String },
+    #[error(
+        "{at}: the statement holds more than one command (a second one starts near \"{near}\"); a sql step runs exactly one statement"
+    )]
+    SeveralCommands { at: String, near: String },
+}
+
+/// The byte offset of the `;` that ends a statement's first command when a second one follows
+/// (quotes, dollar quotes and comments lexed as PostgreSQL does).
+pub fn second_command(statement: &str) -> Option<usize> {
+    let mut lexer = super::quoting::Lexer::new(super::quoting::Lang::Sql);
+    lexer.feed(statement);
+    lexer.second_command()
 }
 
 impl SqlError {
@@ -184,27 +199,27 @@ pub async fn run(
 ) -> Result<Answer, SqlError> {
     let at = target.at.clone();
     let text = statement.trim().trim_end_matches(';').trim_end();
-    let wrapped = if read_only {
-        if target.console {
-            let first = text.split_whitespace().next().unwrap_or("");
-            if !first.eq_ignore_ascii_case("show") {
-                return Err(SqlError::NotReadOnly {
-                    at,
-                    statement: crate::sanitize::line(text).chars().take(80).collect(),
-                });
-            }
-            false
-        } else {
-            true
+    if let Some(offset) = second_command(text) {
+        return Err(SqlError::SeveralCommands {
+            at,
+            near: crate::sanitize::line(&text[offset..])
+                .chars()
+                .take(40)
+                .collect(),
+        });
+    }
+    if read_only && target.console {
+        let first = text.split_whitespace().next().unwrap_or("");
+        if !first.eq_ignore_ascii_case("show") {
+            return Err(SqlError::NotReadOnly {
+                at,
+                statement: crate::sanitize::line(text).chars().take(80).collect(),
+            });
         }
-    } else {
-        false
-    };
-    let query = if wrapped {
-        format!("BEGIN READ ONLY; {text}; COMMIT")
-    } else {
-        text.to_string()
-    };
+    }
+    // PgBouncer's console speaks only simple queries and has no transactions; PostgreSQL runs
+    // a read-only statement in a read-only transaction of its own.
+    let in_transaction = read_only && !target.console;
     let connect = connect.min(MAX_CONNECT);
     let (client, mut connection) =
         match tokio::time::timeout(connect, target.config.connect(NoTls)).await {
@@ -237,9 +252,22 @@ pub async fn run(
             }
         })
     };
-    let result = tokio::time::timeout(timeout, client.simple_query(&query)).await;
+    let exchange = async {
+        if !in_transaction {
+            return client.simple_query(text).await;
+        }
+        client.simple_query("BEGIN READ ONLY").await?;
+        // The server parses the statement first: a prepared statement holds one command only,
+        // whatever the text looked like to us.
+        client.prepare(text).await?;
+        let rows = client.simple_query(text).await?;
+        // Nothing to keep: a read-only transaction is rolled back, never committed.
+        client.simple_query("ROLLBACK").await?;
+        Ok(rows)
+    };
+    let result = tokio::time::timeout(timeout, exchange).await;
     let outcome = match result {
-        Ok(Ok(messages)) => Ok(collect(messages, wrapped)),
+        Ok(Ok(messages)) => Ok(collect(messages)),
         Ok(Err(e)) => Err(server_error(&at, &e)),
         Err(_) => {
             // Stop it on the server too: the step must not leave it running.
@@ -258,8 +286,8 @@ pub async fn run(
 }
 
 /// The result sets of a simple query; the last one with columns is the answer (or the last
-/// one, for a statement without rows). `wrapped`: the first and last are our BEGIN and COMMIT.
-fn collect(messages: Vec<SimpleQueryMessage>, wrapped: bool) -> Rows {
+/// one, for a statement without rows).
+fn collect(messages: Vec<SimpleQueryMessage>) -> Rows {
     let mut sets: Vec<Rows> = Vec::new();
     let mut current: Option<Rows> = None;
     for m in messages {
@@ -294,10 +322,6 @@ fn collect(messages: Vec<SimpleQueryMessage>, wrapped: bool) -> Rows {
     }
     if let Some(c) = current.take() {
         sets.push(c);
-    }
-    if wrapped && sets.len() >= 2 {
-        sets.remove(0);
-        sets.pop();
     }
     match sets.iter().rposition(|s| !s.columns.is_empty()) {
         Some(i) => sets.swap_remove(i),

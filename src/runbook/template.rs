@@ -1,10 +1,13 @@
 //! `{{name}}` templates in runbook text.
 //!
-//! Substitution is plain string replacement: nothing is ever handed to a shell, so a label value
-//! such as `$(touch /tmp/x)` stays one literal argument. Where a value from outside (the batch
-//! `{{target}}`, a label value from Prometheus) lands in a URL or a PromQL string it is escaped
-//! for that context; the runbook's own variables are written by the operator and go in as-is.
+//! Substitution is string replacement, quoted for where the text goes: nothing is ever handed
+//! to a shell unasked, so a label value such as `$(touch /tmp/x)` stays one literal argument.
+//! In a SQL statement, a PromQL query or a `sh -c` script every value (the runbook's variables
+//! and the batch `{{target}}` alike) is quoted by that language's rules for the place it sits
+//! in ([`super::quoting`]); in a URL `{{target}}` is percent-encoded; elsewhere values go in
+//! as written (argv elements, JSON strings, headers).
 
+use super::quoting::{Lang, Lexer, Place};
 use std::collections::BTreeMap;
 
 /// The name of the per-target variable inside a batch.
@@ -17,10 +20,24 @@ pub enum Context {
     Literal,
     /// A URL: `{{target}}` is percent-encoded.
     Url,
-    /// PromQL: `{{target}}` has `\` and `"` escaped so it stays inside a string literal.
+    /// PromQL: every value quoted for its place (string, regex, number, duration).
     PromQl,
-    /// SQL: `{{target}}` has `'` doubled so it stays inside a string literal (`'{{target}}'`).
+    /// SQL: every value quoted for its place (literal, name, number).
     Sql,
+    /// A shell script (`sh -c SCRIPT`): every value quoted for its place, a bare one as a word.
+    Shell,
+}
+
+impl Context {
+    /// The language whose quoting rules apply, if any.
+    pub fn lang(self) -> Option<Lang> {
+        match self {
+            Context::Literal | Context::Url => None,
+            Context::PromQl => Some(Lang::PromQl),
+            Context::Sql => Some(Lang::Sql),
+            Context::Shell => Some(Lang::Shell),
+        }
+    }
 }
 
 /// One piece of a parsed template.
@@ -112,44 +129,76 @@ impl Template {
         self.variables().any(|(n, _)| n == TARGET)
     }
 
-    /// Render with `values` and, inside a batch, the current `target`. Unknown names were
-    /// rejected at load; one missing here renders as an empty string would be a silent bug,
-    /// so it is an error.
+    /// Where each variable sits in `lang`, in order of appearance, and the lexer at the end.
+    pub fn places(&self, lang: Lang) -> (Vec<Place>, Lexer) {
+        let mut lexer = Lexer::new(lang);
+        let mut places = Vec::new();
+        for p in &self.pieces {
+            match p {
+                Piece::Text(t) => lexer.feed(t),
+                Piece::Var(..) => {
+                    places.push(lexer.place());
+                    lexer.variable();
+                }
+            }
+        }
+        (places, lexer)
+    }
+
+    /// Render with `values` and, inside a batch, the current `target`, each value quoted for
+    /// `ctx`. Unknown names were rejected at load; one missing here renders as an empty string
+    /// would be a silent bug, so it is an error; so is a value that cannot be quoted where it
+    /// sits (a word where a SQL number is expected).
     pub fn render(
         &self,
         values: &Values,
         target: Option<&str>,
         ctx: Context,
-    ) -> Result<String, MissingVariable> {
+    ) -> Result<String, RenderError> {
+        let places = ctx.lang().map(|l| (l, self.places(l).0));
         let mut out = String::with_capacity(self.source.len());
+        let mut nth = 0;
         for p in &self.pieces {
-            match p {
-                Piece::Text(t) => out.push_str(t),
-                Piece::Var(name, _) if name == TARGET => {
-                    let t = target.ok_or_else(|| MissingVariable(name.clone()))?;
-                    match ctx {
-                        Context::Literal => out.push_str(t),
-                        Context::Url => out.push_str(&percent_encode(t)),
-                        Context::PromQl => out.push_str(&promql_escape(t)),
-                        Context::Sql => out.push_str(&t.replace('\'', "''")),
-                    }
+            let (name, value) = match p {
+                Piece::Text(t) => {
+                    out.push_str(t);
+                    continue;
                 }
-                Piece::Var(name, _) => {
-                    let v = values
-                        .get(name)
-                        .ok_or_else(|| MissingVariable(name.clone()))?;
-                    out.push_str(v);
+                Piece::Var(name, _) if name == TARGET => (name, target),
+                Piece::Var(name, _) => (name, values.get(name).map(String::as_str)),
+            };
+            let value = value.ok_or_else(|| RenderError::Missing(name.clone()))?;
+            let place = places.as_ref().map(|(l, ps)| (*l, ps[nth]));
+            nth += 1;
+            match (place, ctx) {
+                (Some((lang, place)), _) => {
+                    let quoted =
+                        place
+                            .quote(lang, value)
+                            .map_err(|why| RenderError::Unquotable {
+                                name: name.clone(),
+                                why,
+                            })?;
+                    out.push_str(&quoted);
                 }
+                (None, Context::Url) if name == TARGET => out.push_str(&percent_encode(value)),
+                (None, _) => out.push_str(value),
             }
         }
         Ok(out)
     }
 }
 
-/// A template used a variable with no value at run time.
+/// Why a template could not be rendered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("variable \"{0}\" has no value; set it with --var {0}=VALUE")]
-pub struct MissingVariable(pub String);
+pub enum RenderError {
+    /// A variable with no value at run time.
+    #[error("variable \"{0}\" has no value; set it with --var {0}=VALUE")]
+    Missing(String),
+    /// A value that cannot go where the variable sits (never shown: it may be a secret).
+    #[error("the value of \"{name}\" cannot be used where it is written: {why}")]
+    Unquotable { name: String, why: String },
+}
 
 /// Percent-encode everything but RFC 3986 unreserved characters.
 pub fn percent_encode(s: &str) -> String {
@@ -159,20 +208,6 @@ pub fn percent_encode(s: &str) -> String {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Escape a value for use inside a double-quoted PromQL string.
-pub fn promql_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
         }
     }
     out

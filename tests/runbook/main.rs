@@ -20,6 +20,7 @@ mod runbook_executor;
 mod runbook_gate;
 mod runbook_haproxy;
 mod runbook_http;
+mod runbook_injection;
 mod runbook_journal;
 mod runbook_journal_faults;
 mod runbook_journal_kill;

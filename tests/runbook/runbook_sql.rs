@@ -182,7 +182,7 @@ id = "not-a-show"
 kind = "sql"
 dsn = "{{pg}}"
 password = "{{pg_password}}"
-statement = "SET default_pool_size = 1"
+statement = "RELOAD"
 read_only = true
 "#,
     );
@@ -200,7 +200,8 @@ read_only = true
         "{:?}",
         ran.step("confirm")
     );
-    // PgBouncer itself says so, and the read-only "SET" was refused before it was sent.
+    // PgBouncer itself says so, and the read-only "RELOAD" was refused before it was sent (a
+    // read-only SET is refused when the runbook loads: see runbook_injection).
     assert_eq!(
         bouncer.config_value("default_pool_size").as_deref(),
         Some("17")

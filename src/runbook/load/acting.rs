@@ -148,6 +148,7 @@ impl Checker<'_> {
         let statement = self.template(stmt, known, target_ok);
         let password = self.password(a, known, target_ok)?;
         let read_only = a.read_only.as_ref().is_some_and(|r| *r.get_ref());
+        let statement = statement.filter(|t| self.sql_statement(t, &stmt.span(), read_only));
         let statement_timeout = self.duration(&a.statement_timeout, DEFAULT_STATEMENT_TIMEOUT);
         let deadline = self.duration(&a.deadline, DEFAULT_SQL_DEADLINE);
         if let Some(t) = &a.statement_timeout

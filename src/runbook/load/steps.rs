@@ -6,6 +6,7 @@ use super::super::format::{RawAction, RawGate, RawStep};
 pub const MAX_SEQUENCE: usize = 8;
 use super::super::gate::{Condition, Expect, GateSpec};
 use super::super::model::*;
+use super::super::quoting::Lang;
 use super::Checker;
 use serde_spanned::Spanned;
 use std::collections::BTreeSet;
@@ -46,7 +47,9 @@ impl Checker<'_> {
             self.err(q.span(), "the gate's query is empty; expected PromQL");
             return None;
         }
-        let query = self.template(q, known, target_ok);
+        let query = self
+            .template(q, known, target_ok)
+            .filter(|t| self.quoted_in(t, Lang::PromQl, &q.span()));
         let mut conds = Vec::new();
         if let Some(a) = &g.above {
             conds.push((Condition::Above(*a.get_ref()), a.span()));
@@ -298,6 +301,9 @@ impl Checker<'_> {
             Targets::List(list.get_ref().clone())
         } else if let Some(q) = &s.targets_query {
             let query = self.template(q, known, false)?;
+            if !self.quoted_in(&query, Lang::PromQl, &q.span()) {
+                return None;
+            }
             let label = match &s.target_label {
                 Some(l) => l.get_ref().clone(),
                 None => "pod".to_string(),
