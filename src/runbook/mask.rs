@@ -136,6 +136,7 @@ fn mask_patterns(text: &str) -> String {
             from = at + p.len();
         }
     }
+    hide.extend(url_passwords(text));
     if hide.is_empty() {
         return text.to_string();
     }
@@ -152,6 +153,27 @@ fn mask_patterns(text: &str) -> String {
     }
     out.push_str(&text[pos..]);
     out
+}
+
+/// The password of each URL with one (`postgresql://app:PASSWORD@host/db`).
+fn url_passwords(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("://") {
+        let start = from + i + 3;
+        let authority_len = text[start..]
+            .find(|c: char| c == '/' || c.is_whitespace() || matches!(c, '"' | '\'' | '?' | '#'))
+            .unwrap_or(text.len() - start);
+        let authority = &text[start..start + authority_len];
+        if let Some(at) = authority.rfind('@')
+            && let Some(colon) = authority[..at].find(':')
+            && colon + 1 < at
+        {
+            spans.push((start + colon + 1, start + at));
+        }
+        from = start;
+    }
+    spans
 }
 
 #[cfg(test)]
@@ -172,6 +194,12 @@ mod tests {
         assert_eq!(m.mask("use ghp_abcdefghijkl now"), "use *** now");
         assert_eq!(m.mask("nothing here: 42"), "nothing here: 42");
         assert_eq!(m.mask("tokens are fine"), "tokens are fine");
+        assert_eq!(
+            m.mask("dsn postgresql://app:hunter22@db:5432/app?x=1 ok"),
+            "dsn postgresql://app:***@db:5432/app?x=1 ok"
+        );
+        assert_eq!(m.mask("http://db:5432/app"), "http://db:5432/app");
+        assert_eq!(m.mask("https://user@host/x"), "https://user@host/x");
     }
 
     /// A secret rendered into a statement is quoted there; the quoted form is masked too.

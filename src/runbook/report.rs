@@ -261,11 +261,12 @@ impl JsonlFile {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(err)?;
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(err)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        // A run's records hold its commands and answers: readable by its owner only.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path).map_err(err)?;
         Ok(JsonlFile {
             path: path.to_path_buf(),
             file: Mutex::new(file),

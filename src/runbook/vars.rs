@@ -87,7 +87,7 @@ pub fn resolve(
             let shown = if v.secret {
                 super::mask::MASK.to_string()
             } else {
-                crate::sanitize::line(&value).into_owned()
+                Masker::new().mask(&crate::sanitize::line(&value))
             };
             return Err(VarError::BadValue(
                 v.name.clone(),
@@ -103,9 +103,38 @@ pub fn resolve(
         }
         values.insert(v.name.clone(), value);
     }
+    // A value that holds a secret of another kind (a DSN with `password=…`, a URL with one)
+    // is shown and recorded masked too.
+    for v in shown.values_mut() {
+        *v = masker.mask(v);
+    }
     Ok(Resolved {
         values,
         masker,
         shown,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A DSN or URL given in an ordinary variable may carry a password: it is shown (and so
+    /// recorded in the run's file) masked.
+    #[test]
+    fn a_password_inside_an_ordinary_value_is_shown_masked() {
+        let src = "name = \"t\"\n[variables]\npg = { default = \"host=h dbname=d\" }\nurl = { default = \"http://h\" }\n\n[[step]]\nid = \"n\"\nkind = \"note\"\ntext = \"x\"\n";
+        let rb = super::super::load::parse("t.toml", std::path::Path::new("t.toml"), src).unwrap();
+        let given = [
+            "pg=host=h user=app password=hunter2-canary dbname=d".to_string(),
+            "url=postgresql://app:hunter3-canary@h/d".to_string(),
+        ];
+        let r = resolve(&rb, &given, |_| None).unwrap();
+        let shown = format!("{:?} {:?}", r.shown, r);
+        assert!(!shown.contains("canary"), "{shown}");
+        assert_eq!(r.shown["pg"], "host=h user=app password=*** dbname=d");
+        assert_eq!(r.shown["url"], "postgresql://app:***@h/d");
+        // The value itself is untouched: the step needs it.
+        assert!(r.values["pg"].contains("hunter2-canary"));
+    }
 }

@@ -351,8 +351,18 @@ read_only = true
         "the log holds the secret:\n{logged}"
     );
     let mut recorded = String::new();
-    for f in walk(&dir.path().join("data")) {
-        recorded += &std::fs::read_to_string(f).unwrap_or_default();
+    let files = walk(&dir.path().join("data"));
+    assert!(
+        files.iter().any(|f| f.to_string_lossy().contains("sqlinj")),
+        "no run file: {files:?}"
+    );
+    for f in files {
+        recorded += &std::fs::read_to_string(&f).unwrap_or_default();
+        if f.to_string_lossy().contains("sqlinj") {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{} is mode {mode:o}", f.display());
+        }
     }
     assert!(!recorded.contains(canary), "a run record holds the secret");
     assert_eq!(pg.psql(APP_DB, "select count(*) from victim").trim(), "1");
