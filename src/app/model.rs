@@ -206,8 +206,6 @@ pub struct Model {
     pub help_scroll: u16,
     /// The mode help was opened from (it returns there).
     pub help_from: Mode,
-    /// Action items handed out here and not yet acknowledged, so two quick ones get two ids.
-    pub actions_pending: u32,
     /// The Changes pane (GitHub's deployments, releases, merged pull requests).
     pub changes: super::panes::changes::ChangesPane,
     /// Publishing to GitHub (`P`).
@@ -337,7 +335,6 @@ impl Model {
             jumped: None,
             help_scroll: 0,
             help_from: Mode::Dashboard,
-            actions_pending: 0,
             changes: super::panes::changes::ChangesPane::from_config(config),
             publish: super::panes::publish::PublishPane {
                 repo: (config.github.as_ref())

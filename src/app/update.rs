@@ -207,9 +207,6 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.recording = model.recording.saturating_sub(1);
             match result {
                 Ok(record) => {
-                    if matches!(record.kind, Event::ActionItem { .. }) {
-                        model.actions_pending = model.actions_pending.saturating_sub(1);
-                    }
                     model.add_record(record);
                     model.journal_error = None;
                 }

@@ -344,9 +344,10 @@ impl Journal {
     }
 
     /// [`Journal::append`] for an author on another host (a client of the holder's socket),
-    /// stamped `at` when given. An action item asked for without an id gets the next one here,
-    /// where every writer's records meet in order, so two responders adding one at once never
-    /// share an id.
+    /// stamped `at` when given. An action item gets the next id here, whatever id it came
+    /// with: here every writer's records meet in order, so two responders adding one at once
+    /// never share an id, and no client can pick one (`AI-4294967295`, or an `AI-1` that would
+    /// take over the first item's GitHub issue).
     pub fn append_from(
         &mut self,
         at: Option<DateTime<Utc>>,
@@ -355,10 +356,14 @@ impl Journal {
         host: &str,
         mut event: Event,
     ) -> Result<Record, JournalError> {
-        if let Event::ActionItem { id, .. } = &mut event
-            && id.trim().is_empty()
-        {
-            *id = format!("AI-{}", self.last_action + 1);
+        if let Event::ActionItem { id, .. } = &mut event {
+            let next = self.last_action.checked_add(1).ok_or_else(|| {
+                super::event::InvalidEvent(format!(
+                    "the incident has {} action items, the most it can number; it was not recorded",
+                    self.last_action
+                ))
+            })?;
+            *id = format!("AI-{next}");
         }
         let event = event.sanitized();
         event.check()?;

@@ -51,19 +51,6 @@ pub struct Summary {
     pub uid: Option<String>,
 }
 
-impl Summary {
-    /// The id the next action item gets: `AI-<n>`.
-    pub fn next_action_id(&self) -> String {
-        let highest = self
-            .actions
-            .iter()
-            .filter_map(|a| a.id.strip_prefix("AI-")?.parse::<u32>().ok())
-            .max()
-            .unwrap_or(0);
-        format!("AI-{}", highest + 1)
-    }
-}
-
 /// The record a correction ultimately targets: a correction of a correction targets the same
 /// record as the one it corrects.
 fn target(records: &[Record], mut seq: u64) -> u64 {
@@ -228,20 +215,5 @@ mod tests {
         assert_eq!(s.status, Some(Status::Resolved));
         assert_eq!(s.resolved_at, Some(records[6].time));
         assert_eq!(s.severity, Some(Severity::Sev2));
-    }
-
-    #[test]
-    fn action_ids_count_up() {
-        let mut s = Summary::default();
-        assert_eq!(s.next_action_id(), "AI-1");
-        s.actions.push(ActionItem {
-            seq: 1,
-            id: "AI-4".into(),
-            action: "x".into(),
-            owner: None,
-            priority: None,
-            due: None,
-        });
-        assert_eq!(s.next_action_id(), "AI-5");
     }
 }

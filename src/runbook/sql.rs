@@ -136,10 +136,11 @@ impl std::fmt::Debug for Target {
 impl Target {
     /// Parse `dsn` (which must not hold a password) and attach `password`.
     pub fn new(dsn: &str, password: Option<Secret>) -> Result<Target, SqlError> {
-        let shown = crate::sanitize::line(dsn).into_owned();
+        // A DSN that does not parse may still hold a password: never quote it back.
+        let masker = super::mask::Masker::new();
         let mut config = tokio_postgres::Config::from_str(dsn).map_err(|e| SqlError::BadDsn {
-            dsn: shown.clone(),
-            reason: crate::sanitize::line(&e.to_string()).into_owned(),
+            dsn: masker.mask(&crate::sanitize::line(dsn)),
+            reason: masker.mask(&crate::sanitize::line(&e.to_string())),
         })?;
         if config.get_password().is_some() {
             return Err(SqlError::PasswordInDsn {

@@ -228,3 +228,49 @@ async fn every_kind_goes_through_the_holder_and_is_checked_as_local_input() {
     assert!(err.contains("nothing was sent"), "{err}");
     assert!(!kinds(&store, &id).contains(&Event::note("nobody")));
 }
+
+/// Action-item ids are the holder's to give: a client that sends `AI-4294967295`, then `AI-1`,
+/// gets the next ids in order, so no id wraps and no second `AI-1` can take over the first
+/// item's GitHub issue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_cannot_choose_an_action_item_id() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let (incident, _) = store.open_incident(&id, Role::Recorder).unwrap();
+    let writer = JournalWriter::spawn(incident).unwrap();
+    let serving = serve::serve(writer.clone(), None, Default::default()).unwrap();
+    let path = serving.path().to_path_buf();
+    let sid = id.to_string();
+    let ids = tokio::task::spawn_blocking(move || {
+        let client = serve::client::Client::new(&path, "mallory");
+        ["AI-4294967295", "AI-1", "", "AI-0"]
+            .iter()
+            .map(|asked| {
+                let item = Event::ActionItem {
+                    id: asked.to_string(),
+                    action: format!("asked for {asked:?}"),
+                    owner: None,
+                    priority: None,
+                    due: None,
+                };
+                match client.append(&sid, item).unwrap().kind {
+                    Event::ActionItem { id, .. } => id,
+                    other => panic!("recorded {other:?}"),
+                }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    assert_eq!(ids, ["AI-1", "AI-2", "AI-3", "AI-4"]);
+    let on_disk: Vec<String> = kinds(&store, &id)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ActionItem { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(on_disk, ["AI-1", "AI-2", "AI-3", "AI-4"]);
+    drop(serving);
+}

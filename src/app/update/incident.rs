@@ -219,16 +219,9 @@ pub fn event_of(model: &mut Model, d: &Dialog) -> Result<Option<Event>, String> 
                         .map_err(|_| format!("due \"{s}\" is not a date: expected YYYY-MM-DD"))?,
                 ),
             };
-            let summary = crate::incident::summary::summarize(&model.timeline);
-            let n: u32 = summary
-                .next_action_id()
-                .trim_start_matches("AI-")
-                .parse()
-                .unwrap_or(1);
-            let id = format!("AI-{}", n + model.actions_pending);
-            model.actions_pending += 1;
+            // The journal numbers it, where every writer's records meet.
             Event::ActionItem {
-                id,
+                id: String::new(),
                 action: action.to_string(),
                 owner: Some(d.field(1).to_string()).filter(|s| !s.is_empty()),
                 priority,
