@@ -274,3 +274,43 @@ async fn a_client_cannot_choose_an_action_item_id() {
     assert_eq!(on_disk, ["AI-1", "AI-2", "AI-3", "AI-4"]);
     drop(serving);
 }
+
+/// A data directory deep enough that the socket's path passes the kernel's 107 bytes: the
+/// holder still serves and a writer still writes through it (both reach the socket through a
+/// handle on its directory), from the command line as from a client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_path_past_the_kernels_limit_still_serves_writers() {
+    let base = tempfile::tempdir().unwrap();
+    let deep = base
+        .path()
+        .join("a-rather-long-directory-name-for-a-team-share")
+        .join("and-another-one-because-home-directories-nest");
+    let store = Store::new(&deep);
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let (incident, _) = store.open_incident(&id, Role::Recorder).unwrap();
+    let writer = JournalWriter::spawn(incident).unwrap();
+    let serving = serve::serve(writer.clone(), None, Default::default()).unwrap();
+    let path = serving.path().to_path_buf();
+    assert!(
+        path.as_os_str().len() > 108,
+        "the test needs a long path: {}",
+        path.display()
+    );
+    let (d, sid) = (deep.clone(), id.to_string());
+    let out = tokio::task::spawn_blocking(move || {
+        run(
+            &d,
+            &["incident", "note", &sid, "written through a long path"],
+        )
+    })
+    .await
+    .unwrap();
+    let said = ok(&out);
+    assert!(said.contains("through"), "{said}");
+    assert!(
+        kinds(&store, &id).iter().any(
+            |e| matches!(e, Event::Note { text, .. } if text == "written through a long path")
+        )
+    );
+    drop(serving);
+}

@@ -96,7 +96,8 @@ impl Client {
         if !check_socket(&self.path)? {
             return Err(no_holder());
         }
-        let stream = UnixStream::connect(&self.path).map_err(|e| match e.kind() {
+        let at = super::socket::kernel_path(&self.path)?;
+        let stream = UnixStream::connect(&at.path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => no_holder(),
             _ => ClientError::NotSent {
                 path: self.path.clone(),

@@ -11,8 +11,9 @@ const MAX_PATH: usize = 107;
 #[derive(Debug, thiserror::Error)]
 pub enum SocketError {
     #[error(
-        "the socket path \"{path}\" is {len} bytes long; unix sockets take at most {MAX_PATH}. \
-         Use a shorter --data-dir (the incident is still recorded; only sharing it is off)"
+        "the socket path \"{path}\" is {len} bytes long; unix sockets take at most {MAX_PATH}, \
+         and /proc/self/fd, which reaches longer ones, is not there. Use a shorter --data-dir \
+         (the incident is still recorded; only sharing it is off)"
     )]
     TooLong { path: PathBuf, len: usize },
     #[error("cannot serve the incident on \"{path}\": {source}")]
@@ -36,6 +37,43 @@ pub enum SocketError {
     },
 }
 
+/// A path the kernel takes for a socket at `path`: `path` itself when it fits in `sun_path`,
+/// else the same file reached through an open handle on its directory
+/// (`/proc/self/fd/N/NAME`), which fits whatever the directory's length, as long as the handle
+/// lives (keep the value until the bind or connect is done).
+pub(super) struct KernelPath {
+    _dir: Option<std::fs::File>,
+    pub path: PathBuf,
+}
+
+pub(super) fn kernel_path(path: &Path) -> Result<KernelPath, SocketError> {
+    let len = path.as_os_str().len();
+    if len <= MAX_PATH {
+        return Ok(KernelPath {
+            _dir: None,
+            path: path.to_path_buf(),
+        });
+    }
+    let too_long = || SocketError::TooLong {
+        path: path.to_path_buf(),
+        len,
+    };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(too_long());
+    };
+    let dir = std::fs::File::open(dir).map_err(|_| too_long())?;
+    let short =
+        Path::new("/proc/self/fd").join(format!("{}", std::os::fd::AsRawFd::as_raw_fd(&dir)));
+    let short = short.join(name);
+    if short.as_os_str().len() > MAX_PATH || !Path::new("/proc/self/fd").is_dir() {
+        return Err(too_long());
+    }
+    Ok(KernelPath {
+        _dir: Some(dir),
+        path: short,
+    })
+}
+
 /// The socket file's device and inode, to know later whether it is still ours.
 pub(super) fn identity(path: &Path) -> Option<(u64, u64)> {
     std::fs::symlink_metadata(path)
@@ -52,19 +90,14 @@ pub(super) fn bind(path: &Path) -> Result<(tokio::net::UnixListener, (u64, u64))
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| super::SOCKET_FILE.into());
     let staging = path.with_file_name(format!(".{name}.{}", std::process::id()));
-    let len = staging.as_os_str().len();
-    if len > MAX_PATH {
-        return Err(SocketError::TooLong {
-            path: path.to_path_buf(),
-            len,
-        });
-    }
     let bind_err = |source| SocketError::Bind {
         path: path.to_path_buf(),
         source,
     };
     let _ = std::fs::remove_file(&staging);
-    let listener = std::os::unix::net::UnixListener::bind(&staging).map_err(bind_err)?;
+    let at = kernel_path(&staging)?;
+    let listener = std::os::unix::net::UnixListener::bind(&at.path).map_err(bind_err)?;
+    drop(at);
     let placed = std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600))
         .and_then(|()| std::fs::rename(&staging, path))
         .and_then(|()| listener.set_nonblocking(true));
