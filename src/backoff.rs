@@ -6,8 +6,47 @@
 //! actions share a dependency, a [`RetryBudget`] that allows retries only as a fraction of
 //! first attempts (as gRPC's retry throttling does).
 
+use chrono::{DateTime, NaiveDateTime, Utc};
 use rand::Rng;
 use std::time::Duration;
+
+/// The longest wait a server's `Retry-After` buys: a larger one is cut to this, so one
+/// `Retry-After: 999999` (from a proxy, a misconfigured server, an attacker) cannot stop the
+/// recorder, the console's sources or a runbook's HTTP step for an hour during an incident.
+/// Five minutes, as long as warroom ever waits for GitHub (`github::limits::LONGEST_WAIT`).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(5 * 60);
+
+/// A `Retry-After` value (delay-seconds or an HTTP date, RFC 9110 §10.2.3) as a wait from
+/// `now`, never negative and at most [`MAX_RETRY_AFTER`]. `None` when it cannot be read. The
+/// one reader of the header in warroom: every client that retries takes its wait from here.
+pub fn retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    retry_after_asked(value, now).map(|d| d.min(MAX_RETRY_AFTER))
+}
+
+/// What a `Retry-After` value asks for, uncut: for a caller that gives up rather than send
+/// sooner than asked (GitHub's outbox), not for one that waits.
+pub fn retry_after_asked(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        // All digits but too long for u64: as good as forever.
+        return Some(Duration::from_secs(v.parse().unwrap_or(u64::MAX)));
+    }
+    let at = http_date(v)?;
+    Some((at - now).to_std().unwrap_or(Duration::ZERO))
+}
+
+/// The three date forms HTTP allows (RFC 9110 §5.6.7).
+fn http_date(v: &str) -> Option<DateTime<Utc>> {
+    if let Ok(d) = DateTime::parse_from_rfc2822(v) {
+        return Some(d.with_timezone(&Utc));
+    }
+    for fmt in ["%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"] {
+        if let Ok(d) = NaiveDateTime::parse_from_str(v, fmt) {
+            return Some(d.and_utc());
+        }
+    }
+    None
+}
 
 /// The seconds a countdown on screen shows until the next attempt (a source that is down,
 /// discovery that failed): the wait rounded up to a step of five, so never sooner than the
@@ -107,6 +146,9 @@ impl Default for RetryBudget {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
     #[test]
     fn a_countdown_shows_the_wait_in_fives_rounded_up() {
         let shown: Vec<i64> = (0..=30).rev().map(super::shown_wait).collect();
@@ -119,7 +161,50 @@ mod tests {
         assert_eq!(super::shown_wait(-3), 0);
     }
 
-    use super::*;
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn retry_after_in_seconds_and_dates() {
+        assert_eq!(retry_after("7", now()), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after(" 0 ", now()), Some(Duration::ZERO));
+        assert_eq!(
+            retry_after("99999999999999999999999", now()),
+            Some(MAX_RETRY_AFTER)
+        );
+        for date in [
+            "Sun, 29 Nov 2026 12:00:30 GMT",
+            "Sunday, 29-Nov-26 12:00:30 GMT",
+            "Sun Nov 29 12:00:30 2026",
+        ] {
+            assert_eq!(
+                retry_after(date, now()),
+                Some(Duration::from_secs(30)),
+                "{date}"
+            );
+        }
+        assert_eq!(
+            retry_after("Sun, 29 Nov 2026 11:00:00 GMT", now()),
+            Some(Duration::ZERO)
+        );
+        for bad in ["", "-5", "1.5", "soon", "\u{1b}[2J"] {
+            assert_eq!(retry_after(bad, now()), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_huge_retry_after_is_cut_but_its_ask_is_kept() {
+        for huge in [
+            "999999",
+            "99999999999999999999999",
+            "Fri, 01 Jan 2100 00:00:00 GMT",
+        ] {
+            assert_eq!(retry_after(huge, now()), Some(MAX_RETRY_AFTER), "{huge}");
+            assert!(retry_after_asked(huge, now()).unwrap() > Duration::from_secs(900_000));
+        }
+    }
+
     use rand::SeedableRng;
     use rand::rngs::StdRng;
 

@@ -2,9 +2,10 @@
 //! covering connection, answer and body; nothing is retried here (the intake backs off).
 
 use super::{Alert, parse};
+use crate::backoff::retry_after as retry_after_at;
 use crate::incident::event::AlertSource;
 use crate::metrics::SourceError;
-use crate::metrics::prometheus::errors::{error_from_reply, retry_after_at};
+use crate::metrics::prometheus::errors::error_from_reply;
 use crate::metrics::prometheus::{Auth, MAX_BODY};
 use crate::sanitize;
 use chrono::{DateTime, Utc};

@@ -13,9 +13,9 @@
 //! `PanelFetch::due` (none: `health.unused(pass)`), send, and when the answer lands
 //! `health.report(pass, outcome, now, rng)`.
 
-use super::prometheus::errors::MAX_RETRY_AFTER;
 use super::source::SourceError;
 use crate::backoff::Backoff;
+use crate::backoff::MAX_RETRY_AFTER;
 use chrono::{DateTime, Utc};
 use rand::Rng;
 use std::time::Duration;
@@ -195,7 +195,7 @@ impl Health {
         } else {
             self.policy.delay(failures.saturating_sub(1), rng)
         };
-        // A Retry-After is honoured up to an hour (whoever built the error).
+        // A Retry-After is honoured up to MAX_RETRY_AFTER (whoever built the error).
         let asked = e
             .retry_after()
             .unwrap_or(Duration::ZERO)
@@ -280,13 +280,16 @@ mod tests {
         };
         h.report(pass, Err(&e), t0(), &mut rng);
         assert_eq!(h.retry_at(), Some(t0() + chrono::Duration::seconds(120)));
-        // An absurd wait from elsewhere is cut to an hour, without overflow.
+        // An absurd wait from elsewhere is cut to MAX_RETRY_AFTER, without overflow.
         let probe = h.admit(t0() + chrono::Duration::seconds(120)).unwrap();
         let e = SourceError::RateLimited {
             retry_after: Some(Duration::MAX),
         };
         h.report(probe, Err(&e), t0(), &mut rng);
-        assert_eq!(h.retry_at(), Some(t0() + chrono::Duration::hours(1)));
+        assert_eq!(
+            h.retry_at(),
+            Some(t0() + chrono::Duration::from_std(MAX_RETRY_AFTER).unwrap())
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   shared by every action of the run, so a hard-down endpoint costs about one attempt per action.
 //! - Only failures that are safe and useful to retry are: connection refused (the request never
 //!   left), 429, 502, 503, 504, and a timeout only when an idempotency key makes a repeat
-//!   harmless. `Retry-After` is obeyed. 400, 401, 403, 404, 409, 422 and the rest: never.
+//!   harmless. `Retry-After` is obeyed, up to `backoff::MAX_RETRY_AFTER` (five minutes).
+//!   400, 401, 403, 404, 409, 422 and the rest: never.
 //! - The idempotency key comes from the caller, who made it durable before the first send; it is
 //!   the same on every attempt.
 
@@ -83,17 +84,6 @@ fn classify_status(status: u16, retry_after: Option<Duration>) -> Verdict {
         429 | 502 | 503 | 504 => Verdict::Retry(retry_after),
         _ => Verdict::Stop,
     }
-}
-
-/// `Retry-After`: delay-seconds or an HTTP date.
-pub fn parse_retry_after(v: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
-    let v = v.trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
-    let d = at.with_timezone(&chrono::Utc) - now;
-    Some(d.to_std().unwrap_or(Duration::ZERO))
 }
 
 impl Sender {
@@ -255,7 +245,7 @@ impl Sender {
                     .headers()
                     .get(reqwest::header::RETRY_AFTER)
                     .and_then(|v| v.to_str().ok())
-                    .and_then(|v| parse_retry_after(v, chrono::Utc::now()));
+                    .and_then(|v| crate::backoff::retry_after(v, chrono::Utc::now()));
                 let body = read_bounded(resp).await;
                 (
                     Some(status),
@@ -321,19 +311,6 @@ async fn read_bounded(mut resp: reqwest::Response) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn retry_after_takes_seconds_and_dates() {
-        let now = chrono::DateTime::parse_from_rfc3339("2015-10-21T07:28:00Z")
-            .unwrap()
-            .with_timezone(&chrono::Utc);
-        assert_eq!(parse_retry_after("3", now), Some(Duration::from_secs(3)));
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now),
-            Some(Duration::from_secs(10))
-        );
-        assert_eq!(parse_retry_after("soon", now), None);
-    }
 
     #[test]
     fn only_the_retryable_statuses_are_retried() {

@@ -94,7 +94,7 @@ impl Reply {
             self.status,
             self.content_type.as_deref(),
             (self.retry_after.as_deref())
-                .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+                .and_then(|v| crate::backoff::retry_after(v, chrono::Utc::now())),
             self.body.as_slice(),
         )
     }
@@ -287,7 +287,7 @@ impl PrometheusClient {
                     r.content_type.as_deref(),
                     r.retry_after
                         .as_deref()
-                        .and_then(|v| super::errors::retry_after_at(v, chrono::Utc::now())),
+                        .and_then(|v| crate::backoff::retry_after(v, chrono::Utc::now())),
                     r.body.as_slice(),
                 )
             })

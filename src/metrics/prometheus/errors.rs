@@ -5,15 +5,11 @@
 use super::parse::{Envelope, api_error};
 use crate::metrics::source::SourceError;
 use crate::sanitize;
-use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::de::IgnoredAny;
 use std::time::Duration;
 
 /// Longest summary of a non-JSON error body, in characters.
 pub const MAX_SUMMARY: usize = 160;
-
-/// The longest `Retry-After` taken as given; a larger one is cut to this.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 
 /// The error a non-2xx reply stands for.
 pub fn error_from_reply(
@@ -110,69 +106,9 @@ fn shorten(s: &str) -> String {
     sanitize::sanitize(&collapsed, false, MAX_SUMMARY).into_owned()
 }
 
-/// A `Retry-After` value, seconds or an HTTP date, as a wait from `now` (never negative,
-/// at most [`MAX_RETRY_AFTER`]). `None` when it cannot be read.
-pub fn retry_after_at(value: &str, now: DateTime<Utc>) -> Option<Duration> {
-    let v = value.trim();
-    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        let secs: u64 = v.parse().unwrap_or(u64::MAX);
-        return Some(Duration::from_secs(secs).min(MAX_RETRY_AFTER));
-    }
-    let at = parse_http_date(v)?;
-    let wait = (at - now).to_std().unwrap_or(Duration::ZERO);
-    Some(wait.min(MAX_RETRY_AFTER))
-}
-
-/// The three date forms HTTP allows (RFC 9110 §5.6.7).
-fn parse_http_date(v: &str) -> Option<DateTime<Utc>> {
-    if let Ok(d) = DateTime::parse_from_rfc2822(v) {
-        return Some(d.with_timezone(&Utc));
-    }
-    for fmt in ["%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"] {
-        if let Ok(d) = NaiveDateTime::parse_from_str(v, fmt) {
-            return Some(d.and_utc());
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn now() -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap()
-    }
-
-    #[test]
-    fn retry_after_in_seconds_and_dates() {
-        assert_eq!(retry_after_at("7", now()), Some(Duration::from_secs(7)));
-        assert_eq!(retry_after_at(" 0 ", now()), Some(Duration::ZERO));
-        assert_eq!(
-            retry_after_at("99999999999999999999999", now()),
-            Some(MAX_RETRY_AFTER)
-        );
-        for date in [
-            "Sun, 29 Nov 2026 12:00:30 GMT",
-            "Sunday, 29-Nov-26 12:00:30 GMT",
-            "Sun Nov 29 12:00:30 2026",
-        ] {
-            assert_eq!(
-                retry_after_at(date, now()),
-                Some(Duration::from_secs(30)),
-                "{date}"
-            );
-        }
-        assert_eq!(
-            retry_after_at("Sun, 29 Nov 2026 11:00:00 GMT", now()),
-            Some(Duration::ZERO)
-        );
-        for bad in ["", "-5", "1.5", "soon", "\u{1b}[2J"] {
-            assert_eq!(retry_after_at(bad, now()), None, "{bad:?}");
-        }
-    }
-
     #[test]
     fn html_is_summarized_by_its_title() {
         let page = b"<!DOCTYPE html><html><head><TITLE>\n 502 Bad\x1b[31m Gateway &amp; co\n</TITLE></head><body>nginx</body></html>";

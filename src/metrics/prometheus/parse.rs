@@ -4,7 +4,8 @@
 //! produce is tested without a network. It never panics. Every label name and value and every
 //! message from the server passes [`crate::sanitize::line`] here, where it enters.
 
-use super::errors::{error_from_reply, retry_after_at, summarize_error_body};
+use super::errors::{error_from_reply, summarize_error_body};
+use crate::backoff::retry_after as retry_after_at;
 use crate::metrics::series::{Labels, Point, Series};
 use crate::metrics::source::{QueryAnswer, SourceError};
 use crate::sanitize;
