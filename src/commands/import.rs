@@ -6,22 +6,20 @@ use super::Context;
 use crate::cli::GrafanaArgs;
 use crate::config::grafana::{self, Finding, ImportOptions, VariableResolver};
 use color_eyre::eyre::WrapErr;
-use std::io::Read;
 use std::process::ExitCode;
 
 /// Run `warroom import grafana`.
 pub async fn grafana(ctx: &Context, args: GrafanaArgs) -> color_eyre::Result<ExitCode> {
     let config = ctx.config_or_default();
-    let mut text = String::new();
-    if args.file.as_os_str() == "-" {
-        std::io::stdin()
-            .take(grafana::MAX_INPUT_BYTES as u64 + 1)
-            .read_to_string(&mut text)
-            .wrap_err("cannot read the dashboard from standard input")?;
+    let shown = if args.file.as_os_str() == "-" {
+        "standard input".to_string()
     } else {
-        text = std::fs::read_to_string(&args.file)
-            .wrap_err_with(|| format!("cannot read \"{}\"", args.file.display()))?;
-    }
+        format!("\"{}\"", args.file.display())
+    };
+    let bytes = crate::paths::read_capped(&args.file, grafana::MAX_INPUT_BYTES)
+        .wrap_err_with(|| format!("cannot read the dashboard from {shown}"))?;
+    let text = String::from_utf8(bytes)
+        .wrap_err_with(|| format!("{shown} is not UTF-8 text: is it a dashboard JSON export?"))?;
     let client = match config.prometheus.url {
         Some(_) => Some(crate::metrics::from_config::client(&config)?),
         None => None,

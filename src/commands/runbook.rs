@@ -285,10 +285,7 @@ async fn run_one(
         other => other,
     };
     let (run_id, from) = match &resume {
-        None => (
-            format!("{}-{}", rb.name, started.format("%Y%m%dT%H%M%S%.3fZ")),
-            None,
-        ),
+        None => (rb.run_id(started), None),
         Some(id) => match resume_at(rb, &runs, journal.as_ref(), id, operator.as_ref()).await {
             Ok(Some(at)) => (id.clone(), Some(at)),
             Ok(None) => return Ok(ExitCode::from(RunOutcome::Aborted.exit_code())),

@@ -145,8 +145,7 @@ pub fn origin(rb: &Runbook) -> Origin {
 pub fn text(rb: &Runbook) -> Result<String, String> {
     match shipped_text(rb) {
         Some(t) => Ok(t.to_string()),
-        None => std::fs::read_to_string(&rb.file)
-            .map_err(|e| format!("cannot read \"{}\" again: {e}", rb.file.display())),
+        None => super::load::read_again(&rb.file),
     }
 }
 

@@ -40,10 +40,20 @@ pub fn load_files(files: &[PathBuf]) -> Loaded {
     out
 }
 
+/// The largest runbook file read (the shipped ones are under 8 KiB).
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+
+/// A runbook file's text, read again after it was loaded (at most [`MAX_FILE_BYTES`]).
+pub fn read_again(path: &Path) -> Result<String, String> {
+    let bytes = crate::paths::read_capped(path, MAX_FILE_BYTES)
+        .map_err(|e| format!("cannot read \"{}\" again: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|_| format!("\"{}\" is no longer UTF-8", path.display()))
+}
+
 /// Load one file.
 pub fn load_file(path: &Path) -> Result<Runbook, Diagnostics> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::paths::read_capped(path, MAX_FILE_BYTES).map_err(|e| {
         Diagnostics(vec![Diagnostic::at(
             &name,
             "",
@@ -73,12 +83,21 @@ pub fn utf8<'a>(file: &str, bytes: &'a [u8]) -> Result<&'a str, Diagnostics> {
     })
 }
 
+/// The longest runbook name or step id, in bytes: a run's file name is the name, a 25-byte
+/// time and `.jsonl`, and must stay well under the 255 bytes a file name may have.
+pub const MAX_NAME: usize = 64;
+
 /// Why a runbook name or step id cannot be used: it becomes part of file names (a run's
-/// record) and of what is shown, so no path separators, `..`, control characters, NUL, bidi
+/// record) and of what is shown, so at most [`MAX_NAME`] bytes, no path separators, `..`, no
+/// leading `.` (a hidden file; `.` and `..` themselves), control characters, NUL, bidi
 /// overrides or invisible characters.
 pub fn unsafe_name(name: &str) -> Option<&'static str> {
-    if name.contains('/') || name.contains('\\') {
+    if name.len() > MAX_NAME {
+        Some("is longer than 64 bytes")
+    } else if name.contains('/') || name.contains('\\') {
         Some("holds a path separator")
+    } else if name.starts_with('.') {
+        Some("starts with '.' (a hidden file)")
     } else if name.contains("..") {
         Some("holds \"..\"")
     } else if name.chars().any(crate::sanitize::is_hostile) {

@@ -36,6 +36,13 @@ impl Runbook {
     pub fn step(&self, id: &str) -> Option<&Step> {
         self.steps.iter().find(|s| s.id == id)
     }
+
+    /// The id of a run of this runbook started at `at`: it names the run's record file
+    /// (`runs/<id>.jsonl`), so the name's own rules (`load::unsafe_name`) keep it one short,
+    /// visible file name.
+    pub fn run_id(&self, at: chrono::DateTime<chrono::Utc>) -> String {
+        format!("{}-{}", self.name, at.format("%Y%m%dT%H%M%S%.3fZ"))
+    }
 }
 
 /// A variable: a default (overridable by `--var`), or read from the environment.

@@ -92,3 +92,28 @@ fn a_closed_pipe_ends_the_output_quietly() {
     );
     assert!(err.trim().is_empty(), "nothing on stderr: {err}");
 }
+
+/// `import grafana` is pointed at files nobody checked (a download, a colleague's paste): a
+/// gigabyte file is refused from its size before any of it is read, and a stream that never
+/// ends (`/dev/zero`) at the cap, so neither can fill memory.
+#[test]
+fn an_import_of_a_huge_file_or_an_endless_stream_is_refused_at_the_cap() {
+    let data = tempfile::tempdir().unwrap();
+    let big = data.path().join("dashboard.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let err = plain_one_line(&warroom(
+        data.path(),
+        &["import", "grafana", big.to_str().unwrap()],
+        &[],
+    ));
+    assert!(err.contains("1073741824 bytes, over the"), "{err}");
+    let err = plain_one_line(&warroom(
+        data.path(),
+        &["import", "grafana", "/dev/zero"],
+        &[],
+    ));
+    assert!(err.contains("more than"), "{err}");
+}

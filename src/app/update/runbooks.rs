@@ -224,7 +224,7 @@ pub fn start(model: &mut Model, rb: Runbook, vars: Vec<(String, String)>) -> Vec
         model.notify(refused, true, Some(8));
         return Vec::new();
     }
-    let run_id = format!("{}-{}", rb.name, model.now.format("%Y%m%dT%H%M%S%.3fZ"));
+    let run_id = rb.run_id(model.now);
     let mut view = RunPane::new(run_id.clone(), &rb, model.now);
     if let Some(p) = model.runbooks.plan.take().filter(|p| p.name == rb.name) {
         view.batch_totals = p.batches;

@@ -15,14 +15,8 @@ pub fn bind(rb: &Runbook, values: &BTreeMap<String, String>) -> Result<Runbook, 
         return Ok(rb.clone());
     }
     let name = rb.file.display().to_string();
-    let source = std::fs::read_to_string(&rb.file).map_err(|e| {
-        Diagnostics(vec![Diagnostic::at(
-            &name,
-            "",
-            None,
-            format!("cannot read the runbook again: {e}"),
-        )])
-    })?;
+    let source = super::read_again(&rb.file)
+        .map_err(|e| Diagnostics(vec![Diagnostic::at(&name, "", None, e)]))?;
     bind_text(rb, &source, values)
 }
 
