@@ -8,7 +8,8 @@
 //!   and words on spaces): a server is `backend/server` of letters, digits, `_ . : -`.
 //! - A reply that is an error ("No such server.", "Unknown command…", "Permission denied")
 //!   is a failure with its first line; a `show` reply is read into [`Rows`].
-//! - Every connection, write and read has a timeout; a reply is read to at most [`MAX_REPLY`].
+//! - Every connection, write and read has a timeout; a reply is read to at most [`MAX_REPLY`],
+//!   and a longer one is an error: a reply cut short is never judged as if it were whole.
 
 use super::rows::{MAX_KEPT_ROWS, RowCondition, Rows};
 use super::template::{Context, RenderError, Template, Values};
@@ -19,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time between readings of `show stat` while waiting for a drained server's sessions.
 pub const DRAIN_POLL: Duration = Duration::from_millis(250);
-/// Largest reply read; the rest is dropped.
+/// Largest reply read; a longer one fails the command (it is not judged on a part).
 pub const MAX_REPLY: usize = 4 * 1024 * 1024;
 
 /// A server's administrative state.
@@ -120,6 +121,14 @@ pub enum HaproxyError {
     BadBackend(String),
     #[error("weight \"{0}\" is not a whole number from 0 to 256 (or a percentage such as \"50%\")")]
     BadWeight(String),
+    #[error(
+        "{socket}: the reply to \"{command}\" is longer than {limit} bytes, more than warroom reads; nothing was judged on a part of it"
+    )]
+    TooLong {
+        socket: String,
+        command: String,
+        limit: usize,
+    },
     #[error("cannot reach HAProxy's stats socket {socket}: {reason}")]
     Connect { socket: String, reason: String },
     #[error("{socket}: \"{command}\" got no reply within {after}; is this HAProxy's stats socket?")]
@@ -301,10 +310,11 @@ pub fn command(
     })
 }
 
+/// Send `line` and read the reply to its end; `None` when it runs past [`MAX_REPLY`].
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     mut s: S,
     line: &str,
-) -> std::io::Result<Vec<u8>> {
+) -> std::io::Result<Option<Vec<u8>>> {
     s.write_all(format!("{line}\n").as_bytes()).await?;
     s.flush().await?;
     let mut out = Vec::new();
@@ -314,13 +324,12 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         if n == 0 {
             break;
         }
-        let room = MAX_REPLY.saturating_sub(out.len());
-        out.extend_from_slice(&buf[..n.min(room)]);
-        if room <= n {
-            break;
+        if out.len() + n > MAX_REPLY {
+            return Ok(None);
         }
+        out.extend_from_slice(&buf[..n]);
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Send one command and read the whole reply (HAProxy closes the connection after it).
@@ -347,7 +356,13 @@ pub async fn send(socket: &Socket, line: &str, timeout: Duration) -> Result<Stri
         }
     };
     match tokio::time::timeout(timeout, work).await {
-        Ok(r) => r.map(|b| String::from_utf8_lossy(&b).into_owned()),
+        Ok(Ok(Some(b))) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Ok(Ok(None)) => Err(HaproxyError::TooLong {
+            socket: shown,
+            command: line.to_string(),
+            limit: MAX_REPLY,
+        }),
+        Ok(Err(e)) => Err(e),
         Err(_) => Err(HaproxyError::Timeout {
             socket: shown,
             command: line.to_string(),

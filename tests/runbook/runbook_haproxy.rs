@@ -331,3 +331,52 @@ async fn bad_input_fails_with_one_clear_line_and_touches_nothing() {
         assert_eq!(admin_and_weight(h, "web2").0, "0", "{id}");
     }
 }
+
+/// A `show stat` reply past `MAX_REPLY` (a stand-in for HAProxy's runtime socket answering
+/// 60,000 servers, every one UP) fails the step: a reply cut at the limit was once judged as if
+/// whole, and `each = true` "succeeded" on the rows that happened to fit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_past_the_limit_fails_instead_of_being_judged_on_a_part() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stats.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let header = "# pxname,svname,qcur,qmax,scur,smax,slim,stot,bin,bout,dreq,dresp,ereq,econ,eresp,wretr,wredis,status,weight\n";
+    let mut reply = String::from(header);
+    let mut n = 0;
+    while reply.len() <= warroom::runbook::haproxy::MAX_REPLY + 1024 * 1024 {
+        reply.push_str(&format!("be_app,web{n},0,0,0,0,,0,0,0,,0,,0,0,0,0,UP,1\n"));
+        n += 1;
+    }
+    reply.push('\n');
+    let server = std::thread::spawn(move || {
+        for conn in listener.incoming().take(1) {
+            let mut conn = conn.unwrap();
+            let mut line = String::new();
+            BufReader::new(&conn).read_line(&mut line).unwrap();
+            assert_eq!(line, "show stat\n");
+            // The client stops reading at the limit and closes: a broken pipe is expected.
+            let _ = conn.write_all(reply.as_bytes());
+        }
+    });
+    let src = runbook(
+        &path.display().to_string(),
+        r#"
+[[step]]
+id = "all-up"
+kind = "haproxy"
+socket = "{{sock}}"
+show = "stat"
+expect = { column = "status", each = true, equals = "UP" }
+"#,
+    );
+    let ran = run(&src, &[], &[], None).await;
+    server.join().unwrap();
+    assert_eq!(ran.outcome, RunOutcome::Failed, "{:#?}", ran.events);
+    let (outcome, said) = ran.step("all-up").unwrap();
+    assert_eq!(outcome, StepOutcome::Failed, "{said}");
+    assert!(
+        said.contains("is longer than 4194304 bytes"),
+        "{said} ({n} rows sent)"
+    );
+}
