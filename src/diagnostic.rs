@@ -1,5 +1,7 @@
 //! Errors in files people write (warroom.toml, runbooks, scenarios, themes) rendered the same
 //! way everywhere: `file:line:col: message`, the offending line, and a caret under the spot.
+//! A secret in the quoted line or the message (`token = "ghp_…"`, a DSN's password) is masked:
+//! an error message is pasted into chats and tickets.
 
 use std::fmt;
 use std::ops::Range;
@@ -26,7 +28,8 @@ impl Diagnostic {
         span: Option<Range<usize>>,
         message: impl Into<String>,
     ) -> Self {
-        let message = crate::sanitize::multiline(message.into().trim()).into_owned();
+        let message =
+            crate::secret::mask_patterns(&crate::sanitize::multiline(message.into().trim()));
         let file = file.into();
         let Some(span) = span else {
             return Diagnostic {
@@ -53,7 +56,7 @@ impl Diagnostic {
             line,
             col,
             message,
-            source_line: Some(crate::sanitize::line(text).into_owned()),
+            source_line: Some(crate::secret::mask_patterns(&crate::sanitize::line(text))),
             width,
         }
     }
@@ -149,6 +152,24 @@ mod tests {
         let d = Diagnostic::from_toml("w.toml", src, &err);
         assert_eq!(d.line, 2);
         assert!(d.headline().starts_with("w.toml:2:"));
+    }
+
+    #[test]
+    fn a_secret_on_the_line_or_in_the_message_is_masked() {
+        let src = "[source]\nurl = \"postgres://app:hunter22@db/app\"\npassword = 'pa55word!'\n";
+        let at = src.find("password").unwrap();
+        let err = Diagnostic::at(
+            "w.toml",
+            src,
+            Some(at..at + 8),
+            "unknown field, found password = pa55word!",
+        );
+        let shown = err.to_string();
+        assert!(!shown.contains("pa55word"), "{shown}");
+        assert!(shown.contains("password = '***'"), "{shown}");
+        let url = Diagnostic::at("w.toml", src, Some(15..20), "bad url").to_string();
+        assert!(!url.contains("hunter22"), "{url}");
+        assert!(url.contains("app:***@db"), "{url}");
     }
 
     #[test]

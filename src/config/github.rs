@@ -233,6 +233,15 @@ mod tests {
         let (line, _, msg) = err("[github]\ntoken = \"ghp_abc\"\n");
         assert_eq!(line, 2);
         assert!(msg.contains("unknown field `token`"), "{msg}");
+        // The error quotes the line back, but never the token on it.
+        let canary = "ghp_C4n4ryT0k3nV4lu3x";
+        let text = format!("[github]\ntoken = \"{canary}\"\n");
+        let shown = match Config::parse("w.toml", &text) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a token in the config was taken"),
+        };
+        assert!(shown.contains("token = \"***\""), "{shown}");
+        assert!(!shown.contains("C4n4ry"), "{shown}");
         let (_, _, msg) = err("[github]\ntoken_env = \"A\"\ntoken_file = \"/x\"\n");
         assert!(msg.contains("keep one"), "{msg}");
         let (line, _, _) = err("[github]\npostmortems = \"../x\"\n");
