@@ -19,6 +19,7 @@ pub mod snapshot;
 pub mod storage;
 pub mod store;
 pub mod summary;
+pub mod tail;
 pub mod timeline;
 pub mod vocabulary;
 pub mod writer;

@@ -11,11 +11,14 @@
 //! On open ([`scan`]): an unfinished last line (no newline at its end) is a torn write: it is
 //! reported, copied to `journal.torn-<n>`, cut off, and noted in the journal. Damage followed
 //! by good records, or a complete last line that does not check, is not a torn write: opening
-//! stops with an error naming the line and changes nothing.
+//! stops with an error naming the line and changes nothing. A journal that ends before the
+//! last record its tail marker names ([`super::tail`]) was cut at a record boundary: opening
+//! and reading stop with an error too.
 
 use super::event::{Event, Source};
 use super::record::{LineError, Record};
 use super::storage::{FileStorage, Storage, sync_dir};
+use super::tail::{Cut, Tail, TailFile};
 use crate::clock::{SharedClock, WallClock};
 use chrono::{DateTime, Utc};
 use std::io;
@@ -50,6 +53,8 @@ pub enum JournalError {
         expected_prev: u64,
         found: u64,
     },
+    #[error("the journal \"{path}\" was cut: {cut}")]
+    Cut { path: PathBuf, cut: Cut },
     #[error("cannot set aside the torn tail of \"{path}\": {source}; nothing was changed")]
     SetAside { path: PathBuf, source: io::Error },
     #[error(
@@ -62,6 +67,15 @@ pub enum JournalError {
     Invalid(#[from] super::event::InvalidEvent),
     #[error("cannot encode the record: {0}")]
     Encode(#[from] serde_json::Error),
+}
+
+impl JournalError {
+    /// The event itself cannot be recorded (a value the journal cannot carry, an action-item
+    /// number past the last): sending it again would fail again, and the journal is as
+    /// durable as before. Every other append error is the journal failing.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, JournalError::Invalid(_) | JournalError::Encode(_))
+    }
 }
 
 /// A torn tail found when the journal was opened.
@@ -186,6 +200,9 @@ pub fn scan(bytes: &[u8], path: &Path) -> Result<Scan, JournalError> {
 /// Reads and checks a journal without changing it (for `timeline`, `show`, exports): a torn
 /// tail is reported and skipped, damage in the middle is an error. A missing file is empty.
 pub fn read(path: &Path) -> Result<Recovery, JournalError> {
+    // The marker first: it is written after the journal, so read in this order it never
+    // names a record the journal read next does not hold, unless records were lost.
+    let marker = super::tail::read(path);
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
@@ -197,10 +214,39 @@ pub fn read(path: &Path) -> Result<Recovery, JournalError> {
         }
     };
     let scan = scan(&bytes, path)?;
+    check_tail(path, marker, &scan)?;
     Ok(Recovery {
         records: scan.records,
         torn: scan.torn,
     })
+}
+
+/// The journal as scanned against its tail marker: an error when it lost acknowledged records.
+/// A marker that cannot be read is said in the log and returned, so an opening writer can say
+/// so on the timeline; the journal is then taken as it is.
+fn check_tail(
+    path: &Path,
+    marker: Option<Result<Tail, String>>,
+    scan: &Scan,
+) -> Result<Option<String>, JournalError> {
+    match marker {
+        None => Ok(None),
+        Some(Ok(tail)) => tail
+            .check(
+                &super::tail::path_for(path),
+                scan.records.len() as u64,
+                scan.good_len,
+            )
+            .map(|()| None)
+            .map_err(|cut| JournalError::Cut {
+                path: path.to_path_buf(),
+                cut,
+            }),
+        Some(Err(why)) => {
+            tracing::warn!(path = %path.display(), %why, "the journal's tail marker is unreadable");
+            Ok(Some(why))
+        }
+    }
 }
 
 /// Whether records written now are durable.
@@ -224,6 +270,8 @@ pub struct Journal {
     next_seq: u64,
     good_len: u64,
     durability: Durability,
+    /// The tail marker, rewritten after each record is synced.
+    tail: TailFile,
     /// This machine's name, stamped on the records written here.
     host: String,
     /// The highest `AI-n` action item id recorded so far (ids asked for empty are `n + 1`).
@@ -252,7 +300,16 @@ impl Journal {
             path: path.to_path_buf(),
             source,
         };
+        let marker = super::tail::read(path);
         let existed = path.exists();
+        if !existed && let Some(Ok(tail)) = marker {
+            // The journal is gone but its marker is not: refuse before creating an empty one.
+            let cut = tail.check(&super::tail::path_for(path), 0, 0);
+            cut.map_err(|cut| JournalError::Cut {
+                path: path.to_path_buf(),
+                cut,
+            })?;
+        }
         let file = FileStorage::open(path).map_err(read_err)?;
         if !existed {
             // A new file's directory entry must be durable too, or a crash could lose it.
@@ -260,6 +317,8 @@ impl Journal {
         }
         let bytes = std::fs::read(path).map_err(read_err)?;
         let mut scan = scan(&bytes, path)?;
+        let unreadable_marker = check_tail(path, marker, &scan)?;
+        let tail = TailFile::open(path).map_err(read_err)?;
         let mut storage = wrap(file);
         if let Some(torn) = &mut scan.torn {
             let kept = set_aside(path, &bytes[torn.offset as usize..]).map_err(|source| {
@@ -284,6 +343,7 @@ impl Journal {
             next_seq: scan.records.len() as u64 + 1,
             good_len: scan.good_len,
             durability: Durability::Durable,
+            tail,
             host: super::store::this_host(),
             last_action: scan
                 .records
@@ -308,6 +368,18 @@ impl Journal {
                 journal.append(Source::System, "warroom", Event::JournalNotice { message })?;
             scan.records.push(notice);
         }
+        if let Some(why) = unreadable_marker {
+            let message = format!(
+                "The journal's tail marker was unreadable ({why}), so whether records were cut \
+                 from the journal's end before this opening could not be checked. A new marker \
+                 was written."
+            );
+            let notice =
+                journal.append(Source::System, "warroom", Event::JournalNotice { message })?;
+            scan.records.push(notice);
+        }
+        // A journal without a marker (new, or from before markers) gets one now.
+        journal.write_tail().map_err(read_err)?;
         Ok((
             journal,
             Recovery {
@@ -401,8 +473,22 @@ impl Journal {
         }
         self.good_len += line.len() as u64;
         self.next_seq += 1;
+        if let Err(e) = self.write_tail() {
+            // Not acknowledged: the record is cut off again with the rest of the failure.
+            self.good_len -= line.len() as u64;
+            self.next_seq -= 1;
+            return Err(self.fail(format!("writing the tail marker failed: {e}")));
+        }
         self.last_action = self.last_action.max(action_number(&record.kind));
         Ok(record)
+    }
+
+    /// Says the acknowledged end of the journal in its tail marker.
+    fn write_tail(&mut self) -> io::Result<()> {
+        self.tail.write(Tail {
+            seq: self.next_seq - 1,
+            len: self.good_len,
+        })
     }
 
     /// Marks the journal not durable and cuts off whatever part of the failed line got written
@@ -426,7 +512,8 @@ impl Journal {
         let result = self
             .storage
             .truncate(self.good_len)
-            .and_then(|()| self.storage.sync_data());
+            .and_then(|()| self.storage.sync_data())
+            .and_then(|()| self.write_tail());
         match result {
             Ok(()) => {
                 tracing::info!(path = %self.path.display(), "journal durable again");

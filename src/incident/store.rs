@@ -4,6 +4,7 @@
 //! ```text
 //! <data dir>/incidents/2026-11-29-1/
 //!     journal.jsonl      the timeline (see `journal`)
+//!     journal.tail       the last record acknowledged, so a cut journal is found (see `tail`)
 //!     journal.torn-1     torn tails cut off on open, kept for inspection
 //!     lock               held (flock) by the one writer; says who and since when
 //!     snapshots/         panel series for charts and replay

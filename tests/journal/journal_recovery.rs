@@ -147,15 +147,28 @@ fn a_complete_last_line_with_a_bad_checksum_is_damage_not_a_torn_write() {
     );
     // Nothing was cut or set aside, and reading says the same.
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    assert_eq!(set_aside(dir.path()), 0);
     assert!(matches!(
         warroom::incident::journal::read(&path),
         Err(JournalError::Corrupt { line: 3, .. })
     ));
-    // Without its newline the same line is a torn write, as before.
+    // Without its newline the same line is a torn write, as before. (A crash tears only a
+    // record not yet acknowledged, which no tail marker names: the marker goes too.)
     std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    std::fs::remove_file(path.with_extension("tail")).unwrap();
     let (_j, recovery) = Journal::open_with(&path, clock(), |f| Box::new(f)).unwrap();
     assert!(recovery.torn.is_some());
+}
+
+/// How many torn tails were set aside in `dir` (`journal.torn-<n>`).
+fn set_aside(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("journal.torn")
+        })
+        .count()
 }
 
 fn line_of(bytes: &[u8], pos: usize) -> usize {
@@ -193,8 +206,8 @@ fn a_thousand_random_byte_flips_in_the_middle_are_all_detected() {
         // Nothing was changed or set aside: the operator decides.
         assert_eq!(std::fs::read(&path).unwrap(), damaged, "seed {seed}");
     }
-    let entries = std::fs::read_dir(dir.path()).unwrap().count();
-    assert_eq!(entries, 1, "no torn-tail files were written (seed {seed})");
+    let entries = set_aside(dir.path());
+    assert_eq!(entries, 0, "no torn-tail files were written (seed {seed})");
     println!(
         "byte flips: {detected}/{flips} detected ({:.1} %), {right_line} named the damaged line",
         100.0 * detected as f64 / flips as f64
@@ -238,4 +251,77 @@ fn a_missing_record_is_a_gap_even_when_every_line_is_valid() {
         other => panic!("expected a gap, got {other:?}"),
     }
     assert_eq!(std::fs::read(&path).unwrap(), without_third);
+}
+
+/// RELIABILITY.md, "The journal": a journal cut exactly at a record boundary, to nothing, or
+/// removed, still reads as a valid journal line by line; its tail marker says records that were
+/// acknowledged are missing, so opening and reading stop with an error and change nothing. A
+/// marker that cannot be read is said on the timeline, never silently trusted.
+#[test]
+fn a_journal_cut_at_a_record_boundary_or_to_nothing_is_reported_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original").join("journal.jsonl");
+    std::fs::create_dir(original.parent().unwrap()).unwrap();
+    let records = write_journal(&original, 6);
+    let full = std::fs::read(&original).unwrap();
+    let marker = std::fs::read(original.with_extension("tail")).unwrap();
+    let mut boundaries = line_starts(&full);
+    assert_eq!(boundaries.len(), records.len());
+    boundaries.push(full.len());
+    for (kept, &cut) in boundaries.iter().enumerate() {
+        let case = dir.path().join(format!("cut-{kept}"));
+        std::fs::create_dir(&case).unwrap();
+        let path = case.join("journal.jsonl");
+        std::fs::write(&path, &full[..cut]).unwrap();
+        std::fs::write(path.with_extension("tail"), &marker).unwrap();
+        let read = warroom::incident::journal::read(&path);
+        let opened = Journal::open(&path).map(|_| ());
+        if kept == records.len() {
+            assert_eq!(read.unwrap().records, records, "the whole journal reads");
+            opened.unwrap();
+            continue;
+        }
+        for result in [read.map(|_| ()), opened] {
+            match result {
+                Err(e @ JournalError::Cut { .. }) => {
+                    let shown = e.to_string();
+                    assert!(
+                        shown.contains(&format!("ends at record {kept}"))
+                            && shown.contains("record 6 was written and synced"),
+                        "{shown}"
+                    );
+                }
+                other => panic!("cut to {kept} records: {other:?}"),
+            }
+        }
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            &full[..cut],
+            "nothing changed"
+        );
+    }
+    // The journal removed, its marker left: refused, and no empty journal is made.
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    std::fs::write(gone.join("journal.tail"), &marker).unwrap();
+    let path = gone.join("journal.jsonl");
+    assert!(matches!(
+        warroom::incident::journal::read(&path),
+        Err(JournalError::Cut { .. })
+    ));
+    assert!(matches!(
+        Journal::open(&path),
+        Err(JournalError::Cut { .. })
+    ));
+    assert!(!path.exists(), "no empty journal was created");
+
+    // A marker that does not parse: the journal opens, and says the check could not be made.
+    std::fs::write(original.with_extension("tail"), b"garbage").unwrap();
+    let (_j, recovery) = Journal::open(&original).unwrap();
+    let said = match &recovery.records.last().unwrap().kind {
+        Event::JournalNotice { message } => message.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(said.contains("tail marker was unreadable"), "{said}");
+    assert_eq!(recovery.records[..records.len()], records[..]);
 }
