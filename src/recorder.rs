@@ -361,6 +361,9 @@ fn status_line(report: &Report, tz: chrono_tz::Tz) {
                 source_name(*source)
             )
         }
+        Report::Panel(PanelReport::Refused { event, error }) => {
+            eprintln!("not recorded (refused; the journal is durable): {event}: {error}")
+        }
         Report::Panel(PanelReport::SourceDown { error, retry_in }) => eprintln!(
             "metrics unavailable: {error}; next try in {}s",
             retry_in.as_secs()

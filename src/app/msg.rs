@@ -36,6 +36,9 @@ pub enum Msg {
     },
     /// A journal append finished: the synced record, or why it is not durable.
     Recorded(Result<crate::incident::Record, String>),
+    /// The journal refused an event itself (see `JournalError::is_refusal`): said, but the
+    /// journal is as durable as before.
+    Refused(String),
     /// The export finished: where the draft is and the lint's findings, or why it failed.
     Exported(Result<(String, Vec<String>), String>),
     /// Discovery answered: the dashboard it built, or why it could not.

@@ -216,6 +216,15 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             model.dirty = true;
         }
+        Msg::Refused(error) => {
+            model.recording = model.recording.saturating_sub(1);
+            model.notify(
+                format!("not recorded: {}", crate::sanitize::line(&error)),
+                true,
+                Some(10),
+            );
+            model.dirty = true;
+        }
         Msg::Changes(report) => changes::report(model, report),
         Msg::Published(report) => publish::report(model, report),
         Msg::Declared(result) => return incident::declared(model, result),

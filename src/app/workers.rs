@@ -217,11 +217,11 @@ fn record_in_order(
     let tx = tx.clone();
     tokio::spawn(async move {
         for (source, actor, event) in records {
-            let result = journal
-                .append(source, &actor, event)
-                .await
-                .map_err(|e| e.to_string());
-            let _ = tx.send(Msg::Recorded(result));
+            let msg = match journal.append(source, &actor, event).await {
+                Err(e) if e.is_refusal() => Msg::Refused(e.to_string()),
+                result => Msg::Recorded(result.map_err(|e| e.to_string())),
+            };
+            let _ = tx.send(msg);
         }
     });
 }

@@ -346,18 +346,17 @@ impl Event {
         self
     }
 
-    /// Checks what JSON cannot carry faithfully: a NaN or infinite value would be written as
-    /// `null` and could never be read back, so it is refused before it reaches the journal.
+    /// Checks what the journal cannot carry faithfully. A reading may be ±Inf or NaN (a ratio
+    /// over zero requests is an ordinary reading): it is written as `"+Inf"`, `"-Inf"` or
+    /// `"NaN"` and read back exactly. A threshold is configuration and always finite; a
+    /// rehearsal's figures are computed and finite too: anything else there is refused.
     pub fn check(&self) -> Result<(), InvalidEvent> {
         match self {
             Event::ThresholdCrossed {
-                panel,
-                value,
-                threshold,
-                ..
-            } if !value.is_finite() || !threshold.is_finite() => Err(InvalidEvent(format!(
-                "threshold crossing on panel \"{panel}\" has a value that is not a finite number \
-                 (value {value}, threshold {threshold}); it was not recorded"
+                panel, threshold, ..
+            } if !threshold.is_finite() => Err(InvalidEvent(format!(
+                "threshold crossing on panel \"{panel}\" has a threshold that is not a finite \
+                 number ({threshold}); it was not recorded"
             ))),
             Event::Correction {
                 replacement: Some(r),
@@ -452,14 +451,21 @@ mod tests {
 
     #[test]
     fn values_json_cannot_carry_are_refused_even_inside_a_correction() {
-        let bad = Event::ThresholdCrossed {
+        let crossing = |value: f64, threshold: f64| Event::ThresholdCrossed {
             panel: "p".into(),
             level: Level::Warn,
             direction: Direction::Up,
-            value: f64::INFINITY,
-            threshold: 1.0,
+            value,
+            threshold,
             at: DateTime::<Utc>::UNIX_EPOCH,
         };
+        for reading in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 2.0] {
+            assert!(
+                crossing(reading, 1.0).check().is_ok(),
+                "{reading} is a reading"
+            );
+        }
+        let bad = crossing(2.0, f64::INFINITY);
         assert!(bad.check().is_err());
         let wrapped = Event::Correction {
             supersedes: 1,
@@ -482,14 +488,16 @@ mod tests {
                 .unwrap()
                 .with_timezone(&Utc),
         };
-        for v in [f64::INFINITY, f64::NEG_INFINITY] {
+        for (v, shown) in [
+            (f64::INFINITY, "\"+Inf\""),
+            (f64::NEG_INFINITY, "\"-Inf\""),
+            (f64::NAN, "\"NaN\""),
+        ] {
             let text = serde_json::to_string(&crossing(v)).unwrap();
-            assert!(
-                text.contains(if v > 0.0 { "\"+Inf\"" } else { "\"-Inf\"" }),
-                "{text}"
-            );
+            assert!(text.contains(&format!("\"value\":{shown}")), "{text}");
             let back: Event = serde_json::from_str(&text).unwrap();
-            assert_eq!(back, crossing(v));
+            // NaN is not equal to itself: compare what is written, which must be stable.
+            assert_eq!(serde_json::to_string(&back).unwrap(), text);
         }
         let text = serde_json::to_string(&crossing(0.25)).unwrap();
         assert!(text.contains("\"value\":0.25"), "{text}");

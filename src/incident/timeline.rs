@@ -31,6 +31,16 @@ fn step_state(s: StepState) -> &'static str {
 
 /// One line describing `event`, free of control characters (newlines in notes are shown as
 /// `\n`).
+/// A reading as the journal and Prometheus write it: `+Inf`, `-Inf` and `NaN` by name.
+fn reading(v: f64) -> String {
+    match v {
+        v if v.is_nan() => "NaN".into(),
+        f64::INFINITY => "+Inf".into(),
+        f64::NEG_INFINITY => "-Inf".into(),
+        v => v.to_string(),
+    }
+}
+
 pub fn describe(event: &Event) -> String {
     let text = match event {
         Event::IncidentOpened { title, severity } => {
@@ -88,7 +98,10 @@ pub fn describe(event: &Event) -> String {
                 Direction::Up => "rose above",
                 Direction::Down => "fell below",
             };
-            format!("{panel} {verb} {level} {threshold} (at {value})")
+            format!(
+                "{panel} {verb} {level} {threshold} (at {})",
+                reading(*value)
+            )
         }
         Event::AlertFiring {
             name, labels: l, ..

@@ -36,6 +36,13 @@ pub enum WriteError {
     Stopped,
 }
 
+impl WriteError {
+    /// See [`JournalError::is_refusal`]: the event was refused, the journal is fine.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, WriteError::Journal(e) if e.is_refusal())
+    }
+}
+
 /// A handle to the incident's journal thread. Cloning it shares the same writer.
 #[derive(Debug, Clone)]
 pub struct JournalWriter {

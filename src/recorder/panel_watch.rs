@@ -93,6 +93,12 @@ pub enum PanelReport {
         event: String,
         error: String,
     },
+    /// The journal refused the event itself (it can never be recorded, so it was dropped);
+    /// the journal is as durable as before.
+    Refused {
+        event: String,
+        error: String,
+    },
     /// The metrics source did not answer; the next round is in `retry_in`.
     SourceDown {
         error: String,
@@ -237,6 +243,15 @@ async fn flush(
             Ok(r) => {
                 tracing::info!(seq = r.seq, "crossing recorded");
                 report(PanelReport::Recorded(r));
+                unrecorded.pop_front();
+            }
+            Err(e) if e.is_refusal() => {
+                // Retrying cannot help, and keeping it would hold back every later crossing.
+                tracing::error!(error = %e, "crossing refused by the journal; dropped");
+                report(PanelReport::Refused {
+                    event: crate::incident::timeline::describe(event),
+                    error: e.to_string(),
+                });
                 unrecorded.pop_front();
             }
             Err(e) => {

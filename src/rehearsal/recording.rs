@@ -117,6 +117,11 @@ impl Recording {
                     PanelReport::NotRecorded { event, error } => {
                         eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}")
                     }
+                    PanelReport::Refused { event, error } => {
+                        eprintln!(
+                            "not recorded (refused; the journal is durable): {event}: {error}"
+                        )
+                    }
                     PanelReport::PanelFailed { panel, error } => {
                         eprintln!("panel \"{panel}\": query refused: {error}")
                     }

@@ -293,8 +293,8 @@ impl Executor {
             let verdict = run.feed(spec, &reading);
             self.emit(RunEvent::GateReading {
                 step: step.to_string(),
-                reading: format!("{reading:?}"),
-                verdict: format!("{verdict:?}"),
+                reading: reading.to_string(),
+                verdict: verdict.to_string(),
             })?;
             if verdict.is_final() {
                 return Ok(verdict);

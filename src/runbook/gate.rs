@@ -7,8 +7,11 @@
 //! - The gate passes after `consecutive` successes in a row and at least `min_samples` readings.
 //! - It fails when failed readings are MORE than `failure_limit` (Argo's `failed > failureLimit`):
 //!   with a limit of 1, one bad reading is tolerated and the second fails the gate.
-//! - Empty answers, several series when one was expected, NaN and ±Inf are never a success:
-//!   they are inconclusive (or an error when the query itself failed).
+//! - Empty answers, several series when one was expected, NaN and ±Inf are never a success
+//!   nor a failure: they are inconclusive (or an error when the query itself failed). ±Inf is
+//!   what a ratio over zero or a quantile in the `+Inf` bucket gives: no measure to judge.
+//! - Readings and verdicts are said in words (`fail (0.31)`, `inconclusive: series … is +Inf`),
+//!   on screen and in run records alike.
 
 use super::template::Template;
 use crate::metrics::{QueryAnswer, SourceError};
@@ -124,6 +127,43 @@ pub enum Reading {
     Error(String),
 }
 
+/// A reading's value in words: `+Inf`, `-Inf`, `NaN` by name, else at most four decimals.
+fn number(v: f64) -> String {
+    match v {
+        v if v.is_nan() => "NaN".into(),
+        f64::INFINITY => "+Inf".into(),
+        f64::NEG_INFINITY => "-Inf".into(),
+        v => {
+            let s = format!("{v:.4}");
+            let s = s.trim_end_matches('0').trim_end_matches('.');
+            if s == "-0" { "0".into() } else { s.to_string() }
+        }
+    }
+}
+
+impl fmt::Display for Reading {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reading::Success(v) => write!(f, "success ({})", number(*v)),
+            Reading::Fail(v) => write!(f, "fail ({})", number(*v)),
+            Reading::Inconclusive(why) => write!(f, "inconclusive: {why}"),
+            Reading::Error(why) => write!(f, "error: {why}"),
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Pending => f.write_str("pending"),
+            Verdict::Success => f.write_str("success"),
+            Verdict::Fail(why) => write!(f, "fail: {why}"),
+            Verdict::Inconclusive(why) => write!(f, "inconclusive: {why}"),
+            Verdict::Error(why) => write!(f, "error: {why}"),
+        }
+    }
+}
+
 impl Reading {
     pub fn is_success(&self) -> bool {
         matches!(self, Reading::Success(_))
@@ -158,11 +198,11 @@ pub fn judge(
             return Reading::Inconclusive(format!("series {} is NaN", s.label_text()));
         }
         if p.v.is_infinite() {
-            // An infinite value that violates the condition is still a clear failure.
-            if !condition.holds(p.v) {
-                return Reading::Fail(p.v);
-            }
-            return Reading::Inconclusive(format!("series {} is {}", s.label_text(), p.v));
+            return Reading::Inconclusive(format!(
+                "series {} is {} (a ratio over zero, or a quantile past the last bucket): not judged",
+                s.label_text(),
+                number(p.v)
+            ));
         }
         if !condition.holds(p.v) {
             return Reading::Fail(p.v);
@@ -232,19 +272,19 @@ impl GateRun {
     fn verdict(&self, spec: &GateSpec, last: &Reading) -> Verdict {
         if self.failures > spec.failure_limit {
             return Verdict::Fail(format!(
-                "{} failed readings > failure limit {} (last {last:?})",
+                "{} failed readings > failure limit {} (last {last})",
                 self.failures, spec.failure_limit
             ));
         }
         if self.errors_in_a_row > spec.error_limit {
             return Verdict::Error(format!(
-                "{} query errors in a row > limit {} (last {last:?})",
+                "{} query errors in a row > limit {} (last {last})",
                 self.errors_in_a_row, spec.error_limit
             ));
         }
         if self.inconclusive > spec.inconclusive_limit {
             return Verdict::Inconclusive(format!(
-                "{} inconclusive readings > limit {} (last {last:?})",
+                "{} inconclusive readings > limit {} (last {last})",
                 self.inconclusive, spec.inconclusive_limit
             ));
         }

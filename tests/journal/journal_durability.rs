@@ -147,8 +147,8 @@ fn a_value_json_cannot_carry_is_refused_before_it_is_written() {
                 panel: "p99 latency".into(),
                 level: warroom::incident::event::Level::Warn,
                 direction: warroom::incident::event::Direction::Up,
-                value: f64::NAN,
-                threshold: 0.5,
+                value: 0.7,
+                threshold: f64::NAN,
                 at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
             },
         )

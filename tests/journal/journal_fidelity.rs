@@ -133,3 +133,91 @@ fn records_written_before_the_host_field_read_and_re_encode_unchanged() {
     );
     assert_eq!(Record::decode(&line).unwrap(), new);
 }
+
+/// Issue 28, point 2: ±Inf and NaN are readings (an error ratio over zero requests). They are
+/// recorded as `"+Inf"`, `"-Inf"` and `"NaN"`, read back with the same bits' meaning, printed
+/// by `incident timeline --json` as the journal's own bytes, shown as such in the text
+/// timeline, and the journal stays durable: it once refused them, and the console showed
+/// "NOT DURABLE" and refused every destructive step.
+#[test]
+fn non_finite_readings_are_recorded_exactly_and_the_journal_stays_durable() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let readings = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.25];
+    {
+        let (mut incident, _) = store.open_incident(&id, Role::Cli).unwrap();
+        for (i, value) in readings.into_iter().enumerate() {
+            incident
+                .journal
+                .append(
+                    Source::Metric,
+                    "Error ratio",
+                    Event::ThresholdCrossed {
+                        panel: format!("Error ratio {i}"),
+                        level: Level::Crit,
+                        direction: Direction::Up,
+                        value,
+                        threshold: 0.1,
+                        at: chrono::DateTime::UNIX_EPOCH,
+                    },
+                )
+                .unwrap();
+            assert!(incident.journal.is_durable());
+        }
+    }
+    let journal = std::fs::read(store.journal_path(&id)).unwrap();
+    let text = String::from_utf8(journal.clone()).unwrap();
+    for shown in [
+        "\"value\":\"+Inf\"",
+        "\"value\":\"-Inf\"",
+        "\"value\":\"NaN\"",
+        "\"value\":0.25",
+    ] {
+        assert_eq!(text.matches(shown).count(), 1, "{shown} in {text}");
+    }
+    let read = store.read(&id).unwrap().records;
+    let back: Vec<f64> = read
+        .iter()
+        .map(|r| match &r.kind {
+            Event::ThresholdCrossed { value, .. } => *value,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(back[0], f64::INFINITY);
+    assert_eq!(back[1], f64::NEG_INFINITY);
+    assert!(back[2].is_nan());
+    assert_eq!(back[3], 0.25);
+    let reencoded: Vec<u8> = read.iter().flat_map(|r| r.encode().unwrap()).collect();
+    assert!(reencoded == journal, "re-encoding changed the bytes");
+    let timeline = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_warroom"));
+        c.arg("--data-dir")
+            .arg(data.path())
+            .arg("--log-file")
+            .arg(data.path().join("warroom.log"))
+            .args(["incident", "timeline"]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c
+            .arg(id.to_string())
+            .env("WARROOM_CONFIG", data.path().join("none.toml"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    assert!(
+        timeline(true) == journal,
+        "`timeline --json` differs from the journal"
+    );
+    let shown = String::from_utf8(timeline(false)).unwrap();
+    for v in ["+Inf", "-Inf", "NaN"] {
+        assert!(shown.contains(v), "{v} not shown in:\n{shown}");
+    }
+}

@@ -98,13 +98,17 @@ fn a_good_single_series_is_a_success_and_each_mode_checks_every_series() {
         judge(c, Expect::One, &two),
         Reading::Inconclusive(_)
     ));
-    // +Inf under "below" is a clear failure; under "above" it is not a success.
-    let inf = answer(vec![series("a", Some(f64::INFINITY))]);
-    assert_eq!(judge(c, Expect::One, &inf), Reading::Fail(f64::INFINITY));
-    assert!(matches!(
-        judge(Condition::Above(1.0), Expect::One, &inf),
-        Reading::Inconclusive(_)
-    ));
+    // ±Inf is neither a success nor a failure, whatever the condition: there is no measure.
+    for v in [f64::INFINITY, f64::NEG_INFINITY] {
+        let inf = answer(vec![series("a", Some(v))]);
+        for cond in [c, Condition::Above(1.0), Condition::Between(0.0, 1.0)] {
+            let reading = judge(cond, Expect::One, &inf);
+            assert!(
+                matches!(&reading, Reading::Inconclusive(why) if why.contains("Inf")),
+                "{reading}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -342,6 +342,33 @@ fn a_typed_note_is_recorded_and_shown_only_once_durable() {
     assert!(m.timeline.is_empty());
 }
 
+/// An event the journal refuses (it can never be recorded) is said, and the journal is not
+/// called "NOT DURABLE" for it: once, one ±Inf crossing refused so made the console refuse
+/// every destructive step.
+#[test]
+fn a_refused_event_is_said_without_calling_the_journal_not_durable() {
+    let mut m = with_incident();
+    update(&mut m, key('n'));
+    update(&mut m, key('x'));
+    update(&mut m, code(KeyCode::Enter));
+    assert_eq!(m.recording, 1);
+    update(
+        &mut m,
+        Msg::Refused("threshold crossing on panel \"p\" has a threshold that is not finite".into()),
+    );
+    assert!(m.journal_error.is_none(), "the journal is still durable");
+    assert_eq!(m.recording, 0);
+    let (shown, _) = crate::ui::timeline::journal_state(&m);
+    assert_eq!(shown, "✓ durable");
+    assert!(
+        m.notice
+            .as_ref()
+            .is_some_and(|n| n.text.contains("not recorded")),
+        "{:?}",
+        m.notice
+    );
+}
+
 #[test]
 fn escape_abandons_a_note_and_an_empty_note_records_nothing() {
     let mut m = with_incident();

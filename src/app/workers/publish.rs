@@ -148,6 +148,9 @@ async fn run(
                             Ok(r) => {
                                 let _ = tx.send(Msg::Journaled(Box::new(r)));
                             }
+                            Err(e) if e.is_refusal() => {
+                                let _ = tx.send(Msg::Refused(e.to_string()));
+                            }
                             Err(e) => {
                                 let _ = tx.send(Msg::Recorded(Err(e.to_string())));
                             }

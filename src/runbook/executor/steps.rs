@@ -28,7 +28,7 @@ impl Executor {
             }
             StepKind::Check(g) => Ok(match self.gate(&step.id, g, None, None).await? {
                 Verdict::Success => (StepOutcome::Succeeded, "condition holds".into()),
-                v => (StepOutcome::Failed, format!("{v:?}")),
+                v => (StepOutcome::Failed, v.to_string()),
             }),
             StepKind::Wait { gate, timeout } => {
                 // Waiting tolerates bad readings: only success or the timeout end it.
@@ -38,7 +38,7 @@ impl Executor {
                 Ok(match self.gate(&step.id, &g, None, Some(*timeout)).await? {
                     Verdict::Success => (StepOutcome::Succeeded, "condition holds".into()),
                     Verdict::Inconclusive(why) => (StepOutcome::TimedOut, why),
-                    v => (StepOutcome::Failed, format!("{v:?}")),
+                    v => (StepOutcome::Failed, v.to_string()),
                 })
             }
             StepKind::Http(h) => {
