@@ -1,16 +1,20 @@
-//! SIGINT and SIGTERM as one stream of names, for every long-running command (the console,
-//! replay, the recorder, a runbook run, a headless game day): each stops the same way, with no
-//! new action, its interruption recorded, and the terminal restored.
+//! SIGINT, SIGTERM and SIGHUP as one stream of names, for every long-running command (the
+//! console, replay, the recorder, a runbook run, a game day, publish): each stops the same
+//! way, with no new action, its children stopped, its interruption recorded, the journal
+//! synced, the socket removed and the terminal restored.
 //!
-//! In raw mode Ctrl-C is a key, not a signal; these come from `kill` (a takeover, a service
-//! manager, an operator in another shell).
+//! SIGHUP is how a responder's terminal goes away (an ssh session dropping): it is treated as
+//! SIGTERM. In raw mode Ctrl-C is a key, not a signal; the others come from `kill` (a takeover,
+//! a service manager, an operator in another shell).
 
-/// The two signals a long-running command stops on.
+/// The signals a long-running command stops on.
 pub struct Signals {
     #[cfg(unix)]
     term: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
     int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
@@ -24,13 +28,14 @@ impl Signals {
             Signals {
                 term: signal(SignalKind::terminate()).ok(),
                 int: signal(SignalKind::interrupt()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
             }
         }
         #[cfg(not(unix))]
         Signals {}
     }
 
-    /// The name of the next signal: `"SIGTERM"` or `"SIGINT"`.
+    /// The name of the next signal: `"SIGTERM"`, `"SIGINT"` or `"SIGHUP"`.
     pub async fn next(&mut self) -> &'static str {
         #[cfg(unix)]
         {
@@ -45,6 +50,7 @@ impl Signals {
             tokio::select! {
                 _ = one(&mut self.term) => "SIGTERM",
                 _ = one(&mut self.int) => "SIGINT",
+                _ = one(&mut self.hup) => "SIGHUP",
             }
         }
         #[cfg(not(unix))]
@@ -62,6 +68,7 @@ impl Default for Signals {
 pub fn exit_code(signal: &str) -> std::process::ExitCode {
     std::process::ExitCode::from(match signal {
         "SIGTERM" => 143,
+        "SIGHUP" => 129,
         _ => 130,
     })
 }

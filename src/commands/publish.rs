@@ -58,15 +58,29 @@ pub async fn run(ctx: &Context, args: PublishArgs) -> Result<ExitCode> {
         gh_cfg.timeout,
         Arc::new(WallTimer),
     )?;
-    let deliveries = queue_and_deliver(
+    // Ctrl-C, SIGTERM or a dropped ssh session (SIGHUP) stops publishing at once, in a
+    // rate-limit wait too: nothing more is sent. The work stays in the outbox, which was made
+    // durable before each request (as after a crash), and the next run finishes it.
+    let mut signals = crate::signals::Signals::new();
+    let delivering = queue_and_deliver(
         &store,
         &id,
         &gh,
         &repo,
         target,
         gh_cfg.base_branch.as_deref(),
-    )
-    .await?;
+    );
+    let deliveries = tokio::select! {
+        d = delivering => d?,
+        signal = signals.next() => {
+            eprintln!(
+                "warroom publish: stopped by {signal}; nothing more was sent. The work is kept \
+                 in \"{}\"; run `warroom publish {id}` again to complete it.",
+                Outbox::new(&store.dir(&id)).path().display()
+            );
+            return Ok(crate::signals::exit_code(signal));
+        }
+    };
     let mut failed = false;
     for d in &deliveries {
         match &d.result {

@@ -118,3 +118,80 @@ async fn publish_from_the_command_line() {
         "{err}"
     );
 }
+
+/// Issue 28, point 4: `publish` waiting out a rate limit (GitHub asked for 180 s) stops at once
+/// on Ctrl-C (SIGINT) and on a dropped ssh session (SIGHUP), sends nothing more, and says the
+/// work is kept. It once ignored Ctrl-C and posted three minutes later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_stops_on_a_signal_during_a_rate_limit_wait_and_sends_nothing_more() {
+    use github_mock::{Fault, LimitKind};
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+    for (signal, code) in [(Signal::SIGINT, 130), (Signal::SIGHUP, 129)] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let (_store, id) = incident_fixture(&data);
+        let mock = GithubMock::start(None).await;
+        mock.push_fault(Fault::Limit {
+            method: "POST",
+            path_suffix: "/issues",
+            status: 429,
+            kind: LimitKind::RetryAfter(180),
+        });
+        let config = dir.path().join("warroom.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[github]\napi_url = \"{}\"\npostmortems = \"acme/pm\"\ntimeout = \"5s\"\n",
+                mock.url
+            ),
+        )
+        .unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_warroom"))
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--config")
+            .arg(&config)
+            .arg("--log-file")
+            .arg(data.join("warroom.log"))
+            .args(["publish", &id.to_string(), "--as", "issue"])
+            .env("GITHUB_TOKEN", "cli-t0ken")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait (bounded) for the refusal, then a little: the client is in its wait.
+        let until = Instant::now() + Duration::from_secs(20);
+        while !mock.log().iter().any(|l| l.status == 429) && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            mock.log().iter().any(|l| l.status == 429),
+            "no refusal seen"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let sent = mock.log().len();
+        let t = Instant::now();
+        kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .unwrap()
+            .unwrap();
+        let stopped_in = t.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{signal}: {err}");
+        assert!(
+            stopped_in < Duration::from_secs(3),
+            "{signal}: {stopped_in:?}"
+        );
+        assert!(err.contains(&format!("stopped by {signal}")), "{err}");
+        assert!(err.contains("run `warroom publish"), "{err}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            mock.log().len(),
+            sent,
+            "{signal}: a request was sent after the signal"
+        );
+    }
+}

@@ -243,6 +243,38 @@ async fn kill_9_in_flight_then_resume_from_the_journal_acts_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_the_run_and_the_journal_records_it() {
+    a_signal_stops_the_run_and_the_journal_records_it(nix::sys::signal::Signal::SIGTERM).await;
+}
+
+/// Issue 28, point 4: a dropped ssh session (SIGHUP) stops a run as SIGTERM does: its step's
+/// process stopped and reaped, the interruption and the cancelled run on the timeline. It once
+/// killed warroom at once and left the step's `sleep` running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_stops_the_run_and_its_step_process_like_sigterm() {
+    a_signal_stops_the_run_and_the_journal_records_it(nix::sys::signal::Signal::SIGHUP).await;
+}
+
+/// The live children of `pid`, from /proc.
+fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let mut after = stat.rsplit_once(')').map_or("", |x| x.1).split_whitespace();
+        let state = after.next().unwrap_or("");
+        let ppid: u32 = after.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+        if ppid == pid && state != "Z" {
+            out.push(p);
+        }
+    }
+    out
+}
+
+async fn a_signal_stops_the_run_and_the_journal_records_it(signal: nix::sys::signal::Signal) {
     let s = Setup::new(Duration::ZERO).await;
     let base = format!("base_url={}", s.server.uri());
     let mut child = command(&s.args(&base, &["--yes"]), s.data.path())
@@ -267,7 +299,12 @@ async fn sigterm_stops_the_run_and_the_journal_records_it() {
         "{}",
         text(&second)
     );
-    kill(&mut child, nix::sys::signal::Signal::SIGTERM);
+    let steps = children_of(child.id());
+    assert!(
+        !steps.is_empty(),
+        "the exec step's process is warroom's child"
+    );
+    kill(&mut child, signal);
     let started = Instant::now();
     let status = loop {
         if let Some(st) = child.try_wait().unwrap() {
@@ -280,11 +317,26 @@ async fn sigterm_stops_the_run_and_the_journal_records_it() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(spawned, "the exec step never started");
-    let status = status.expect("the run did not stop after SIGTERM");
+    let status = status.expect("the run did not stop after the signal");
     assert_eq!(status.code(), Some(3), "aborted");
+    for p in steps {
+        assert!(
+            !Path::new(&format!("/proc/{p}")).exists(),
+            "the step's process {p} outlived the run ({signal})"
+        );
+    }
     let journal = s.journal();
     let k = kinds(&journal);
     assert!(k.contains(&"interrupted".to_string()), "{journal:#?}");
+    let interrupted = journal
+        .iter()
+        .find(|r| r["kind"]["type"] == "interrupted")
+        .unwrap();
+    assert_eq!(
+        interrupted["kind"]["signal"],
+        signal.as_str(),
+        "{interrupted}"
+    );
     let last_run = journal
         .iter()
         .rev()

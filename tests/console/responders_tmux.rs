@@ -169,3 +169,47 @@ fn two_consoles_share_one_incident_and_the_follower_takes_over() {
     assert_eq!(store.holder(&id).unwrap(), None);
     assert!(!socket.exists(), "the last holder removed its socket");
 }
+
+/// Issue 28, point 4: a dropped ssh session sends the console SIGHUP. It stops as on SIGTERM:
+/// the interruption on the timeline, the socket file removed, the incident released, the
+/// terminal out of the alternate screen; it once died at once and left all of them behind.
+#[test]
+fn a_hangup_stops_the_console_cleanly() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("warroom.toml"), "").unwrap();
+    let store = Store::new(data.path());
+    let id = store.create(chrono::Utc::now()).unwrap();
+    let Some(term) = Tmux::start(&console(data.path(), &id, "ana", "a.log"), 160, 30) else {
+        return;
+    };
+    let socket = store.dir(&id).join(SOCKET_FILE);
+    wait_until("the console serves", Duration::from_secs(15), || {
+        store
+            .holder(&id)
+            .unwrap()
+            .is_some_and(|h| h.role == Role::Console)
+            && Client::new(&socket, "probe").hello().is_ok()
+    });
+    assert_eq!(term.format("#{alternate_on}"), "1", "the console is drawn");
+    let pid = store.holder(&id).unwrap().unwrap().pid;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    term.expect("[exited 129]", Duration::from_secs(10));
+    assert_eq!(
+        term.format("#{alternate_on}"),
+        "0",
+        "the terminal is restored"
+    );
+    assert!(!socket.exists(), "the socket file was removed");
+    assert_eq!(store.holder(&id).unwrap(), None, "the incident is released");
+    let last = store.read(&id).unwrap().records.pop().unwrap();
+    assert_eq!(
+        last.kind,
+        Event::Interrupted {
+            signal: "SIGHUP".into()
+        }
+    );
+}
