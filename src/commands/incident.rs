@@ -241,8 +241,8 @@ fn write_one(store: &Store, id: &str, event: Event, via: &Via) -> Result<Written
                             through: Some(holder.to_string()),
                         });
                     }
-                    // The holder does not serve (an older warroom, a runbook run) or is just
-                    // going: nothing was sent, so trying again is safe.
+                    // The holder does not serve (an older warroom) or is just going: nothing
+                    // was sent, so trying again is safe.
                     Err(ClientError::NoHolder { .. }) if Instant::now() < deadline => {
                         std::thread::sleep(Duration::from_millis(50));
                     }

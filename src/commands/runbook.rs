@@ -254,6 +254,15 @@ async fn run_one(
         },
         _ => None,
     };
+    // The team records through this run while it holds the incident: a note during a long
+    // run goes through its socket instead of waiting for the lock.
+    let _serving = journal.as_ref().and_then(|(writer, _)| {
+        crate::incident::serve::serve(writer.clone(), None, Default::default())
+            .inspect_err(|e| {
+                eprintln!("warning: {e}; other responders cannot record during this run")
+            })
+            .ok()
+    });
     let operator: Arc<dyn Operator> = if yes {
         Arc::new(AssumeYes)
     } else {

@@ -84,11 +84,12 @@ pub fn resolve(store: &Store, which: Which<'_>) -> Result<(IncidentId, bool), St
     }
 }
 
-/// Find or create `which` and take its lock as `role` (no takeover: a holder is an error that
-/// says who it is).
+/// Find or create `which` and take its lock as `role`. A short `warroom incident` command
+/// holding it (a note takes milliseconds) is waited for, as [`open_waiting`] does; any other
+/// holder is an error that says who it is (no takeover here).
 pub fn lock(store: &Store, which: Which<'_>, role: Role) -> Result<Locked, StoreError> {
     let (id, new) = resolve(store, which)?;
-    let (incident, recovery) = store.open_incident(&id, role)?;
+    let (incident, recovery) = open_waiting(store, &id, role)?;
     Ok(Locked {
         incident,
         recovery,
@@ -256,5 +257,35 @@ mod tests {
                 severity: Severity::Sev1
             }
         ));
+    }
+
+    /// A game day or a console waits for a note's brief hold on the lock instead of refusing
+    /// to start (issue 28, point 5); a console holding it is still an error at once.
+    #[test]
+    fn a_brief_cli_hold_is_waited_for_and_a_console_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let id = store.create(Utc::now()).unwrap();
+        let text = id.to_string();
+        let note = store.lock(&id, Role::Cli).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(note);
+        });
+        let t = Instant::now();
+        let locked = lock(&store, Which::Existing(&text), Role::Gameday).unwrap();
+        assert!(
+            t.elapsed() >= Duration::from_millis(250),
+            "{:?}",
+            t.elapsed()
+        );
+        release.join().unwrap();
+        let t = Instant::now();
+        match lock(&store, Which::Existing(&text), Role::Console) {
+            Err(StoreError::Held { holder, .. }) => assert_eq!(holder.role, Role::Gameday),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        drop(locked);
     }
 }

@@ -16,6 +16,11 @@
 //! connection runs in its own task with bounded reads and writes ([`Limits`]): garbage, a cut or
 //! huge frame, or a client that hangs is answered or dropped without touching anyone else, and
 //! the holder's own loop never waits on a client.
+//!
+//! Writers never starve: a follower leaves the connection slots for a follower slot of its own
+//! (at most [`Limits::max_followers`]), and one that does not read what it is sent (its unread
+//! bytes not going down for [`Limits::write`], or past [`MAX_UNREAD`]) is dropped, so followers,
+//! reading or not, never take the slots a note needs.
 
 pub mod client;
 pub mod protocol;
@@ -56,9 +61,14 @@ pub struct Limits {
     pub idle: Duration,
     /// An answer (or a followed record) must be taken within this, or the client is dropped.
     pub write: Duration,
-    /// Connections served at once; one more is told the holder is busy.
+    /// Connections served at once, followers not counted; one more is told the holder is busy.
     pub max_clients: usize,
+    /// Followers at once; one more is told the holder is busy (writers are still served).
+    pub max_followers: usize,
 }
+
+/// The most a follower may leave unread on its connection before it is dropped.
+pub const MAX_UNREAD: usize = 1024 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -66,6 +76,7 @@ impl Default for Limits {
             idle: Duration::from_secs(5),
             write: Duration::from_secs(5),
             max_clients: 64,
+            max_followers: 32,
         }
     }
 }
@@ -108,6 +119,7 @@ struct Shared {
     limits: Limits,
     uid: u32,
     followers: watch::Sender<usize>,
+    follower_slots: Arc<Semaphore>,
 }
 
 /// Serve `writer`'s incident on `<incident dir>/incident.sock` (see [`serve_at`]).
@@ -130,6 +142,7 @@ pub fn serve_at(
     limits: Limits,
 ) -> Result<Serving, SocketError> {
     let (listener, identity) = socket::bind(path)?;
+    let limits_followers = limits.max_followers;
     let (followers, watching) = watch::channel(0usize);
     let shared = Arc::new(Shared {
         writer,
@@ -137,6 +150,7 @@ pub fn serve_at(
         limits,
         uid: nix::unistd::geteuid().as_raw(),
         followers,
+        follower_slots: Arc::new(Semaphore::new(limits_followers)),
     });
     let task = tokio::spawn(accept_loop(listener, shared)).abort_handle();
     tracing::info!(path = %path.display(), "serving the incident");
@@ -167,8 +181,7 @@ async fn accept_loop(listener: tokio::net::UnixListener, shared: Arc<Shared>) {
             Ok(permit) => {
                 let shared = shared.clone();
                 connections.spawn(async move {
-                    connection(stream, &shared).await;
-                    drop(permit);
+                    connection(stream, &shared, permit).await;
                 });
             }
             Err(_) => {
@@ -222,7 +235,7 @@ async fn send(wr: &mut OwnedWriteHalf, frame: &[u8], limits: &Limits) -> bool {
 
 /// One client: requests answered in turn until it closes, errs or idles; a follow request
 /// turns the connection into a stream.
-async fn connection(stream: UnixStream, shared: &Shared) {
+async fn connection(stream: UnixStream, shared: &Shared, slot: tokio::sync::OwnedSemaphorePermit) {
     // The socket is 0600 already; this also holds where it was reached through another path.
     if stream.peer_cred().map(|c| c.uid()).ok() != Some(shared.uid) {
         return;
@@ -268,6 +281,17 @@ async fn connection(stream: UnixStream, shared: &Shared) {
         }
         let answer = match request.op {
             Op::Follow { after } => {
+                // A follower gives its connection slot back for a follower slot: followers,
+                // however many and however slow, never take the slots a writer needs.
+                let Ok(_following) = shared.follower_slots.clone().try_acquire_owned() else {
+                    let busy = error_frame(
+                        ErrorCode::Busy,
+                        "the holder has as many followers as it takes; try again in a moment",
+                    );
+                    send(&mut wr, &busy, limits).await;
+                    return;
+                };
+                drop(slot);
                 follow(rd, wr, after, shared).await;
                 return;
             }
@@ -412,8 +436,16 @@ async fn follow(
         return;
     }
     let mut scratch = [0u8; 256];
+    let mut reading = Reading::default();
+    let mut check = tokio::time::interval(limits.write.min(Duration::from_secs(1)) / 2);
     loop {
         tokio::select! {
+            _ = check.tick() => {
+                if reading.stalled(unread(&wr), limits) {
+                    tracing::info!("a follower that does not read was dropped");
+                    return;
+                }
+            }
             r = feed.recv() => match r {
                 Ok(record) if record.seq > last => {
                     last = record.seq;
@@ -443,6 +475,41 @@ async fn follow(
             // A follower sends nothing more; end of stream (or anything else) ends it.
             _ = rd.read(&mut scratch) => return,
         }
+    }
+}
+
+/// The bytes sent to a follower that it has not read yet (`SIOCOUTQ`), or 0 when unknown.
+fn unread(wr: &OwnedWriteHalf) -> usize {
+    use std::os::fd::AsRawFd;
+    let fd = AsRef::<UnixStream>::as_ref(wr).as_raw_fd();
+    let mut n: nix::libc::c_int = 0;
+    // SAFETY: TIOCOUTQ (SIOCOUTQ) writes one int through the pointer, which is valid; the fd
+    // belongs to the stream, which outlives the call.
+    let r = unsafe { nix::libc::ioctl(fd, nix::libc::TIOCOUTQ, &mut n) };
+    if r == 0 { n.max(0) as usize } else { 0 }
+}
+
+/// Whether a follower reads what it is sent.
+#[derive(Debug, Default)]
+struct Reading {
+    last: usize,
+    /// Since when its unread bytes have not gone down.
+    since: Option<tokio::time::Instant>,
+}
+
+impl Reading {
+    /// True when the follower is to be dropped: `unread` past [`MAX_UNREAD`], or above zero
+    /// and not going down for [`Limits::write`].
+    fn stalled(&mut self, unread: usize, limits: &Limits) -> bool {
+        let now = tokio::time::Instant::now();
+        let progress = unread < self.last;
+        self.last = unread;
+        if unread == 0 || progress {
+            self.since = None;
+            return false;
+        }
+        let since = *self.since.get_or_insert(now);
+        unread > MAX_UNREAD || now.duration_since(since) >= limits.write
     }
 }
 

@@ -299,6 +299,21 @@ async fn a_signal_stops_the_run_and_the_journal_records_it(signal: nix::sys::sig
         "{}",
         text(&second)
     );
+    // A note during the run goes through the run's socket (it once failed after 5 s).
+    let t = Instant::now();
+    let note = run(
+        &["incident", "note", &s.incident, "seen during the run"],
+        s.data.path(),
+        "",
+    );
+    assert!(note.status.success(), "{}", text(&note));
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert!(
+        s.journal()
+            .iter()
+            .any(|r| r["kind"]["text"] == "seen during the run"),
+        "the note is on the timeline"
+    );
     let steps = children_of(child.id());
     assert!(
         !steps.is_empty(),

@@ -36,9 +36,14 @@ async fn two_incidents_with_one_local_id_from_two_data_dirs_get_separate_issues(
         let (store_a, id_a) = incident_fixture(dir_a.path());
         let (store_b, id_b) = incident_fixture(dir_b.path());
         {
-            let (mut inc, _) = store_b
-                .open_incident(&id_b, warroom::incident::store::Role::Cli)
-                .unwrap();
+            // Waiting, as the CLI does: another test's child, forked before it execs, can
+            // hold the fixture's lock for a moment.
+            let (mut inc, _) = warroom::incident::open::open_waiting(
+                &store_b,
+                &id_b,
+                warroom::incident::store::Role::Cli,
+            )
+            .unwrap();
             inc.journal
                 .append(Source::System, "warroom", Event::new_incident_uid())
                 .unwrap();

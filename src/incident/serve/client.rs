@@ -19,6 +19,9 @@ use std::time::Duration;
 /// How long a client waits for the holder's answer (an append is one fsync; a holder that
 /// takes longer than this is in trouble and says so by not answering).
 pub const ANSWER_WAIT: Duration = Duration::from_secs(10);
+/// How long an append keeps trying a holder that turns it away as busy (every connection slot
+/// taken): nothing was recorded, so trying again is safe; backoff with jitter between tries.
+pub const BUSY_WAIT: Duration = Duration::from_secs(10);
 
 /// Why a request through the holder did not succeed.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +51,19 @@ impl ClientError {
     /// True when the request certainly did not reach the journal.
     pub fn nothing_recorded(&self) -> bool {
         !matches!(self, ClientError::Unanswered { .. })
+    }
+
+    /// The holder turned the connection away for want of a slot (it answers busy and closes,
+    /// which the client may also see as its request failing to send): nothing was recorded.
+    fn busy(&self) -> bool {
+        match self {
+            ClientError::Refused { code, .. } => *code == ErrorCode::Busy,
+            ClientError::NotSent { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+            ),
+            _ => false,
+        }
     }
 }
 
@@ -141,11 +157,35 @@ impl Client {
         }
     }
 
-    /// Records `event` in `incident` through the holder; `Ok` only once it is synced.
+    /// Records `event` in `incident` through the holder; `Ok` only once it is synced. A holder
+    /// that is busy is tried again for up to [`BUSY_WAIT`].
     pub fn append(&self, incident: &str, event: Event) -> Result<Record, ClientError> {
-        match self.call(Some(incident), Op::Append { event })? {
-            Answer::Appended { record } => Ok(record),
-            other => Err(unexpected(other, &self.path)),
+        let backoff = crate::backoff::Backoff {
+            base: Duration::from_millis(20),
+            cap: Duration::from_millis(500),
+            max_attempts: u32::MAX,
+        };
+        let deadline = std::time::Instant::now() + BUSY_WAIT;
+        let mut rng = rand::rng();
+        let mut tries = 0;
+        loop {
+            let op = Op::Append {
+                event: event.clone(),
+            };
+            let answered = self
+                .call(Some(incident), op)
+                .and_then(|answer| match answer {
+                    Answer::Appended { record } => Ok(record),
+                    other => Err(unexpected(other, &self.path)),
+                });
+            match answered {
+                Ok(record) => return Ok(record),
+                Err(e) if e.busy() && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(backoff.delay(tries, &mut rng));
+                    tries += 1;
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 

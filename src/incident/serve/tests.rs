@@ -37,6 +37,7 @@ fn quick() -> Limits {
         idle: Duration::from_millis(300),
         write: Duration::from_millis(300),
         max_clients: 8,
+        max_followers: 4,
     }
 }
 
@@ -289,4 +290,79 @@ fn a_socket_of_another_user_or_not_a_socket_is_refused() {
     } else {
         eprintln!("SKIPPED (part): only root can give a socket to another user here");
     }
+}
+
+/// Issue 28, point 5: followers that never read cannot lock writers out. Twenty of them (five
+/// times the follower slots, more than twice the connection slots) stay connected while 60
+/// notes go through every one, and each is dropped once it leaves what it was sent unread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_that_never_read_do_not_keep_writers_out_and_are_dropped() {
+    let h = std::sync::Arc::new(held(quick()));
+    let path = h.serving.path().to_path_buf();
+    let hh = h.clone();
+    let (notes, peak, after) = tokio::task::spawn_blocking(move || {
+        let h = hh;
+        let follow = protocol::frame(&Request::new(None, "idle", "h", Op::Follow { after: 0 }));
+        let idle: Vec<UnixStream> = (0..20)
+            .map(|_| {
+                let mut s = UnixStream::connect(&path).unwrap();
+                let _ = s.write_all(&follow);
+                s
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(100));
+        let peak = h.serving.followers();
+        let mut notes = 0;
+        for i in 0..60 {
+            note_through(&h, &format!("note {i}"));
+            notes += 1;
+        }
+        // Every idle follower left its welcome unread: each is dropped (bounded wait).
+        let until = Instant::now() + Duration::from_secs(10);
+        while h.serving.followers() > 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let after = h.serving.followers();
+        drop(idle);
+        (notes, peak, after)
+    })
+    .await
+    .unwrap();
+    assert_eq!(notes, 60);
+    assert_eq!(peak, 4, "followers are capped at max_followers");
+    assert_eq!(after, 0, "followers that do not read are dropped");
+    let records = h.store.read(&h.id).unwrap().records;
+    assert_eq!(records.len(), 60, "every note was recorded");
+}
+
+/// A follower that reads stays, however long it follows (here eight times the stall limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_that_reads_is_kept() {
+    let h = std::sync::Arc::new(held(quick()));
+    let path = h.serving.path().to_path_buf();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut f = Client::new(&path, "bo").follow(None, 0).unwrap();
+        while let Some(Ok(answer)) = f.next_answer() {
+            if matches!(answer, Answer::Record { .. }) && seen_tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    let hh = h.clone();
+    let followers = tokio::task::spawn_blocking(move || {
+        let h = hh;
+        for i in 0..12 {
+            note_through(&h, &format!("note {i}"));
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        h.serving.followers()
+    })
+    .await
+    .unwrap();
+    assert_eq!(followers, 1, "the reading follower is still there");
+    let seen = seen_rx.try_iter().count();
+    assert_eq!(seen, 12, "it saw every record");
+    drop(h);
+    let _ = reader.join();
 }
