@@ -15,6 +15,8 @@ pub enum Effect {
         ticket: Ticket,
         pass: Pass,
         query: RangeQuery,
+        /// The series the panel keeps of the answer (chosen off the loop).
+        keep: crate::metrics::series::KeepWorst,
     },
     /// Ask for a panel's value now: sent instead of a range query when the panel already holds
     /// the newest point of its step grid, so the headline value is never a step old. Answers
@@ -23,6 +25,7 @@ pub enum Effect {
         panel: usize,
         pass: Pass,
         query: InstantQuery,
+        keep: crate::metrics::series::KeepWorst,
     },
     /// Append to the incident's journal (off the loop); acknowledged by `Msg::Recorded` only
     /// once it is synced.

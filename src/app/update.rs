@@ -427,6 +427,7 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
             break;
         };
         p.next_due = Some(now + refresh);
+        let keep = p.keep();
         match p.fetch.due(&p.config.query, &window, now_s) {
             Some((ticket, query)) => {
                 in_flight += 1;
@@ -436,6 +437,7 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
                     ticket,
                     pass,
                     query,
+                    keep,
                 });
             }
             // The newest grid point is held: ask for the value now instead.
@@ -446,6 +448,7 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
                 effects.push(Effect::FetchLatest {
                     panel: i,
                     pass,
+                    keep,
                     query: crate::metrics::InstantQuery {
                         query: p.config.query.clone(),
                         time: Some(now_s),

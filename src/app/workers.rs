@@ -46,8 +46,9 @@ pub fn spawn_all(
                 ticket,
                 pass,
                 query,
+                keep,
             } => {
-                let fut = services.source.query_range(query.clone());
+                let fut = keeping_worst(services.source.query_range(query.clone()), keep);
                 spawn_query(fut, tx, clock, move |result, at| Msg::Answer {
                     panel,
                     ticket,
@@ -57,8 +58,13 @@ pub fn spawn_all(
                     at,
                 });
             }
-            Effect::FetchLatest { panel, pass, query } => {
-                let fut = services.source.query(query);
+            Effect::FetchLatest {
+                panel,
+                pass,
+                query,
+                keep,
+            } => {
+                let fut = keeping_worst(services.source.query(query), keep);
                 spawn_query(fut, tx, clock, move |result, at| Msg::Latest {
                     panel,
                     pass,
@@ -224,6 +230,37 @@ fn record_in_order(
             let _ = tx.send(msg);
         }
     });
+}
+
+/// The answer of `fut` with only the series `keep` says, chosen in the blocking pool when
+/// there are more: an answer of 100,000 series is reduced (and the rest dropped) off the
+/// console's loop, which then only ever holds and draws a panel's worth.
+fn keeping_worst(
+    fut: futures::future::BoxFuture<
+        'static,
+        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
+    >,
+    keep: crate::metrics::series::KeepWorst,
+) -> futures::future::BoxFuture<
+    'static,
+    Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
+> {
+    use futures::FutureExt;
+    async move {
+        let mut answer = fut.await?;
+        if answer.series.len() <= keep.cap {
+            return Ok(answer);
+        }
+        tokio::task::spawn_blocking(move || {
+            answer.omitted += crate::metrics::series::keep_worst(&mut answer.series, keep);
+            answer
+        })
+        .await
+        .map_err(|e| {
+            crate::metrics::SourceError::Malformed(format!("reducing the answer failed: {e}"))
+        })
+    }
+    .boxed()
 }
 
 /// Run one query in a task, never longer than [`HARD_DEADLINE`], and send its answer back.

@@ -62,9 +62,89 @@ pub fn merge_tail(existing: &mut Vec<Series>, tail: Vec<Series>, tail_start: f64
     existing.retain(|s| !s.points.is_empty());
 }
 
+/// The most series a console panel keeps from one answer. A query that matches 100,000
+/// series (a missing `sum by`, a label with a value per request) would otherwise cost seconds a
+/// frame to draw and hundreds of MB to hold; the worst ones are what an incident needs, and
+/// the panel says how many more there were.
+pub const MAX_PANEL_SERIES: usize = 64;
+
+/// Which series a panel keeps: the `cap` worst, by their newest value (the highest when
+/// `higher_is_worse`, else the lowest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeepWorst {
+    pub higher_is_worse: bool,
+    pub cap: usize,
+}
+
+/// Keeps the `keep.cap` worst of `series`, in their order, and returns how many were left out.
+/// A series without a value, or whose value is NaN, counts as the least bad; ±Inf counts as
+/// what it says. Linear in the number of series (a selection, not a sort).
+pub fn keep_worst(series: &mut Vec<Series>, keep: KeepWorst) -> usize {
+    let n = series.len();
+    if n <= keep.cap {
+        return 0;
+    }
+    if keep.cap == 0 {
+        series.clear();
+        return n;
+    }
+    let badness = |s: &Series| match s.last().map(|p| p.v) {
+        Some(v) if !v.is_nan() => {
+            if keep.higher_is_worse {
+                v
+            } else {
+                -v
+            }
+        }
+        _ => f64::NEG_INFINITY,
+    };
+    let mut ranked: Vec<(f64, usize)> = series.iter().map(badness).zip(0..).collect();
+    // Worst first; ties go to the earlier series, so the choice is stable between answers.
+    ranked.select_nth_unstable_by(keep.cap - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut kept = vec![false; n];
+    for &(_, i) in &ranked[..keep.cap] {
+        kept[i] = true;
+    }
+    let mut i = 0;
+    series.retain(|_| {
+        i += 1;
+        kept[i - 1]
+    });
+    n - keep.cap
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_worst_series_are_kept_in_their_order_and_the_rest_counted() {
+        let values = [0.5, f64::NAN, 0.9, 0.1, f64::INFINITY, 0.7];
+        let all: Vec<Series> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| s(&format!("p{i}"), &[(0.0, v)]))
+            .collect();
+        let names =
+            |v: &[Series]| -> Vec<String> { v.iter().map(|s| s.labels["pod"].clone()).collect() };
+        let mut high = all.clone();
+        let keep = KeepWorst {
+            higher_is_worse: true,
+            cap: 3,
+        };
+        assert_eq!(keep_worst(&mut high, keep), 3);
+        assert_eq!(names(&high), ["p2", "p4", "p5"]);
+        let mut low = all.clone();
+        let keep = KeepWorst {
+            higher_is_worse: false,
+            cap: 2,
+        };
+        assert_eq!(keep_worst(&mut low, keep), 4);
+        assert_eq!(names(&low), ["p0", "p3"]);
+        let mut few = all[..2].to_vec();
+        assert_eq!(keep_worst(&mut few, keep), 0, "at the cap, nothing goes");
+        assert_eq!(few.len(), 2);
+    }
 
     fn s(name: &str, pts: &[(f64, f64)]) -> Series {
         Series {

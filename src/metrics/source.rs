@@ -32,6 +32,9 @@ pub struct QueryAnswer {
     pub bytes: usize,
     /// The result type the server said it sent, when it says (a Prometheus does).
     pub result_type: Option<ResultType>,
+    /// Series of the answer left out of `series` (a console panel keeps only its worst ones,
+    /// see [`crate::metrics::series::keep_worst`]).
+    pub omitted: usize,
 }
 
 /// The `resultType` of a Prometheus answer.

@@ -197,6 +197,12 @@ pub fn headline(v: &PanelView) -> Line<'static> {
             _ => spans.push(Span::styled("— no data", theme.muted)),
         },
     }
+    if let Some(matched) = v.panel.matched() {
+        spans.push(Span::styled(
+            format!("  worst {} of {matched} series", v.panel.shown().len()),
+            theme.muted,
+        ));
+    }
     match &v.state {
         PanelState::Failing { reason } => {
             spans.push(Span::raw("  "));

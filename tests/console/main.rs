@@ -21,6 +21,7 @@ mod support {
 }
 
 mod alerts_console;
+mod big_answers_tmux;
 mod changes_console;
 mod changes_ui;
 mod console_runbook;

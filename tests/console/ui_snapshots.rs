@@ -64,6 +64,7 @@ fn answer(series: Vec<Series>) -> Result<QueryAnswer, SourceError> {
         bytes: 0,
         infos: vec![],
         result_type: None,
+        omitted: 0,
     })
 }
 
@@ -107,6 +108,7 @@ pub(crate) fn model(width: u16, height: u16) -> Model {
         bytes: 0,
         infos: vec![],
         result_type: None,
+        omitted: 0,
     };
     partial.warnings.truncate(1);
     deliver(&mut m, 2, Ok(partial), t0());

@@ -4,6 +4,7 @@
 
 use crate::config::{BadWhen, PanelConfig};
 use crate::metrics::fetch::{PanelFetch, Ticket};
+use crate::metrics::series::{KeepWorst, MAX_PANEL_SERIES, keep_worst};
 use crate::metrics::{QueryAnswer, Series, SourceError};
 use chrono::{DateTime, Utc};
 
@@ -39,6 +40,8 @@ pub struct Panel {
     pub next_due: Option<DateTime<Utc>>,
     /// Bytes received, for the fetch-size benchmark.
     pub bytes_received: u64,
+    /// Series of the last answer not kept (the panel holds its worst [`MAX_PANEL_SERIES`]).
+    pub omitted: usize,
     /// What an answer with no series means and what to do (`no series for X · warroom
     /// discover`): the metric the query needs. Read from the query when first asked for (an
     /// answer came back empty), not on the way to the first frame: parsing PromQL is not free.
@@ -59,6 +62,7 @@ impl Panel {
             last_error: None,
             next_due: None,
             bytes_received: 0,
+            omitted: 0,
         }
     }
 
@@ -74,6 +78,19 @@ impl Panel {
         let panel = Panel::new(config);
         let _ = panel.empty_hint.set(Some(hint));
         panel
+    }
+
+    /// Which series this panel keeps of an answer: its worst, as it reads bad.
+    pub fn keep(&self) -> KeepWorst {
+        KeepWorst {
+            higher_is_worse: self.config.bad_when == BadWhen::Above,
+            cap: MAX_PANEL_SERIES,
+        }
+    }
+
+    /// How many series the panel's query matched, when that is more than it keeps.
+    pub fn matched(&self) -> Option<usize> {
+        (self.omitted > 0).then(|| self.shown().len() + self.omitted)
     }
 
     /// The state to show at `now`, given the refresh interval.
@@ -109,15 +126,20 @@ impl Panel {
         let (series, outcome) = match result {
             Ok(a) => {
                 self.bytes_received += a.bytes as u64;
-                (Some(a.series), Ok(a.warnings))
+                (Some(a.series), Ok((a.warnings, a.omitted)))
             }
             Err(e) => (None, Err(e)),
         };
         let landing = self.fetch.land(ticket, series, &mut self.series);
         if landing.accept {
+            // The worst of one refresh need not be the worst of the next: what is held stays
+            // within the cap too.
+            let keep = self.keep();
+            let held_over = keep_worst(&mut self.series, keep);
             match outcome {
-                Ok(warnings) => {
+                Ok((warnings, omitted)) => {
                     self.warnings = warnings;
+                    self.omitted = omitted.max(held_over);
                     self.last_ok = Some(at);
                     self.last_error = None;
                 }
@@ -139,6 +161,7 @@ impl Panel {
             Ok(a) => {
                 self.bytes_received += a.bytes as u64;
                 self.latest = a.series;
+                self.omitted = a.omitted;
                 self.warnings = a.warnings;
                 self.last_ok = Some(at);
                 self.last_error = None;

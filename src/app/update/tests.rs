@@ -42,6 +42,7 @@ fn ok_answer() -> QueryAnswer {
         bytes: 100,
         infos: vec![],
         result_type: None,
+        omitted: 0,
     }
 }
 
@@ -59,6 +60,7 @@ fn answer_all(m: &mut Model, effects: Vec<Effect>, ok: bool) -> Vec<Effect> {
                 ticket,
                 pass,
                 query,
+                ..
             } => Msg::Answer {
                 panel,
                 ticket,
@@ -253,6 +255,7 @@ fn a_refused_query_does_not_slow_the_other_panels() {
         ticket,
         pass,
         query,
+        ..
     } = effects[0].clone()
     else {
         panic!("a range fetch comes first");

@@ -62,6 +62,7 @@ pub fn parse_answer_at(
         infos: clean_list(env.infos),
         bytes: body.len(),
         result_type: Some(data.kind.result_type()),
+        omitted: 0,
     })
 }
 
