@@ -9,11 +9,17 @@
 //! init's and can be reaped; and every child carries a step scope in its environment
 //! ([`SCOPE_ENV`]), inherited by its descendants. When the step ends, every process of the
 //! scope, or descending from the child, gets SIGTERM, then SIGKILL after the grace, and is
-//! reaped. (A descendant that both leaves the group and clears its environment after its
-//! parent exited is out of reach; a service meant to outlive the step is started through the
-//! service manager, e.g. `systemctl restart`, which runs it outside warroom's tree.)
+//! reaped. Where warroom can make a cgroup (v2, as root or in a delegated subtree) each step
+//! also runs in its own ([`cgroup`]), which nothing in it can leave: a descendant that leaves
+//! the group, clears its environment and is orphaned (`env -i setsid …`) is found there too.
+//! Without one, such a descendant is out of reach. A service meant to outlive the step is
+//! started through the service manager, e.g. `systemctl restart`, which runs it outside
+//! warroom's tree.
+
+pub mod cgroup;
 
 use super::mask::Masker;
+use cgroup::StepGroup;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::collections::VecDeque;
@@ -108,9 +114,28 @@ fn reap(pids: &[i32]) {
     }
 }
 
-/// End what is left of `scope` (and of `root`'s descendants): SIGTERM, then SIGKILL after
-/// `grace`, reaping as it goes. Returns how many processes were left when the step ended.
-pub async fn end_scope(scope: &str, root: i32, grace: Duration) -> usize {
+/// The processes of a step: its scope's ([`scope_processes`]) and its cgroup's, if it has one.
+fn step_processes(scope: &str, root: i32, group: Option<&StepGroup>) -> Vec<i32> {
+    let mut all = scope_processes(scope, root);
+    if let Some(g) = group {
+        let me = std::process::id() as i32;
+        all.extend(g.pids().into_iter().filter(|&p| p != me));
+        all.sort_unstable();
+        all.dedup();
+    }
+    all
+}
+
+/// End what is left of `scope` (and of `root`'s descendants, and of `group`): SIGTERM, then
+/// SIGKILL after `grace`, reaping as it goes. Returns how many processes were left when the
+/// step ended.
+pub async fn end_scope(
+    scope: &str,
+    root: i32,
+    group: Option<&StepGroup>,
+    grace: Duration,
+) -> usize {
+    let scope_processes = |scope: &str, root: i32| step_processes(scope, root, group);
     let left = scope_processes(scope, root);
     if left.is_empty() {
         return 0;
@@ -273,19 +298,27 @@ pub async fn run_on(
     let program = cmd.argv.first().cloned().unwrap_or_default();
     become_subreaper();
     let scope = super::report::new_key();
-    let mut child = tokio::process::Command::new(&program)
+    let group = StepGroup::create(&scope);
+    let mut command = tokio::process::Command::new(&program);
+    command
         .args(&cmd.argv[1..])
         .env(SCOPE_ENV, &scope)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| SpawnError {
-            program: crate::sanitize::line(&program).into_owned(),
-            source,
-        })?;
+        .kill_on_drop(true);
+    if let Some(g) = &group {
+        // SAFETY: the joiner only calls open, write and close (async-signal-safe) on data
+        // prepared before the fork, and allocates nothing.
+        unsafe {
+            command.pre_exec(g.joiner());
+        }
+    }
+    let mut child = command.spawn().map_err(|source| SpawnError {
+        program: crate::sanitize::line(&program).into_owned(),
+        source,
+    })?;
     let pgid = child.id().map_or(0, |p| p as i32);
     let mut out = child.stdout.take();
     let mut err = child.stderr.take();
@@ -324,7 +357,7 @@ pub async fn run_on(
     };
     if status.is_some() {
         // The whole scope hears SIGTERM with the group, so the grace is shared.
-        for p in scope_processes(&scope, pgid) {
+        for p in step_processes(&scope, pgid, group.as_ref()) {
             let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGTERM);
         }
         terminate(&mut child, pgid, cmd.grace).await;
@@ -340,7 +373,10 @@ pub async fn run_on(
     } else {
         cmd.grace
     };
-    let _ = end_scope(&scope, pgid, grace).await;
+    let _ = end_scope(&scope, pgid, group.as_ref(), grace).await;
+    if let Some(g) = group {
+        g.remove().await;
+    }
     if let Some(l) = tail.flush(masker) {
         on_line(&l);
     }
