@@ -130,6 +130,64 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
+/// An error and its causes in one line, each cause once (a cause whose text the line already
+/// holds adds nothing), at most eight deep, sanitized and with secrets masked. TLS failures are
+/// said in words: rustls names some by their Rust values (`Other(OtherError(CaUsedAsEndEntity))`).
+/// The one way warroom says a transport error (HTTP clients, GitHub, the alert sources).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    for _ in 0..8 {
+        let Some(s) = source else { break };
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    crate::secret::mask_patterns(&crate::sanitize::line(&tls_in_words(&text)))
+}
+
+/// rustls' certificate errors that print as Rust values, in words.
+fn tls_in_words(text: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        (
+            "CaUsedAsEndEntity",
+            "the server presents a CA certificate as its own",
+        ),
+        (
+            "UnknownIssuer",
+            "signed by an authority this machine does not trust",
+        ),
+        ("NotValidForName", "not valid for this host name"),
+        ("NotValidYet", "not valid yet"),
+        ("Expired", "expired"),
+        ("BadSignature", "its signature does not check"),
+        ("BadEncoding", "it is not a well-formed certificate"),
+        ("Revoked", "revoked"),
+        ("InvalidPurpose", "not meant for a server"),
+        (
+            "UnhandledCriticalExtension",
+            "it has a critical extension that is not understood",
+        ),
+    ];
+    let mut out = text.to_string();
+    for (name, words) in WORDS {
+        for wrapped in [
+            format!("Other(OtherError({name}))"),
+            format!("InvalidCertificate({name})"),
+            name.to_string(),
+        ] {
+            if out.contains(&wrapped) {
+                out = out.replace(&wrapped, words);
+                break;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +228,42 @@ mod tests {
         let url = Diagnostic::at("w.toml", src, Some(15..20), "bad url").to_string();
         assert!(!url.contains("hunter22"), "{url}");
         assert!(url.contains("app:***@db"), "{url}");
+    }
+
+    #[test]
+    fn an_error_chain_is_one_line_in_words_without_secrets() {
+        #[derive(Debug)]
+        struct E(&'static str, Option<Box<E>>);
+        impl fmt::Display for E {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for E {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_deref().map(|e| e as _)
+            }
+        }
+        let tls = E(
+            "error sending request",
+            Some(Box::new(E(
+                "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))",
+                None,
+            ))),
+        );
+        assert_eq!(
+            error_chain(&tls),
+            "error sending request: invalid peer certificate: the server presents a CA \
+             certificate as its own"
+        );
+        let dsn = E(
+            "cannot connect to postgresql://app:hunter22@db/app",
+            Some(Box::new(E("connection refused\nretry", None))),
+        );
+        assert_eq!(
+            error_chain(&dsn),
+            "cannot connect to postgresql://app:***@db/app: connection refused\\nretry"
+        );
     }
 
     #[test]

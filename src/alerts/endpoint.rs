@@ -207,15 +207,6 @@ impl AlertEndpoint {
             return SourceError::Timeout(self.timeout);
         }
         let e = e.without_url();
-        let mut text = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            let more = s.to_string();
-            if !text.contains(&more) {
-                text = format!("{text}: {more}");
-            }
-            source = s.source();
-        }
-        SourceError::Unreachable(sanitize::line(&text).into_owned())
+        SourceError::Unreachable(crate::diagnostic::error_chain(&e))
     }
 }

@@ -382,23 +382,13 @@ fn path_only(path: &str) -> &str {
 /// An octocrab error in one line: its message (without the backtrace octocrab appends) and
 /// its causes.
 fn describe(e: &octocrab::Error) -> String {
-    let mut text = e.to_string();
-    if let Some(i) = text.find("\n\nFound at") {
-        text.truncate(i);
+    let mut head = e.to_string();
+    if let Some(i) = head.find("\n\nFound at") {
+        head.truncate(i);
     }
-    let mut source = std::error::Error::source(e);
-    let mut seen = 0;
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-        seen += 1;
-        if seen > 6 {
-            break;
-        }
+    let head = crate::secret::mask_patterns(&crate::sanitize::line(&head));
+    match std::error::Error::source(e).map(crate::diagnostic::error_chain) {
+        Some(causes) if !head.contains(&causes) => format!("{head}: {causes}"),
+        _ => head,
     }
-    crate::sanitize::line(&text).into_owned()
 }

@@ -286,7 +286,7 @@ fn error_chain(e: &reqwest::Error) -> String {
     while let Some(c) = inner.source() {
         inner = c;
     }
-    format!("{what}: {inner}")
+    format!("{what}: {}", crate::diagnostic::error_chain(inner))
 }
 
 async fn read_bounded(mut resp: reqwest::Response) -> String {

@@ -474,16 +474,7 @@ impl Inner {
         }
         // The URL is ours and already shown elsewhere; keep the message to the cause.
         let e = e.without_url();
-        let mut parts: Vec<String> = vec![e.to_string()];
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            let text = s.to_string();
-            if !parts.iter().any(|p| p.contains(&text)) {
-                parts.push(text);
-            }
-            source = s.source();
-        }
-        let msg = clean_message(&parts.join(": "));
+        let msg = clean_message(&crate::diagnostic::error_chain(&e));
         if e.is_body() || e.is_decode() {
             SourceError::Unreachable(format!("connection lost while reading the answer: {msg}"))
         } else {
