@@ -5,6 +5,7 @@
 mod support {
     pub mod alertmanager;
     pub mod app_instances;
+    pub mod big_prometheus;
     pub mod console;
     pub mod faulty_journal;
     #[path = "../../benches/support/figure.rs"]
