@@ -10,7 +10,6 @@ mod figure;
 #[path = "../tests/support/big_prometheus.rs"]
 mod big_prometheus;
 #[path = "../tests/support/prometheus.rs"]
-#[allow(dead_code)]
 mod prometheus;
 #[path = "../tests/support/tmux.rs"]
 mod tmux;
