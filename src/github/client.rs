@@ -238,7 +238,7 @@ impl Github {
                 serde_json::from_str(&text).unwrap_or(Value::String(text))
             };
             let message = message_of(&parsed);
-            let Some(limit) = limits::classify(status, &headers, &message) else {
+            let Some(limit) = limits::classify(status, &headers, &message, self.timer.now()) else {
                 return Ok(Answer {
                     status,
                     body: parsed,

@@ -60,16 +60,21 @@ impl LimitHeaders {
 
 /// Reads a refusal for rate from an answer; `None` when the answer is not one. A 403 without
 /// headers is a rate limit only when its message says so (otherwise it is a permission error).
-pub fn classify(status: u16, headers: &LimitHeaders, message: &str) -> Option<Limit> {
+/// `retry-after` is read as everywhere in warroom (`backoff::retry_after_asked`: seconds or an
+/// HTTP date from `now`), uncut: a wait past [`LONGEST_WAIT`] is given up, never shortened.
+pub fn classify(
+    status: u16,
+    headers: &LimitHeaders,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Option<Limit> {
     if status != 403 && status != 429 {
         return None;
     }
-    if let Some(secs) = headers
-        .retry_after
-        .as_deref()
-        .and_then(|s| s.trim().parse::<u64>().ok())
+    if let Some(wait) =
+        (headers.retry_after.as_deref()).and_then(|s| crate::backoff::retry_after_asked(s, now))
     {
-        return Some(Limit::RetryAfter(Duration::from_secs(secs)));
+        return Some(Limit::RetryAfter(wait));
     }
     if let Some(reset) = headers.spent_until() {
         return Some(Limit::Reset(reset));
@@ -95,6 +100,16 @@ pub fn wait_for(limit: Limit, refusal: u32, now: DateTime<Utc>) -> Duration {
 mod tests {
     use super::*;
 
+    /// `classify` at a fixed now.
+    fn c(status: u16, headers: &LimitHeaders, message: &str) -> Option<Limit> {
+        classify(
+            status,
+            headers,
+            message,
+            DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+        )
+    }
+
     fn h(retry: Option<&str>, remaining: Option<&str>, reset: Option<&str>) -> LimitHeaders {
         LimitHeaders {
             retry_after: retry.map(String::from),
@@ -107,12 +122,12 @@ mod tests {
     fn each_kind_of_refusal_is_read() {
         let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         for status in [403, 429] {
-            let l = classify(status, &h(Some("7"), None, None), "").unwrap();
+            let l = c(status, &h(Some("7"), None, None), "").unwrap();
             assert_eq!(wait_for(l, 0, now), Duration::from_secs(7));
-            let l = classify(status, &h(None, Some("0"), Some("1800000030")), "").unwrap();
+            let l = c(status, &h(None, Some("0"), Some("1800000030")), "").unwrap();
             assert_eq!(wait_for(l, 0, now), Duration::from_secs(31));
         }
-        let l = classify(
+        let l = c(
             403,
             &h(None, None, None),
             "You have exceeded a secondary rate limit",
@@ -121,23 +136,28 @@ mod tests {
         let waits: Vec<_> = (0..3).map(|n| wait_for(l, n, now).as_secs()).collect();
         assert_eq!(waits, [60, 120, 240]);
         assert_eq!(
-            classify(429, &h(None, Some("5"), Some("1")), ""),
+            c(429, &h(None, Some("5"), Some("1")), ""),
             Some(Limit::Secondary)
         );
+        // An HTTP date is read as the other clients read it (30 s after the fixed now).
+        let l = c(
+            429,
+            &h(Some("Fri, 15 Jan 2027 08:00:30 GMT"), None, None),
+            "",
+        )
+        .unwrap();
+        assert_eq!(l, Limit::RetryAfter(Duration::from_secs(30)));
     }
 
     #[test]
     fn other_answers_are_not_limits() {
         assert_eq!(
-            classify(403, &h(None, None, None), "Resource not accessible"),
+            c(403, &h(None, None, None), "Resource not accessible"),
             None
         );
-        assert_eq!(classify(502, &h(Some("1"), None, None), "rate limit"), None);
-        assert_eq!(classify(200, &h(None, Some("0"), Some("1")), ""), None);
-        assert_eq!(
-            classify(403, &h(Some("soon"), Some("3"), None), "forbidden"),
-            None
-        );
+        assert_eq!(c(502, &h(Some("1"), None, None), "rate limit"), None);
+        assert_eq!(c(200, &h(None, Some("0"), Some("1")), ""), None);
+        assert_eq!(c(403, &h(Some("soon"), Some("3"), None), "forbidden"), None);
     }
 
     #[test]

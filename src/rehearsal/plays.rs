@@ -121,11 +121,7 @@ pub fn start(
         }
     };
     let (bound, resolved) = setup.bind(rb)?;
-    let run_id = format!(
-        "{}-{}",
-        bound.name,
-        clock.now().format("%Y%m%dT%H%M%S%.3fZ")
-    );
+    let run_id = bound.run_id(clock.now());
     let run = RunRef {
         run_id: run_id.clone(),
         runbook: bound.name.clone(),
