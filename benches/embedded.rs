@@ -29,7 +29,7 @@ use warroom::sim::{Scenario, Sim};
 const RUNS: usize = 15;
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
@@ -136,7 +136,7 @@ fn dashboard_against_prometheus() {
         "query (1 h, 400 points)", "embedded", "prom eval", "prom http", "ratio"
     );
     let step = 3600.0 / 400.0;
-    let mut queries: Vec<(String, String)> = warroom::config::default_panels()
+    let mut queries: Vec<(String, String)> = warroom::metrics::presets::sim_panels()
         .into_iter()
         .map(|p| (p.title, p.query))
         .collect();

@@ -123,7 +123,7 @@ fn bytes_per_refresh() {
     let mut held: Vec<(Option<Held>, Vec<Series>)> = vec![(None, Vec::new()); PANELS];
     for r in 0..refreshes {
         let now = t0 + f64::from(r) * 5.0;
-        for (h, series) in held.iter_mut() {
+        for (h, series) in &mut held {
             if let Some(plan) = fetch::plan("q", &w, h.as_ref(), now) {
                 let a = rt
                     .block_on(c.query_range(plan.query.clone()))
@@ -178,7 +178,7 @@ fn parse_large_matrix(c: &mut Criterion) {
                 )
                 .expect("valid");
                 black_box(a.series.len())
-            })
+            });
         });
     }
     let q = RangeQuery {
@@ -198,7 +198,7 @@ fn parse_large_matrix(c: &mut Criterion) {
             end: q.end,
             step: q.step,
         };
-        b.iter(|| fetch::plan("q", &w, Some(black_box(&held)), 3675.0))
+        b.iter(|| fetch::plan("q", &w, Some(black_box(&held)), 3675.0));
     });
 }
 

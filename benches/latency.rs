@@ -49,7 +49,7 @@ impl Source for Hanging {
 async fn main() {
     let (w, h) = (200u16, 60u16);
     let mut model = Model::new(
-        &Config::default(),
+        &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
         Theme::builtin("default").unwrap(),
         "hanging".into(),
         Utc::now(),

@@ -22,7 +22,7 @@ use warroom::theme::Theme;
 
 fn model(now: DateTime<Utc>, w: u16, h: u16) -> Model {
     let mut m = Model::new(
-        &Config::default(),
+        &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
         Theme::builtin("default").unwrap(),
         "bench".into(),
         now,

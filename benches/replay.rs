@@ -15,10 +15,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::io::Write;
 use std::time::{Duration, Instant};
-use warroom::config::{Config, default_panels};
+use warroom::config::Config;
 use warroom::incident::event::{Direction, Level};
 use warroom::incident::snapshot::{self, PanelSnapshot, SnapshotSeries, SnapshotWindow};
 use warroom::incident::{Event, Record, Source, Store};
+use warroom::metrics::presets::sim_panels;
 use warroom::replay::{Msg, Replay, update};
 use warroom::theme::Theme;
 
@@ -96,7 +97,7 @@ fn main() {
     // 8 panel snapshots over the window, 3 series each, at the capture's own step.
     let end = t0 + chrono::Duration::milliseconds(RECORDS as i64 * 250);
     let window = SnapshotWindow::covering(t0, end, 15.0);
-    let snaps: Vec<PanelSnapshot> = default_panels()
+    let snaps: Vec<PanelSnapshot> = sim_panels()
         .iter()
         .enumerate()
         .map(|(order, p)| PanelSnapshot {

@@ -101,7 +101,7 @@ impl Backend for Probe {
                 .buffer()
                 .content
                 .iter()
-                .map(|c| c.symbol())
+                .map(ratatui::buffer::Cell::symbol)
                 .collect();
             if screen.contains(text.as_str()) {
                 *seen = Some(Instant::now());
@@ -134,7 +134,7 @@ fn quantiles(mut v: Vec<f64>) -> (f64, f64, usize) {
 
 fn model(w: u16, h: u16) -> Model {
     let mut m = Model::new(
-        &Config::default(),
+        &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
         Theme::builtin("default").unwrap(),
         "hanging".into(),
         Utc::now(),
@@ -394,7 +394,7 @@ async fn holder_frames(store: &Store) {
     let model = tokio::time::timeout(Duration::from_secs(5), looped)
         .await
         .ok()
-        .and_then(|r| r.ok());
+        .and_then(std::result::Result::ok);
     let frames = std::mem::take(&mut *FRAMES.lock().unwrap());
     let n_written = written.load(Ordering::Relaxed);
     let shown = model.map_or(0, |m| m.timeline.len());

@@ -58,7 +58,7 @@ fn executor_overhead(c: &mut Criterion) {
         dry_run: false,
     };
     c.bench_function("executor: run of 100 note steps", |b| {
-        b.iter(|| rt.block_on(exec.run()))
+        b.iter(|| rt.block_on(exec.run()));
     });
 }
 
@@ -71,7 +71,7 @@ fn gate_and_rollout(c: &mut Criterion) {
         ..Default::default()
     });
     c.bench_function("gate: judge one reading", |b| {
-        b.iter(|| judge(Condition::Below(0.02), Expect::One, black_box(&answer)))
+        b.iter(|| judge(Condition::Below(0.02), Expect::One, black_box(&answer)));
     });
     let cfg = RolloutConfig {
         batch_size: 25,
@@ -104,7 +104,7 @@ fn gate_and_rollout(c: &mut Criterion) {
                         _ => {}
                     }
                 }
-            })
+            });
         },
     );
 }
@@ -121,10 +121,10 @@ fn plan_render(c: &mut Criterion) {
                 &Default::default(),
                 &warroom::backoff::Backoff::default(),
             )
-        })
+        });
     });
     c.bench_function("load: parse and check pool-exhaustion", |b| {
-        b.iter(|| load::load_file(&dir.join("pool-exhaustion.toml")).unwrap())
+        b.iter(|| load::load_file(&dir.join("pool-exhaustion.toml")).unwrap());
     });
 }
 

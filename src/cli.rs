@@ -58,6 +58,12 @@ pub enum Command {
     /// Turn another tool's dashboard into warroom panels.
     #[command(subcommand)]
     Import(ImportCmd),
+    /// Print the man page (roff): every command, option and key. Install it with
+    /// `warroom man > ~/.local/share/man/man1/warroom.1`; `--dir DIR` writes one page per command.
+    Man(ManArgs),
+    /// The configuration file: `warroom config example` prints a commented example.
+    #[command(subcommand)]
+    Config(ConfigCmd),
     /// Print the shell's completion script (it asks warroom for scenario names, runbook
     /// names and incident ids as you type): `source <(warroom completions bash)`.
     Completions {
@@ -449,6 +455,21 @@ pub struct DiscoverArgs {
     /// Print a warroom.toml with a `[[panel]]` entry for every signal found, to edit.
     #[arg(long)]
     pub toml: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ManArgs {
+    /// Write warroom.1 and a page per command (warroom-open.1, …) into DIR instead of printing
+    /// warroom.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum ConfigCmd {
+    /// Print a commented example warroom.toml with every section (all settings commented out,
+    /// at their defaults or typical values).
+    Example,
 }
 
 #[derive(Debug, Subcommand, Clone)]

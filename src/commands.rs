@@ -11,6 +11,7 @@ pub mod export;
 pub mod gameday;
 pub mod import;
 pub mod incident;
+pub mod man;
 pub mod open;
 pub mod publish;
 pub mod record;
@@ -44,9 +45,13 @@ impl Context {
     /// ([`Context::config_or_default`]) warn and go on.
     pub fn load(cli: &Cli) -> Context {
         let data_dir = (cli.data_dir.clone()).unwrap_or_else(crate::paths::default_data_dir);
-        let config = Config::load(cli.config.as_deref()).map(|mut c| {
+        let config = Config::load(cli.config.as_deref()).and_then(|mut c| {
             overrides(&cli.command).apply(&mut c);
-            c
+            // The key map is the console's, built from the config's `[keys]`: checked here so
+            // every command refuses a bad one where it is written.
+            crate::keymap::Keymap::from_config(&c.keys)
+                .map_err(crate::config::ConfigError::Invalid)?;
+            Ok(c)
         });
         Context {
             config,
@@ -159,6 +164,11 @@ pub async fn run(ctx: &Context, command: Command) -> color_eyre::Result<ExitCode
         Command::Replay(args) => replay::run(ctx, args).await,
         Command::Discover(args) => discover::run(ctx, args).await,
         Command::Import(ImportCmd::Grafana(args)) => import::grafana(ctx, args).await,
+        Command::Man(args) => man::run(args),
+        Command::Config(crate::cli::ConfigCmd::Example) => {
+            print!("{}", crate::config::EXAMPLE);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Completions { shell } => completions::run(shell),
     }
 }

@@ -6,7 +6,6 @@
 
 pub mod alerts;
 pub mod github;
-pub mod grafana;
 pub mod panels;
 pub mod runbooks;
 
@@ -18,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use github::{GithubConfig, RepoName};
-pub use panels::{BadWhen, PanelConfig, Unit, default_panels};
+pub use panels::{BadWhen, PanelConfig, Unit};
 
 /// The configuration as warroom uses it, validated.
 #[derive(Debug, Clone)]
@@ -34,13 +33,13 @@ pub struct Config {
     pub range: Duration,
     pub timezone: chrono_tz::Tz,
     pub theme: String,
-    /// Key bindings: the defaults with `[keys.MODE]` overrides, checked for duplicates.
-    pub keymap: crate::keymap::Keymap,
+    /// `[keys.MODE]` as written: the console's key map (a front end's) is built from them, and
+    /// checked when the config is loaded for a command (`Keymap::from_config`).
+    pub keys: KeyOverrides,
+    /// The `[[panel]]` entries. Empty means "discover": a console or recorder on a real
+    /// Prometheus builds its dashboard from what the Prometheus exports, and a rehearsal shows
+    /// the simulator's panels (each asks for them; the config knows no preset).
     pub panels: Vec<PanelConfig>,
-    /// Whether `[[panel]]` entries were written: without them a console or recorder on a real
-    /// Prometheus builds its dashboard by discovery, and `panels` holds the simulator's
-    /// dashboard (the rehearsals' own).
-    pub panels_configured: bool,
     /// `[runbooks] dir` (or the older top-level `runbook_dir`).
     pub runbook_dir: Option<PathBuf>,
     /// `[runbooks.vars]`: values for every runbook that declares the variable.
@@ -50,6 +49,18 @@ pub struct Config {
     /// `[export] gap_limit`: the longest quiet stretch of a timeline the postmortem lint
     /// accepts.
     pub gap_limit: Duration,
+}
+
+/// A commented example of every section (`warroom config example`); a test parses it, with
+/// its settings commented out and with them all in use.
+pub const EXAMPLE: &str = include_str!("config/example.toml");
+
+/// `[keys.MODE]` overrides as written: mode, then action, then its keys.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyOverrides {
+    pub modes: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    /// Where `[keys]` is written, for an error about them (its message left empty).
+    pub place: Option<Diagnostic>,
 }
 
 /// How to reach Prometheus.
@@ -102,17 +113,8 @@ impl KeyList {
 }
 
 impl Default for Config {
+    /// The built-in defaults: no file, no panels (discovery), no sections.
     fn default() -> Self {
-        Config {
-            panels: default_panels(),
-            ..Config::without_panels()
-        }
-    }
-}
-
-impl Config {
-    /// The defaults with no panels: a file that sets `[[panel]]` never needs the built-in ones.
-    fn without_panels() -> Self {
         Config {
             file: None,
             prometheus: PrometheusConfig {
@@ -125,9 +127,8 @@ impl Config {
             range: Duration::from_secs(3600),
             timezone: chrono_tz::UTC,
             theme: "default".into(),
-            keymap: crate::keymap::Keymap::default(),
+            keys: KeyOverrides::default(),
             panels: Vec::new(),
-            panels_configured: false,
             runbook_dir: None,
             runbook_vars: Vec::new(),
             github: None,
@@ -206,6 +207,12 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// The same config showing `panels` (the demo and the tests ask for the simulator's).
+    pub fn with_panels(mut self, panels: Vec<PanelConfig>) -> Self {
+        self.panels = panels;
+        self
+    }
+
     /// Load from `path`; `None` means: the default file if it exists, else built-in defaults.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
         let (path, must_exist) = match path {
@@ -237,7 +244,7 @@ impl Config {
         };
         let raw: RawConfig = toml::from_str(text)
             .map_err(|e| ConfigError::Invalid(Diagnostic::from_toml(file, text, &e)))?;
-        let mut cfg = Config::without_panels();
+        let mut cfg = Config::default();
         if let Some(p) = raw.prometheus {
             if let Some(url) = p.url {
                 cfg.prometheus.url = Some(check_url(&url).map_err(|m| err(url.span(), m))?);
@@ -315,21 +322,19 @@ impl Config {
                     (mode, actions)
                 })
                 .collect();
-            cfg.keymap = crate::keymap::Keymap::with_overrides(&plain).map_err(|m| err(span, m))?;
+            cfg.keys = KeyOverrides {
+                modes: plain,
+                place: Some(Diagnostic::at(file, text, Some(span), String::new())),
+            };
         }
-        if raw.panel.is_empty() {
-            cfg.panels = default_panels();
-        } else {
-            cfg.panels_configured = true;
-            cfg.panels = raw
-                .panel
-                .into_iter()
-                .map(|p| {
-                    let span = p.span();
-                    p.into_inner().validate().map_err(|m| err(span.clone(), m))
-                })
-                .collect::<Result<_, _>>()?;
-        }
+        cfg.panels = raw
+            .panel
+            .into_iter()
+            .map(|p| {
+                let span = p.span();
+                p.into_inner().validate().map_err(|m| err(span.clone(), m))
+            })
+            .collect::<Result<_, _>>()?;
         if let Some(gh) = raw.github {
             cfg.github = Some(gh.validate().map_err(|(span, m)| err(span, m))?);
         }

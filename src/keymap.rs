@@ -4,6 +4,7 @@
 //! Default keys avoid tmux prefixes, flow control and terminal aliases (Ctrl-A, Ctrl-B, Ctrl-S,
 //! Ctrl-Q, Ctrl-H, Ctrl-I, Ctrl-M, Ctrl-[) and Alt.
 
+use crate::diagnostic::Diagnostic;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -468,6 +469,18 @@ impl Default for Keymap {
 }
 
 impl Keymap {
+    /// The config's key map: the defaults with its `[keys.MODE]`; a refusal points at `[keys]`
+    /// in the file.
+    pub fn from_config(keys: &crate::config::KeyOverrides) -> Result<Keymap, Diagnostic> {
+        Keymap::with_overrides(&keys.modes).map_err(|message| match &keys.place {
+            Some(place) => Diagnostic {
+                message,
+                ..place.clone()
+            },
+            None => Diagnostic::at("warroom.toml", "", None, message),
+        })
+    }
+
     /// The defaults with overrides: `overrides[mode][action] = keys` replaces that action's keys.
     /// Errors name the mode, action and key, and what was expected.
     pub fn with_overrides(
@@ -594,28 +607,15 @@ impl Keymap {
 }
 
 impl Keymap {
-    /// The bindings of every mode as Markdown tables, as the README shows them.
-    pub fn markdown(&self) -> String {
-        let mut out = String::new();
-        for mode in Mode::ALL {
-            let rows = self.help(mode);
-            if rows.is_empty() {
-                continue;
-            }
-            out.push_str(&format!(
-                "\n**{}**\n\n| keys | action |\n|---|---|\n",
-                mode.title()
-            ));
-            for (keys, what) in rows {
+    /// The bindings of `mode` as Markdown table rows (`| `q` `ctrl-c` | quit … |`), as the
+    /// README shows the most-used ones.
+    pub fn markdown_rows(&self, mode: Mode) -> Vec<String> {
+        (self.help(mode).into_iter())
+            .map(|(keys, what)| {
                 let keys: Vec<String> = keys.split(' ').map(|k| format!("`{k}`")).collect();
-                out.push_str(&format!(
-                    "| {} | {} |\n",
-                    keys.join(" "),
-                    what.replace('|', "\\|")
-                ));
-            }
-        }
-        out
+                format!("| {} | {} |", keys.join(" "), what.replace('|', "\\|"))
+            })
+            .collect()
     }
 }
 

@@ -15,7 +15,9 @@
 //!    catalog, executor and its one builder, step kinds), [`incident`] (the journal, opening an
 //!    incident, the actor), [`alerts`], [`postmortem`], [`github`], [`sim`] (the simulator),
 //!    [`rehearsal`] (stage, simulated clock, faults, plays, recording, score), [`recorder`]
-//!    (the headless recording engine) and [`config`].
+//!    (the headless recording engine), [`config`] and [`import`] (dashboards of other tools
+//!    made into panels; it writes for the config, which never names it). No two domain rooms
+//!    name each other, directly or through others: `domain_rooms_form_no_loop` checks it.
 //! 4. **Support**, used by all: [`backoff`], [`clock`], [`sanitize`], [`secret`],
 //!    [`diagnostic`], [`paths`], [`logging`], [`strings`] (user text said in more than one place), and [`signals`] (SIGINT/SIGTERM as one stream,
 //!    for every long-running command, the headless recorder included).
@@ -35,6 +37,7 @@ pub mod commands;
 pub mod config;
 pub mod diagnostic;
 pub mod github;
+pub mod import;
 pub mod incident;
 pub mod keymap;
 pub mod logging;
@@ -71,6 +74,7 @@ mod layers {
         "config",
         "rehearsal",
         "recorder",
+        "import",
     ];
     const SUPPORT: &[&str] = &[
         "strings",
@@ -83,7 +87,9 @@ mod layers {
         "logging",
         "signals",
     ];
-    const FRONT: &[&str] = &["app", "ui", "cli", "commands", "replay", "tui"];
+    const FRONT: &[&str] = &[
+        "app", "ui", "cli", "commands", "replay", "tui", "keymap", "theme",
+    ];
 
     fn files(module: &str) -> Vec<PathBuf> {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -103,23 +109,111 @@ mod layers {
         out
     }
 
-    /// Every `crate::NAME` (or `crate::{NAME`) a file names, NAME being one of `above`.
-    fn upward(text: &str, above: &[&str]) -> Vec<String> {
-        let mut found = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            for name in above {
-                for form in [
-                    format!("crate::{name}::"),
-                    format!("crate::{name};"),
-                    format!("crate::{{{name}"),
-                ] {
-                    if line.contains(&form) {
-                        found.push(format!("line {}: {}", i + 1, line.trim()));
+    /// The top-level modules a text names through `crate::`, with their line: `crate::NAME::…`,
+    /// `crate::NAME;`, and every item of a `crate::{A, B::c, {…}}` list, over several lines.
+    fn named(text: &str) -> Vec<(usize, String)> {
+        let ident = |s: &str| -> String {
+            let s = s.trim_start();
+            s.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        };
+        let mut out = Vec::new();
+        for (at, _) in text.match_indices("crate::") {
+            let line = text[..at].matches('\n').count() + 1;
+            let after = &text[at + "crate::".len()..];
+            let Some(list) = after.strip_prefix('{') else {
+                out.push((line, ident(after)));
+                continue;
+            };
+            // The list's items at depth 0, up to its closing brace.
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (i, c) in list.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.push((line, ident(&list[start..i])));
+                        break;
                     }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.push((line, ident(&list[start..i])));
+                        start = i + 1;
+                    }
+                    _ => {}
                 }
             }
         }
-        found
+        out.retain(|(_, n)| !n.is_empty());
+        out
+    }
+
+    /// Every line of `text` that names one of `above`.
+    fn upward(text: &str, above: &[&str]) -> Vec<String> {
+        let lines: Vec<&str> = text.lines().collect();
+        named(text)
+            .into_iter()
+            .filter(|(_, n)| above.contains(&n.as_str()))
+            .map(|(l, n)| format!("line {l} names {n}: {}", lines[l - 1].trim()))
+            .collect()
+    }
+
+    /// Which domain rooms each domain room names, with a file that does.
+    fn domain_graph() -> std::collections::BTreeMap<&'static str, Vec<(&'static str, PathBuf)>> {
+        let mut graph = std::collections::BTreeMap::new();
+        for m in DOMAIN {
+            let mut to: Vec<(&'static str, PathBuf)> = Vec::new();
+            for f in files(m) {
+                let text = std::fs::read_to_string(&f).unwrap();
+                for (_, n) in named(&text) {
+                    if let Some(d) = DOMAIN.iter().find(|d| **d == n && *d != m)
+                        && !to.iter().any(|(x, _)| x == d)
+                    {
+                        to.push((d, f.clone()));
+                    }
+                }
+            }
+            graph.insert(*m, to);
+        }
+        graph
+    }
+
+    /// A loop through `from`, as the rooms and the files that name the next one.
+    fn loop_through(
+        graph: &std::collections::BTreeMap<&'static str, Vec<(&'static str, PathBuf)>>,
+        from: &'static str,
+    ) -> Option<Vec<String>> {
+        let mut stack = vec![(from, vec![from.to_string()])];
+        let mut seen = vec![from];
+        while let Some((room, path)) = stack.pop() {
+            for (next, file) in &graph[room] {
+                let mut path = path.clone();
+                path.push(format!("{next} (named in {})", file.display()));
+                if *next == from {
+                    return Some(path);
+                }
+                if !seen.contains(next) {
+                    seen.push(next);
+                    stack.push((next, path));
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn domain_rooms_form_no_loop() {
+        let graph = domain_graph();
+        let loops: Vec<String> = DOMAIN
+            .iter()
+            .filter_map(|m| loop_through(&graph, m))
+            .map(|p| p.join(" -> "))
+            .collect();
+        assert!(
+            loops.is_empty(),
+            "domain rooms name each other in a loop:\n{}",
+            loops.join("\n")
+        );
     }
 
     #[test]
@@ -160,12 +254,33 @@ mod layers {
     }
 
     #[test]
-    fn the_scan_finds_an_upward_import() {
+    fn the_scan_finds_an_upward_import_in_any_form() {
         let hits = upward(
-            "use crate::app::model::Model;\nuse crate::{ui, sanitize};",
+            "use crate::app::model::Model;\nuse crate::{ui, sanitize};\nuse crate::{\n    sanitize,\n    keymap::{Mode, Action},\n};\nlet t = crate::theme::Theme::fallback();",
             FRONT,
         );
-        assert_eq!(hits.len(), 2, "{hits:?}");
-        assert!(upward("use crate::sanitize;", FRONT).is_empty());
+        assert_eq!(hits.len(), 4, "{hits:?}");
+        assert!(hits[2].starts_with("line 3 names keymap"), "{hits:?}");
+        assert!(
+            upward(
+                "use crate::sanitize;\nuse crate::{sanitize, {clock}};",
+                FRONT
+            )
+            .is_empty()
+        );
+        // A loop is found and named, through a third room too.
+        let p = |s: &str| PathBuf::from(s);
+        let graph = std::collections::BTreeMap::from([
+            ("metrics", vec![("config", p("src/metrics/a.rs"))]),
+            ("config", vec![("runbook", p("src/config/b.rs"))]),
+            ("runbook", vec![("metrics", p("src/runbook/c.rs"))]),
+            ("sim", vec![]),
+        ]);
+        let l = loop_through(&graph, "metrics").unwrap().join(" -> ");
+        assert_eq!(
+            l,
+            "metrics -> config (named in src/metrics/a.rs) -> runbook (named in src/config/b.rs) -> metrics (named in src/runbook/c.rs)"
+        );
+        assert!(loop_through(&graph, "sim").is_none());
     }
 }

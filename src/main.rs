@@ -59,6 +59,7 @@ fn runtime(idle: bool) -> std::io::Result<tokio::runtime::Runtime> {
 fn one_malloc_arena() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: a malloc tunable set before any other thread starts.
+    #[allow(unsafe_code)]
     unsafe {
         nix::libc::mallopt(nix::libc::M_ARENA_MAX, 1);
     }

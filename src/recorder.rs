@@ -88,7 +88,7 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
         client.clone().map(|c| c as _);
     // No `[[panel]]`: the panels are what the Prometheus exports, found by the panel part
     // itself (so alerts and changes are recorded meanwhile); the snapshots take them from here.
-    let discovering = client.is_some() && !config.panels_configured;
+    let discovering = client.is_some() && config.panels.is_empty();
     let panels = std::sync::Arc::new(std::sync::Mutex::new(if discovering {
         Vec::new()
     } else {
@@ -183,7 +183,11 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
         );
     }
     if let Some(changes) = changes {
-        let repos: Vec<String> = changes.repos().iter().map(|r| r.to_string()).collect();
+        let repos: Vec<String> = changes
+            .repos()
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         what.push(format!("changes in {}", repos.join(", ")));
         parts.push(
             changes.spawn(journal.clone(), &recovery.records, tx.clone(), |r| {
@@ -242,7 +246,7 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
             ),
             Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
             Err(_) => {
-                eprintln!("warroom record: panel snapshots not taken within the stop's second")
+                eprintln!("warroom record: panel snapshots not taken within the stop's second");
             }
         }
     }
@@ -339,7 +343,7 @@ fn status_line(report: &Report, tz: chrono_tz::Tz) {
             change: event,
             error,
         }) => {
-            eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}")
+            eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}");
         }
         Report::Changes(ChangesReport::Down { error, retry_in }) => eprintln!(
             "GitHub changes unavailable: {error}; next try in {}s",
@@ -359,10 +363,10 @@ fn status_line(report: &Report, tz: chrono_tz::Tz) {
             eprintln!(
                 "{} alerts: answering, {firing} firing",
                 source_name(*source)
-            )
+            );
         }
         Report::Panel(PanelReport::Refused { event, error }) => {
-            eprintln!("not recorded (refused; the journal is durable): {event}: {error}")
+            eprintln!("not recorded (refused; the journal is durable): {event}: {error}");
         }
         Report::Panel(PanelReport::SourceDown { error, retry_in }) => eprintln!(
             "metrics unavailable: {error}; next try in {}s",
@@ -370,7 +374,7 @@ fn status_line(report: &Report, tz: chrono_tz::Tz) {
         ),
         Report::Panel(PanelReport::SourceUp) => eprintln!("metrics: answering"),
         Report::Panel(PanelReport::PanelFailed { panel, error }) => {
-            eprintln!("panel \"{panel}\": query refused: {error}")
+            eprintln!("panel \"{panel}\": query refused: {error}");
         }
     }
 }

@@ -17,6 +17,15 @@ pub mod stage;
 
 pub use stage::Stage;
 
+/// A rehearsal's panels: the config's `[[panel]]` if it has any, else the simulator's.
+pub fn panels(config: &crate::config::Config) -> Vec<crate::config::PanelConfig> {
+    if config.panels.is_empty() {
+        crate::metrics::presets::sim_panels()
+    } else {
+        config.panels.clone()
+    }
+}
+
 /// Join the hard-wrapped lines of each paragraph so the overlay can wrap them to its width.
 pub fn reflow(text: &str) -> String {
     text.trim()

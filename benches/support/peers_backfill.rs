@@ -39,7 +39,7 @@ fn main() {
                 "job=\"sim\"".to_string(),
                 format!("instance=\"{instance}\""),
             ];
-            for (k, v) in x.labels.iter() {
+            for (k, v) in &x.labels {
                 let v = v.replace('\\', "\\\\").replace('"', "\\\"");
                 parts.push(format!("{k}=\"{v}\""));
             }

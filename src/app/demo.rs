@@ -45,6 +45,8 @@ pub async fn run(
 ) -> color_eyre::Result<ExitCode> {
     crate::clock::check_speed(speed, crate::clock::REHEARSAL_SPEED)?;
     let mut config = config;
+    // The simulator's panels, unless the config names its own.
+    config.panels = crate::rehearsal::panels(&config);
     let scenario = Scenario::load(scenario).map_err(|d| eyre!("{d}"))?;
     let name = scenario.name.clone();
     let title = format!("Rehearsal: {}", scenario.title);

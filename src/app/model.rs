@@ -296,7 +296,8 @@ impl Model {
             refresh: config.refresh,
             tz: config.timezone,
             theme,
-            keymap: config.keymap.clone(),
+            // Checked when the config was loaded (`Context::load`).
+            keymap: Keymap::from_config(&config.keys).unwrap_or_default(),
             actor: crate::incident::actor::current(),
             discovery: None,
             source: SourceStatus {
@@ -339,7 +340,7 @@ impl Model {
             publish: super::panes::publish::PublishPane {
                 repo: (config.github.as_ref())
                     .and_then(|g| g.postmortems.as_ref())
-                    .map(|r| r.to_string()),
+                    .map(std::string::ToString::to_string),
                 in_flight: false,
             },
             replay: None,

@@ -169,8 +169,7 @@ fn start(config: &Config) -> color_eyre::Result<Start> {
     }
     // No `[[panel]]`: the dashboard is what the Prometheus exports, found after the first
     // frame (the simulator's panels would only say "no data" on a real service).
-    let discovery = (!config.panels_configured).then(|| {
-        model.panels.clear();
+    let discovery = config.panels.is_empty().then(|| {
         model.discovery = Some(super::model::Discovery::Due {
             at: None,
             attempts: 0,
@@ -196,7 +195,6 @@ pub(crate) fn export_setup(
     Some(super::workers::export::ExportSetup {
         store: store.clone(),
         id,
-        panels: config.panels.clone(),
         timezone: config.timezone,
         step_s: config.refresh.as_secs_f64().max(1.0),
         gap_limit: config.gap_limit,
@@ -676,7 +674,11 @@ fn start_recording(services: &Services, model: &Model, tx: &mpsc::UnboundedSende
             });
         }
         // What an earlier console or `warroom publish` left in the outbox is finished now.
-        if let Some(publish) = github.publish.clone().filter(|p| p.has_pending()) {
+        if let Some(publish) = github
+            .publish
+            .clone()
+            .filter(super::workers::publish::PublishSetup::has_pending)
+        {
             super::workers::publish::spawn(publish, None, Some(journal), tx.clone());
         }
     }

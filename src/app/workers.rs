@@ -117,7 +117,7 @@ pub fn spawn_all(
                     },
                     tx,
                     resume,
-                )
+                );
             }
             Effect::ControlRun { run_id, control } => {
                 services.runbooks.control(&run_id, control);
@@ -153,7 +153,7 @@ pub fn spawn_all(
             Effect::Publish(target) => {
                 match services.github.as_ref().and_then(|g| g.publish.clone()) {
                     Some(setup) => {
-                        publish::spawn(setup, Some(target), services.journal.clone(), tx.clone())
+                        publish::spawn(setup, Some(target), services.journal.clone(), tx.clone());
                     }
                     None => {
                         let _ = tx.send(Msg::Published(publish::PublishReport::Failed {
@@ -181,15 +181,14 @@ pub fn spawn_all(
             },
             Effect::Export(panels) => {
                 let tx = tx.clone();
-                let Some(mut setup) = services.export.clone() else {
+                let Some(setup) = services.export.clone() else {
                     let _ = tx.send(Msg::Exported(Err("no incident is open".into())));
                     continue;
                 };
-                setup.panels = panels;
                 let source = services.source.clone();
                 tokio::spawn(async move {
                     let _ = tx.send(Msg::Exported(
-                        super::workers::export::run(setup, source).await,
+                        super::workers::export::run(setup, panels, source).await,
                     ));
                 });
             }
@@ -303,7 +302,12 @@ async fn discover(
         Ok(d) => Ok(super::msg::Discovered {
             status: d.status_line(),
             summary: d.dashboard.summary(),
-            hints: d.dashboard.panels.iter().map(|p| p.empty_hint()).collect(),
+            hints: d
+                .dashboard
+                .panels
+                .iter()
+                .map(super::super::metrics::discover::SignalPanel::empty_hint)
+                .collect(),
             panels: d.dashboard.panel_configs(),
         }),
         Err(e) => Err(super::msg::DiscoverFailure {

@@ -39,7 +39,7 @@ pub fn install(debug: bool) {
         let what = info
             .payload()
             .downcast_ref::<&str>()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "an unexpected error".into());
         tracing::error!(panic = %what, location = ?info.location(), "warroom panicked");
@@ -83,6 +83,7 @@ pub fn report(e: &color_eyre::Report, debug: bool) -> ExitCode {
 pub fn default_sigpipe() {
     #[cfg(unix)]
     // SAFETY: setting a signal's disposition to its default before any thread starts.
+    #[allow(unsafe_code)]
     unsafe {
         let _ = nix::sys::signal::signal(
             nix::sys::signal::Signal::SIGPIPE,

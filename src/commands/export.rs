@@ -91,7 +91,7 @@ async fn panels(
 ) -> Result<Vec<crate::config::PanelConfig>, String> {
     let have =
         crate::incident::snapshot::read_all(&store.snapshots_dir(id)).map_err(|e| e.to_string())?;
-    if config.panels_configured || !have.is_empty() {
+    if !config.panels.is_empty() || !have.is_empty() {
         return Ok(config.panels.clone());
     }
     let (presets, _) = crate::metrics::from_config::presets();

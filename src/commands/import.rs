@@ -4,7 +4,7 @@
 
 use super::Context;
 use crate::cli::GrafanaArgs;
-use crate::config::grafana::{self, Finding, ImportOptions, VariableResolver};
+use crate::import::grafana::{self, Finding, ImportOptions, VariableResolver};
 use color_eyre::eyre::WrapErr;
 use std::process::ExitCode;
 

@@ -14,9 +14,10 @@ use crate::runbook::journal::{JournalIntents, JournalSink};
 use crate::runbook::load::{self, Loaded};
 use crate::runbook::model::Runbook;
 use crate::runbook::operator::{AssumeYes, LineOperator, Operator};
+use crate::runbook::plan;
 use crate::runbook::progress::Progress;
 use crate::runbook::report::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
-use crate::runbook::{plan, vars};
+use crate::runbook::setup::RunbookSetup;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -119,7 +120,7 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
             // A config variable no runbook declares is likely a typo: said, not fatal.
             if let Ok(cfg) = ctx.config() {
                 let every: Vec<Runbook> = catalog_of(&dir, cfg).runbooks().cloned().collect();
-                for name in crate::config::runbooks::undeclared(&cfg.runbook_vars, &every) {
+                for name in crate::runbook::setup::undeclared(&cfg.runbook_vars, &every) {
                     writeln!(
                         out,
                         "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
@@ -143,14 +144,11 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
             let Some(rb) = catalog.find(&name) else {
                 return usage(&not_found(&catalog, &name));
             };
-            let resolved = match crate::config::runbooks::resolve(&config, rb, &vars) {
-                Ok(v) => v,
-                Err(e) => return usage(&e),
-            };
-            let rb = &match bind(rb, &resolved) {
+            let (rb, resolved) = match RunbookSetup::from_config(&config).bind_given(rb, &vars) {
                 Ok(b) => b,
                 Err(e) => return usage(&e),
             };
+            let rb = &rb;
             let backoff = crate::backoff::Backoff::default();
             write!(
                 out,
@@ -187,11 +185,6 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
 }
 
 /// `rb` with the duration fields that name a variable set from the run's values.
-fn bind(rb: &Runbook, resolved: &vars::Resolved) -> Result<Runbook, String> {
-    let text = catalog::text(rb)?;
-    load::bind_text(rb, &text, &resolved.values).map_err(|d| d.to_string())
-}
-
 fn usage(msg: &str) -> color_eyre::Result<ExitCode> {
     eprintln!("warroom runbook: {msg}");
     Ok(ExitCode::from(EXIT_USAGE))
@@ -224,12 +217,8 @@ async fn run_one(
     let Some(rb) = catalog.find(&name) else {
         return usage(&not_found(&catalog, &name));
     };
-    let resolved = match crate::config::runbooks::resolve(config, rb, &overrides) {
-        Ok(v) => v,
-        Err(e) => return usage(&e),
-    };
     // Durations that name a variable take the run's value.
-    let bound = match bind(rb, &resolved) {
+    let (bound, resolved) = match RunbookSetup::from_config(config).bind_given(rb, &overrides) {
         Ok(b) => b,
         Err(e) => return usage(&e),
     };
@@ -259,7 +248,7 @@ async fn run_one(
     let _serving = journal.as_ref().and_then(|(writer, _)| {
         crate::incident::serve::serve(writer.clone(), None, Default::default())
             .inspect_err(|e| {
-                eprintln!("warning: {e}; other responders cannot record during this run")
+                eprintln!("warning: {e}; other responders cannot record during this run");
             })
             .ok()
     });
@@ -357,7 +346,7 @@ async fn run_one(
             match tokio::time::timeout(std::time::Duration::from_secs(2), append).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {
-                    eprintln!("warroom runbook: the interruption could not be recorded: {e}")
+                    eprintln!("warroom runbook: the interruption could not be recorded: {e}");
                 }
                 Err(_) => eprintln!("warroom runbook: recording the interruption timed out"),
             }

@@ -198,7 +198,10 @@ mod tests {
         let g = c.github.unwrap();
         assert_eq!(g.api_url, "http://127.0.0.1:1/api/v3");
         assert_eq!(
-            g.watch.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            g.watch
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect::<Vec<_>>(),
             ["acme/api", "acme/infra"]
         );
         assert_eq!(g.postmortems.unwrap().to_string(), "acme/pm");

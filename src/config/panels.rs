@@ -1,6 +1,7 @@
 //! Dashboard panels: what each one queries, how its value reads, where its thresholds are.
 //! Every query is PromQL from configuration or from a signal preset
-//! (`metrics::presets`); the built-in dashboard is the simulator's preset (DESIGN.md).
+//! (`metrics::presets`). Without `[[panel]]` the dashboard is discovered; rehearsals ask for the
+//! simulator's preset (`metrics::presets::sim_panels`).
 //!
 //! [`RawPanel`] is the `[[panel]]` shape as written; presets and importers reuse it and its
 //! checks, and [`render_toml`] writes panels back in that shape.
@@ -214,13 +215,3 @@ impl RawPanel {
         })
     }
 }
-
-/// The built-in dashboard: the signals of a database-bound outage (DESIGN.md), on the
-/// simulator's metric names. They are the `sim` signal preset (`metrics/presets/sim.toml`).
-pub fn default_panels() -> Vec<PanelConfig> {
-    crate::metrics::presets::sim_panels()
-}
-
-#[cfg(test)]
-#[path = "panels_tests.rs"]
-mod tests;

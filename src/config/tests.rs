@@ -10,8 +10,10 @@ fn invalid(text: &str) -> Diagnostic {
 #[test]
 fn empty_file_gives_the_defaults() {
     let c = Config::parse("w.toml", "").unwrap();
-    assert_eq!(c.panels.len(), 8);
+    // No `[[panel]]`: the dashboard is discovered (a rehearsal asks for the simulator's).
+    assert!(c.panels.is_empty());
     assert_eq!(c.refresh, Duration::from_secs(5));
+    assert_eq!(c.keys, KeyOverrides::default());
 }
 
 #[test]
@@ -111,19 +113,6 @@ fn units_format_for_people() {
 }
 
 #[test]
-fn key_bindings_are_checked_where_they_are_written() {
-    let d = invalid("refresh = \"5s\"\n[keys.dashboard]\nquit = \"z\"\n");
-    assert!(d.message.contains("bound to both"), "{d}");
-    assert_eq!(d.line, 2, "{d}");
-    let c = Config::parse("w.toml", "[keys.dashboard]\nquit = [\"x\", \"ctrl-c\"]\n").unwrap();
-    assert_eq!(
-        c.keymap
-            .hint(crate::keymap::Mode::Dashboard, crate::keymap::Action::Quit),
-        "x"
-    );
-}
-
-#[test]
 fn the_export_gap_limit_is_read_and_checked() {
     assert_eq!(
         Config::parse("w.toml", "").unwrap().gap_limit,
@@ -137,4 +126,48 @@ fn the_export_gap_limit_is_read_and_checked() {
         "{d}"
     );
     assert!(d.to_string().contains(":2:"), "the line is named: {d}");
+}
+
+#[test]
+fn the_example_parses_as_it_is_and_with_every_setting_in_use() {
+    // As printed: every setting commented out, so it is the defaults.
+    let c = Config::parse("example.toml", EXAMPLE).unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.panels.is_empty() && c.github.is_none() && c.alertmanager.is_none());
+    assert_eq!(c.refresh, Duration::from_secs(5));
+    // With every "# key = value" line in use (prose is "## "), it sets every section.
+    let used: String = EXAMPLE
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(setting) => format!("{setting}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    // The two auth lines are alternatives: keep the first.
+    let used = used.replacen(
+        "auth = { kind = \"basic\", username = \"oncall\", password_file = \"~/.config/warroom/prom-pass\" }\n",
+        "",
+        1,
+    );
+    let c = Config::parse("example.toml", &used).unwrap_or_else(|e| panic!("{e}\n{used}"));
+    assert_eq!(c.panels.len(), 1);
+    assert_eq!(c.panels[0].title, "Pool saturation");
+    assert!(c.github.is_some() && c.alertmanager.is_some());
+    assert_eq!(
+        c.prometheus.url.as_deref(),
+        Some("https://metrics.example.net/prometheus")
+    );
+    assert_eq!(c.runbook_vars.len(), 2);
+    assert_eq!(c.keys.modes["dashboard"]["refresh"], ["r", "f5"]);
+    assert_eq!(c.gap_limit, Duration::from_secs(30 * 60));
+    // No line is left that is neither prose, a setting, a table nor blank.
+    for l in EXAMPLE.lines() {
+        assert!(
+            l.is_empty()
+                || l.starts_with("## ")
+                || l == "##"
+                || l.starts_with("# ")
+                || l.starts_with('['),
+            "{l:?}"
+        );
+    }
 }

@@ -485,6 +485,7 @@ fn unread(wr: &OwnedWriteHalf) -> usize {
     let mut n: nix::libc::c_int = 0;
     // SAFETY: TIOCOUTQ (SIOCOUTQ) writes one int through the pointer, which is valid; the fd
     // belongs to the stream, which outlives the call.
+    #[allow(unsafe_code)]
     let r = unsafe { nix::libc::ioctl(fd, nix::libc::TIOCOUTQ, &mut n) };
     if r == 0 { n.max(0) as usize } else { 0 }
 }

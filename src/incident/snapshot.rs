@@ -360,7 +360,7 @@ pub fn read_all(dir: &Path) -> Result<Vec<PanelSnapshot>, SnapshotError> {
         }
     };
     let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .map(|e| e.path())
         .filter(|p| {
             p.extension().is_some_and(|x| x == "json")
@@ -452,7 +452,7 @@ mod tests {
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let snaps = capture(
             &down,
-            &crate::config::default_panels(),
+            &crate::metrics::presets::sim_panels(),
             SnapshotWindow::covering(at, at + chrono::Duration::hours(1), 15.0),
         )
         .await;
@@ -479,7 +479,7 @@ mod tests {
             .into();
             store.ingest_series(t0 + i as f64 * 5.0, [(labels, v)]);
         }
-        let mut panels = crate::config::default_panels();
+        let mut panels = crate::metrics::presets::sim_panels();
         panels.truncate(6);
         let from = DateTime::from_timestamp(t0 as i64, 0).unwrap();
         let to = from + chrono::Duration::seconds(95);

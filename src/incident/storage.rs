@@ -93,11 +93,19 @@ impl Faults {
     }
     /// Every sync from now on waits until [`Faults::release_syncs`], as on a stalled disk.
     pub fn hold_syncs(&self) {
-        *self.0.held.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        *self
+            .0
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
     }
     /// The held syncs go on.
     pub fn release_syncs(&self) {
-        *self.0.held.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        *self
+            .0
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = false;
         self.0.released.notify_all();
     }
     /// How many syncs are waiting for [`Faults::release_syncs`] now.
@@ -105,7 +113,11 @@ impl Faults {
         self.0.waiting.load(Ordering::SeqCst)
     }
     fn wait_while_held(&self) {
-        let mut held = self.0.held.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = self
+            .0
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *held {
             self.0.waiting.fetch_add(1, Ordering::SeqCst);
             while *held {
@@ -113,7 +125,7 @@ impl Faults {
                     .0
                     .released
                     .wait(held)
-                    .unwrap_or_else(|e| e.into_inner());
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
             }
             self.0.waiting.fetch_sub(1, Ordering::SeqCst);
         }

@@ -192,7 +192,7 @@ impl Store {
             Err(e) => return Err(io_at(&self.root)(e)),
         };
         let mut ids: Vec<IncidentId> = entries
-            .filter_map(|e| e.ok())
+            .filter_map(std::result::Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| IncidentId::parse(&e.file_name().to_string_lossy()).ok())
             .collect();

@@ -82,7 +82,7 @@ pub fn detect<S: AsRef<str>>(presets: &Presets, names: &[S]) -> Vec<Detected> {
     let wanted: BTreeSet<String> = presets.all_names().into_iter().collect();
     let have: BTreeSet<String> = names
         .iter()
-        .map(|n| n.as_ref())
+        .map(std::convert::AsRef::as_ref)
         .filter(|n| wanted.contains(*n))
         .map(str::to_string)
         .collect();

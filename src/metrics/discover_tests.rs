@@ -2,7 +2,7 @@ use super::*;
 use crate::metrics::presets::Presets;
 
 fn names(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
+    list.iter().map(std::string::ToString::to_string).collect()
 }
 
 fn found_of(list: &[&str], labels: &[(&str, &[&str])]) -> Vec<Found> {
@@ -12,7 +12,7 @@ fn found_of(list: &[&str], labels: &[(&str, &[&str])]) -> Vec<Found> {
             let l: Option<BTreeSet<String>> = labels
                 .iter()
                 .find(|(id, _)| *id == d.stack.id)
-                .map(|(_, l)| l.iter().map(|s| s.to_string()).collect());
+                .map(|(_, l)| l.iter().map(std::string::ToString::to_string).collect());
             d.resolve(l.as_ref())
         })
         .collect()

@@ -94,7 +94,10 @@ impl EmbeddedSource {
     /// five minutes. A value may be [`store::stale_marker`]. Samples at or before their series'
     /// newest are refused; the number accepted is returned.
     pub fn append(&self, samples: impl IntoIterator<Item = (Labels, f64, f64)>) -> usize {
-        let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+        let mut store = self
+            .store
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         samples
             .into_iter()
             .filter(|(labels, t, v)| t.is_finite() && store.append(labels, to_ms(*t), *v))
@@ -107,7 +110,10 @@ impl EmbeddedSource {
         if !t_unix_secs.is_finite() {
             return false;
         }
-        let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+        let mut store = self
+            .store
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         store.mark_stale(labels, to_ms(t_unix_secs))
     }
 
@@ -137,18 +143,27 @@ impl EmbeddedSource {
             return;
         }
         // A poisoned lock means a query panicked mid-read; the data is still whole.
-        let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+        let mut store = self
+            .store
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         store.ingest_scrape(to_ms(t_unix_secs), samples);
     }
 
     /// Series and points held, for the memory bound.
     pub fn size(&self) -> (usize, usize) {
-        self.store.read().unwrap_or_else(|e| e.into_inner()).size()
+        self.store
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .size()
     }
 
     /// The newest scrape's time (Unix seconds), the embedded "now".
     pub fn newest(&self) -> Option<f64> {
-        let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+        let store = self
+            .store
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         store.newest.map(|t| t as f64 / 1000.0)
     }
 
@@ -168,7 +183,10 @@ impl EmbeddedSource {
                     .into(),
             ));
         }
-        let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+        let store = self
+            .store
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let out = eval::range_query_with(
             &store,
             &expr,
@@ -184,7 +202,10 @@ impl EmbeddedSource {
     /// An instant query evaluated on the calling thread; `time: None` is the newest scrape.
     pub fn instant_now(&self, q: &InstantQuery) -> Result<QueryAnswer, SourceError> {
         let expr = eval::parse(&q.query).map_err(to_source_error)?;
-        let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+        let store = self
+            .store
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let t = match q.time {
             Some(t) if t.is_finite() => to_ms(t),
             Some(t) => return Err(bad_data(format!("time \"{t}\" is not a finite number"))),

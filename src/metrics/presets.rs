@@ -575,8 +575,8 @@ fn preset(
     Ok(preset)
 }
 
-/// The simulator's preset as panels: the built-in dashboard (`config::default_panels`). Only
-/// `sim.toml` is parsed, not every shipped stack, and its PromQL is not: loading the config is
+/// The simulator's preset as panels: the dashboard of the demo, the rehearsals and the tests,
+/// which ask for it (an empty `[[panel]]` list means discovery). Only `sim.toml` is parsed, not every shipped stack, and its PromQL is not: loading the config is
 /// on the way to the console's first frame, and the fourteen stacks with their PromQL checked
 /// took 3.5 ms of it (issue 20). Discovery, after the first frame, parses them all.
 pub fn sim_panels() -> Vec<PanelConfig> {
@@ -593,3 +593,7 @@ pub fn sim_panels() -> Vec<PanelConfig> {
 #[cfg(test)]
 #[path = "presets_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "sim_panels_tests.rs"]
+mod sim_panels_tests;

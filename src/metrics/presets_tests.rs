@@ -174,7 +174,8 @@ fn the_rates_that_draw_the_might_not_be_a_counter_info_are_these() {
         fn pre_visit(&mut self, e: &Expr) -> Result<bool, ()> {
             if let Expr::Call(c) = e
                 && matches!(c.func.name, "rate" | "increase" | "irate")
-                && let Some(Expr::MatrixSelector(ms)) = c.args.args.first().map(|a| a.as_ref())
+                && let Some(Expr::MatrixSelector(ms)) =
+                    c.args.args.first().map(std::convert::AsRef::as_ref)
                 && let Some(n) = &ms.vs.name
                 && !["_total", "_sum", "_count", "_bucket"]
                     .iter()

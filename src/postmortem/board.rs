@@ -54,10 +54,10 @@ impl<'a> Board<'a> {
 
     /// A panel's unit as its snapshot says (`Count` when no snapshot names the panel).
     pub fn unit(&self, title: &str) -> Unit {
-        self.all
-            .iter()
-            .find(|s| s.title == title)
-            .map_or(Unit::Count, |s| s.unit())
+        self.all.iter().find(|s| s.title == title).map_or(
+            Unit::Count,
+            super::super::incident::snapshot::PanelSnapshot::unit,
+        )
     }
 
     /// Whether high values of the panel are the bad ones, when a snapshot says.

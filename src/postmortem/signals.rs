@@ -253,8 +253,8 @@ mod tests {
     }
 
     #[test]
-    fn default_panels_get_their_roles() {
-        let roles: Vec<Option<Role>> = crate::config::default_panels()
+    fn the_simulator_panels_get_their_roles() {
+        let roles: Vec<Option<Role>> = crate::metrics::presets::sim_panels()
             .iter()
             .map(|p| {
                 role(&snap(

@@ -76,7 +76,7 @@ pub fn worst(answer: &QueryAnswer, bad_when: BadWhen) -> Option<f64> {
     answer
         .series
         .iter()
-        .filter_map(|s| s.last())
+        .filter_map(super::super::metrics::series::Series::last)
         .map(|p| p.v)
         .filter(|v| !v.is_nan())
         .reduce(|a, b| match bad_when {

@@ -97,7 +97,7 @@ pub fn hand_back(store: &Store, id: &IncidentId, restart: &Restart, wait: Durati
                 ));
             }
             Ok(Some(_)) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20))
+                std::thread::sleep(Duration::from_millis(20));
             }
             Ok(Some(_)) => {
                 return HandBack::Failed("this console still held the incident".into());

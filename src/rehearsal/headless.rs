@@ -25,7 +25,7 @@ struct PlayTask {
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Simulated seconds between two progress lines.
@@ -325,7 +325,12 @@ fn progress_line(store: &crate::metrics::embedded::EmbeddedSource) -> String {
                 time: None,
             })
             .ok()
-            .and_then(|a| a.series.first().and_then(|s| s.last()).map(|p| p.v))
+            .and_then(|a| {
+                a.series
+                    .first()
+                    .and_then(super::super::metrics::series::Series::last)
+                    .map(|p| p.v)
+            })
     };
     let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1} %", v * 100.0));
     let errors =

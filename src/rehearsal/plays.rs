@@ -107,7 +107,10 @@ pub fn start(
                     .is_some_and(|rb| rb.file.file_stem().and_then(|s| s.to_str()) == Some(runbook))
         })
         .ok_or_else(|| {
-            let names: Vec<String> = entries.iter().map(|e| e.name()).collect();
+            let names: Vec<String> = entries
+                .iter()
+                .map(super::super::runbook::catalog::Entry::name)
+                .collect();
             format!(
                 "no runbook \"{}\"; known: {}",
                 crate::sanitize::line(runbook),

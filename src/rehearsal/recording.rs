@@ -92,7 +92,7 @@ impl Recording {
         let (tx, mut rx) = mpsc::unbounded_channel::<PanelReport>();
         let watch = PanelWatch {
             source: Arc::new(stage.store.clone()),
-            panels: config.panels.clone(),
+            panels: super::panels(config),
             refresh: scrape_wall(stage.speed),
             clock: Arc::new(stage.scrape_clock()),
         };
@@ -115,15 +115,15 @@ impl Recording {
                 match r {
                     PanelReport::Recorded(r) => line(&r, tz),
                     PanelReport::NotRecorded { event, error } => {
-                        eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}")
+                        eprintln!("NOT RECORDED (the journal is not durable): {event}: {error}");
                     }
                     PanelReport::Refused { event, error } => {
                         eprintln!(
                             "not recorded (refused; the journal is durable): {event}: {error}"
-                        )
+                        );
                     }
                     PanelReport::PanelFailed { panel, error } => {
-                        eprintln!("panel \"{panel}\": query refused: {error}")
+                        eprintln!("panel \"{panel}\": query refused: {error}");
                     }
                     PanelReport::SourceDown { .. } | PanelReport::SourceUp => {}
                 }
@@ -168,11 +168,12 @@ impl Recording {
         if let Err(e) = stage.live().record_end(&self.writer).await {
             eprintln!("NOT RECORDED (the journal is not durable): the rehearsal's end: {e}");
         }
+        let panels = super::panels(config);
         let take = crate::postmortem::take_snapshots(
             &self.store,
             &self.id,
             &stage.store,
-            &config.panels,
+            &panels,
             super::stage::SCRAPE_S,
         );
         let written = match tokio::time::timeout(SNAPSHOT_WAIT, take).await {

@@ -74,11 +74,38 @@ fn series_of(s: &PanelSnapshot) -> Vec<Series> {
         .collect()
 }
 
+/// The panels whose threshold crossings `loaded` records, in the order they first crossed:
+/// what a replay without snapshots or configured panels can name.
+fn crossed_panels(loaded: &Loaded) -> Vec<PanelConfig> {
+    let mut out: Vec<PanelConfig> = Vec::new();
+    for r in &loaded.records {
+        if let crate::incident::Event::ThresholdCrossed { panel, .. } = &r.kind
+            && !out.iter().any(|p| &p.title == panel)
+        {
+            out.push(PanelConfig {
+                title: panel.clone(),
+                query: String::new(),
+                unit: crate::config::Unit::default(),
+                warn: None,
+                crit: None,
+                bad_when: BadWhen::Above,
+                legend: None,
+                signal: None,
+            });
+        }
+    }
+    out
+}
+
 impl Scene {
     /// The scene of `loaded`, with the config's timezone, refresh and range, showing the
-    /// snapshots' panels (or the config's, saying they have no snapshot).
+    /// snapshots' panels (or the config's, else those whose crossings the journal holds,
+    /// saying they have no snapshot).
     pub fn new(config: &Config, theme: Theme, loaded: &Loaded, cursor: &Cursor) -> Scene {
         let mut model = Model::new(config, theme, String::new(), cursor.at());
+        if loaded.snapshots.is_empty() && model.panels.is_empty() {
+            model.panels = crossed_panels(loaded).into_iter().map(Panel::new).collect();
+        }
         let feeds = if loaded.snapshots.is_empty() {
             let why = match &loaded.snapshot_problem {
                 Some(p) => p.clone(),
@@ -277,7 +304,15 @@ mod tests {
         let mut cursor = Cursor::new(start, end, 60.0);
         cursor.toggle();
         let theme = Theme::builtin("default").unwrap();
-        (Scene::new(&Config::default(), theme, l, &cursor), cursor)
+        (
+            Scene::new(
+                &Config::default().with_panels(crate::metrics::presets::sim_panels()),
+                theme,
+                l,
+                &cursor,
+            ),
+            cursor,
+        )
     }
 
     #[test]

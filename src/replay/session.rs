@@ -159,7 +159,12 @@ mod tests {
             vec![],
         );
         let theme = Theme::builtin("default").unwrap();
-        Replay::new(&Config::default(), theme, loaded, 60.0)
+        Replay::new(
+            &Config::default().with_panels(crate::metrics::presets::sim_panels()),
+            theme,
+            loaded,
+            60.0,
+        )
     }
 
     fn press(r: &mut Replay, code: KeyCode) {

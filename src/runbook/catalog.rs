@@ -279,7 +279,7 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks");
         let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
-            .filter_map(|e| e.ok())
+            .filter_map(std::result::Result::ok)
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".toml"))
             .map(|n| format!("runbooks/{n}"))

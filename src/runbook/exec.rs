@@ -311,6 +311,7 @@ pub async fn run_on(
     if let Some(g) = &group {
         // SAFETY: the joiner only calls open, write and close (async-signal-safe) on data
         // prepared before the fork, and allocates nothing.
+        #[allow(unsafe_code)]
         unsafe {
             command.pre_exec(g.joiner());
         }

@@ -446,7 +446,7 @@ pub fn parse_show(reply: &str) -> Option<Rows> {
         }
     };
     let mut columns = split(header);
-    if columns.last().is_some_and(|c| c.is_empty()) {
+    if columns.last().is_some_and(std::string::String::is_empty) {
         columns.pop();
     }
     let mut rows = Rows {

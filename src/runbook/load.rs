@@ -252,7 +252,7 @@ impl Checker<'_> {
                 default: v.default,
                 description: crate::sanitize::line(&v.description.unwrap_or_default()).into_owned(),
                 secret: v.secret,
-                env: v.env.map(|e| e.into_inner()),
+                env: v.env.map(serde_spanned::Spanned::into_inner),
             });
         }
         let known: BTreeSet<String> = variables.iter().map(|v| v.name.clone()).collect();
@@ -333,7 +333,7 @@ impl Checker<'_> {
             RawKind::Check => {
                 let mut g = self.gate_required(&s.gate, &span, known, false)?;
                 // A check is about now: one good reading is enough unless the runbook says more.
-                let raw = s.gate.as_ref().map(|g| g.get_ref());
+                let raw = s.gate.as_ref().map(serde_spanned::Spanned::get_ref);
                 if raw.is_some_and(|r| r.consecutive.is_none()) {
                     g.consecutive = 1;
                 }

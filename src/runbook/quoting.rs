@@ -377,7 +377,7 @@ impl Lexer {
                 match c {
                     // `E'…'` is an escape string only where the E is a word of its own.
                     '\'' if matches!(self.last[1], 'E' | 'e') && !is_word(self.last[0]) => {
-                        self.state = State::SqlEscapeString
+                        self.state = State::SqlEscapeString;
                     }
                     '\'' => self.state = State::SqlString,
                     '"' => self.state = State::SqlIdentifier,
@@ -498,11 +498,11 @@ impl Lexer {
                         return 2;
                     }
                     '`' if matches!(self.nesting.last(), Some(Nest::Backtick { .. })) => {
-                        self.close_substitution()
+                        self.close_substitution();
                     }
                     '`' => self.nesting.push(Nest::Backtick { in_double: false }),
                     ')' if matches!(self.nesting.last(), Some(Nest::Paren { .. })) => {
-                        self.close_substitution()
+                        self.close_substitution();
                     }
                     _ => {}
                 }

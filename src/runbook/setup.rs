@@ -1,7 +1,7 @@
 //! How a runbook is prepared for a run, whichever front end runs it: its variables resolved
-//! (this front end's values, then the config's `[runbooks.vars]`, the environment, the
-//! defaults), the duration fields that name a variable bound, and the plan shown before
-//! anything runs. The controls of the runs in progress live here too, so a console can pause
+//! (the command line's `--var`, this front end's values, then the config's `[runbooks.vars]`,
+//! the environment, the defaults; the one resolver of every front end), the duration fields
+//! that name a variable bound, and the plan shown before anything runs. The controls of the runs in progress live here too, so a console can pause
 //! or abort any of them.
 
 use super::executor::Control;
@@ -42,6 +42,8 @@ pub struct RunbookSetup {
     pub vars: Vec<(String, String)>,
     /// `[runbooks.vars]` of the config file.
     pub config_vars: Vec<(String, String)>,
+    /// The config file those came from, for errors.
+    pub config_file: Option<PathBuf>,
     pub(crate) controls: Arc<Mutex<HashMap<String, watch::Sender<Control>>>>,
 }
 
@@ -51,6 +53,7 @@ impl RunbookSetup {
             dirs,
             vars,
             config_vars: Vec::new(),
+            config_file: None,
             controls: Arc::default(),
         }
     }
@@ -64,13 +67,23 @@ impl RunbookSetup {
     /// The same setup with the config's `[runbooks.vars]` under this console's own values.
     pub fn with_config_vars(mut self, config: &crate::config::Config) -> Self {
         self.config_vars = config.runbook_vars.clone();
+        self.config_file = config.file.clone();
         self
     }
 
     /// `rb` with its variables resolved and the duration fields that name a variable set:
     /// what a run or a plan uses.
     pub fn bind(&self, rb: &Runbook) -> Result<(Runbook, vars::Resolved), String> {
-        let resolved = self.resolve(rb)?;
+        self.bind_given(rb, &[])
+    }
+
+    /// [`Self::bind`] with the command line's `--var KEY=VALUE` on top.
+    pub fn bind_given(
+        &self,
+        rb: &Runbook,
+        given: &[String],
+    ) -> Result<(Runbook, vars::Resolved), String> {
+        let resolved = self.resolve_given(rb, given).map_err(|e| e.to_string())?;
         let text = super::catalog::text(rb)?;
         let bound =
             super::load::bind_text(rb, &text, &resolved.values).map_err(|d| d.to_string())?;
@@ -78,24 +91,40 @@ impl RunbookSetup {
     }
 
     /// Resolve `rb`'s variables in the order above.
-    pub fn resolve(&self, rb: &Runbook) -> Result<vars::Resolved, String> {
-        // Later overrides win in `vars::resolve`: the config first, this console's values after.
-        let mut overrides = crate::config::runbooks::overrides_for(&self.config_vars, rb)?;
+    pub fn resolve(&self, rb: &Runbook) -> Result<vars::Resolved, ResolveError> {
+        self.resolve_given(rb, &[])
+    }
+
+    /// Resolve `rb`'s variables with `given` (the command line's `--var KEY=VALUE`) first:
+    /// unlike this front end's own values, each must name a variable `rb` declares.
+    pub fn resolve_given(
+        &self,
+        rb: &Runbook,
+        given: &[String],
+    ) -> Result<vars::Resolved, ResolveError> {
+        // Later overrides win in `vars::resolve`: the config first, then this front end's
+        // values, then the command line's.
+        let declared = |k: &str| rb.variables.iter().any(|v| v.name == k && !v.secret);
+        let mut overrides = overrides_for(&self.config_vars, rb)?;
         overrides.extend(
-            self.vars
-                .iter()
-                .filter(|(k, _)| rb.variables.iter().any(|v| &v.name == k && !v.secret))
+            (self.vars.iter())
+                .filter(|(k, _)| declared(k))
                 .map(|(k, v)| format!("{k}={v}")),
         );
-        vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|e| {
-            let e = e.to_string();
-            match self
-                .config_vars
-                .iter()
-                .find(|(k, _)| e.contains(&format!("\"{k}\"")))
-            {
-                Some(_) => format!("{e} (check [runbooks.vars] in warroom.toml)"),
-                None => e,
+        overrides.extend(given.iter().cloned());
+        vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|error| {
+            let Some(name) = error.name() else {
+                return ResolveError::Var(error);
+            };
+            let set_later = self.vars.iter().any(|(k, _)| k == name && declared(k))
+                || (given.iter()).any(|g| g.split_once('=').is_some_and(|(k, _)| k.trim() == name));
+            if self.config_vars.iter().any(|(k, _)| k == name) && !set_later {
+                ResolveError::FromConfig {
+                    error,
+                    file: self.config_file.clone(),
+                }
+            } else {
+                ResolveError::Var(error)
             }
         })
     }
@@ -107,6 +136,67 @@ impl RunbookSetup {
         };
         map.get(run_id).is_some_and(|tx| tx.send(c).is_ok())
     }
+}
+
+/// Why a runbook's variables cannot be resolved, and where the refused value came from.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// `[runbooks.vars]` sets a secret variable: its value belongs in its environment variable.
+    #[error(
+        "[runbooks.vars] {name}: variable \"{name}\" of runbook \"{runbook}\" is secret: remove it from warroom.toml and set the environment variable \"{env}\""
+    )]
+    SecretInConfig {
+        name: String,
+        runbook: String,
+        env: String,
+    },
+    /// The config's value for a variable is refused.
+    #[error("{error} (set in [runbooks.vars]{})", of_file(.file.as_deref()))]
+    FromConfig {
+        error: vars::VarError,
+        file: Option<PathBuf>,
+    },
+    /// A value from the command line, the front end, the environment, or none at all.
+    #[error(transparent)]
+    Var(#[from] vars::VarError),
+}
+
+fn of_file(file: Option<&std::path::Path>) -> String {
+    file.map(|f| format!(" of \"{}\"", f.display()))
+        .unwrap_or_default()
+}
+
+/// The config's values for the variables `rb` declares, as `KEY=VALUE` overrides. A name `rb`
+/// does not declare is left out: it belongs to another runbook. A secret variable is refused:
+/// its value belongs in its environment variable, never in the config file.
+pub fn overrides_for(vars: &[(String, String)], rb: &Runbook) -> Result<Vec<String>, ResolveError> {
+    let mut out = Vec::new();
+    for (k, v) in vars {
+        let Some(var) = rb.variables.iter().find(|x| &x.name == k) else {
+            continue;
+        };
+        if var.secret {
+            return Err(ResolveError::SecretInConfig {
+                name: k.clone(),
+                runbook: rb.name.clone(),
+                env: var.env.clone().unwrap_or_default(),
+            });
+        }
+        out.push(format!("{k}={v}"));
+    }
+    Ok(out)
+}
+
+/// The names in `vars` that none of `runbooks` declares (`warroom runbook check` says so).
+pub fn undeclared<'a>(vars: &'a [(String, String)], runbooks: &[Runbook]) -> Vec<&'a str> {
+    vars.iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| {
+            !runbooks
+                .iter()
+                .any(|rb| rb.variables.iter().any(|v| v.name == *k))
+        })
+        .collect()
 }
 
 /// The plan of `rb`: variables resolved, batch targets asked of `source` (a dry probe: no
@@ -192,8 +282,83 @@ mod tests {
         let config = Config::parse("w.toml", "[runbooks.vars]\ninterval = \"soon\"\n").unwrap();
         let e = RunbookSetup::from_config(&config)
             .resolve(&pool_exhaustion())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"interval\" is \"soon\""), "{e}");
         assert!(e.contains("[runbooks.vars]"), "{e}");
+    }
+
+    #[test]
+    fn the_command_line_wins_over_the_config_which_wins_over_defaults() {
+        let cfg = Config::parse(
+            "w.toml",
+            "[runbooks.vars]\nwindow = \"3s\"\ninterval = \"1s\"\nunrelated = \"x\"\n",
+        )
+        .unwrap();
+        let setup = RunbookSetup::from_config(&cfg);
+        let rb = pool_exhaustion();
+        let r = setup.resolve_given(&rb, &["window=9s".into()]).unwrap();
+        assert_eq!(r.values["window"], "9s");
+        assert_eq!(r.values["interval"], "1s");
+        assert_eq!(r.values["soak"], "2m");
+        // A bad value from the config says where it came from; from --var it does not.
+        let mut bad = Config::parse("w.toml", "[runbooks.vars]\ninterval = \"soon\"\n").unwrap();
+        bad.file = Some("w.toml".into());
+        let e = RunbookSetup::from_config(&bad).resolve(&rb).unwrap_err();
+        assert!(
+            matches!(&e, ResolveError::FromConfig { file: Some(f), .. } if f.ends_with("w.toml")),
+            "{e:?}"
+        );
+        let e = e.to_string();
+        assert!(
+            e.contains("\"soon\"") && e.contains("(set in [runbooks.vars] of \"w.toml\")"),
+            "{e}"
+        );
+        let e = setup
+            .resolve_given(&rb, &["interval=never".into()])
+            .unwrap_err();
+        assert!(matches!(e, ResolveError::Var(_)), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("\"never\"") && !e.contains("[runbooks.vars]"),
+            "{e}"
+        );
+        // The config's bad value overridden on the command line is not blamed on the config.
+        let r = RunbookSetup::from_config(&bad).resolve_given(&rb, &["interval=2s".into()]);
+        assert_eq!(r.unwrap().values["interval"], "2s");
+        // Unknown names on the command line are still refused; unknown config names ignored.
+        let e = setup
+            .resolve_given(&rb, &["unrelated=1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no variable \"unrelated\""), "{e}");
+    }
+
+    #[test]
+    fn only_declared_variables_apply_and_secrets_are_refused() {
+        let rb = crate::runbook::load::parse(
+            "r.toml",
+            std::path::Path::new("r.toml"),
+            "name = \"r\"\ndescription = \"d\"\n[variables]\nbase_url = { default = \"http://x\" }\ntoken = { secret = true, env = \"TOKEN\" }\n[[step]]\nid = \"n\"\nkind = \"note\"\ntext = \"{{base_url}}\"\n",
+        )
+        .unwrap();
+        let vars = vec![
+            ("base_url".to_string(), "http://y".to_string()),
+            ("other".into(), "1".into()),
+        ];
+        assert_eq!(
+            overrides_for(&vars, &rb).unwrap(),
+            vec!["base_url=http://y".to_string()]
+        );
+        assert_eq!(undeclared(&vars, std::slice::from_ref(&rb)), vec!["other"]);
+        let e = overrides_for(&[("token".into(), "s3cret".into())], &rb).unwrap_err();
+        assert!(matches!(&e, ResolveError::SecretInConfig { name, .. } if name == "token"));
+        let e = e.to_string();
+        assert!(e.contains("is secret") && e.contains("\"TOKEN\""), "{e}");
+        assert!(!e.contains("s3cret"), "{e}");
+        // A front end's value for a secret is never used.
+        let front = RunbookSetup::new(vec![], vec![("token".into(), "s3cret".into())]);
+        let r = front.resolve(&rb);
+        assert!(r.is_err_and(|e| !e.to_string().contains("s3cret")));
     }
 }

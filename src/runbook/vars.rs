@@ -23,6 +23,19 @@ pub enum VarError {
     SecretOnCommandLine(String, String),
 }
 
+impl VarError {
+    /// The variable the error is about (none for a malformed `KEY=VALUE`).
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            VarError::Malformed(_) => None,
+            VarError::Unknown(n, _)
+            | VarError::Missing(n, _)
+            | VarError::BadValue(n, _, _)
+            | VarError::SecretOnCommandLine(n, _) => Some(n),
+        }
+    }
+}
+
 /// Resolved values and the masker that hides the secret ones.
 #[derive(Clone)]
 pub struct Resolved {

@@ -309,12 +309,12 @@ impl Collector for Snapshot {
                 let mut m = family.encode_family(l)?;
                 match v {
                     Value::Counter(x) => {
-                        m.encode_counter::<Labels, f64, f64>(&(*x as u64 as f64), None)?
+                        m.encode_counter::<Labels, f64, f64>(&(*x as u64 as f64), None)?;
                     }
                     Value::Gauge(x) => m.encode_gauge(x)?,
                     Value::Histogram(h) => {
                         let (b, count) = buckets(h);
-                        m.encode_histogram::<Labels>(h.sum, count, &b, None)?
+                        m.encode_histogram::<Labels>(h.sum, count, &b, None)?;
                     }
                 }
             }

@@ -55,7 +55,7 @@ async fn state(State(s): State<Arc<SimService>>) -> Response {
 }
 
 async fn healthz(State(s): State<Arc<SimService>>) -> Response {
-    let now = s.with_sim(|sim| sim.now());
+    let now = s.with_sim(super::model::Sim::now);
     axum::Json(json!({ "status": "ok", "sim_time_s": now })).into_response()
 }
 

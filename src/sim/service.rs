@@ -54,7 +54,9 @@ impl SimService {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while stepping would leave a half-updated model; the model has no panics
         // on its paths, so a poisoned lock is still the best state there is.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Simulated seconds per wall-clock second.

@@ -192,7 +192,7 @@ pub fn headline(v: &PanelView) -> Line<'static> {
                         PanelState::Fresh | PanelState::Partial { .. } | PanelState::Stale { .. }
                     ) =>
             {
-                spans.push(Span::styled(format!("— {hint}"), theme.muted))
+                spans.push(Span::styled(format!("— {hint}"), theme.muted));
             }
             _ => spans.push(Span::styled("— no data", theme.muted)),
         },

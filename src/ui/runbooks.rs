@@ -173,7 +173,7 @@ fn entry_lines(e: &Entry, t: &Theme) -> Vec<Line<'static>> {
     match e {
         Entry::Broken { file, error } => {
             let mut l = vec![Line::styled(
-                format!("✖ {} does not load; the others are usable:", file),
+                format!("✖ {file} does not load; the others are usable:"),
                 t.failing,
             )];
             l.extend(error.lines().map(|x| Line::styled(x.to_string(), t.text)));

@@ -183,7 +183,7 @@ pub fn on_bar(role: Style, bar: Style) -> Style {
 fn width(fields: &[(u8, Vec<Span>)]) -> usize {
     1 + fields
         .iter()
-        .map(|(_, sp)| sp.iter().map(|s| s.width()).sum::<usize>())
+        .map(|(_, sp)| sp.iter().map(ratatui::prelude::Span::width).sum::<usize>())
         .sum::<usize>()
         + SEP.chars().count() * fields.len().saturating_sub(1)
 }

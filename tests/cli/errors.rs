@@ -71,7 +71,7 @@ fn the_console_without_a_terminal_says_so_and_creates_no_incident() {
     ));
     assert!(err.contains("needs a terminal"), "{err}");
     let incidents = data.path().join("incidents");
-    let n = std::fs::read_dir(&incidents).map_or(0, |d| d.count());
+    let n = std::fs::read_dir(&incidents).map_or(0, std::iter::Iterator::count);
     assert_eq!(n, 0, "no incident was created");
 }
 

@@ -1,4 +1,4 @@
-//! `config::grafana`: Grafana dashboards (classic, the V1 resource, V2) to warroom panels.
+//! `import::grafana`: Grafana dashboards (classic, the V1 resource, V2) to warroom panels.
 //! Fixtures are written for these tests (tests/fixtures/grafana/); the resolver test runs a
 //! real Prometheus scraping a loopback exposition so `label_values` answers come from
 //! Prometheus itself, and every converted query is sent to it.
@@ -8,10 +8,10 @@ use crate::support::prometheus;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::sync::Mutex;
-use warroom::config::grafana::{
+use warroom::config::{BadWhen, PanelConfig, Unit};
+use warroom::import::grafana::{
     self, Finding, GrafanaError, Import, ImportOptions, Model, ResolveError, VariableResolver,
 };
-use warroom::config::{BadWhen, PanelConfig, Unit};
 
 fn fixture(name: &str) -> String {
     let path = format!(
@@ -58,7 +58,7 @@ fn panel(
 /// Findings match `(path, words the message must contain)`, in order and number.
 #[track_caller]
 fn assert_findings(found: &[Finding], expected: &[(&str, &str)]) {
-    let shown: Vec<String> = found.iter().map(|f| f.to_string()).collect();
+    let shown: Vec<String> = found.iter().map(std::string::ToString::to_string).collect();
     assert_eq!(
         found.len(),
         expected.len(),

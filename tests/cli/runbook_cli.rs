@@ -250,7 +250,7 @@ fn runbooks_are_found_from_any_directory_and_a_users_own_wins() {
     let shown = String::from_utf8_lossy(&list.stdout).to_string();
     let shipped = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks"))
         .unwrap()
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
         .count();
     let built_in = shown.lines().filter(|l| l.ends_with("[built in]")).count();

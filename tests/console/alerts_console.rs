@@ -38,7 +38,7 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
         .unwrap();
     let journal = JournalWriter::spawn(incident).unwrap();
     let mut model = Model::new(
-        &Config::default(),
+        &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
         Theme::fallback(),
         "silent".into(),
         chrono::Utc::now(),

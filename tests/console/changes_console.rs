@@ -99,7 +99,8 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
         "warroom.toml",
         &format!("[github]\napi_url = \"{url}\"\nwatch = [\"acme/api\"]\n"),
     )
-    .unwrap();
+    .unwrap()
+    .with_panels(warroom::metrics::presets::sim_panels());
     let mut model = Model::new(&config, Theme::fallback(), "silent".into(), Utc::now());
     model.incident = Some(IncidentHeader {
         id: id.to_string(),

@@ -22,7 +22,9 @@ fn config(github: bool) -> Config {
     } else {
         "timezone = \"Europe/Berlin\"\n"
     };
-    Config::parse("warroom.toml", text).unwrap()
+    Config::parse("warroom.toml", text)
+        .unwrap()
+        .with_panels(warroom::metrics::presets::sim_panels())
 }
 
 fn change(

@@ -142,7 +142,7 @@ async fn console(
     let clock: Arc<dyn Clock> = Arc::new(r.clock());
     let config = Config {
         runbook_dir: runbook_dirs.first().cloned(),
-        ..Config::default()
+        ..Config::default().with_panels(warroom::metrics::presets::sim_panels())
     };
     let mut model = Model::new(&config, Theme::fallback(), "embedded".into(), clock.now());
     let locked = warroom::incident::open::lock(
@@ -171,7 +171,6 @@ async fn console(
         export: Some(warroom::app::workers::export::ExportSetup {
             store: Store::new(dir),
             id: Store::new(dir).find(&id).expect("the incident"),
-            panels: config.panels.clone(),
             timezone: config.timezone,
             step_s: 5.0,
             gap_limit: config.gap_limit,
@@ -247,7 +246,11 @@ async fn shipped_runbook_journaled() {
     }
     // The wait step reads the embedded store; abort it rather than wait out its gate.
     c.until("the wait step", Duration::from_secs(20), |m| {
-        m.runbooks.run.as_ref().and_then(|r| r.current()) == Some(2)
+        m.runbooks
+            .run
+            .as_ref()
+            .and_then(warroom::app::panes::run::RunPane::current)
+            == Some(2)
     })
     .await;
     // Abort asks first: nothing stops until the choice is made.
@@ -264,7 +267,10 @@ async fn shipped_runbook_journaled() {
     c.key(KeyCode::Down);
     c.key(KeyCode::Enter);
     c.until("the end of the run", Duration::from_secs(20), |m| {
-        m.runbooks.run.as_ref().is_some_and(|r| r.finished())
+        m.runbooks
+            .run
+            .as_ref()
+            .is_some_and(warroom::app::panes::run::RunPane::finished)
     })
     .await;
     // The journal has run, intent, answer, steps and end, in order.
@@ -378,7 +384,10 @@ async fn abort_stops_the_run_between_actions() {
     c.key(KeyCode::Down);
     c.key(KeyCode::Enter);
     c.until("the end of the run", Duration::from_secs(20), |m| {
-        m.runbooks.run.as_ref().is_some_and(|r| r.finished())
+        m.runbooks
+            .run
+            .as_ref()
+            .is_some_and(warroom::app::panes::run::RunPane::finished)
     })
     .await;
     // Give a wrongly continuing executor the chance to send its next request.
@@ -418,7 +427,13 @@ async fn pool_exhaustion_recovers_the_demo() {
     let started = std::time::Instant::now();
     c.run("pool-exhaustion").await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
-    while !c.model.runbooks.run.as_ref().is_some_and(|r| r.finished()) {
+    while !c
+        .model
+        .runbooks
+        .run
+        .as_ref()
+        .is_some_and(warroom::app::panes::run::RunPane::finished)
+    {
         if let Some(d) = &c.model.dialog {
             match (&d.purpose, &d.body) {
                 (Purpose::Confirm { .. }, Body::Type { word, .. }) => {
@@ -468,7 +483,7 @@ async fn export_from_the_console_takes_snapshots_and_writes_the_draft() {
 }
 
 fn config_panels() -> usize {
-    Config::default().panels.len()
+    warroom::metrics::presets::sim_panels().len()
 }
 
 const ONE_CHECK: &str = r#"

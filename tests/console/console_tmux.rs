@@ -63,7 +63,7 @@ fn open_records_a_note_from_the_editor_and_a_status() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     // The simulator's dashboard, written out (with no [[panel]] the console would discover).
-    let panels = warroom::config::panels::render_toml(&warroom::config::default_panels());
+    let panels = warroom::config::panels::render_toml(&warroom::metrics::presets::sim_panels());
     std::fs::write(dir.path().join("w.toml"), panels).unwrap();
     let editor = dir.path().join("editor.sh");
     std::fs::write(

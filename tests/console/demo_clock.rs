@@ -82,7 +82,7 @@ async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) 
     .expect("the stage starts paused");
     stage.pacer().set_end(end);
     let clock: Arc<dyn Clock> = Arc::new(stage.clock());
-    let config = Config::default();
+    let config = Config::default().with_panels(warroom::metrics::presets::sim_panels());
     let mut model = Model::new(&config, Theme::fallback(), "embedded".into(), clock.now());
     model.briefing = Some("Late evening. Restarts start to arrive.".into());
     model.rehearsal = true;
@@ -110,7 +110,6 @@ async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) 
         export: Some(warroom::app::workers::export::ExportSetup {
             store: store.clone(),
             id: store.find(&id).unwrap(),
-            panels: config.panels.clone(),
             timezone: config.timezone,
             step_s: 5.0,
             gap_limit: config.gap_limit,

@@ -149,7 +149,12 @@ async fn idle_console(idle: Duration, down: Duration, varies: bool) -> Run {
         base,
         start: std::time::Instant::now(),
     });
-    let mut model = Model::new(&Config::default(), Theme::fallback(), "flat".into(), base);
+    let mut model = Model::new(
+        &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
+        Theme::fallback(),
+        "flat".into(),
+        base,
+    );
     model.width = 200;
     model.height = 60;
     let refusing = Arc::new(AtomicBool::new(false));

@@ -72,7 +72,7 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
     let dir = tempfile::tempdir().unwrap();
     // The simulator's whole dashboard, written out (with no [[panel]] the console would
     // discover, and show only the panels whose metrics this exposition has).
-    let panels = warroom::config::panels::render_toml(&warroom::config::default_panels());
+    let panels = warroom::config::panels::render_toml(&warroom::metrics::presets::sim_panels());
     std::fs::write(
         dir.path().join("warroom.toml"),
         format!("refresh = \"1s\"\n{panels}"),

@@ -79,7 +79,9 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
         .open_incident(id, warroom::incident::store::Role::Console)
         .unwrap();
     let journal = JournalWriter::spawn(incident).unwrap();
-    let config = Config::parse("warroom.toml", "[github]\npostmortems = \"acme/pm\"\n").unwrap();
+    let config = Config::parse("warroom.toml", "[github]\npostmortems = \"acme/pm\"\n")
+        .unwrap()
+        .with_panels(warroom::metrics::presets::sim_panels());
     let mut model = Model::new(
         &config,
         Theme::fallback(),

@@ -10,10 +10,10 @@ use chrono::{DateTime, Duration, Utc};
 use std::path::Path;
 use std::sync::Arc;
 use warroom::clock::ManualClock;
-use warroom::config::default_panels;
 use warroom::incident::snapshot::{self, PanelSnapshot, SnapshotSeries, SnapshotWindow};
 use warroom::incident::vocabulary::{Severity, Status};
 use warroom::incident::{Event, IncidentId, Journal, Source, Store};
+use warroom::metrics::presets::sim_panels;
 
 fn t0() -> DateTime<Utc> {
     "2026-11-29T14:00:00Z".parse().unwrap()
@@ -61,7 +61,7 @@ fn recorded(data: &Path) -> (Store, IncidentId) {
         journal.append(Source::Operator, "ana", event).unwrap();
     }
     let window = SnapshotWindow::covering(t0(), t0() + Duration::hours(1), 60.0);
-    let snaps: Vec<PanelSnapshot> = default_panels()
+    let snaps: Vec<PanelSnapshot> = sim_panels()
         .iter()
         .take(4)
         .enumerate()

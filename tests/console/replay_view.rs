@@ -7,11 +7,12 @@ use chrono::{DateTime, Duration, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use warroom::config::{Config, default_panels};
+use warroom::config::Config;
 use warroom::incident::event::{Direction, Level};
 use warroom::incident::snapshot::{self, PanelSnapshot, SnapshotSeries, SnapshotWindow};
 use warroom::incident::vocabulary::{Severity, Status};
 use warroom::incident::{Event, IncidentId, Record, Source};
+use warroom::metrics::presets::sim_panels;
 use warroom::replay::{Loaded, Msg, Replay, update};
 use warroom::theme::Theme;
 
@@ -78,7 +79,7 @@ fn records() -> Vec<Record> {
 /// A snapshot of each default panel over the hour: a rise to a peak at minute 25, then down.
 fn snapshots() -> Vec<PanelSnapshot> {
     let window = SnapshotWindow::covering(t0(), t0() + Duration::hours(1), 60.0);
-    default_panels()
+    sim_panels()
         .iter()
         .enumerate()
         .map(|(order, p)| {

@@ -54,7 +54,7 @@ fn key(c: KeyCode) -> std::io::Result<Event> {
 
 fn model() -> Model {
     let mut m = Model::new(
-        &Config::default(),
+        &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
         Theme::fallback(),
         "fake".into(),
         Utc::now(),

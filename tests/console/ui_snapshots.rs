@@ -72,7 +72,7 @@ fn answer(series: Vec<Series>) -> Result<QueryAnswer, SourceError> {
 /// old data, loading, fresh below a "low is bad" threshold, fresh with no series.
 pub(crate) fn model(width: u16, height: u16) -> Model {
     let mut m = Model::new(
-        &Config::default(),
+        &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
         Theme::builtin("default").unwrap(),
         "prometheus http://127.0.0.1:9090".into(),
         t0(),

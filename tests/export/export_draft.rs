@@ -13,7 +13,11 @@ fn export_to(dir: &Path, format: Format, notes: &[&str], snaps: bool) -> (PathBu
     let mut opts = ExportOptions::new(format, incident::TZ);
     opts.out = Some(dir.join("out"));
     let report = postmortem::export(&store, &id, &opts).unwrap();
-    let lint = report.lint.iter().map(|f| f.to_string()).collect();
+    let lint = report
+        .lint
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     (dir.join("out"), lint)
 }
 
@@ -225,7 +229,11 @@ fn figures_match_the_curves_the_snapshots_were_made_from() {
         (worst.value - max(incident::user_failure)).abs() < 0.01,
         "{worst:?}"
     );
-    assert_eq!(c.headline.map(|h| h.as_str()), Some("Partial Outage"));
+    assert_eq!(
+        c.headline
+            .map(warroom::postmortem::customer::Headline::as_str),
+        Some("Partial Outage")
+    );
     let impact = facts.impact.as_ref().unwrap();
     assert_eq!(
         (

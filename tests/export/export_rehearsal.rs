@@ -11,13 +11,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use warroom::clock::ManualClock;
-use warroom::config::{BadWhen, default_panels};
+use warroom::config::BadWhen;
 use warroom::incident::crossing::{Detector, Rule, Worse};
 use warroom::incident::event::{Event, Priority, RunRef, Severity, Status, StepState};
 use warroom::incident::snapshot;
 use warroom::incident::{Journal, Source, Store};
 use warroom::metrics::InstantQuery;
 use warroom::metrics::embedded::EmbeddedSource;
+use warroom::metrics::presets::sim_panels;
 use warroom::postmortem::{self, ExportOptions, Format};
 use warroom::rehearsal::stage::SCRAPE_S;
 use warroom::sim::{Control, Scenario, Sim};
@@ -57,7 +58,7 @@ struct Rehearsal {
 
 impl Rehearsal {
     fn new(seed: u64) -> Rehearsal {
-        let detectors = default_panels()
+        let detectors = sim_panels()
             .into_iter()
             .filter(|p| ["Error ratio", "Pool saturation"].contains(&p.title.as_str()))
             .map(|p| {
@@ -111,7 +112,7 @@ impl Rehearsal {
                 let value = answer
                     .series
                     .iter()
-                    .filter_map(|s| s.last())
+                    .filter_map(warroom::metrics::Series::last)
                     .map(|p| p.v)
                     .fold(f64::NAN, f64::max);
                 for c in det.feed(wall(now), value) {
@@ -370,7 +371,7 @@ fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator(
     let records = store.read(&id).unwrap().records;
     let window = postmortem::snapshot_window(&records, SCRAPE_S).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let snaps = rt.block_on(snapshot::capture(&r.store, &default_panels(), window));
+    let snaps = rt.block_on(snapshot::capture(&r.store, &sim_panels(), window));
     assert!(snaps.iter().all(|s| s.error.is_none()), "{snaps:?}");
     snapshot::write_all(&store.snapshots_dir(&id), &snaps).unwrap();
     let fact_snaps = rt.block_on(snapshot::capture(

@@ -4,10 +4,11 @@
 
 use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeMap;
-use warroom::config::{BadWhen, default_panels};
+use warroom::config::BadWhen;
 use warroom::incident::event::{Direction, Event, Level, RunRef, Severity, Source, StepState};
 use warroom::incident::record::Record;
 use warroom::incident::snapshot::{self, PanelSnapshot, SnapshotSeries, SnapshotWindow};
+use warroom::metrics::presets::sim_panels;
 use warroom::postmortem::facts::{Evidence, compute_from};
 use warroom::postmortem::rules::AlertRule;
 use warroom::postmortem::timeline::Mode;
@@ -106,7 +107,7 @@ fn panels(c: &Case) -> Vec<PanelSnapshot> {
             _ => base,
         }
     };
-    default_panels()
+    sim_panels()
         .iter()
         .enumerate()
         .map(|(i, p)| {
@@ -155,7 +156,7 @@ fn records(c: &Case) -> Vec<Record> {
             actor: "ana".into(),
             host: String::new(),
             kind,
-        })
+        });
     };
     add(
         0.0,

@@ -198,7 +198,8 @@ async fn a_console_continues_from_the_recorders_crossings() {
     let data = tempfile::tempdir().unwrap();
     let store = Store::new(data.path());
     let id = store.create(chrono::Utc::now()).unwrap();
-    let config = warroom::config::Config::default();
+    let config =
+        warroom::config::Config::default().with_panels(warroom::metrics::presets::sim_panels());
     let title = config.panels[0].title.clone();
     let warn = config.panels[0]
         .warn

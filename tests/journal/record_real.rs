@@ -236,7 +236,7 @@ fn the_recorder_records_alerts_and_crossings_from_real_components_and_stops_clea
     let snaps = warroom::incident::snapshot::read_all(&store.snapshots_dir(&found)).unwrap();
     assert_eq!(
         snaps.len(),
-        warroom::config::default_panels().len(),
+        warroom::metrics::presets::sim_panels().len(),
         "{}",
         log()
     );

@@ -120,7 +120,7 @@ fn diff(prom: &Answer, emb: &Answer) -> Vec<String> {
             match em.get(t) {
                 None => out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded none")),
                 Some(ev) if !close(*pv, *ev) => {
-                    out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded {ev}"))
+                    out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded {ev}"));
                 }
                 _ => {}
             }

@@ -254,7 +254,7 @@ fn diff_with(
             match em.get(t) {
                 None => out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded none")),
                 Some(ev) if !close(*pv, *ev) && !tie(l, *t, *pv, *ev) => {
-                    out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded {ev}"))
+                    out.push(format!("{l:?} at {t}: Prometheus {pv}, embedded {ev}"));
                 }
                 _ => {}
             }
@@ -283,7 +283,7 @@ fn runbook_queries() -> Vec<String> {
     fn walk(v: &toml::Value, key: &str, out: &mut Vec<String>) {
         match v {
             toml::Value::String(s) if key == "query" || key.ends_with("_query") => {
-                out.push(s.clone())
+                out.push(s.clone());
             }
             toml::Value::Table(t) => t.iter().for_each(|(k, v)| walk(v, k, out)),
             toml::Value::Array(a) => a.iter().for_each(|v| walk(v, key, out)),
@@ -406,13 +406,13 @@ async fn every_dashboard_and_runbook_query_matches_prometheus() {
         store.size()
     );
 
-    let mut queries: Vec<String> = warroom::config::default_panels()
+    let mut queries: Vec<String> = warroom::metrics::presets::sim_panels()
         .into_iter()
         .map(|p| p.query)
         .collect();
     let n_dashboard = queries.len();
     queries.extend(runbook_queries());
-    queries.extend(EXTRA.iter().map(|q| q.to_string()));
+    queries.extend(EXTRA.iter().map(std::string::ToString::to_string));
 
     // Two grids: whole seconds from before the first sample, and an odd start and step.
     let grids = [((first - 5.0).floor(), 1.0), (first + 0.377, 0.731)];
@@ -493,7 +493,7 @@ async fn every_dashboard_and_runbook_query_matches_prometheus() {
                         &prom_answer(&p["data"]),
                         &embedded_answer(e),
                         |l, t, a, b| tie(&unrounded, rounded, l, t, a, b),
-                    ))
+                    ));
                 }
                 (Some("error"), Err(_)) => {}
                 (_, e) => problems.push(format!(

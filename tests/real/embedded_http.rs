@@ -32,7 +32,7 @@ async fn the_http_api_answers_as_the_store_does() {
     client.ready().await.expect("the API says it is ready");
 
     let mut compared = 0;
-    for p in warroom::config::default_panels() {
+    for p in warroom::metrics::presets::sim_panels() {
         let q = RangeQuery {
             query: p.query.clone(),
             start: now - 600.0,

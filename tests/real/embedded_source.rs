@@ -34,7 +34,7 @@ async fn the_demo_feed_answers_the_dashboard_and_stays_bounded() {
     let now = BASE + sim.now();
 
     // Every dashboard query answers over the last five minutes, with data.
-    for p in warroom::config::default_panels() {
+    for p in warroom::metrics::presets::sim_panels() {
         let a = store
             .query_range(RangeQuery {
                 query: p.query.clone(),

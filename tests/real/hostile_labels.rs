@@ -48,7 +48,7 @@ fn hostile_labels_warnings_and_errors_never_reach_the_terminal_raw() {
 
     for (w, h) in [(80u16, 24u16), (200, 60)] {
         let mut m = Model::new(
-            &Config::default(),
+            &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
             Theme::builtin("default").unwrap(),
             "p".into(),
             now,

@@ -122,7 +122,11 @@ async fn thanos_ignoring_match_with_a_partial_answer() {
     let mut all: Vec<String> = (0..3000)
         .map(|i| format!("unrelated_metric_{i}_total"))
         .collect();
-    all.extend(pg_and_haproxy().iter().map(|s| s.to_string()));
+    all.extend(
+        pg_and_haproxy()
+            .iter()
+            .map(std::string::ToString::to_string),
+    );
     all.sort();
     let all_ref: Vec<&str> = all.iter().map(String::as_str).collect();
     Mock::given(path("/api/v1/label/__name__/values"))

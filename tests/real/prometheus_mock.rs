@@ -61,7 +61,7 @@ async fn html_text_and_odd_error_types() {
             status: 401,
             summary,
         }) => {
-            assert!(summary.starts_with("Unauthorized"), "{summary}")
+            assert!(summary.starts_with("Unauthorized"), "{summary}");
         }
         other => panic!("{other:?}"),
     }
@@ -115,7 +115,7 @@ async fn redirects_are_reported_not_followed() {
             status: 302,
             summary,
         }) => {
-            assert!(summary.contains("sso.example/login"), "{summary}")
+            assert!(summary.contains("sso.example/login"), "{summary}");
         }
         other => panic!("{other:?}"),
     }

@@ -9,7 +9,7 @@ use warroom::runbook::mask::Masker;
 
 fn cmd(argv: &[&str], timeout_ms: u64, grace_ms: u64) -> Command {
     Command {
-        argv: argv.iter().map(|s| s.to_string()).collect(),
+        argv: argv.iter().map(std::string::ToString::to_string).collect(),
         timeout: Duration::from_millis(timeout_ms),
         grace: Duration::from_millis(grace_ms),
     }

@@ -178,7 +178,7 @@ fn k8s_rollback_undoes_waits_for_the_rollout_and_for_every_replica() {
     .iter()
     .map(|tail| {
         let mut v = vec!["--context=".to_string(), ns()];
-        v.extend(tail.iter().map(|s| s.to_string()));
+        v.extend(tail.iter().map(std::string::ToString::to_string));
         v
     })
     .collect();

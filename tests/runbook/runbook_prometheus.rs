@@ -129,7 +129,7 @@ async fn a_batch_restart_through_prometheus_stays_within_its_budget() {
         if a.is_ok_and(|a| {
             a.series
                 .first()
-                .and_then(|s| s.last())
+                .and_then(warroom::metrics::Series::last)
                 .is_some_and(|p| p.v == PODS as f64)
         }) {
             break;

@@ -65,11 +65,11 @@ fn assert_succeeded(ran: &runbook_run::Ran) {
                 outcome,
                 detail,
             } => {
-                eprintln!("{step}: {outcome:?} {detail}")
+                eprintln!("{step}: {outcome:?} {detail}");
             }
             RunEvent::Paused { step, reason } => eprintln!("{step} paused: {reason}"),
             RunEvent::Output { step, line } if ran.outcome != RunOutcome::Succeeded => {
-                eprintln!("{step} | {line}")
+                eprintln!("{step} | {line}");
             }
             _ => {}
         }
@@ -413,7 +413,7 @@ async fn haproxy_batch_restart_restarts_every_server_without_a_failed_request() 
         if a.is_ok_and(|a| {
             a.series
                 .first()
-                .and_then(|s| s.last())
+                .and_then(warroom::metrics::Series::last)
                 .is_some_and(|p| p.v == 3.0)
         }) {
             break;

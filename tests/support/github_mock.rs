@@ -220,7 +220,7 @@ fn handle(
         method: method.to_string(),
         path: uri
             .path_and_query()
-            .map(|p| p.to_string())
+            .map(std::string::ToString::to_string)
             .unwrap_or_default(),
         at: now,
         body: text.clone(),

@@ -353,7 +353,7 @@ fn control(root: &Path, state: &Mutex<State>, stop: &AtomicBool) {
         let asked: Vec<String> = std::fs::read_dir(root.join("deleting"))
             .into_iter()
             .flatten()
-            .filter_map(|e| e.ok())
+            .filter_map(std::result::Result::ok)
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         for name in asked {

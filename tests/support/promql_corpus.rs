@@ -550,7 +550,7 @@ impl Gen {
 }
 
 pub fn corpus() -> Vec<String> {
-    let mut out: Vec<String> = HAND.iter().map(|q| q.to_string()).collect();
+    let mut out: Vec<String> = HAND.iter().map(std::string::ToString::to_string).collect();
     let mut g = Gen(Rng(seed()));
     let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
     let mut tries = 0;

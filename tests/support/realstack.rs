@@ -68,7 +68,7 @@ pub fn pg_binary(name: &str) -> Option<PathBuf> {
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
         .into_iter()
         .flatten()
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .filter_map(|e| {
             let version: u32 = e.file_name().to_str()?.parse().ok()?;
             let p = e.path().join("bin").join(name);
@@ -643,7 +643,7 @@ impl Backend {
                     served,
                     restarts,
                     restart_for,
-                )
+                );
             })
         };
         Backend {
@@ -699,7 +699,7 @@ fn serve(
                 match TcpListener::bind(("127.0.0.1", port)) {
                     Ok(l) => break l,
                     Err(_) if !stop.load(Ordering::SeqCst) => {
-                        std::thread::sleep(Duration::from_millis(20))
+                        std::thread::sleep(Duration::from_millis(20));
                     }
                     Err(_) => return,
                 }
@@ -896,7 +896,7 @@ impl Haproxy {
         lines.find_map(|l| {
             let f: Vec<&str> = l.split(',').collect();
             (f.first() == Some(&self.options.backend) && f.get(1) == Some(&server))
-                .then(|| f.get(col).map(|s| s.to_string()))
+                .then(|| f.get(col).map(std::string::ToString::to_string))
                 .flatten()
         })
     }

@@ -23,10 +23,12 @@ impl ChangesPane {
     pub fn from_config(config: &Config) -> ChangesPane {
         ChangesPane {
             shown: false,
-            watching: config
-                .github
-                .as_ref()
-                .map(|g| g.watch.iter().map(|r| r.to_string()).collect()),
+            watching: config.github.as_ref().map(|g| {
+                g.watch
+                    .iter()
+                    .map(std::string::ToString::to_string)
+                    .collect()
+            }),
             trouble: None,
         }
     }

@@ -273,7 +273,7 @@ mod tests {
     }
 
     fn panel() -> Panel {
-        Panel::new(crate::config::default_panels().remove(0))
+        Panel::new(crate::metrics::presets::sim_panels().remove(0))
     }
 
     fn window() -> Window {

@@ -204,7 +204,10 @@ impl RunPane {
         let name = ev.get("event").and_then(|e| e.as_str()).unwrap_or("");
         match name {
             "batch_started" => {
-                let batch = ev.get("batch").and_then(|b| b.as_u64()).unwrap_or(0) as usize;
+                let batch = ev
+                    .get("batch")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0) as usize;
                 let targets = ev
                     .get("targets")
                     .and_then(|t| t.as_array())
@@ -245,7 +248,7 @@ impl RunPane {
 /// A batch event in words, for the pane and the timeline.
 pub fn batch_text(ev: &serde_json::Value) -> String {
     let s = |k: &str| ev.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-    let n = |k: &str| ev.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    let n = |k: &str| ev.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
     let text = match ev.get("event").and_then(|e| e.as_str()).unwrap_or("") {
         "batch_started" => {
             let targets: Vec<String> = ev

@@ -395,8 +395,8 @@ fn find_word(s: &str, w: &str) -> Option<usize> {
         let i = from + k;
         let before = s[..i].chars().next_back();
         let after = s[i + w.len()..].chars().next();
-        let word_end = w.ends_with('(') || !after.is_some_and(|c| c.is_alphanumeric());
-        if !before.is_some_and(|c| c.is_alphanumeric()) && word_end {
+        let word_end = w.ends_with('(') || !after.is_some_and(char::is_alphanumeric);
+        if !before.is_some_and(char::is_alphanumeric) && word_end {
             return Some(i);
         }
         from = i + w.len();

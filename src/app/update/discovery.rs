@@ -87,7 +87,6 @@ mod tests {
     fn model() -> Model {
         let now = "2026-12-01T10:00:00Z".parse().unwrap();
         let mut m = Model::new(&Config::default(), Theme::fallback(), "p".into(), now);
-        m.panels.clear();
         m.discovery = Some(Discovery::Due {
             at: None,
             attempts: 0,
@@ -97,7 +96,7 @@ mod tests {
     }
 
     fn found() -> Discovered {
-        let panel = crate::config::default_panels().remove(0);
+        let panel = crate::metrics::presets::sim_panels().remove(0);
         Discovered {
             panels: vec![panel],
             hints: vec!["no series for x · warroom discover".into()],

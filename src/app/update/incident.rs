@@ -105,7 +105,10 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
                 "now: {}",
                 summary.status.map_or("not set".into(), |s| s.to_string())
             )],
-            STATUSES.iter().map(|s| s.to_string()).collect(),
+            STATUSES
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             STATUSES
                 .iter()
                 .position(|s| Some(*s) == summary.status)
@@ -118,7 +121,10 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
                 "now: {}",
                 summary.severity.map_or("not set".into(), |s| s.to_string())
             )],
-            SEVERITIES.iter().map(|s| s.to_string()).collect(),
+            SEVERITIES
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             SEVERITIES
                 .iter()
                 .position(|s| Some(*s) == summary.severity)

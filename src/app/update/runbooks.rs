@@ -492,7 +492,10 @@ pub fn declined(model: &mut Model, d: Dialog) {
     model.dialog = Some(Dialog::choose(
         format!("Step \"{step}\" not confirmed"),
         text,
-        choices.iter().map(|s| s.to_string()).collect(),
+        choices
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
         0,
         Purpose::Declined {
             run_id,

@@ -106,7 +106,10 @@ fn holder_gone(model: &mut Model, why: String) -> Vec<Effect> {
     let dialog = Dialog::choose(
         "The incident's holder has gone".into(),
         text,
-        TAKE_OVER.iter().map(|s| s.to_string()).collect(),
+        TAKE_OVER
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
         0,
         Purpose::TakeOver,
     );

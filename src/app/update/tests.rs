@@ -18,7 +18,12 @@ fn t0() -> DateTime<Utc> {
 }
 
 fn model() -> Model {
-    let mut m = Model::new(&Config::default(), Theme::fallback(), "test".into(), t0());
+    let mut m = Model::new(
+        &Config::default().with_panels(crate::metrics::presets::sim_panels()),
+        Theme::fallback(),
+        "test".into(),
+        t0(),
+    );
     m.width = 120;
     m.height = 40;
     m

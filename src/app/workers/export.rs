@@ -13,7 +13,6 @@ use std::sync::Arc;
 pub struct ExportSetup {
     pub store: Store,
     pub id: IncidentId,
-    pub panels: Vec<PanelConfig>,
     pub timezone: chrono_tz::Tz,
     /// The finest step of the snapshots, in seconds (the refresh interval).
     pub step_s: f64,
@@ -21,9 +20,11 @@ pub struct ExportSetup {
     pub gap_limit: std::time::Duration,
 }
 
-/// Take the snapshots and export; `Ok((path of the draft, lint findings in words))`.
+/// Take the snapshots of `panels` (the dashboard on screen) and export; `Ok((path of the
+/// draft, lint findings in words))`.
 pub async fn run(
     setup: ExportSetup,
+    panels: Vec<PanelConfig>,
     source: Arc<dyn Source>,
 ) -> Result<(String, Vec<String>), String> {
     // A failed capture still exports: the lint says which facts are missing.
@@ -31,7 +32,7 @@ pub async fn run(
         &setup.store,
         &setup.id,
         source.as_ref(),
-        &setup.panels,
+        &panels,
         setup.step_s,
     )
     .await;

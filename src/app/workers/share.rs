@@ -188,7 +188,7 @@ pub fn take_over(setup: &FollowSetup, tx: &mpsc::UnboundedSender<Msg>) {
                         });
                     }
                     Err(StoreError::Held { .. }) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(50))
+                        std::thread::sleep(Duration::from_millis(50));
                     }
                     Err(StoreError::Held { holder, .. }) => {
                         return Err(format!(

@@ -166,7 +166,7 @@ pub fn parse_request(line: &[u8]) -> Result<Request, (ErrorCode, String)> {
             format!("the request is not JSON ({e}); send one JSON object a line"),
         )
     })?;
-    match value.get("v").and_then(|v| v.as_u64()) {
+    match value.get("v").and_then(serde_json::Value::as_u64) {
         Some(v) if v == u64::from(VERSION) => {}
         Some(v) => {
             return Err((

@@ -50,7 +50,7 @@ impl StepGroup {
                     error = %e,
                     "no cgroup for exec steps; a process that leaves its step's group, clears \
                      its environment and is orphaned may outlive the step"
-                )
+                );
             });
             return None;
         }
@@ -61,6 +61,7 @@ impl StepGroup {
     /// What the child runs between fork and exec to join the group: open, write "0" (this
     /// process), close, all async-signal-safe and without allocating. A failure leaves the
     /// child where it was: the step still runs, found by its scope instead.
+    #[allow(unsafe_code)] // libc between fork and exec: nothing safe allocates nothing there.
     pub fn joiner(&self) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
         let procs = self.procs.clone();
         move || {

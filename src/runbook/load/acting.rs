@@ -215,7 +215,7 @@ impl Checker<'_> {
         let given: Vec<Range<usize>> = [&a.password, &a.password_env, &a.password_file]
             .into_iter()
             .flatten()
-            .map(|p| p.span())
+            .map(serde_spanned::Spanned::span)
             .collect();
         if let Some(second) = given.get(1) {
             self.err(
@@ -302,9 +302,9 @@ impl Checker<'_> {
             }
         };
         let ops: Vec<Range<usize>> = [
-            a.state.as_ref().map(|s| s.span()),
-            a.weight.as_ref().map(|w| w.span()),
-            a.show.as_ref().map(|s| s.span()),
+            a.state.as_ref().map(serde_spanned::Spanned::span),
+            a.weight.as_ref().map(serde_spanned::Spanned::span),
+            a.show.as_ref().map(serde_spanned::Spanned::span),
         ]
         .into_iter()
         .flatten()
@@ -483,7 +483,7 @@ impl Checker<'_> {
         if let Some(bt) = &e.between {
             match bt.get_ref().as_slice() {
                 [lo, hi] if lo <= hi && lo.is_finite() && hi.is_finite() => {
-                    tests.push((ValueTest::Number(Condition::Between(*lo, *hi)), bt.span()))
+                    tests.push((ValueTest::Number(Condition::Between(*lo, *hi)), bt.span()));
                 }
                 _ => {
                     self.err(

@@ -279,9 +279,9 @@ impl Checker<'_> {
         known: &BTreeSet<String>,
     ) -> Option<BatchSpec> {
         let given = [
-            s.targets.as_ref().map(|t| t.span()),
-            s.targets_query.as_ref().map(|t| t.span()),
-            s.targets_haproxy.as_ref().map(|t| t.span()),
+            s.targets.as_ref().map(serde_spanned::Spanned::span),
+            s.targets_query.as_ref().map(serde_spanned::Spanned::span),
+            s.targets_haproxy.as_ref().map(serde_spanned::Spanned::span),
         ];
         if let Some(second) = given.iter().flatten().nth(1) {
             self.err(
@@ -448,7 +448,7 @@ impl Checker<'_> {
         let instance = self.gate(instance, known, true)?;
         if !instance.query.uses_target() {
             self.err(
-                s.instance.as_ref().map_or(step.clone(), |i| i.span()),
+                s.instance.as_ref().map_or(step.clone(), serde_spanned::Spanned::span),
                 "the instance check's query must use {{target}}, e.g. app_instance_up{pod=\"{{target}}\"}",
             );
         }

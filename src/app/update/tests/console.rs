@@ -161,7 +161,7 @@ fn x_opens_the_run_dialog_at_once_and_broken_runbooks_do_not_run() {
     assert!(m.dialog.is_none());
     assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
     update(&mut m, code(KeyCode::Down));
-    let name = m.runbooks.entry().unwrap().name().to_string();
+    let name = m.runbooks.entry().unwrap().name().clone();
     let effects = update(&mut m, key('x'));
     assert!(
         matches!(&effects[..], [Effect::PlanRunbook(_)]),

@@ -30,7 +30,7 @@ mod units;
 mod v2;
 mod variables;
 
-use super::panels::PanelConfig;
+use crate::config::panels::PanelConfig;
 use futures::future::BoxFuture;
 use std::fmt;
 use std::time::Duration;

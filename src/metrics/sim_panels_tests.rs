@@ -1,7 +1,12 @@
-use super::*;
+//! The simulator's panels (the `sim` preset), as the demo, the rehearsals and the tests ask
+//! for them.
+
+use super::sim_panels;
+use crate::config::panels::render_toml;
+use crate::config::{BadWhen, PanelConfig, Unit};
 
 // The built-in dashboard as it was written in code before it moved to `sim.toml`: the preset
-// must give exactly these panels, so nothing that uses `default_panels()` changes.
+// must give exactly these panels, so nothing that uses `sim_panels()` changes.
 fn panel(title: &str, query: &str, unit: Unit, warn: f64, crit: f64) -> PanelConfig {
     PanelConfig {
         title: title.into(),
@@ -95,7 +100,7 @@ fn panels_as_they_were() -> Vec<PanelConfig> {
 
 #[test]
 fn the_default_dashboard_is_the_sim_preset_unchanged() {
-    let now = default_panels();
+    let now = sim_panels();
     // The panels now also say which signal each answers (the postmortem reads its figures by
     // it); everything else is as it was.
     assert!(now.iter().all(|p| p.signal.is_some()), "{now:#?}");
@@ -108,7 +113,7 @@ fn the_default_dashboard_is_the_sim_preset_unchanged() {
 
 #[test]
 fn rendered_panels_load_back_unchanged() {
-    let mut panels = default_panels();
+    let mut panels = sim_panels();
     panels.push(PanelConfig {
         title: "Quotes \" and \\ backslashes, {{braces}} and ünïcode".into(),
         query: "sum by (le) (rate(x{a=\"b\\\\c\"}[5m])) / (sum(y) > 0)".into(),

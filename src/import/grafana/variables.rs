@@ -549,7 +549,10 @@ mod tests {
             name: "pod".into(),
             kind: VarKind::Query,
             query: Some("label_values(pod)".into()),
-            current: current.iter().map(|s| s.to_string()).collect(),
+            current: current
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             options: Vec::new(),
             multi,
             include_all: all,
