@@ -23,10 +23,10 @@
 //!    for every long-running command, the headless recorder included).
 //!
 //! Where a change goes: a new step kind in `runbook/` (model, load, executor, plan); a new
-//! signal preset in `metrics/`; a new panel state in `app/panel.rs` and `ui/panel.rs`; a new key
-//! in `keymap.rs`'s table and a handler in `app/update/`; a new postmortem field in
-//! `postmortem/facts.rs` and its template. Text from outside passes [`sanitize`] once where it
-//! enters; retries anywhere go through [`backoff`].
+//! signal preset in `metrics/presets/`; a new panel state in `app/panes/panel.rs` and
+//! `ui/panel.rs`; a new key in `keymap.rs`'s table and a handler in `app/update/`; a new
+//! postmortem field in `postmortem/facts.rs` and its template. Text from outside passes
+//! [`sanitize`] once where it enters; retries anywhere go through [`backoff`].
 
 pub mod alerts;
 pub mod app;

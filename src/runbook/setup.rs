@@ -1,8 +1,8 @@
 //! How a runbook is prepared for a run, whichever front end runs it: its variables resolved
 //! (the command line's `--var`, this front end's values, then the config's `[runbooks.vars]`,
 //! the environment, the defaults; the one resolver of every front end), the duration fields
-//! that name a variable bound, and the plan shown before anything runs. The controls of the runs in progress live here too, so a console can pause
-//! or abort any of them.
+//! that name a variable bound, and the plan shown before anything runs. The controls of the
+//! runs in progress live here too, so a console can pause or abort any of them.
 
 use super::executor::Control;
 use super::model::{Runbook, StepKind};
