@@ -9,6 +9,17 @@
 //! - [`sharing`]: holding the incident and serving it, or following the process that does;
 //! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
 //!   rehearsal's stage.
+//!
+//! The loop is one `tokio::select!` over input, worker answers, a 250 ms tick and signals. It
+//! draws only when the model changed, at most once per 16 ms, each frame one write inside a
+//! synchronized update (`tui`). Queries run in tasks, so a hung Prometheus never delays a key:
+//! a panel has at most one query in flight (answers of an older generation are dropped), at most
+//! 4 requests are in flight in all, and after the first fetch only the new tail of the range is
+//! asked for. Between two points of a panel's step grid the panel asks an instant query instead,
+//! so the headline value is current, never a step old. The Prometheus client is our own, on
+//! reqwest and serde (the existing crates drop warnings and error messages); it never retries:
+//! the source's health backs off with full jitter and sends one probe at a time, so warroom is
+//! never a retry storm.
 
 pub mod demo;
 pub mod effect;

@@ -11,6 +11,14 @@
 //!   (events), [`report::IntentStore`] (idempotency keys, durable before a send) and
 //!   [`operator::Operator`] (typed confirmation, decisions at pauses); [`journal`] implements
 //!   the first two over the incident's journal, and reads a run back from it to resume.
+//!
+//! Batches are a pure state machine in the spirit of Kubernetes' `maxUnavailable` and Argo's
+//! analysis (`failed > failureLimit`); requests use full-jitter backoff and a retry budget. A run
+//! (from the console, `warroom runbook run --incident ID` or a game day's play) is recorded on
+//! the incident's journal, each idempotency key synced before its first send, so `--resume`
+//! continues from the journal alone. Gates use the dashboard's Prometheus client: one set of
+//! auth, headers, deadlines and size limits. The reference for runbook authors is
+//! `runbooks/README.md` (also the man page's RUNBOOKS section).
 
 pub mod batch;
 pub mod catalog;

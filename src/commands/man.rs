@@ -1,7 +1,11 @@
 //! `warroom man`: the man page, generated from the same clap definitions as `--help`
 //! (clap_mangen), with what `--help` cannot hold: every key of every mode (from the key map
-//! itself, so the page and the console never disagree), the files and environment, and
-//! examples. `--dir DIR` writes it with one page per command, as `man warroom-open` expects.
+//! itself, so the page and the console never disagree), the reference a README is too short for
+//! (written in Markdown beside this file and in `runbooks/README.md`, rendered by
+//! [`markdown`]), the files and environment, and examples. `--dir DIR` writes it with one page
+//! per command, as `man warroom-open` expects.
+
+mod markdown;
 
 use crate::cli::{Cli, ManArgs};
 use crate::keymap::{Keymap, Mode};
@@ -45,12 +49,26 @@ pub fn page() -> std::io::Result<Vec<u8>> {
     man.render_options_section(&mut out)?;
     man.render_subcommands_section(&mut out)?;
     out.extend_from_slice(keys(&Keymap::default()).as_bytes());
+    for (name, text) in REFERENCE {
+        out.extend_from_slice(markdown::section(name, text).as_bytes());
+    }
     out.extend_from_slice(rest().as_bytes());
     man.render_version_section(&mut out)?;
     Ok(out)
 }
 
-/// The KEYS section: every binding of every mode, as the `?` overlay lists them.
+/// The reference sections, in the page's order: each a Markdown document, its first heading
+/// left out.
+const REFERENCE: &[(&str, &str)] = &[
+    ("THE CONSOLE", include_str!("man/console.md")),
+    ("YOUR OWN PROMETHEUS", include_str!("man/prometheus.md")),
+    ("INCIDENTS", include_str!("man/incidents.md")),
+    ("RUNBOOKS", include_str!("../../runbooks/README.md")),
+    ("POSTMORTEMS", include_str!("man/postmortems.md")),
+    ("REHEARSALS", include_str!("man/rehearsals.md")),
+];
+
+/// The KEYS section: every binding of every mode, as the `?` overlay lists them, then replay's.
 pub fn keys(map: &Keymap) -> String {
     let mut r = Roff::new();
     r.control("SH", ["KEYS"]);
@@ -68,6 +86,12 @@ pub fn keys(map: &Keymap) -> String {
             r.text([bold(keys)]);
             r.text([roman(what)]);
         }
+    }
+    r.control("SS", ["Replay (warroom replay)"]);
+    for (keys, what) in crate::replay::keys::help() {
+        r.control("TP", []);
+        r.text([bold(keys)]);
+        r.text([roman(what)]);
     }
     r.to_roff()
 }
@@ -184,6 +208,22 @@ mod tests {
             }
         }
         assert!(page.contains(&keys));
+        for (k, what) in crate::replay::keys::help() {
+            let row = format!("\\fB{}\\fR\n{}", roff_text(&k), roff_text(what));
+            assert!(keys.contains(&row), "replay: {row:?} not in\n{keys}");
+        }
+        // Every reference section, with its subsections, and no Markdown left in the page.
+        for (name, text) in REFERENCE {
+            assert!(
+                page.contains(&format!(".SH {}\n", roff_name(name))),
+                "{name}"
+            );
+            for sub in text.lines().filter_map(|l| l.strip_prefix("## ")) {
+                assert!(page.contains(&format!(".SS {}\n", roff_name(sub))), "{sub}");
+            }
+            let roff = markdown::section(name, text);
+            assert!(!roff.contains('`'), "Markdown left in {name}:\n{roff}");
+        }
         // A changed key map changes the page.
         let mut o = std::collections::BTreeMap::new();
         o.insert(
@@ -192,6 +232,15 @@ mod tests {
         );
         let changed = super::keys(&Keymap::with_overrides(&o).unwrap());
         assert_ne!(changed, keys);
+    }
+
+    /// How a control line writes an argument: quoted when it has a space.
+    fn roff_name(s: &str) -> String {
+        if s.contains(' ') {
+            format!("\"{s}\"")
+        } else {
+            s.to_string()
+        }
     }
 
     /// How roff writes plain text: `-` as `\-`, `\` as `\\`.

@@ -5,6 +5,22 @@
 //! interpolation, vector matching, compensated sums), so the dashboard, runbooks and a team's
 //! own rehearsal queries read the same numbers from either source. What it leaves out (native
 //! histograms, `info()`, delayed name removal) is refused with a message that says so.
+//!
+//! In detail: the 5-minute lookback, staleness markers (a series missing from a scrape is stale;
+//! a gap in a series is not), closed ranges, `rate` extrapolation (2.51's rule;
+//! `with_legacy_extrapolation` imitates 2.50 and older, which the differential tests use
+//! against Debian's 2.42), subqueries aligned to their step (default step 1 minute), `@` and
+//! `offset`, vector matching, compensated sums, and every 2.x function on float samples, with
+//! the experimental `sort_by_label`, `limitk`, `limit_ratio` and `mad_over_time`. It passed 667
+//! of the 674 float cases of Prometheus's v2.55.1 test files (measured once by hand; the files
+//! are not in this repository), and a differential test compares 1,030 queries (130 written,
+//! 900 generated from a grammar with a fixed seed) with a real Prometheus on every CI run. Not
+//! supported: native histograms and their functions (the store holds float samples only);
+//! `info()`, Prometheus 3's functions and duration expressions (outside 2.x); delayed name
+//! removal (an off-by-default 2.55 flag). `limit_ratio` samples a different, equally stable,
+//! subset than Prometheus, and aggregation parameters are evaluated at every step, as 2.42 does.
+//! `tsink` was evaluated first and rejected: it brings a whole storage engine (WAL, mmap, zstd,
+//! rayon, object storage) with no feature flags to trim it, and its windows follow Prometheus 3.
 
 mod aggregate;
 mod binary;
