@@ -209,23 +209,11 @@ pub enum RunbookCmd {
         dir: RunbookDirArgs,
     },
     /// Show the plan of a runbook: every request and command as it would be sent.
-    Plan {
-        #[arg(add = ArgValueCandidates::new(complete::runbooks))]
-        name: String,
-        #[command(flatten)]
-        dir: RunbookDirArgs,
-        /// Set a variable: --var key=value
-        #[arg(long = "var", value_name = "KEY=VALUE")]
-        vars: Vec<String>,
-    },
+    Plan(RunbookNamed),
     /// Run a runbook.
     Run {
-        #[arg(add = ArgValueCandidates::new(complete::runbooks))]
-        name: String,
         #[command(flatten)]
-        dir: RunbookDirArgs,
-        #[arg(long = "var", value_name = "KEY=VALUE")]
-        vars: Vec<String>,
+        runbook: RunbookNamed,
         /// Show the plan and do nothing.
         #[arg(long)]
         dry_run: bool,
@@ -245,6 +233,19 @@ pub enum RunbookCmd {
     },
 }
 
+/// A runbook named on the command line, where to look for it, and its variables.
+#[derive(Debug, Args, Clone)]
+pub struct RunbookNamed {
+    #[arg(add = ArgValueCandidates::new(complete::runbooks))]
+    pub name: String,
+    #[command(flatten)]
+    pub dir: RunbookDirArgs,
+    /// Set a variable: --var key=value (over the config's [runbooks.vars])
+    #[arg(long = "var", value_name = "KEY=VALUE")]
+    pub vars: Vec<String>,
+}
+
+/// Where runbooks are found, beside the shipped ones.
 #[derive(Debug, Args, Clone)]
 pub struct RunbookDirArgs {
     /// Directory of runbooks (default: ./runbooks, then the config's [runbooks] dir).

@@ -361,30 +361,47 @@ pub async fn take_snapshots(
     panels: &[crate::config::PanelConfig],
     step_s: f64,
 ) -> Result<usize, ExportError> {
+    let records = read_off_the_loop(store, id, source).await?;
+    let Some(window) = snapshot_window(&drafted_records(&records), step_s) else {
+        return Ok(0);
+    };
+    let snaps = snapshot::capture(source, panels, window).await;
+    all_failed(&snaps, source)?;
+    let dir = store.snapshots_dir(id);
+    let written = snapshot::write_all(&dir, &snaps)?.len();
+    capture_facts(&dir, source, window).await?;
+    Ok(written)
+}
+
+/// The incident's records, read on a blocking thread (a long journal is not read on the loop).
+async fn read_off_the_loop(
+    store: &Store,
+    id: &IncidentId,
+    source: &dyn crate::metrics::Source,
+) -> Result<Vec<Record>, ExportError> {
     let (s, i) = (store.clone(), id.clone());
-    let records = tokio::task::spawn_blocking(move || s.read(&i))
+    Ok(tokio::task::spawn_blocking(move || s.read(&i))
         .await
         .map_err(|e| ExportError::Capture {
             backend: source.describe(),
             error: e.to_string(),
         })??
-        .records;
-    let Some(window) = snapshot_window(&drafted_records(&records), step_s) else {
-        return Ok(0);
-    };
-    let snaps = snapshot::capture(source, panels, window).await;
-    if let Some(e) = snaps.iter().find_map(|s| s.error.as_ref())
-        && snaps.iter().all(|s| s.error.is_some())
-    {
-        return Err(ExportError::Capture {
+        .records)
+}
+
+/// Snapshots that hold nothing but errors would only stop the next export from trying: the
+/// first error, when every panel failed.
+fn all_failed(
+    snaps: &[PanelSnapshot],
+    source: &dyn crate::metrics::Source,
+) -> Result<(), ExportError> {
+    match snaps.iter().find_map(|s| s.error.as_ref()) {
+        Some(e) if snaps.iter().all(|s| s.error.is_some()) => Err(ExportError::Capture {
             backend: source.describe(),
             error: e.clone(),
-        });
+        }),
+        _ => Ok(()),
     }
-    let dir = store.snapshots_dir(id);
-    let written = snapshot::write_all(&dir, &snaps)?.len();
-    capture_facts(&dir, source, window).await?;
-    Ok(written)
 }
 
 /// Takes the fact queries' snapshots (user requests, duplicates, memory, …) beside the
@@ -413,14 +430,7 @@ pub async fn take_snapshots_until(
     step_s: f64,
     deadline: tokio::time::Instant,
 ) -> Result<(usize, usize), ExportError> {
-    let (s, i) = (store.clone(), id.clone());
-    let records = tokio::task::spawn_blocking(move || s.read(&i))
-        .await
-        .map_err(|e| ExportError::Capture {
-            backend: source.describe(),
-            error: e.to_string(),
-        })??
-        .records;
+    let records = read_off_the_loop(store, id, source).await?;
     let Some(window) = snapshot_window(&records, step_s) else {
         return Ok((0, panels.len()));
     };
@@ -452,15 +462,7 @@ pub async fn capture_missing(
         return Ok(0);
     }
     let snaps = snapshot::capture(source, panels, window).await;
-    // Snapshots that hold nothing but errors would only stop the next export from trying.
-    if let Some(e) = snaps.iter().find_map(|s| s.error.as_ref())
-        && snaps.iter().all(|s| s.error.is_some())
-    {
-        return Err(ExportError::Capture {
-            backend: source.describe(),
-            error: e.clone(),
-        });
-    }
+    all_failed(&snaps, source)?;
     let written = snapshot::write_all(&dir, &snaps)?.len();
     capture_facts(&dir, source, window).await?;
     Ok(written)

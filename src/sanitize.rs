@@ -11,6 +11,30 @@ use std::borrow::Cow;
 /// Longest sanitized string kept, in characters; longer input is cut and marked.
 pub const MAX_LEN: usize = 4096;
 
+/// A name safe in a file name, a repository path and a URL, from any title: lowercase ASCII
+/// letters and digits, runs of anything else as one `-`, at most 60 characters, no dash at
+/// either end, and `fallback` when nothing is left (`Query latency p50/p99` →
+/// `query-latency-p50-p99`; `../../etc/passwd` → `etc-passwd`).
+pub fn slug(title: &str, fallback: &str) -> String {
+    let mut out = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+        if out.len() >= 60 {
+            break;
+        }
+    }
+    let out = out.trim_matches('-');
+    if out.is_empty() {
+        fallback.into()
+    } else {
+        out.into()
+    }
+}
+
 /// True for characters that must never reach a terminal, export or log raw.
 pub fn is_hostile(c: char) -> bool {
     matches!(c,

@@ -4,7 +4,7 @@
 //! `--runbooks DIR`.
 
 use super::{Context, EXIT_USAGE};
-use crate::cli::{RunbookCmd, RunbookDirArgs};
+use crate::cli::{RunbookCmd, RunbookDirArgs, RunbookNamed};
 use crate::config::Config;
 use crate::incident::event::{RunRef, Source};
 use crate::incident::writer::JournalWriter;
@@ -139,7 +139,7 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
                 ExitCode::from(1)
             })
         }
-        RunbookCmd::Plan { name, dir, vars } => {
+        RunbookCmd::Plan(RunbookNamed { name, dir, vars }) => {
             let catalog = catalog_of(&dir, &config);
             let Some(rb) = catalog.find(&name) else {
                 return usage(&not_found(&catalog, &name));
@@ -158,9 +158,7 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         RunbookCmd::Run {
-            name,
-            dir,
-            vars,
+            runbook: RunbookNamed { name, dir, vars },
             dry_run,
             yes,
             incident,
@@ -184,7 +182,7 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
     }
 }
 
-/// `rb` with the duration fields that name a variable set from the run's values.
+/// A usage error: said on stderr, exit status 2.
 fn usage(msg: &str) -> color_eyre::Result<ExitCode> {
     eprintln!("warroom runbook: {msg}");
     Ok(ExitCode::from(EXIT_USAGE))

@@ -27,15 +27,8 @@ pub enum Unit {
 impl Unit {
     /// Format a value for a panel title or axis.
     pub fn format(self, v: f64) -> String {
-        if v.is_nan() {
-            return "NaN".into();
-        }
-        if v.is_infinite() {
-            return if v > 0.0 {
-                "+Inf".into()
-            } else {
-                "-Inf".into()
-            };
+        if let Some(word) = crate::strings::non_finite(v) {
+            return word.into();
         }
         match self {
             Unit::Percent => format!("{:.1}%", v * 100.0),

@@ -189,25 +189,9 @@ impl Publication {
     }
 }
 
-/// Lowercase ASCII letters and digits joined by single dashes, at most 60 characters.
+/// The incident title's [`crate::sanitize::slug`] (`incident` when it has no letters).
 pub fn slug(title: &str) -> String {
-    let mut out = String::new();
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.is_empty() && !out.ends_with('-') {
-            out.push('-');
-        }
-        if out.len() >= 60 {
-            break;
-        }
-    }
-    let out = out.trim_matches('-').to_string();
-    if out.is_empty() {
-        "incident".into()
-    } else {
-        out
-    }
+    crate::sanitize::slug(title, "incident")
 }
 
 /// A chart file name that is safe in a repository path and a URL.

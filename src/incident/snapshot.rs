@@ -99,22 +99,7 @@ pub fn unit_name(u: Unit) -> &'static str {
 /// A file-name-safe form of a panel title: lowercase ASCII letters and digits, runs of anything
 /// else as one `-` (`Query latency p50/p99` → `query-latency-p50-p99`).
 pub fn slug(title: &str) -> String {
-    let mut out = String::new();
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.is_empty() && !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    while out.ends_with('-') {
-        out.pop();
-    }
-    if out.is_empty() {
-        out.push_str("panel");
-    }
-    out.truncate(60);
-    out
+    crate::sanitize::slug(title, "panel")
 }
 
 /// Slugs for `titles`, made unique by `-2`, `-3`, … in order.

@@ -161,8 +161,7 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send(None, source, actor, None, event)?;
-        Ok(answer.await.map_err(|_| WriteError::Stopped)??)
+        self.append_when(None, source, actor, event).await
     }
 
     /// Appends `event` stamped `at` (an event that knows when it happened) instead of the
@@ -174,7 +173,17 @@ impl JournalWriter {
         actor: &str,
         event: Event,
     ) -> Result<Record, WriteError> {
-        let answer = self.send(Some(at), source, actor, None, event)?;
+        self.append_when(Some(at), source, actor, event).await
+    }
+
+    async fn append_when(
+        &self,
+        at: Option<chrono::DateTime<chrono::Utc>>,
+        source: Source,
+        actor: &str,
+        event: Event,
+    ) -> Result<Record, WriteError> {
+        let answer = self.send(at, source, actor, None, event)?;
         Ok(answer.await.map_err(|_| WriteError::Stopped)??)
     }
 

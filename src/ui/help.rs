@@ -72,22 +72,14 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
             ]));
         }
     }
-    lines.push(Line::styled(
+    for text in [
         "Panel states: ● live  ◌ loading  ◷ stale  ◐ partial  ✖ failing",
-        t.muted,
-    ));
-    lines.push(Line::styled(
         "Levels: ✓ ok  △ WARN  ▲ CRIT    Rebind: [keys.MODE] in warroom.toml",
-        t.muted,
-    ));
-    lines.push(Line::styled(
         "In every field: ctrl-u clears to the start, ctrl-w deletes a word, home/end, left/right",
-        t.muted,
-    ));
-    lines.push(Line::styled(
         "The runbook pane's other keys are the dashboard's (it shares the screen with it)",
-        t.muted,
-    ));
+    ] {
+        lines.push(Line::styled(text, t.muted));
+    }
     overlay(frame, area, model, title, lines);
 }
 

@@ -88,27 +88,28 @@ pub fn short_link(url: &str, max: usize) -> String {
     format!("{keep}…")
 }
 
+/// A change of `acme/api` recorded at 10:30 (for tests here and in `update`).
+#[cfg(test)]
+pub(crate) fn change(seq: u64, reference: &str, at: Option<&str>) -> Record {
+    Record {
+        seq,
+        time: "2026-11-29T10:30:00Z".parse().unwrap(),
+        source: crate::incident::Source::Github,
+        actor: "ana".into(),
+        host: String::new(),
+        kind: Event::Change {
+            repo: "acme/api".into(),
+            reference: reference.into(),
+            title: "t".into(),
+            url: None,
+            at: at.map(|a| a.parse().unwrap()),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::incident::Source;
-
-    fn change(seq: u64, reference: &str, at: Option<&str>) -> Record {
-        Record {
-            seq,
-            time: "2026-11-29T10:30:00Z".parse().unwrap(),
-            source: Source::Github,
-            actor: "ana".into(),
-            host: String::new(),
-            kind: Event::Change {
-                repo: "acme/api".into(),
-                reference: reference.into(),
-                title: "t".into(),
-                url: None,
-                at: at.map(|a| a.parse().unwrap()),
-            },
-        }
-    }
 
     #[test]
     fn changes_are_listed_newest_first_by_when_they_happened() {

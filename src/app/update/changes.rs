@@ -35,27 +35,9 @@ pub fn report(model: &mut Model, report: ChangesReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::panes::changes::rows;
+    use crate::app::panes::changes::{change, rows};
     use crate::config::Config;
     use crate::github::changes::ChangeKind;
-    use crate::incident::{Event, Record, Source};
-
-    fn change(seq: u64, reference: &str, at: Option<&str>) -> Record {
-        Record {
-            seq,
-            time: "2026-11-29T10:30:00Z".parse().unwrap(),
-            source: Source::Github,
-            actor: "ana".into(),
-            host: String::new(),
-            kind: Event::Change {
-                repo: "acme/api".into(),
-                reference: reference.into(),
-                title: "t".into(),
-                url: None,
-                at: at.map(|a| a.parse().unwrap()),
-            },
-        }
-    }
 
     #[test]
     fn reports_reach_the_timeline_and_the_pane() {

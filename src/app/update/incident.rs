@@ -25,15 +25,7 @@ pub const SEVERITIES: [Severity; 4] = [
     Severity::Sev4,
 ];
 /// The sources the timeline filter steps through, after "all".
-pub const FILTERS: [Source; 7] = [
-    Source::Metric,
-    Source::Alert,
-    Source::Runbook,
-    Source::Operator,
-    Source::Github,
-    Source::Sim,
-    Source::System,
-];
+pub const FILTERS: [Source; 7] = Source::ALL;
 
 /// Format of times typed into the impact dialog.
 pub const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S";

@@ -96,6 +96,26 @@ fn refreshed() -> Model {
     m
 }
 
+/// The pool panel's latest value `v`, answered `20 * i` seconds after [`t0`] (the model's clock
+/// moves there too): the effects of that answer.
+fn reading(m: &mut Model, i: usize, v: f64) -> Vec<Effect> {
+    let at = t0() + chrono::Duration::seconds(20 * i as i64);
+    m.now = at;
+    let mut a = ok_answer();
+    a.series[0].points = vec![Point { t: i as f64, v }];
+    m.panels[0].latest_in_flight = true;
+    let pass = m.source.health.admit(at).unwrap();
+    update(
+        m,
+        Msg::Latest {
+            panel: 0,
+            pass,
+            result: Ok(a),
+            at,
+        },
+    )
+}
+
 fn panel_of(e: &Effect) -> usize {
     match e {
         Effect::Fetch { panel, .. } | Effect::FetchLatest { panel, .. } => *panel,
@@ -398,21 +418,7 @@ fn crossing_a_threshold_records_one_event_each_way() {
         .iter()
         .enumerate()
     {
-        let at = t0() + chrono::Duration::seconds(20 * i as i64);
-        m.now = at;
-        let mut a = ok_answer();
-        a.series[0].points = vec![Point { t: i as f64, v: *v }];
-        m.panels[0].latest_in_flight = true;
-        let pass = m.source.health.admit(at).unwrap();
-        let effects = update(
-            &mut m,
-            Msg::Latest {
-                panel: 0,
-                pass,
-                result: Ok(a),
-                at,
-            },
-        );
+        let effects = reading(&mut m, i, *v);
         recorded.extend(effects.into_iter().filter_map(|e| match e {
             Effect::Record { event, .. } => Some(event),
             _ => None,
@@ -452,21 +458,7 @@ fn crossing_a_threshold_records_one_event_each_way() {
 fn an_infinite_reading_is_crit_on_screen_and_a_crossing_in_the_journal_and_nan_is_neither() {
     for (v, crosses) in [(f64::INFINITY, true), (f64::NAN, false)] {
         let mut m = with_incident();
-        let at = t0();
-        m.now = at;
-        let mut a = ok_answer();
-        a.series[0].points = vec![Point { t: 1.0, v }];
-        m.panels[0].latest_in_flight = true;
-        let pass = m.source.health.admit(at).unwrap();
-        let effects = update(
-            &mut m,
-            Msg::Latest {
-                panel: 0,
-                pass,
-                result: Ok(a),
-                at,
-            },
-        );
+        let effects = reading(&mut m, 0, v);
         let recorded: Vec<f64> = effects
             .iter()
             .filter_map(|e| match e {
@@ -586,21 +578,7 @@ fn watching_keeps_crossings_and_the_first_note_declares_the_incident() {
     m.declarable = true;
     // The pool panel goes past crit while no incident exists: nothing is recorded, it is kept.
     for (i, v) in [0.5, 0.97, 0.98].iter().enumerate() {
-        let at = t0() + chrono::Duration::seconds(20 * i as i64);
-        m.now = at;
-        let mut a = ok_answer();
-        a.series[0].points = vec![Point { t: i as f64, v: *v }];
-        m.panels[0].latest_in_flight = true;
-        let pass = m.source.health.admit(at).unwrap();
-        let effects = update(
-            &mut m,
-            Msg::Latest {
-                panel: 0,
-                pass,
-                result: Ok(a),
-                at,
-            },
-        );
+        let effects = reading(&mut m, i, *v);
         assert!(
             !effects
                 .iter()

@@ -380,27 +380,6 @@ fn read_variable(v: &Value, path: &str) -> Option<Variable> {
     }
     .or_else(|| text(v, "definition").map(str::to_string));
     let current = v.get("current");
-    Some(Variable {
-        path: path.to_string(),
-        name,
-        kind,
-        query,
-        current: strings(current.and_then(|c| c.get("value"))),
-        options: match v.get("options") {
-            Some(Value::Array(opts)) => opts
-                .iter()
-                .take(1000)
-                .flat_map(|o| strings(o.get("value")))
-                .collect(),
-            _ => Vec::new(),
-        },
-        multi: flag(v, "multi"),
-        include_all: flag(v, "includeAll"),
-        all_value: text(v, "allValue").map(str::to_string),
-        regex: text(v, "regex").map(str::to_string),
-        filters: match v.get("filters") {
-            Some(Value::Array(f)) => f.len(),
-            _ => 0,
-        },
-    })
+    let current = strings(current.and_then(|c| c.get("value")));
+    Some(Variable::new(path, name, kind, query, current, v))
 }

@@ -321,6 +321,43 @@ pub(super) struct Variable {
     pub filters: usize,
 }
 
+impl Variable {
+    /// A variable whose model-specific parts are read; the rest is named alike in the classic
+    /// model and in V2's `spec` (`obj`).
+    pub fn new(
+        path: &str,
+        name: String,
+        kind: VarKind,
+        query: Option<String>,
+        current: Vec<String>,
+        obj: &Value,
+    ) -> Self {
+        Variable {
+            path: path.to_string(),
+            name,
+            kind,
+            query,
+            current,
+            options: match obj.get("options") {
+                Some(Value::Array(opts)) => opts
+                    .iter()
+                    .take(1000)
+                    .flat_map(|o| strings(o.get("value")))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            multi: flag(obj, "multi"),
+            include_all: flag(obj, "includeAll"),
+            all_value: text(obj, "allValue").map(str::to_string),
+            regex: text(obj, "regex").map(str::to_string),
+            filters: match obj.get("filters") {
+                Some(Value::Array(f)) => f.len(),
+                _ => 0,
+            },
+        }
+    }
+}
+
 /// Read the file's top level and pick the model.
 pub(super) fn read_board(root: &Value) -> Result<Board, GrafanaError> {
     let Some(obj) = root.as_object() else {

@@ -258,29 +258,7 @@ fn read_variable(v: &Value, path: &str) -> Option<Variable> {
         Some(c) => strings(c.get("value")),
         None => Vec::new(),
     };
-    Some(Variable {
-        path: path.to_string(),
-        name,
-        kind,
-        query,
-        current,
-        options: match spec.get("options") {
-            Some(Value::Array(opts)) => opts
-                .iter()
-                .take(1000)
-                .flat_map(|o| strings(o.get("value")))
-                .collect(),
-            _ => Vec::new(),
-        },
-        multi: flag(spec, "multi"),
-        include_all: flag(spec, "includeAll"),
-        all_value: text(spec, "allValue").map(str::to_string),
-        regex: text(spec, "regex").map(str::to_string),
-        filters: match spec.get("filters") {
-            Some(Value::Array(f)) => f.len(),
-            _ => 0,
-        },
-    })
+    Some(Variable::new(path, name, kind, query, current, spec))
 }
 
 fn query_text(q: &Map<String, Value>) -> Option<String> {

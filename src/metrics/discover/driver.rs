@@ -125,7 +125,8 @@ pub async fn discover(
     now: f64,
 ) -> Result<Discovery, DiscoverError> {
     let url = crate::sanitize::line(client.base_url()).into_owned();
-    match tokio::time::timeout(opts.deadline, discover_within(client, presets, opts, now)).await {
+    let within = discover_within(client, presets, opts, now, &url);
+    match tokio::time::timeout(opts.deadline, within).await {
         Ok(r) => r,
         Err(_) => Err(DiscoverError::TimedOut {
             url,
@@ -139,8 +140,8 @@ async fn discover_within(
     presets: &Presets,
     opts: &DiscoverOptions,
     now: f64,
+    url: &str,
 ) -> Result<Discovery, DiscoverError> {
-    let url = crate::sanitize::line(client.base_url()).into_owned();
     let range = Some((now - opts.lookback.as_secs_f64(), now));
     let mut d = Discovery::default();
     let started = Instant::now();
@@ -160,9 +161,9 @@ async fn discover_within(
             client
                 .label_values("__name__", &[], range, None, opts.max_names_bytes)
                 .await
-                .map_err(|error| names_error(&url, error, opts))?
+                .map_err(|error| names_error(url, error, opts))?
         }
-        Err(error) => return Err(names_error(&url, error, opts)),
+        Err(error) => return Err(names_error(url, error, opts)),
     };
     d.bytes += names.bytes;
     d.names_listed = names.values.len();

@@ -318,15 +318,8 @@ fn ratio_offset(labels: &Labels) -> f64 {
 /// A float as Go's `strconv.FormatFloat(v, 'f', -1, 64)` writes it (count_values labels,
 /// error messages): the shortest digits that read back the same, never an exponent.
 pub fn go_float(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
+    if let Some(word) = crate::strings::non_finite(v) {
+        return word.into();
     }
     // Rust's Display is already the shortest round-trip form without an exponent.
     let s = format!("{v}");

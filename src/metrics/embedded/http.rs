@@ -141,15 +141,7 @@ fn encode(s: &Series, kind: &str) -> Value {
 
 /// A float as Prometheus writes it: shortest round-trip digits, `NaN`, `+Inf`, `-Inf`.
 pub fn value_text(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v == f64::INFINITY {
-        "+Inf".into()
-    } else if v == f64::NEG_INFINITY {
-        "-Inf".into()
-    } else {
-        format!("{v}")
-    }
+    crate::strings::non_finite(v).map_or_else(|| format!("{v}"), str::to_string)
 }
 
 fn bad_data(message: &str) -> Response {

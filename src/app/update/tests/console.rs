@@ -20,6 +20,20 @@ fn incident_model() -> Model {
     m
 }
 
+/// Enter on the dialog records nothing, and the dialog says why (`what` in its error).
+fn refused(m: &mut Model, what: &str) {
+    assert!(update(m, code(KeyCode::Enter)).is_empty());
+    let error = m.dialog.as_ref().and_then(|d| d.error.as_deref());
+    assert!(error.is_some_and(|e| e.contains(what)), "{error:?}");
+}
+
+/// `n` backspaces in the dialog's field.
+fn erase(m: &mut Model, n: usize) {
+    for _ in 0..n {
+        update(m, code(KeyCode::Backspace));
+    }
+}
+
 fn typed(m: &mut Model, text: &str) {
     for c in text.chars() {
         update(m, key(c));
@@ -387,9 +401,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
     assert!(m.runbooks.run.as_ref().unwrap().waiting.is_some());
     typed(&mut m, "batch 2");
     assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    for _ in 0..1 {
-        update(&mut m, code(KeyCode::Backspace));
-    }
+    erase(&mut m, 1);
     typed(&mut m, "1");
     assert_eq!(
         update(&mut m, code(KeyCode::Enter)),
@@ -661,39 +673,19 @@ fn status_and_severity_are_chosen_and_recorded() {
 fn action_items_are_checked_and_numbered() {
     let mut m = incident_model();
     update(&mut m, key('a'));
-    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    assert!(
-        m.dialog
-            .as_ref()
-            .unwrap()
-            .error
-            .as_ref()
-            .unwrap()
-            .contains("action is empty")
-    );
+    refused(&mut m, "action is empty");
     typed(&mut m, "Add a retry budget");
     update(&mut m, code(KeyCode::Tab));
     typed(&mut m, "platform");
     update(&mut m, code(KeyCode::Tab));
     typed(&mut m, "P9");
-    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    assert!(
-        m.dialog
-            .as_ref()
-            .unwrap()
-            .error
-            .as_ref()
-            .unwrap()
-            .contains("P9")
-    );
+    refused(&mut m, "P9");
     update(&mut m, code(KeyCode::Backspace));
     typed(&mut m, "1");
     update(&mut m, code(KeyCode::Tab));
     typed(&mut m, "2026-13-01");
     assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    for _ in 0..5 {
-        update(&mut m, code(KeyCode::Backspace));
-    }
+    erase(&mut m, 5);
     typed(&mut m, "08-01");
     let e = recorded(&update(&mut m, code(KeyCode::Enter)));
     assert_eq!(
@@ -729,9 +721,7 @@ fn impact_times_are_read_in_the_configured_zone() {
         fields[0].value, "2026-07-17 08:30:00",
         "prefilled with now, local"
     );
-    for _ in 0..19 {
-        update(&mut m, code(KeyCode::Backspace));
-    }
+    erase(&mut m, 19);
     typed(&mut m, "07:05");
     let e = recorded(&update(&mut m, code(KeyCode::Enter)));
     assert_eq!(
@@ -743,20 +733,9 @@ fn impact_times_are_read_in_the_configured_zone() {
         }
     );
     update(&mut m, key('I'));
-    for _ in 0..19 {
-        update(&mut m, code(KeyCode::Backspace));
-    }
+    erase(&mut m, 19);
     typed(&mut m, "23:59");
-    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    assert!(
-        m.dialog
-            .as_ref()
-            .unwrap()
-            .error
-            .as_ref()
-            .unwrap()
-            .contains("future")
-    );
+    refused(&mut m, "future");
     update(&mut m, code(KeyCode::Esc));
     assert!(m.dialog.is_none());
 }
@@ -814,16 +793,7 @@ fn corrections_supersede_notes_and_retract_other_records() {
     typed(&mut m, "too early");
     update(&mut m, code(KeyCode::Tab));
     typed(&mut m, "x");
-    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    assert!(
-        m.dialog
-            .as_ref()
-            .unwrap()
-            .error
-            .as_ref()
-            .unwrap()
-            .contains("not a note")
-    );
+    refused(&mut m, "not a note");
     update(&mut m, code(KeyCode::Backspace));
     let e = recorded(&update(&mut m, code(KeyCode::Enter)));
     assert!(matches!(
@@ -840,16 +810,7 @@ fn corrections_supersede_notes_and_retract_other_records() {
     typed(&mut m, "42");
     update(&mut m, code(KeyCode::Tab));
     typed(&mut m, "r");
-    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    assert!(
-        m.dialog
-            .as_ref()
-            .unwrap()
-            .error
-            .as_ref()
-            .unwrap()
-            .contains("#42")
-    );
+    refused(&mut m, "#42");
 }
 
 #[test]

@@ -53,21 +53,7 @@ fn a_follower_leaves_crossings_to_the_holder() {
     let mut m = following();
     let mut recorded = 0;
     for (i, v) in [0.5, 0.99, 0.99].iter().enumerate() {
-        let at = t0() + chrono::Duration::seconds(20 * i as i64);
-        m.now = at;
-        let mut a = ok_answer();
-        a.series[0].points = vec![Point { t: i as f64, v: *v }];
-        m.panels[0].latest_in_flight = true;
-        let pass = m.source.health.admit(at).unwrap();
-        let effects = update(
-            &mut m,
-            Msg::Latest {
-                panel: 0,
-                pass,
-                result: Ok(a),
-                at,
-            },
-        );
+        let effects = reading(&mut m, i, *v);
         recorded += effects
             .iter()
             .filter(|e| matches!(e, Effect::Record { .. }))
