@@ -403,6 +403,12 @@ impl Model {
         }
     }
 
+    /// The age of panel `i`'s value when it is too old to be called current (see
+    /// [`Panel::value_age`]).
+    pub fn value_age(&self, i: usize) -> Option<i64> {
+        (self.panels.get(i)).and_then(|p| p.value_age(self.now, self.refresh.as_secs() as i64))
+    }
+
     /// What panel `i` honestly shows: its own state, or the source's failure when the source
     /// failed after the panel's last good answer (a panel waiting out the backoff is not fresh).
     pub fn panel_state(&self, i: usize) -> PanelState {

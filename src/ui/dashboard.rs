@@ -15,6 +15,8 @@
 use super::layout;
 use super::panel::{self, Mark, MarkKind, PanelView};
 use crate::app::Model;
+use crate::app::PanelState;
+use crate::app::panes::panel::Level;
 use crate::incident::Event;
 use crate::incident::event::{Direction, StepState};
 use ratatui::Frame;
@@ -76,6 +78,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         start,
         end,
         paused: model.paused,
+        value_age: model.value_age(i),
         marks: marks(model, &model.panels[i].config.title, start, end),
     };
     if model.panels.is_empty() {
@@ -166,11 +169,19 @@ fn draw_compact<'a>(
         )];
         match p.current() {
             Some(x) => {
-                let (lt, ls) = panel::level_tag(p.level(x), t);
                 spans.push(Span::styled(
                     format!("{:>8} ", p.config.unit.format(x)),
                     t.text,
                 ));
+                // The level in its column; an old value is never "ok" but its age (a WARN or
+                // CRIT stays, its age at the end of the row).
+                let (lt, ls) = match (v.value_age, p.level(x)) {
+                    (Some(a), Level::Ok) => (format!("◷ {}", panel::age(a)), t.stale),
+                    (_, l) => {
+                        let (lt, ls) = panel::level_tag(l, t);
+                        (lt.to_string(), ls)
+                    }
+                };
                 spans.push(Span::styled(format!("{lt:<6} "), ls));
             }
             None => spans.push(Span::styled(format!("{:>8} {:<6} ", "—", ""), t.muted)),
@@ -178,6 +189,13 @@ fn draw_compact<'a>(
         spans.push(Span::styled(sparkline(p, v.start, v.end, 12), t.series(0)));
         let (tag, style) = panel::state_tag_paused(&v.state, v.paused, t);
         spans.push(Span::styled(format!(" {tag}"), style));
+        // A stale panel's tag says its age already; a failing one's old value says it here.
+        if let (Some(a), false) = (v.value_age, matches!(v.state, PanelState::Stale { .. })) {
+            spans.push(Span::styled(
+                format!(", value {} old", panel::age(a)),
+                t.stale,
+            ));
+        }
         lines.push(Line::from(spans));
     }
     if ids.len() > fit {

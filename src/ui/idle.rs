@@ -7,7 +7,7 @@
 //! The key covers every text `view` derives from the clock alone: the status bar's fields (its
 //! clock, the source's health and its retry countdown, discovery's line), the message shown
 //! (a tick expires it), and each panel's state tag (`◷ stale 10s`: a panel still visibly goes
-//! stale). The charts' time axis slides with the clock too, but by less than a braille dot
+//! stale) and its value's age (`◷ 1m old`, shown even while the panel is failing). The charts' time axis slides with the clock too, but by less than a braille dot
 //! between two refreshes of a live dashboard; it slides whenever anything else draws.
 
 use crate::app::Model;
@@ -30,6 +30,7 @@ pub fn key(model: &Model) -> u64 {
         let (tag, _) =
             super::panel::state_tag_paused(&model.panel_state(i), model.paused, &model.theme);
         tag.hash(&mut h);
+        model.value_age(i).map(super::panel::age).hash(&mut h);
     }
     if let Some(d) = &model.discovery {
         d.line(model.now).hash(&mut h);

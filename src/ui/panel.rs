@@ -56,6 +56,10 @@ pub struct PanelView<'a> {
     pub end: f64,
     /// Refreshing is paused: the panel says so instead of "live".
     pub paused: bool,
+    /// How old the value is, when it is too old to be current ([`Model::value_age`]).
+    ///
+    /// [`Model::value_age`]: crate::app::Model::value_age
+    pub value_age: Option<i64>,
     /// Crossings of this panel and runbook steps in the window, marked on the chart.
     pub marks: Vec<Mark>,
 }
@@ -88,6 +92,25 @@ pub fn age(secs: i64) -> String {
         60..=3599 => format!("{}m", s / 60),
         3600..=86399 => format!("{}h", s / 3600),
         _ => format!("{}d", s / 86400),
+    }
+}
+
+/// A value's level, and its age when it is old: an old value is never "ok" (`◷ 40s old`), and an
+/// old WARN or CRIT says how old it is (`▲ CRIT ◷ 2m old`).
+pub fn value_tag(level: Level, value_age: Option<i64>, theme: &Theme) -> Vec<Span<'static>> {
+    match (value_age, level) {
+        (Some(a), Level::Ok) => vec![Span::styled(format!("◷ {} old", age(a)), theme.stale)],
+        (Some(a), l) => {
+            let (lt, ls) = level_tag(l, theme);
+            vec![
+                Span::styled(lt, ls),
+                Span::styled(format!(" ◷ {} old", age(a)), theme.stale),
+            ]
+        }
+        (None, l) => {
+            let (lt, ls) = level_tag(l, theme);
+            vec![Span::styled(lt, ls)]
+        }
     }
 }
 
@@ -155,27 +178,7 @@ pub fn headline(v: &PanelView) -> Line<'static> {
             let level = v.panel.level(value);
             spans.push(Span::styled(unit.format(value), theme.title));
             spans.push(Span::raw(" "));
-            match (&v.state, level) {
-                // An old value is not "ok": say how old it is.
-                (PanelState::Stale { age_secs }, Level::Ok) => {
-                    spans.push(Span::styled(
-                        format!("◷ {} old", age(*age_secs)),
-                        theme.stale,
-                    ));
-                }
-                (PanelState::Stale { age_secs }, l) => {
-                    let (lt, ls) = level_tag(l, theme);
-                    spans.push(Span::styled(lt, ls));
-                    spans.push(Span::styled(
-                        format!(" ◷ {} old", age(*age_secs)),
-                        theme.stale,
-                    ));
-                }
-                (_, l) => {
-                    let (lt, ls) = level_tag(l, theme);
-                    spans.push(Span::styled(lt, ls));
-                }
-            }
+            spans.extend(value_tag(level, v.value_age, theme));
         }
         None if matches!(v.state, PanelState::Loading) => {
             spans.push(Span::styled("waiting for the first answer…", theme.muted));

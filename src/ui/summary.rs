@@ -8,8 +8,10 @@
 //! ```
 
 use crate::app::Model;
+use crate::app::PanelState;
 use crate::app::panes::panel::Level;
 use crate::keymap::{Action, Mode};
+use crate::metrics::health::HealthState;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -23,13 +25,34 @@ struct Part {
     style: Style,
 }
 
-/// The panels at `level`, by title, in dashboard order.
+/// The panels whose current value is at `level`, by title, in dashboard order (a value too old
+/// to be current counts in none: the panel says how old it is).
 fn at_level(model: &Model, level: Level) -> Vec<String> {
     (model.panel_order().into_iter())
+        .filter(|i| model.value_age(*i).is_none())
         .filter_map(|i| model.panels.get(i))
         .filter(|p| p.current().is_some_and(|v| p.level(v) == level))
         .map(|p| p.config.title.clone())
         .collect()
+}
+
+/// The source is down: said first, with how old the newest reading on screen is.
+fn source_down(model: &Model) -> Option<Part> {
+    let HealthState::Down { since, .. } = model.source.health.state() else {
+        return None;
+    };
+    let newest = (0..model.panels.len())
+        .filter_map(|i| model.panels[i].last_ok)
+        .max()
+        .map(|ok| crate::ui::panel::age((model.now - ok).num_seconds()));
+    let tz = model.tz;
+    let at = since.with_timezone(&tz).format("%H:%M:%S");
+    let readings = newest.map_or(String::new(), |a| format!(", newest reading {a} old"));
+    Some(Part {
+        full: format!("✖ source unreachable since {at}{readings}"),
+        short: "✖ source unreachable".into(),
+        style: model.theme.failing,
+    })
 }
 
 /// A runbook whose gates read the most panels in trouble (none while one runs).
@@ -64,6 +87,9 @@ pub fn suggestion(model: &Model, troubled: &[String]) -> Option<String> {
 fn parts(model: &Model) -> Vec<Part> {
     let t = &model.theme;
     let mut parts = Vec::new();
+    let down = source_down(model);
+    let source_is_down = down.is_some();
+    parts.extend(down);
     let crit = at_level(model, Level::Crit);
     let warn = at_level(model, Level::Warn);
     let names = |v: &[String]| -> (String, String) {
@@ -75,52 +101,54 @@ fn parts(model: &Model) -> Vec<Part> {
         };
         (full, short)
     };
-    if !crit.is_empty() {
-        let (full, short) = names(&crit);
+    let in_state = |want: fn(&PanelState) -> bool| -> Vec<String> {
+        (model.panel_order().into_iter())
+            .filter(|i| want(&model.panel_state(*i)))
+            .map(|i| model.panels[i].config.title.clone())
+            .collect()
+    };
+    // With the source down every panel fails for the same reason, said first already.
+    let (failing, stale) = match source_is_down {
+        true => (Vec::new(), Vec::new()),
+        false => (
+            in_state(|s| matches!(s, PanelState::Failing { .. })),
+            in_state(|s| matches!(s, PanelState::Stale { .. })),
+        ),
+    };
+    for (names_of, symbol, what, style) in [
+        (&crit, "▲", "CRIT", t.crit),
+        (&warn, "△", "WARN", t.warn),
+        (&failing, "✖", "failing", t.failing),
+        (&stale, "◷", "stale", t.stale),
+    ] {
+        if names_of.is_empty() {
+            continue;
+        }
+        let (full, short) = names(names_of);
         parts.push(Part {
-            full: format!("▲ {} CRIT {full}", crit.len()),
-            short: format!("▲ {} CRIT {short}", crit.len()),
-            style: t.crit,
+            full: format!("{symbol} {} {what} {full}", names_of.len()),
+            short: format!("{symbol} {} {what} {short}", names_of.len()),
+            style,
         });
     }
-    if !warn.is_empty() {
-        let (full, short) = names(&warn);
-        parts.push(Part {
-            full: format!("△ {} WARN {full}", warn.len()),
-            short: format!("△ {} WARN {short}", warn.len()),
-            style: t.warn,
-        });
-    }
-    let failing: Vec<String> = (0..model.panels.len())
-        .filter(|i| {
-            matches!(
-                model.panel_state(*i),
-                crate::app::PanelState::Failing { .. }
-            )
-        })
-        .map(|i| model.panels[i].config.title.clone())
-        .collect();
-    if !failing.is_empty() {
-        let (full, short) = names(&failing);
-        parts.push(Part {
-            full: format!("✖ {} failing {full}", failing.len()),
-            short: format!("✖ {} failing {short}", failing.len()),
-            style: t.failing,
-        });
-    }
-    if crit.is_empty() && warn.is_empty() && failing.is_empty() && !model.panels.is_empty() {
-        let with = model
-            .panels
-            .iter()
-            .filter(|p| p.current().is_some())
-            .count();
-        parts.push(Part {
-            full: format!(
-                "✓ no panel past a threshold ({with} of {} reading)",
-                model.panels.len()
-            ),
-            short: "✓ no panel past a threshold".into(),
-            style: t.ok,
+    // The all-clear only when every panel holds a current value: a stale, failing or missing
+    // one proves nothing.
+    let quiet = crit.is_empty() && warn.is_empty() && failing.is_empty() && stale.is_empty();
+    if quiet && !source_is_down && !model.panels.is_empty() {
+        let n = model.panels.len();
+        let answered = n - in_state(|s| matches!(s, PanelState::Loading)).len();
+        parts.push(if answered == n {
+            Part {
+                full: format!("✓ no panel past a threshold ({n} of {n} current)"),
+                short: "✓ no panel past a threshold".into(),
+                style: t.ok,
+            }
+        } else {
+            Part {
+                full: format!("◌ {answered} of {n} panels answered: no all-clear yet"),
+                short: "◌ no all-clear yet".into(),
+                style: t.loading,
+            }
         });
     }
     match &model.incident {
@@ -166,7 +194,10 @@ fn parts(model: &Model) -> Vec<Part> {
             short: format!("{state} {}", run.runbook),
             style,
         });
-    } else if let Some(name) = suggestion(model, &[crit.clone(), warn.clone()].concat()) {
+    } else if let Some(name) = (!source_is_down)
+        .then(|| suggestion(model, &[crit.clone(), warn.clone()].concat()))
+        .flatten()
+    {
         let b = model.keymap.hint(Mode::Dashboard, Action::Runbooks);
         parts.push(Part {
             full: format!("try runbook {name} ({b})"),

@@ -102,17 +102,24 @@ impl Panel {
                 reason: reason.clone(),
             };
         }
-        let Some(ok) = self.last_ok else {
+        if self.last_ok.is_none() {
             return PanelState::Loading;
-        };
-        let age = (now - ok).num_seconds();
-        if age > 2 * refresh_secs.max(1) + 1 {
-            return PanelState::Stale { age_secs: age };
+        }
+        if let Some(age_secs) = self.value_age(now, refresh_secs) {
+            return PanelState::Stale { age_secs };
         }
         match self.warnings.first() {
             Some(w) => PanelState::Partial { warning: w.clone() },
             None => PanelState::Fresh,
         }
+    }
+
+    /// How old the last good answer is at `now`, when it is older than two refreshes (what
+    /// makes a panel stale): a value that old is shown with its age, never as "ok", whatever
+    /// the panel's state (a failing source keeps the last values on screen).
+    pub fn value_age(&self, now: DateTime<Utc>, refresh_secs: i64) -> Option<i64> {
+        let age = (now - self.last_ok?).num_seconds();
+        (age > 2 * refresh_secs.max(1) + 1).then_some(age)
     }
 
     /// Take the answer for `ticket`. Returns whether another refresh waited meanwhile and

@@ -728,3 +728,65 @@ fn after_an_export_the_first_finding_is_said_and_m_lists_them_all() {
     update(&mut m, key('m'));
     assert_eq!(m.mode, Mode::Help);
 }
+
+/// Issue 30: the headline gives an all-clear only on current values, says a down source first,
+/// and an old value is shown with its age, never as "ok" (the panel failing or not).
+#[test]
+fn old_values_are_never_an_all_clear_and_a_down_source_is_said_first() {
+    let mut m = model();
+    let said = crate::ui::summary::line(&m, 400)[0].0.clone();
+    assert_eq!(said, "◌ 0 of 8 panels answered: no all-clear yet");
+    for p in &mut m.panels {
+        // A value on the good side of every threshold, answered at t0.
+        let good = match p.config.bad_when {
+            crate::config::BadWhen::Below => 1.0,
+            crate::config::BadWhen::Above => 0.0,
+        };
+        p.latest = vec![Series {
+            labels: Default::default(),
+            points: vec![Point {
+                t: t0().timestamp() as f64,
+                v: good,
+            }],
+        }];
+        p.last_ok = Some(t0());
+    }
+    let line = |m: &Model| {
+        let parts = crate::ui::summary::line(m, 400);
+        parts
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    assert!(
+        line(&m).starts_with("✓ no panel past a threshold"),
+        "{}",
+        line(&m)
+    );
+    assert_eq!(m.value_age(0), None);
+    // A minute later with no new answer: the values are old, and the line says so.
+    m.now = t0() + chrono::Duration::seconds(60);
+    let said = line(&m);
+    assert!(!said.contains('✓'), "{said}");
+    assert!(said.starts_with("◷ 8 stale Pool saturation, "), "{said}");
+    assert_eq!(m.value_age(0), Some(60));
+    let tag = crate::ui::panel::value_tag(
+        crate::app::panes::panel::Level::Ok,
+        m.value_age(0),
+        &m.theme,
+    );
+    assert_eq!(tag[0].content, "◷ 1m old");
+    // The source goes down: said first, with the newest reading's age, and no suggestion.
+    let pass = m.source.health.admit(m.now).unwrap();
+    let error = SourceError::Unreachable("connection refused".into());
+    m.source
+        .health
+        .report(pass, Err(&error), m.now, &mut rand::rng());
+    let said = line(&m);
+    assert!(
+        said.starts_with("✖ source unreachable since 07:31:00, newest reading 1m old"),
+        "{said}"
+    );
+    assert!(!said.contains("failing") && !said.contains("try"), "{said}");
+}
