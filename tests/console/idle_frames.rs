@@ -183,7 +183,7 @@ async fn idle_console(idle: Duration, down: Duration, varies: bool) -> Run {
         warroom::app::runtime::event_loop(
             &mut term,
             model,
-            warroom::app::runtime::Services::metrics_only(source),
+            warroom::app::workers::Services::metrics_only(source),
             clock,
             rx,
             sync,

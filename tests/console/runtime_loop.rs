@@ -100,7 +100,7 @@ async fn keys_are_answered_while_the_source_hangs() {
         warroom::app::runtime::event_loop(
             &mut term,
             model(),
-            warroom::app::runtime::Services::metrics_only(source),
+            warroom::app::workers::Services::metrics_only(source),
             Arc::new(WallClock),
             rx,
             |_| {},
@@ -142,7 +142,7 @@ async fn a_failing_source_is_probed_on_the_backoff_schedule() {
         warroom::app::runtime::event_loop(
             &mut term,
             seeded(),
-            warroom::app::runtime::Services::metrics_only(source),
+            warroom::app::workers::Services::metrics_only(source),
             Arc::new(WallClock),
             rx,
             |_| {},
@@ -200,7 +200,7 @@ async fn the_runbook_pane_loads_off_the_loop_and_an_editor_without_a_terminal_is
         warroom::app::runtime::event_loop(
             &mut term,
             m,
-            warroom::app::runtime::Services::metrics_only(source),
+            warroom::app::workers::Services::metrics_only(source),
             Arc::new(WallClock),
             rx,
             |_| {},
