@@ -194,6 +194,14 @@ mod tests {
             }
         }
 
+        /// The first frame drawn, and `d` gone by since.
+        fn drawn_then(d: Duration) -> Self {
+            let mut sim = Sim::new();
+            sim.frame();
+            sim.now += d;
+            sim
+        }
+
         fn at(&self) -> Duration {
             self.now - self.start
         }
@@ -268,9 +276,7 @@ mod tests {
 
     #[test]
     fn a_second_change_within_the_frame_interval_waits_for_it() {
-        let mut sim = Sim::new();
-        sim.frame();
-        sim.now += 5 * MS;
+        let mut sim = Sim::drawn_then(5 * MS);
         sim.wake(Wake::Key, 0);
         assert!(!sim.frame(), "drawn 5 ms after the last frame");
         assert_eq!(sim.pacer.render_at(sim.now), sim.start + FRAME_INTERVAL);
@@ -284,9 +290,7 @@ mod tests {
 
     #[test]
     fn the_answers_of_one_refresh_make_one_frame() {
-        let mut sim = Sim::new();
-        sim.frame();
-        sim.now += Duration::from_secs(5);
+        let mut sim = Sim::drawn_then(Duration::from_secs(5));
         // Four answers 10 ms apart: the first starts the gather, the last ends it.
         for left in (0..4).rev() {
             sim.wake(Wake::Answer, left);
@@ -298,18 +302,14 @@ mod tests {
     #[test]
     fn a_gather_ends_when_nothing_is_in_flight_or_at_most_gather_later() {
         // The last answer lands: drawn at once, with no wait for the gather's end.
-        let mut sim = Sim::new();
-        sim.frame();
-        sim.now += Duration::from_secs(1);
+        let mut sim = Sim::drawn_then(Duration::from_secs(1));
         sim.wake(Wake::Answer, 1);
         assert!(!sim.frame());
         sim.now += MS;
         sim.wake(Wake::Answer, 0);
         assert!(sim.frame(), "nothing is in flight: the gather is over");
         // One answer hangs: the frame goes GATHER after the first.
-        let mut sim = Sim::new();
-        sim.frame();
-        sim.now += Duration::from_secs(1);
+        let mut sim = Sim::drawn_then(Duration::from_secs(1));
         let first = sim.at();
         sim.wake(Wake::Answer, 3);
         sim.run(Duration::from_secs(1));
@@ -318,9 +318,7 @@ mod tests {
 
     #[test]
     fn a_key_ends_a_gather() {
-        let mut sim = Sim::new();
-        sim.frame();
-        sim.now += Duration::from_secs(1);
+        let mut sim = Sim::drawn_then(Duration::from_secs(1));
         sim.wake(Wake::Answer, 3);
         sim.now += MS;
         sim.wake(Wake::Key, 3);
@@ -346,9 +344,7 @@ mod tests {
 
     #[test]
     fn a_tick_change_before_a_refresh_waits_for_its_frame_and_a_key_ends_the_wait() {
-        let mut sim = Sim::new();
-        sim.frame();
-        sim.now += Duration::from_secs(10);
+        let mut sim = Sim::drawn_then(Duration::from_secs(10));
         let turned = sim.at();
         // The minute turns 2 s before a refresh: held.
         assert_eq!(sim.tick(2, Some(Duration::from_secs(2))), TickChange::Held);
@@ -374,9 +370,7 @@ mod tests {
 
     #[test]
     fn a_held_change_draws_when_the_refresh_does_not_come() {
-        let mut sim = Sim::new();
-        sim.frame();
-        sim.now += Duration::from_secs(10);
+        let mut sim = Sim::drawn_then(Duration::from_secs(10));
         let turned = sim.at();
         let due = Duration::from_secs(3);
         assert_eq!(sim.tick(2, Some(due)), TickChange::Held);

@@ -42,11 +42,7 @@ pub async fn open(
     header: crate::incident::open::Header,
     lock: Option<Lock>,
 ) -> color_eyre::Result<ExitCode> {
-    let Start {
-        mut model,
-        mut services,
-        clock,
-    } = start(&config)?;
+    let (mut model, mut services, clock) = start(&config)?;
     match lock {
         Some(lock) => {
             let locked = lock(store)?;
@@ -83,11 +79,7 @@ pub async fn follow(
 ) -> color_eyre::Result<ExitCode> {
     // The same dashboard as the holder's: found by discovery when no `[[panel]]` is set.
     // After a takeover this console records what the holder did: its alerts too.
-    let Start {
-        mut model,
-        mut services,
-        clock,
-    } = start(&config)?;
+    let (mut model, mut services, clock) = start(&config)?;
     let summary = crate::incident::summary::summarize(&records);
     model.incident = Some(super::model::IncidentHeader {
         id: follow.incident.clone(),
@@ -105,16 +97,10 @@ pub async fn follow(
     run_terminal(model, services, clock).await
 }
 
-/// What `open` and `follow` start from: the config's Prometheus, the wall clock, the model
-/// (with the theme's warning shown), and the services every console has (the source, the
-/// alert intake, the runbooks, its socket, discovery when no `[[panel]]` is configured).
-struct Start {
-    model: Model,
-    services: Services,
-    clock: Arc<dyn Clock>,
-}
-
-fn start(config: &Config) -> color_eyre::Result<Start> {
+/// What `open` and `follow` start from: the model (with the theme's warning shown) on the
+/// config's Prometheus, the services every console has (the source, the alert intake, the
+/// runbooks, its socket, discovery when no `[[panel]]` is configured), and the wall clock.
+fn start(config: &Config) -> color_eyre::Result<(Model, Services, Arc<dyn Clock>)> {
     let client = crate::metrics::from_config::client(config)?;
     let source: Arc<dyn Source> = client.clone();
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
@@ -140,11 +126,7 @@ fn start(config: &Config) -> color_eyre::Result<Start> {
         discovery,
         ..Services::metrics_only(source)
     };
-    Ok(Start {
-        model,
-        services,
-        clock,
-    })
+    Ok((model, services, clock))
 }
 
 /// How `E` exports the incident the model has open.
@@ -269,8 +251,9 @@ pub struct DeclareSetup {
     pub header: crate::incident::open::Header,
 }
 
-/// The event loop, generic over the backend and the input stream so tests can drive it.
-/// Returns the final model.
+/// The event loop, generic over the backend and the input stream so tests can drive it, with
+/// no terminal to lend an editor (an editor request answers that there is none). Returns the
+/// final model.
 pub async fn event_loop<B, S>(
     terminal: &mut Terminal<B>,
     model: Model,
@@ -284,26 +267,7 @@ where
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
-    event_loop_with(terminal, model, services, clock, input, sync, None).await
-}
-
-/// The event loop with a way to lend the terminal to an external editor (`None` in tests:
-/// an editor request then answers that there is no terminal).
-pub async fn event_loop_with<B, S>(
-    terminal: &mut Terminal<B>,
-    model: Model,
-    services: Services,
-    clock: Arc<dyn Clock>,
-    input: S,
-    sync: fn(bool),
-    editor: Option<crate::tui::editor::Suspend>,
-) -> color_eyre::Result<Model>
-where
-    B: Backend,
-    B::Error: Send + Sync + 'static,
-    S: Stream<Item = std::io::Result<Event>> + Unpin,
-{
-    let (model, _) = run_loop(terminal, model, services, clock, input, sync, editor).await?;
+    let (model, _) = run_loop(terminal, model, services, clock, input, sync, None).await?;
     Ok(model)
 }
 

@@ -76,7 +76,7 @@ impl Services {
 }
 
 /// Start the work `effects` describe, each in its own task; answers come back on `tx`. (The
-/// editor is the loop's own business: see [`super::runtime::event_loop_with`].)
+/// editor is the loop's own business: see [`super::runtime`].)
 pub fn spawn_all(
     effects: Vec<Effect>,
     services: &Services,
