@@ -7,8 +7,8 @@
 //! - [`gates`]: which panels a runbook's gates read (the panels a run needs, first);
 //! - [`panes`]: the pure state of each pane (one suffix: `*Pane`) and of a panel;
 //! - [`sharing`]: holding the incident and serving it, or following the process that does;
-//! - [`runtime`]: the loop; [`pacer`]: when it draws; [`workers`]: the tasks; [`demo`]: the
-//!   console opened on a rehearsal's stage.
+//! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
+//!   rehearsal's stage.
 
 pub mod demo;
 pub mod effect;
