@@ -62,7 +62,7 @@ async fn main() {
         warroom::app::runtime::event_loop(
             &mut term,
             model,
-            warroom::app::runtime::Services::metrics_only(Arc::new(Hanging)),
+            warroom::app::workers::Services::metrics_only(Arc::new(Hanging)),
             Arc::new(WallClock),
             rx,
             frame_done,

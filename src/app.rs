@@ -26,6 +26,7 @@ pub mod effect;
 pub mod gates;
 pub mod model;
 pub mod msg;
+pub mod pacer;
 pub mod panes;
 pub mod runtime;
 pub mod sharing;

@@ -108,7 +108,7 @@ pub async fn run(
     let journal =
         super::runtime::open_incident(&mut model, locked, header, Some(clock.clone())).await?;
     record_service(&mut model, &journal, &r.service_label).await;
-    let services = super::runtime::Services {
+    let services = super::workers::Services {
         source: Arc::new(store.clone()),
         declare: None,
         journal: Some(journal),
@@ -201,7 +201,7 @@ async fn on_prometheus(
     )?;
     let journal = super::runtime::open_incident(&mut model, locked, header, None).await?;
     record_service(&mut model, &journal, &r.service_label).await;
-    let services = super::runtime::Services {
+    let services = super::workers::Services {
         source,
         declare: None,
         journal: Some(journal),

@@ -1,12 +1,14 @@
 //! The runtime: owns the terminal and the one event loop. It feeds input, worker answers, a
-//! slow tick and signals to `update`, spawns the effects as tasks, and draws only when the
-//! model changed, at most once per frame interval. A hung source never delays a keypress:
-//! queries run in tasks and their answers arrive as messages.
+//! slow tick and signals to `update`, spawns the effects as tasks ([`super::workers`]), and
+//! draws only when the model changed and the [`super::pacer`] says a frame is due. A hung
+//! source never delays a keypress: queries run in tasks and their answers arrive as messages.
 
 use super::effect::Effect;
 use super::model::{Model, Quit};
 use super::msg::Msg;
+use super::pacer::{Pacer, TickChange, Wake};
 use super::update::update;
+use super::workers::Services;
 use crate::clock::{Clock, WallClock};
 use crate::config::Config;
 use crate::metrics::Source;
@@ -18,28 +20,11 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 
-/// Shortest time between two frames (the render cap).
-pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
-/// Longest a frame waits for the rest of a refresh's answers once the first has landed.
-pub const GATHER: Duration = Duration::from_millis(60);
-/// The slow tick: clocks, staleness ages, refresh scheduling.
-pub const TICK: Duration = Duration::from_millis(250);
-/// Longest a change the clock alone makes (the status bar's minute, an age, a notice expiring)
-/// waits to be drawn with the frame of a refresh that is coming, instead of a frame of its
-/// own: the idle console then draws once per refresh (issue 20).
-pub const HOLD: Duration = Duration::from_secs(5);
-/// How long after the first frame the first fetches (and the runbook list) start. The terminal
-/// still has to show that frame, and on a small machine beside a local Prometheus, eight range
-/// queries answered in the same milliseconds took its CPU: the boxes showed 2 ms later than
-/// grafatui's with a live Prometheus and no later with a dead one (issue 20). One frame
-/// interval is not seen, and the data still comes several times sooner than grafatui's.
-pub const FIRST_WAVE_AFTER: Duration = FRAME_INTERVAL;
-/// No query task outlives this, whatever the source's own timeout says.
-pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
+/// The slow tick (the pacer's): `update` schedules refreshes on it too.
+pub use super::pacer::TICK;
 
 /// How `warroom open` takes the incident it records, once the setup that can fail is done.
 pub type Lock = Box<
@@ -57,46 +42,28 @@ pub async fn open(
     header: crate::incident::open::Header,
     lock: Option<Lock>,
 ) -> color_eyre::Result<ExitCode> {
-    let Start {
-        mut model,
-        source,
-        clock,
-        discovery,
-    } = start(&config)?;
-    let alerts = crate::alerts::AlertIntake::from_config(&config)?;
-    let (journal, declare) = match lock {
-        Some(lock) => (
-            Some(open_incident(&mut model, lock(store)?, header, None).await?),
-            None,
-        ),
+    let (mut model, mut services, clock) = start(&config)?;
+    match lock {
+        Some(lock) => {
+            let locked = lock(store)?;
+            services.journal = Some(open_incident(&mut model, locked, header, None).await?);
+        }
         None => {
             model.declarable = true;
-            let setup = DeclareSetup {
+            services.declare = Some(DeclareSetup {
                 store: store.clone(),
                 config: config.clone(),
                 header,
-            };
-            (None, Some(setup))
+            });
         }
-    };
+    }
     let id = (model.incident.as_ref()).and_then(|i| crate::incident::IncidentId::parse(&i.id).ok());
     let (github, warning) = super::workers::github::setup(&config, store, id.as_ref())?;
     if let Some(w) = warning {
         model.notify(w, true, Some(30));
     }
-    let services = Services {
-        source,
-        journal,
-        declare,
-        alerts,
-        export: export_setup(&model, store, &config),
-        rehearsal: None,
-        github,
-        runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
-        serve: true,
-        follow: None,
-        discovery,
-    };
+    services.github = github;
+    services.export = export_setup(&model, store, &config);
     run_terminal(model, services, clock).await
 }
 
@@ -111,12 +78,8 @@ pub async fn follow(
     records: Vec<crate::incident::Record>,
 ) -> color_eyre::Result<ExitCode> {
     // The same dashboard as the holder's: found by discovery when no `[[panel]]` is set.
-    let Start {
-        mut model,
-        source,
-        clock,
-        discovery,
-    } = start(&config)?;
+    // After a takeover this console records what the holder did: its alerts too.
+    let (mut model, mut services, clock) = start(&config)?;
     let summary = crate::incident::summary::summarize(&records);
     model.incident = Some(super::model::IncidentHeader {
         id: follow.incident.clone(),
@@ -129,36 +92,15 @@ pub async fn follow(
         followers: 0,
         gone: None,
     };
-    // After a takeover this console records what the holder did: its alerts too.
-    let alerts = crate::alerts::AlertIntake::from_config(&config)?;
-    let export = store.and_then(|s| export_setup(&model, s, &config));
-    let services = Services {
-        source,
-        journal: None,
-        declare: None,
-        alerts,
-        export,
-        rehearsal: None,
-        github: None,
-        runbooks: crate::runbook::setup::RunbookSetup::from_config(&config),
-        serve: true,
-        follow: Some(follow),
-        discovery,
-    };
+    services.export = store.and_then(|s| export_setup(&model, s, &config));
+    services.follow = Some(follow);
     run_terminal(model, services, clock).await
 }
 
-/// What `open` and `follow` start from: the config's Prometheus, the wall clock, and the model
-/// (with the theme's warning shown).
-struct Start {
-    model: Model,
-    source: Arc<dyn Source>,
-    clock: Arc<dyn Clock>,
-    /// The client discovery asks; `None` when `[[panel]]` entries are configured.
-    discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
-}
-
-fn start(config: &Config) -> color_eyre::Result<Start> {
+/// What `open` and `follow` start from: the model (with the theme's warning shown) on the
+/// config's Prometheus, the services every console has (the source, the alert intake, the
+/// runbooks, its socket, discovery when no `[[panel]]` is configured), and the wall clock.
+fn start(config: &Config) -> color_eyre::Result<(Model, Services, Arc<dyn Clock>)> {
     let client = crate::metrics::from_config::client(config)?;
     let source: Arc<dyn Source> = client.clone();
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
@@ -177,12 +119,14 @@ fn start(config: &Config) -> color_eyre::Result<Start> {
         });
         client
     });
-    Ok(Start {
-        model,
-        source,
-        clock,
+    let services = Services {
+        alerts: crate::alerts::AlertIntake::from_config(config)?,
+        runbooks: crate::runbook::setup::RunbookSetup::from_config(config),
+        serve: true,
         discovery,
-    })
+        ..Services::metrics_only(source)
+    };
+    Ok((model, services, clock))
 }
 
 /// How `E` exports the incident the model has open.
@@ -307,66 +251,9 @@ pub struct DeclareSetup {
     pub header: crate::incident::open::Header,
 }
 
-/// One message through `update`, its effects started.
-fn effects_of(
-    model: &mut Model,
-    msg: Msg,
-    services: &Services,
-    tx: &mpsc::UnboundedSender<Msg>,
-    clock: &Arc<dyn Clock>,
-) {
-    let effects = update(model, msg);
-    super::workers::spawn_all(effects, services, tx, clock);
-}
-
-/// What the loop's tasks talk to.
-#[derive(Clone)]
-pub struct Services {
-    pub source: Arc<dyn Source>,
-    /// The incident's journal, when the console records one.
-    pub journal: Option<crate::incident::JournalWriter>,
-    /// How to create the incident when it is declared (`None`: one is open, or none can be).
-    pub declare: Option<DeclareSetup>,
-    /// The alert intake, spawned next to the loop when an incident is recorded.
-    pub alerts: Option<crate::alerts::AlertIntake>,
-    /// Runbook directories, variables and the controls of running runs.
-    pub runbooks: crate::runbook::setup::RunbookSetup,
-    /// Where and how the open incident is exported (`E`), when one is open.
-    pub export: Option<super::workers::export::ExportSetup>,
-    /// The stage of a rehearsal: its faults go on the timeline as they land, its pace follows
-    /// the console's, and its end is announced.
-    pub rehearsal: Option<crate::rehearsal::stage::Live>,
-    /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
-    pub github: Option<super::workers::github::GithubSetup>,
-    /// Serve the incident this console holds on its socket, so the team records through it.
-    pub serve: bool,
-    /// The holder this console follows, when another process holds the incident.
-    pub follow: Option<super::sharing::FollowSetup>,
-    /// The Prometheus client discovery asks, when the dashboard is built by discovery.
-    pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
-}
-
-impl Services {
-    /// Only a metrics source: nothing is recorded.
-    pub fn metrics_only(source: Arc<dyn Source>) -> Self {
-        Services {
-            source,
-            journal: None,
-            declare: None,
-            alerts: None,
-            runbooks: Default::default(),
-            export: None,
-            rehearsal: None,
-            github: None,
-            serve: false,
-            follow: None,
-            discovery: None,
-        }
-    }
-}
-
-/// The event loop, generic over the backend and the input stream so tests can drive it.
-/// Returns the final model.
+/// The event loop, generic over the backend and the input stream so tests can drive it, with
+/// no terminal to lend an editor (an editor request answers that there is none). Returns the
+/// final model.
 pub async fn event_loop<B, S>(
     terminal: &mut Terminal<B>,
     model: Model,
@@ -380,26 +267,7 @@ where
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<Event>> + Unpin,
 {
-    event_loop_with(terminal, model, services, clock, input, sync, None).await
-}
-
-/// The event loop with a way to lend the terminal to an external editor (`None` in tests:
-/// an editor request then answers that there is no terminal).
-pub async fn event_loop_with<B, S>(
-    terminal: &mut Terminal<B>,
-    model: Model,
-    services: Services,
-    clock: Arc<dyn Clock>,
-    input: S,
-    sync: fn(bool),
-    editor: Option<crate::tui::editor::Suspend>,
-) -> color_eyre::Result<Model>
-where
-    B: Backend,
-    B::Error: Send + Sync + 'static,
-    S: Stream<Item = std::io::Result<Event>> + Unpin,
-{
-    let (model, _) = run_loop(terminal, model, services, clock, input, sync, editor).await?;
+    let (model, _) = run_loop(terminal, model, services, clock, input, sync, None).await?;
     Ok(model)
 }
 
@@ -448,15 +316,16 @@ async fn declare(
 }
 
 /// The loop itself; returns the services as they ended (a follower that took over holds a
-/// journal now, which its stop is recorded in).
+/// journal now, which its stop is recorded in). It waits on input, the workers' answers, the
+/// tick, signals and the pacer's timers, and asks the [`Pacer`] when to draw.
 async fn run_loop<B, S>(
     terminal: &mut Terminal<B>,
-    mut model: Model,
-    mut services: Services,
+    model: Model,
+    services: Services,
     clock: Arc<dyn Clock>,
     mut input: S,
     sync: fn(bool),
-    mut editor: Option<crate::tui::editor::Suspend>,
+    editor: Option<crate::tui::editor::Suspend>,
 ) -> color_eyre::Result<(Model, Services)>
 where
     B: Backend,
@@ -466,65 +335,39 @@ where
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     start_recording(&services, &model, &tx);
     // The incident's socket: served while this console holds it, followed while another does.
-    let mut _serving: Option<crate::incident::serve::Serving> =
-        match (&services.journal, services.serve) {
-            (Some(journal), true) => super::workers::share::hold(journal, &tx),
-            _ => None,
-        };
+    let serving = match (&services.journal, services.serve) {
+        (Some(journal), true) => super::workers::share::hold(journal, &tx),
+        _ => None,
+    };
     let _following = FollowGuard((services.follow.as_ref()).map(|f| {
         super::workers::share::follow(f, model.timeline.last().map_or(0, |r| r.seq), &tx)
     }));
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut signals = crate::signals::Signals::new();
-    let mut last_draw: Option<Instant> = None;
-    // The frame on screen: one that would write the same cells is not written.
-    let mut shown = crate::tui::frames::Shown::default();
-    // What the clock alone changes on screen, as last drawn (`ui::idle`): a tick that changes
-    // none of it draws nothing.
-    let mut idle_key: Option<u64> = None;
-    // While the answers of one refresh land, the frame waits for the last of them (at most
-    // `GATHER`), so a refresh of eight panels draws once, not once per answer.
-    let mut gather_until: Option<Instant> = None;
-    // A change the clock alone made waits until then for the next refresh's frame (`HOLD`).
-    let mut hold_until: Option<Instant> = None;
     let mut input_open = true;
-    // The first tick schedules the first fetches; they and the runbook list go out a frame
-    // interval after the first frame (`FIRST_WAVE_AFTER`).
-    let mut first_wave = Some(update(&mut model, Msg::Tick(clock.now())));
-    let mut first_wave_at: Option<Instant> = None;
+    let mut run = Running {
+        model,
+        services,
+        clock,
+        tx,
+        shown: Default::default(),
+        pacer: Pacer::default(),
+        _serving: serving,
+        first_wave: None,
+        editor,
+    };
+    // The first tick schedules the first fetches; they go with the first wave.
+    run.first_wave = Some(update(&mut run.model, Msg::Tick(run.clock.now())));
     loop {
-        if gather_until.is_some_and(|g| Instant::now() >= g || model.in_flight() == 0) {
-            gather_until = None;
+        run.frame(terminal, sync)?;
+        if run.model.quit.is_some() {
+            return Ok((run.model, run.services));
         }
-        if hold_until.is_some_and(|h| Instant::now() >= h) {
-            hold_until = None;
-        }
-        if model.dirty && gather_until.is_none() && hold_until.is_none() {
-            let due = last_draw.map_or(Instant::now(), |t| t + FRAME_INTERVAL);
-            if Instant::now() >= due {
-                shown
-                    .draw(terminal, sync, |f| crate::ui::view(f, &model))
-                    .map_err(|e| eyre!("drawing failed: {e}"))?;
-                model.dirty = false;
-                idle_key = Some(crate::ui::idle::key(&model));
-                if last_draw.is_none() {
-                    crate::tui::first_frame("console");
-                    first_wave_at = Some(Instant::now() + FIRST_WAVE_AFTER);
-                }
-                last_draw = Some(Instant::now());
-            }
-        }
-        if model.quit.is_some() {
-            return Ok((model, services));
-        }
-        let render_at = last_draw
-            .map_or(Instant::now(), |t| t + FRAME_INTERVAL)
-            .max(gather_until.unwrap_or_else(Instant::now))
-            .max(hold_until.unwrap_or_else(Instant::now));
-        let was_dirty = model.dirty;
-        let mut ticked = false;
-        let msg = tokio::select! {
+        let render_at = Instant::from_std(run.pacer.render_at(now()));
+        let first_wave_at = run.pacer.first_wave_at().map(Instant::from_std);
+        let was_dirty = run.model.dirty;
+        let woke = tokio::select! {
             ev = input.next(), if input_open => match ev {
                 Some(Ok(Event::Key(k))) => Some(Msg::Key(k)),
                 Some(Ok(Event::Resize(width, height))) => Some(Msg::Resize { width, height }),
@@ -534,112 +377,188 @@ where
             },
             Some(m) = rx.recv() => Some(m),
             _ = tick.tick() => {
-                ticked = true;
-                if services.rehearsal.is_some() {
-                    // Notices expire on the wall clock, not the simulated one.
-                    effects_of(&mut model, Msg::Wall(chrono::Utc::now()), &services, &tx, &clock);
-                }
-                Some(Msg::Tick(clock.now()))
+                run.tick(was_dirty);
+                continue;
             }
             name = signals.next() => Some(Msg::Interrupted(name)),
-            _ = tokio::time::sleep_until(render_at), if model.dirty => None,
-            _ = tokio::time::sleep_until(first_wave_at.unwrap_or_else(Instant::now)),
+            _ = tokio::time::sleep_until(render_at), if was_dirty => None,
+            _ = tokio::time::sleep_until(first_wave_at.unwrap_or(render_at)),
                 if first_wave_at.is_some() =>
             {
-                first_wave_at = None;
-                let mut effects = first_wave.take().unwrap_or_default();
-                // The runbook list goes with them: parsing it on another thread took the
-                // second core from the first frame too. It still loads before anyone opens
-                // the pane, so the "what's wrong" line can suggest a runbook.
-                effects.push(Effect::LoadRunbooks);
-                super::workers::spawn_all(effects, &services, &tx, &clock);
+                run.first_wave();
                 None
             }
         };
-        if ticked {
-            // The tick's own changes (`update` marks the model changed each second) draw only
-            // when they change what is on screen.
-            let effects = match msg {
-                Some(msg) => update(&mut model, msg),
-                None => Vec::new(),
+        let wake = match woke {
+            Some(msg) => {
+                let wake = wake_of(&msg);
+                run.handle(terminal, msg).await;
+                wake
+            }
+            None => Wake::Other,
+        };
+        (run.pacer).woke(
+            now(),
+            wake,
+            was_dirty,
+            run.model.dirty,
+            run.model.in_flight(),
+        );
+    }
+}
+
+/// The pacer's time: tokio's clock (paused in tests), as a plain instant.
+fn now() -> std::time::Instant {
+    Instant::now().into_std()
+}
+
+/// What a message is to the pacer: a key or a resize draws at once, a refresh's answer with
+/// the rest of the refresh.
+fn wake_of(msg: &Msg) -> Wake {
+    match msg {
+        Msg::Key(_) | Msg::Resize { .. } => Wake::Key,
+        Msg::Answer { .. } | Msg::Latest { .. } => Wake::Answer,
+        _ => Wake::Other,
+    }
+}
+
+/// What the loop holds besides its input and timers.
+struct Running {
+    model: Model,
+    services: Services,
+    clock: Arc<dyn Clock>,
+    tx: mpsc::UnboundedSender<Msg>,
+    /// The frame on screen: one that would write the same cells is not written.
+    shown: crate::tui::frames::Shown,
+    pacer: Pacer,
+    /// The incident's socket, served while this console holds the incident (kept for its drop).
+    _serving: Option<crate::incident::serve::Serving>,
+    /// The first tick's effects, waiting for the first wave.
+    first_wave: Option<Vec<Effect>>,
+    /// How to lend the terminal to an editor (`None`: there is no terminal to lend).
+    editor: Option<crate::tui::editor::Suspend>,
+}
+
+impl Running {
+    /// Draw the model if it changed and the pacer says a frame is due.
+    fn frame<B>(&mut self, terminal: &mut Terminal<B>, sync: fn(bool)) -> color_eyre::Result<()>
+    where
+        B: Backend,
+        B::Error: Send + Sync + 'static,
+    {
+        if !(self.pacer).draw_now(now(), self.model.dirty, self.model.in_flight()) {
+            return Ok(());
+        }
+        (self.shown)
+            .draw(terminal, sync, |f| crate::ui::view(f, &self.model))
+            .map_err(|e| eyre!("drawing failed: {e}"))?;
+        self.model.dirty = false;
+        if (self.pacer).drawn(now(), crate::ui::idle::key(&self.model)) {
+            crate::tui::first_frame("console");
+        }
+        Ok(())
+    }
+
+    /// The slow tick. Its own changes (`update` marks the model changed each second) draw
+    /// only when they change what is on screen, and wait for a refresh that is coming.
+    fn tick(&mut self, was_dirty: bool) {
+        if self.services.rehearsal.is_some() {
+            // Notices expire on the wall clock, not the simulated one.
+            let effects = update(&mut self.model, Msg::Wall(chrono::Utc::now()));
+            self.spawn(effects);
+        }
+        let effects = update(&mut self.model, Msg::Tick(self.clock.now()));
+        if !was_dirty && self.model.dirty {
+            let key = crate::ui::idle::key(&self.model);
+            let change = (self.pacer).tick_changed(now(), key, self.model.refresh_due_in());
+            self.model.dirty = change != TickChange::Unseen;
+        }
+        self.spawn(effects);
+    }
+
+    /// The first fetches go, and the runbook list with them: parsing it on another thread
+    /// took the second core from the first frame too. It still loads before anyone opens the
+    /// pane, so the "what's wrong" line can suggest a runbook.
+    fn first_wave(&mut self) {
+        self.pacer.first_wave_gone();
+        let mut effects = self.first_wave.take().unwrap_or_default();
+        effects.push(Effect::LoadRunbooks);
+        self.spawn(effects);
+    }
+
+    /// One message through `update`, with what the loop does itself: a takeover, the editor,
+    /// a declaration. The other effects go to the workers.
+    async fn handle<B: Backend>(&mut self, terminal: &mut Terminal<B>, msg: Msg) {
+        if let Msg::Share(super::sharing::ShareMsg::TookOver(Ok(took))) = &msg {
+            // This console holds the incident now: it records, serves and runs runbooks.
+            self.services.journal = Some(took.writer.clone());
+            self.services.follow = None;
+            start_recording(&self.services, &self.model, &self.tx);
+            self._serving = super::workers::share::hold(&took.writer, &self.tx);
+        }
+        let mut effects = update(&mut self.model, msg);
+        if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
+            effects.remove(i);
+            let text = self.edit(terminal).await;
+            effects.extend(update(&mut self.model, Msg::EditorClosed(text)));
+        }
+        while let Some(i) = (effects.iter()).position(|e| matches!(e, Effect::Declare { .. })) {
+            let Effect::Declare { title, severity } = effects.remove(i) else {
+                continue;
             };
-            if !was_dirty && model.dirty {
-                if idle_key == Some(crate::ui::idle::key(&model)) {
-                    model.dirty = false;
-                } else if let Some(due) = model.refresh_due_in().filter(|d| *d <= HOLD) {
-                    // Drawn with the refresh's answers (or when the hold runs out). The
-                    // refresh goes on the first tick at or after it is due: a tick later at
-                    // most.
-                    hold_until.get_or_insert_with(|| Instant::now() + due + TICK + GATHER);
-                }
-            }
-            super::workers::spawn_all(effects, &services, &tx, &clock);
-            continue;
+            // Where the declaration was: the crossings seen before it are recorded before
+            // the note or status that declared it.
+            let declared = self.declare(title, severity).await;
+            effects.splice(i..i, declared);
         }
-        // A refresh's first answer while others are in flight: the frame waits for them. A
-        // key or a resize draws at once.
-        let answer = matches!(msg, Some(Msg::Answer { .. } | Msg::Latest { .. }));
-        let urgent = matches!(msg, Some(Msg::Key(_) | Msg::Resize { .. }));
-        if let Some(msg) = msg {
-            if let Msg::Share(super::sharing::ShareMsg::TookOver(Ok(took))) = &msg {
-                // This console holds the incident now: it records, serves and runs runbooks.
-                services.journal = Some(took.writer.clone());
-                services.follow = None;
-                start_recording(&services, &model, &tx);
-                _serving = super::workers::share::hold(&took.writer, &tx);
+        self.spawn(effects);
+    }
+
+    /// Lend the terminal to the editor; what was written, or why nothing was.
+    async fn edit<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<String, String> {
+        let Some(suspend) = self.editor.as_mut() else {
+            return Err("no terminal to hand to an editor".into());
+        };
+        let r = suspend.edit().await;
+        // The screen was cleared: forget both frames so the next draw is whole.
+        // (`Terminal::clear` would ask the terminal where its cursor is, and the answer can be
+        // lost to the input reader.)
+        terminal.swap_buffers();
+        terminal.swap_buffers();
+        self.shown.forget();
+        suspend.resume();
+        self.model.dirty = true;
+        r
+    }
+
+    /// Declare the incident, and start recording into it; the effects of its outcome.
+    async fn declare(
+        &mut self,
+        title: Option<String>,
+        severity: Option<crate::incident::event::Severity>,
+    ) -> Vec<Effect> {
+        let result = declare(
+            &mut self.model,
+            &mut self.services,
+            &self.clock,
+            title,
+            severity,
+        )
+        .await;
+        if result.is_ok()
+            && let Some(journal) = self.services.journal.clone()
+        {
+            // Recording from now on: alerts, changes, the incident's socket.
+            start_recording(&self.services, &self.model, &self.tx);
+            if self.services.serve {
+                self._serving = super::workers::share::hold(&journal, &self.tx);
             }
-            let mut effects = update(&mut model, msg);
-            if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
-                effects.remove(i);
-                let text = match editor.as_mut() {
-                    Some(suspend) => {
-                        let r = suspend.edit().await;
-                        // The screen was cleared: forget both frames so the next draw is whole.
-                        // (`Terminal::clear` would ask the terminal where its cursor is, and
-                        // the answer can be lost to the input reader.)
-                        terminal.swap_buffers();
-                        terminal.swap_buffers();
-                        shown.forget();
-                        suspend.resume();
-                        model.dirty = true;
-                        r
-                    }
-                    None => Err("no terminal to hand to an editor".into()),
-                };
-                effects.extend(update(&mut model, Msg::EditorClosed(text)));
-            }
-            while let Some(i) = effects
-                .iter()
-                .position(|e| matches!(e, Effect::Declare { .. }))
-            {
-                let Effect::Declare { title, severity } = effects.remove(i) else {
-                    continue;
-                };
-                let result = declare(&mut model, &mut services, &clock, title, severity).await;
-                if result.is_ok()
-                    && let Some(journal) = services.journal.clone()
-                {
-                    // Recording from now on: alerts, changes, the incident's socket.
-                    start_recording(&services, &model, &tx);
-                    if services.serve {
-                        _serving = super::workers::share::hold(&journal, &tx);
-                    }
-                }
-                // Where the declaration was: the crossings seen before it are recorded before
-                // the note or status that declared it.
-                let declared = update(&mut model, Msg::Declared(result));
-                effects.splice(i..i, declared);
-            }
-            super::workers::spawn_all(effects, &services, &tx, &clock);
         }
-        // Anything but a tick ends a hold: an answer draws its frame (gathered with the rest
-        // of its refresh), a key at once.
-        let held = hold_until.take().is_some();
-        if urgent {
-            gather_until = None;
-        } else if answer && (!was_dirty || held) && model.dirty && model.in_flight() > 0 {
-            gather_until.get_or_insert_with(|| Instant::now() + GATHER);
-        }
+        update(&mut self.model, Msg::Declared(result))
+    }
+
+    fn spawn(&self, effects: Vec<Effect>) {
+        super::workers::spawn_all(effects, &self.services, &self.tx, &self.clock);
     }
 }
 

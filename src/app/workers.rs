@@ -6,6 +6,8 @@
 //!   ([`operator`]) and sink ([`run_sink`]);
 //! - [`export`], [`publish`] and [`github`]: the postmortem and GitHub;
 //! - queries and journal appends are spawned here directly.
+//!
+//! [`Services`] is what the tasks talk to: the source, the journal, the intakes, the setups.
 
 pub mod export;
 pub mod github;
@@ -18,13 +20,63 @@ pub mod share;
 
 use super::effect::Effect;
 use super::msg::Msg;
-use super::runtime::{HARD_DEADLINE, Services};
 use crate::clock::Clock;
+use crate::metrics::Source;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// No query task outlives this, whatever the source's own timeout says.
+pub const HARD_DEADLINE: Duration = Duration::from_secs(35);
+
+/// What the loop's tasks talk to.
+#[derive(Clone)]
+pub struct Services {
+    pub source: Arc<dyn Source>,
+    /// The incident's journal, when the console records one.
+    pub journal: Option<crate::incident::JournalWriter>,
+    /// How to create the incident when it is declared (`None`: one is open, or none can be).
+    pub declare: Option<super::runtime::DeclareSetup>,
+    /// The alert intake, spawned next to the loop when an incident is recorded.
+    pub alerts: Option<crate::alerts::AlertIntake>,
+    /// Runbook directories, variables and the controls of running runs.
+    pub runbooks: crate::runbook::setup::RunbookSetup,
+    /// Where and how the open incident is exported (`E`), when one is open.
+    pub export: Option<export::ExportSetup>,
+    /// The stage of a rehearsal: its faults go on the timeline as they land, its pace follows
+    /// the console's, and its end is announced.
+    pub rehearsal: Option<crate::rehearsal::stage::Live>,
+    /// GitHub: the changes feed and publishing, on one client (`None` without `[github]`).
+    pub github: Option<github::GithubSetup>,
+    /// Serve the incident this console holds on its socket, so the team records through it.
+    pub serve: bool,
+    /// The holder this console follows, when another process holds the incident.
+    pub follow: Option<super::sharing::FollowSetup>,
+    /// The Prometheus client discovery asks, when the dashboard is built by discovery.
+    pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
+}
+
+impl Services {
+    /// Only a metrics source: nothing is recorded.
+    pub fn metrics_only(source: Arc<dyn Source>) -> Self {
+        Services {
+            source,
+            journal: None,
+            declare: None,
+            alerts: None,
+            runbooks: Default::default(),
+            export: None,
+            rehearsal: None,
+            github: None,
+            serve: false,
+            follow: None,
+            discovery: None,
+        }
+    }
+}
+
 /// Start the work `effects` describe, each in its own task; answers come back on `tx`. (The
-/// editor is the loop's own business: see [`event_loop_with`].)
+/// editor is the loop's own business: see [`super::runtime`].)
 pub fn spawn_all(
     effects: Vec<Effect>,
     services: &Services,

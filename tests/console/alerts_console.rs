@@ -11,7 +11,7 @@ use std::time::Duration;
 use warroom::alerts::{AlertEndpoint, AlertIntake};
 use warroom::app::Model;
 use warroom::app::model::IncidentHeader;
-use warroom::app::runtime::Services;
+use warroom::app::workers::Services;
 use warroom::config::Config;
 use warroom::incident::event::AlertSource;
 use warroom::incident::{Event, JournalWriter, Store};

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use warroom::app::Model;
 use warroom::app::model::IncidentHeader;
-use warroom::app::runtime::Services;
+use warroom::app::workers::Services;
 use warroom::app::workers::github::GithubSetup;
 use warroom::config::Config;
 use warroom::github::{ChangesIntake, Github, WallTimer};

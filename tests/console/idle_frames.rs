@@ -1,10 +1,11 @@
-//! Idle means idle (issue 20): the real event loop on a test terminal, its model's clock ten
-//! times faster than the wall's, over two simulated minutes with no key pressed. It
-//! writes a frame only when what is on screen changes: the clock is shown to the minute, the
-//! time axis' labels move a few times a minute, and a refresh whose answer draws the same cells
-//! writes nothing. A panel whose source stops answering still visibly goes stale.
+//! Idle means idle (issue 20): the real event loop on a test terminal, over two minutes of
+//! tokio's paused time (the model's clock follows it) with no key pressed. It writes a frame
+//! only when what is on screen changes: the clock is shown to the minute, the time axis' labels
+//! move a few times a minute, and a refresh whose answer draws the same cells writes nothing.
+//! A panel whose source stops answering still visibly goes stale. Which change draws when is
+//! the pacer's (`app::pacer`'s tests); these count what the whole loop writes.
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{TimeZone, Utc};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures::future::BoxFuture;
 use ratatui::Terminal;
@@ -13,30 +14,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use warroom::app::Model;
-use warroom::clock::Clock;
 use warroom::config::Config;
 use warroom::metrics::{InstantQuery, Point, QueryAnswer, RangeQuery, Series, Source, SourceError};
 use warroom::theme::Theme;
 
-/// Ten times faster than the wall clock: the loop's 250 ms tick sees 2.5 s go by, as a
-/// console sees seconds go by, and a 5 s refresh comes every half second.
-const SPEED: u32 = 10;
-
-#[derive(Debug)]
-struct FastClock {
-    base: DateTime<Utc>,
-    start: std::time::Instant,
-}
-
-impl Clock for FastClock {
-    fn now(&self) -> DateTime<Utc> {
-        warroom::clock::after(self.base, self.start.elapsed() * SPEED)
-    }
-    fn sleep_until(&self, at: DateTime<Utc>) -> BoxFuture<'static, ()> {
-        let d = (at - self.now()).to_std().unwrap_or_default() / SPEED;
-        Box::pin(tokio::time::sleep(d))
-    }
-}
+use crate::support::tokio_clock::TokioClock;
 
 /// Answers at once with one flat series over the asked range (the same screen every time),
 /// until `down` is set: then it refuses.
@@ -138,17 +120,14 @@ struct Run {
     panels: usize,
 }
 
-/// Runs the loop `idle` (wall time) with no key, then `down` more with the source refusing.
+/// Runs the loop `idle` with no key, then `down` more with the source refusing.
 async fn idle_console(idle: Duration, down: Duration, varies: bool) -> Run {
     let (frames, sync): (&'static AtomicUsize, fn(bool)) = match varies {
         false => (&FRAMES, count),
         true => (&FRAMES_VARYING, count_varying),
     };
     let base = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 7).unwrap();
-    let clock = Arc::new(FastClock {
-        base,
-        start: std::time::Instant::now(),
-    });
+    let clock = Arc::new(TokioClock::starting_at(base));
     let mut model = Model::new(
         &Config::default().with_panels(warroom::metrics::presets::sim_panels()),
         Theme::fallback(),
@@ -183,7 +162,7 @@ async fn idle_console(idle: Duration, down: Duration, varies: bool) -> Run {
         warroom::app::runtime::event_loop(
             &mut term,
             model,
-            warroom::app::runtime::Services::metrics_only(source),
+            warroom::app::workers::Services::metrics_only(source),
             clock,
             rx,
             sync,
@@ -206,19 +185,19 @@ async fn idle_console(idle: Duration, down: Duration, varies: bool) -> Run {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_idle_console_writes_a_few_frames_a_minute_and_still_shows_staleness() {
-    // Two simulated minutes idle, then half a simulated minute with the source refusing.
+    // Two minutes idle, then half a minute with the source refusing.
     let Run {
         idle, outage, end, ..
-    } = idle_console(Duration::from_secs(12), Duration::from_secs(3), false).await;
-    println!("frames: {idle} in 2 simulated idle minutes, {outage} in 30 s of outage");
-    // Before: one each tick for the clock's seconds alone (48 in 12 s). Now: the first frames,
-    // the minute clock (2), the time axis' labels (a couple), nothing for refreshes that draw
-    // the same cells.
+    } = idle_console(Duration::from_secs(120), Duration::from_secs(30), false).await;
+    println!("frames: {idle} in 2 idle minutes, {outage} in 30 s of outage");
+    // Before: one each second for the clock's seconds alone (120 in 2 minutes). Now: the first
+    // frames, the minute clock (2), the time axis' labels (a few), nothing for refreshes that
+    // draw the same cells.
     assert!(
         idle <= 16,
-        "{idle} frames written in 2 idle minutes (48 or more when every clock tick drew)"
+        "{idle} frames written in 2 idle minutes (120 or more when every clock second drew)"
     );
     assert!(idle >= 2, "the first frame and the minute clock: {idle}");
     // The outage shows: panels go failing, the source down, and the screen says so.
@@ -233,21 +212,23 @@ async fn an_idle_console_writes_a_few_frames_a_minute_and_still_shows_staleness(
 /// more: the minute clock's change waits (at most `HOLD`) for the next refresh's frame instead
 /// of drawing one of its own. The frames are counted from the sequences the loop wrote, the
 /// refreshes from the queries the source answered.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_clock_change_is_drawn_with_the_next_refresh() {
     // Two simulated minutes from 10:00:07: the clock turns to 10:01 and to 10:02.
-    let run = idle_console(Duration::from_secs(12), Duration::from_millis(10), true).await;
+    let run = idle_console(Duration::from_secs(120), Duration::from_millis(100), true).await;
     // Every refresh asks each panel once; the last may be cut short by the end of the run.
     let refreshes = run.calls.div_ceil(run.panels.max(1));
     println!(
         "frames: {} for {refreshes} refreshes ({} queries, {} panels)",
         run.idle, run.calls, run.panels
     );
-    assert!(refreshes >= 10, "too few refreshes to count: {refreshes}");
-    // The loading frame, then one per refresh, and one frame of slack for a refresh a slow
-    // machine split in two. Drawn on their own, the two minute changes make it three more.
+    // One each 5 s.
+    assert!(refreshes >= 20, "too few refreshes to count: {refreshes}");
+    // The loading frame, then one per refresh: on paused time a refresh's answers all land
+    // before its gather ends, so none is split in two. Drawn on their own, the two minute
+    // changes make it two more.
     assert!(
-        run.idle <= refreshes + 2,
+        run.idle <= refreshes + 1,
         "{} frames for {refreshes} refreshes: a clock change drew a frame of its own",
         run.idle
     );

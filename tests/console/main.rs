@@ -19,6 +19,7 @@ mod support {
     pub mod realstack_presets;
     pub mod sim;
     pub mod tmux;
+    pub mod tokio_clock;
 }
 
 mod alerts_console;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warroom::app::Model;
 use warroom::app::model::IncidentHeader;
-use warroom::app::runtime::Services;
+use warroom::app::workers::Services;
 use warroom::app::workers::github::GithubSetup;
 use warroom::app::workers::publish::PublishSetup;
 use warroom::backoff::Backoff;

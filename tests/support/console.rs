@@ -15,7 +15,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use warroom::app::Model;
-use warroom::app::runtime::{Services, event_loop};
+use warroom::app::runtime::event_loop;
+use warroom::app::workers::Services;
 use warroom::clock::WallClock;
 use warroom::metrics::{InstantQuery, QueryAnswer, RangeQuery, Source, SourceError};
 

@@ -3,7 +3,7 @@
 //! score read back from the journal, the incident, the next commands).
 
 use crate::app::msg::Msg;
-use crate::app::runtime::Services;
+use crate::app::workers::Services;
 use crate::incident::JournalWriter;
 use crate::rehearsal::stage::Live;
 use tokio::sync::mpsc;
