@@ -7,7 +7,8 @@
 //! - [`gates`]: which panels a runbook's gates read (the panels a run needs, first);
 //! - [`panes`]: the pure state of each pane (one suffix: `*Pane`) and of a panel;
 //! - [`sharing`]: holding the incident and serving it, or following the process that does;
-//! - [`runtime`]: the loop; [`workers`]: the tasks; [`demo`]: the console opened on a
+//! - [`runtime`]: the loop, which asks [`pacer`] (pure, `now` passed in) when to draw;
+//!   [`workers`]: the tasks and the services they use; [`demo`]: the console opened on a
 //!   rehearsal's stage.
 //!
 //! The loop is one `tokio::select!` over input, worker answers, a 250 ms tick and signals. It

@@ -57,17 +57,9 @@ async fn console(store: &Store, id: &warroom::incident::IncidentId, url: &str) -
     )
     .unwrap();
     let services = Services {
-        source: Arc::new(Silent),
-        declare: None,
         journal: Some(journal),
         alerts: Some(AlertIntake::new(vec![endpoint], Duration::from_millis(50))),
-        runbooks: Default::default(),
-        export: None,
-        rehearsal: None,
-        github: None,
-        serve: false,
-        follow: None,
-        discovery: None,
+        ..Services::metrics_only(Arc::new(Silent))
     };
     let (store2, id2) = (store.clone(), id.clone());
     // Several more polls of the same alert once it is recorded.
