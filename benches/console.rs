@@ -7,6 +7,8 @@ mod figure;
 
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
+#[path = "../tests/support/skip.rs"]
+mod skip;
 #[path = "../tests/support/tmux.rs"]
 mod tmux;
 

@@ -18,6 +18,7 @@ mod support {
     pub mod realstack;
     pub mod realstack_presets;
     pub mod sim;
+    pub mod skip;
     pub mod tmux;
 }
 

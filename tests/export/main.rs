@@ -9,6 +9,7 @@ mod support {
     pub mod github_mock;
     pub mod prometheus;
     pub mod sim;
+    pub mod skip;
 }
 
 mod export_draft;
