@@ -17,6 +17,7 @@ mod support {
     pub mod prometheus;
     pub mod realstack;
     pub mod realstack_presets;
+    pub mod records;
     pub mod sim;
     pub mod skip;
     pub mod tmux;

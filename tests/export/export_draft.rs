@@ -3,6 +3,7 @@
 //! own curves, byte-identical exports, the status page, the facts as JSON, templates and lint.
 
 use crate::support::export_incident as incident;
+use crate::support::records;
 
 use pulldown_cmark::{Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
 use std::path::{Path, PathBuf};
@@ -485,10 +486,7 @@ fn lint_names_what_the_author_still_has_to_do() {
 fn an_impact_window_set_by_hand_wins_and_the_lint_says_when_signals_disagree() {
     let dir = tempfile::tempdir().unwrap();
     let (store, id) = incident::build(dir.path(), &[], true);
-    let clock = std::sync::Arc::new(warroom::clock::ManualClock::new(incident::at("09:20")));
-    let (mut journal, _) =
-        warroom::incident::Journal::open_with(&store.journal_path(&id), clock, |f| Box::new(f))
-            .unwrap();
+    let (mut journal, _clock) = records::manual_journal(&store, &id, incident::at("09:20"));
     journal
         .append(
             warroom::incident::Source::Operator,
