@@ -11,6 +11,8 @@ mod figure;
 pub mod prometheus;
 #[path = "../tests/support/realstack.rs"]
 mod realstack;
+#[path = "../tests/support/skip.rs"]
+mod skip;
 
 use realstack::*;
 use std::sync::Arc;

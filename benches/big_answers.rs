@@ -11,6 +11,8 @@ mod figure;
 mod big_prometheus;
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
+#[path = "../tests/support/skip.rs"]
+mod skip;
 #[path = "../tests/support/tmux.rs"]
 mod tmux;
 

@@ -7,6 +7,8 @@ mod figure;
 
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
+#[path = "../tests/support/skip.rs"]
+mod skip;
 #[path = "../tests/support/tmux.rs"]
 mod tmux;
 
@@ -88,7 +90,8 @@ fn status_kib(pid: u32, key: &str) -> u64 {
 
 /// The resident part of the console's own code: the executable mapping of its binary
 /// (`/proc/PID/smaps`), in KiB. It grows back towards the whole 9 MiB of code when
-/// `src/startup-order.txt` goes stale (`benches/startup-order.sh` writes it again).
+/// `benches/support/startup-order.txt` goes stale or the build leaves it out (it is used with
+/// `WARROOM_SYMBOL_ORDER=1`; `benches/startup-order.sh` writes it again).
 fn code_resident_kib(pid: u32) -> u64 {
     let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();

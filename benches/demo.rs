@@ -9,6 +9,8 @@ mod figure;
 mod procstat;
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
+#[path = "../tests/support/skip.rs"]
+mod skip;
 #[path = "../tests/support/tmux.rs"]
 mod tmux;
 

@@ -12,6 +12,8 @@ mod figure;
 
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
+#[path = "../tests/support/skip.rs"]
+mod skip;
 
 #[path = "../tests/support/expositions.rs"]
 mod expositions;

@@ -16,6 +16,8 @@ mod figure;
 
 #[path = "../tests/support/prometheus.rs"]
 mod prometheus;
+#[path = "../tests/support/skip.rs"]
+mod skip;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

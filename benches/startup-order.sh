@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Writes src/startup-order.txt: the functions an idle console runs, in the order the linker is
-# to lay them out first in the release binary (src/build.rs passes the file to lld, issue 20).
+# Writes benches/support/startup-order.txt: the functions an idle console runs, in the order the
+# linker is to lay them out first in the release binary (src/build.rs passes the file to lld,
+# issue 20, when the build asks for it with WARROOM_SYMBOL_ORDER=1).
 #
 # The kernel maps a binary's code 64 KiB at a time around each page touched (fault-around), so
 # a console that runs 1.9 MB of its 9.2 MB of code, scattered, kept 7.6 MiB of it resident and
@@ -16,6 +17,8 @@
 # Usage: bash benches/startup-order.sh     (about 5 minutes after the build)
 #   WARROOM=/path/to/warroom   trace that binary instead of building this tree
 #   CARGO=lcargo               the cargo to build with
+# Then build with the list:  WARROOM_SYMBOL_ORDER=1 cargo build --release
+# (without the variable, or where benches/ is not shipped, the release binary is not ordered).
 # Needs valgrind, prometheus, tmux, curl and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,7 +90,7 @@ trace panels "$tmp/panels.toml" "http://127.0.0.1:$prom_port" 60
 trace nothing "$tmp/discover.toml" "http://127.0.0.1:$closed" 30
 
 nm --defined-only "$WARROOM" | awk '$2 ~ /^[tTwW]$/ {print $3}' >"$tmp/symbols"
-python3 - "$tmp/symbols" src/startup-order.txt "$tmp/discover.cg" "$tmp/panels.cg" "$tmp/nothing.cg" <<'EOF'
+python3 - "$tmp/symbols" benches/support/startup-order.txt "$tmp/discover.cg" "$tmp/panels.cg" "$tmp/nothing.cg" <<'EOF'
 import re, sys
 symbols = set(open(sys.argv[1]).read().split())
 seen, order = set(), []
@@ -98,8 +101,9 @@ for trace in sys.argv[3:]:
             seen.add(m.group(1))
             order.append(m.group(1))
 with open(sys.argv[2], "w") as f:
-    f.write("# The functions an idle console runs, laid out first in the release binary (src/build.rs).\n")
+    f.write("# The functions an idle console runs, laid out first in the release binary (src/build.rs,\n")
+    f.write("# with WARROOM_SYMBOL_ORDER=1).\n")
     f.write("# Written by benches/startup-order.sh; do not edit.\n")
     f.write("\n".join(order) + "\n")
-print(f"benches/startup-order.sh: {len(order)} functions in src/startup-order.txt", file=sys.stderr)
+print(f"benches/startup-order.sh: {len(order)} functions in benches/support/startup-order.txt", file=sys.stderr)
 EOF

@@ -9,13 +9,16 @@
 //! linked with the flag and run. Elsewhere (or with `WARROOM_NO_PACKED_RELOCS` set, for a binary
 //! meant for an older glibc) nothing is added.
 //!
-//! It also lays out first, in a release build, the functions an idle console runs
-//! (`src/startup-order.txt`, written by `benches/startup-order.sh`): the kernel maps code 64 KiB
-//! around each page touched, so 1.9 MB of code run from all over 9.2 MB kept 7.6 MiB resident,
-//! and together they keep about 2. The list is handed to lld (`--symbol-ordering-file`), the
-//! linker Rust uses on x86_64 Linux, when a trial link of an empty program with the same rustc,
-//! target and flags accepts it; other linkers are left alone. Names the binary no longer has are
-//! skipped without a warning (a stale list only loses its benefit).
+//! Asked to (`WARROOM_SYMBOL_ORDER=1` at build time), it also lays out first, in a release
+//! build, the functions an idle console runs (`benches/support/startup-order.txt`, written by
+//! `benches/startup-order.sh`): the kernel maps code 64 KiB around each page touched, so 1.9 MB
+//! of code run from all over 9.2 MB kept 7.6 MiB resident, and together they keep about 2. The
+//! list is handed to lld (`--symbol-ordering-file`), the linker Rust uses on x86_64 Linux, when a
+//! trial link of an empty program with the same rustc, target and flags accepts it; other
+//! linkers are left alone. Names the binary no longer has are skipped without a warning (a stale
+//! list only loses its benefit). It is opt-in because the list is tied to one toolchain and one
+//! dependency set, and a packaged crate has no `benches/`: without the variable, or without the
+//! file, the binary is linked in the linker's own order.
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -29,10 +32,18 @@ fn main() {
     if native && linux_gnu && std::env::var_os("WARROOM_NO_PACKED_RELOCS").is_none() && probe() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
-    let order = PathBuf::from(var("CARGO_MANIFEST_DIR")).join("src/startup-order.txt");
-    println!("cargo:rerun-if-changed=src/startup-order.txt");
+    println!("cargo:rerun-if-env-changed=WARROOM_SYMBOL_ORDER");
+    if var("WARROOM_SYMBOL_ORDER") != "1" {
+        return;
+    }
+    let order = PathBuf::from(var("CARGO_MANIFEST_DIR")).join("benches/support/startup-order.txt");
+    if !order.is_file() {
+        // A packaged crate: no benches/, so no list and no ordering.
+        return;
+    }
+    println!("cargo:rerun-if-changed=benches/support/startup-order.txt");
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
-    if var("PROFILE") == "release" && linux_gnu && order.is_file() {
+    if var("PROFILE") == "release" && linux_gnu {
         let args = order_args(&order);
         if links_with(&args) {
             for arg in args {

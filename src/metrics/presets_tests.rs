@@ -27,6 +27,31 @@ fn every_shipped_preset_loads_and_its_queries_parse() {
     assert_eq!(Presets::builtin().stacks.len(), BUILTIN.len());
 }
 
+/// The folder and the built-in list agree: every `presets/*.toml` of the checkout is built in,
+/// under its own name and with its text, and nothing else is (as `runbook/catalog.rs` checks
+/// for runbooks).
+#[test]
+fn every_preset_file_of_the_checkout_is_built_in_and_nothing_else() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/metrics/presets");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    on_disk.sort();
+    let mut built_in: Vec<String> = BUILTIN.iter().map(|(f, _)| f.to_string()).collect();
+    built_in.sort();
+    assert_eq!(built_in, on_disk, "BUILTIN must list every presets/*.toml");
+    for (file, text) in BUILTIN {
+        assert_eq!(
+            std::fs::read_to_string(dir.join(file)).unwrap(),
+            *text,
+            "{file}"
+        );
+    }
+}
+
 #[test]
 fn the_stacks_the_issue_names_are_all_there() {
     let p = Presets::builtin();

@@ -5,6 +5,7 @@
 mod support {
     pub mod github_mock;
     pub mod prometheus;
+    pub mod skip;
 }
 
 mod errors;

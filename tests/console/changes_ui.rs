@@ -2,6 +2,7 @@
 //! with a change whose title carries terminal escapes (they reach the screen inert, as text),
 //! and its empty states (nothing configured, nothing yet).
 
+use crate::support::records;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -35,21 +36,14 @@ fn change(
     url: Option<&str>,
     at: &str,
 ) -> Record {
-    Record {
-        seq,
-        time: t0(),
-        source: Source::Github,
-        actor: actor.into(),
-        host: String::new(),
-        kind: Event::Change {
-            repo: "acme/api".into(),
-            reference: reference.into(),
-            title: title.into(),
-            url: url.map(String::from),
-            at: Some(at.parse().unwrap()),
-        }
-        .sanitized(),
-    }
+    let kind = Event::Change {
+        repo: "acme/api".into(),
+        reference: reference.into(),
+        title: title.into(),
+        url: url.map(String::from),
+        at: Some(at.parse().unwrap()),
+    };
+    records::record(seq, t0(), Source::Github, actor, kind.sanitized())
 }
 
 fn model(github: bool, width: u16, height: u16) -> Model {
@@ -70,17 +64,16 @@ fn model(github: bool, width: u16, height: u16) -> Model {
 
 fn with_changes(mut m: Model) -> Model {
     m.timeline = vec![
-        Record {
-            seq: 1,
-            time: "2026-11-29T10:00:00Z".parse().unwrap(),
-            source: Source::Operator,
-            actor: "ana".into(),
-            host: String::new(),
-            kind: Event::IncidentOpened {
+        records::record(
+            1,
+            "2026-11-29T10:00:00Z".parse().unwrap(),
+            Source::Operator,
+            "ana",
+            Event::IncidentOpened {
                 title: "Journey planner outage".into(),
                 severity: warroom::incident::event::Severity::Sev1,
             },
-        },
+        ),
         change(
             2,
             "bob",

@@ -17,7 +17,9 @@ mod support {
     pub mod prometheus;
     pub mod realstack;
     pub mod realstack_presets;
+    pub mod records;
     pub mod sim;
+    pub mod skip;
     pub mod tmux;
     pub mod tokio_clock;
 }

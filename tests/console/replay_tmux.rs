@@ -4,15 +4,14 @@
 //! the timeline up to it, quits with the terminal restored, and leaves the journal unchanged.
 //! Also the command's errors, which need no terminal.
 
+use crate::support::records;
 use crate::support::tmux;
 
 use chrono::{DateTime, Duration, Utc};
 use std::path::Path;
-use std::sync::Arc;
-use warroom::clock::ManualClock;
 use warroom::incident::snapshot::{self, PanelSnapshot, SnapshotSeries, SnapshotWindow};
 use warroom::incident::vocabulary::{Severity, Status};
-use warroom::incident::{Event, IncidentId, Journal, Source, Store};
+use warroom::incident::{Event, IncidentId, Source, Store};
 use warroom::metrics::presets::sim_panels;
 
 fn t0() -> DateTime<Utc> {
@@ -23,9 +22,7 @@ fn t0() -> DateTime<Utc> {
 fn recorded(data: &Path) -> (Store, IncidentId) {
     let store = Store::new(data);
     let id = store.create(t0()).unwrap();
-    let clock = Arc::new(ManualClock::new(t0()));
-    let (mut journal, _) =
-        Journal::open_with(&store.journal_path(&id), clock.clone(), |f| Box::new(f)).unwrap();
+    let (mut journal, clock) = records::manual_journal(&store, &id, t0());
     let events = [
         (
             0,
@@ -56,10 +53,9 @@ fn recorded(data: &Path) -> (Store, IncidentId) {
             },
         ),
     ];
-    for (minute, event) in events {
-        clock.set(t0() + Duration::minutes(minute) + Duration::seconds(17));
-        journal.append(Source::Operator, "ana", event).unwrap();
-    }
+    let at = |minute| t0() + Duration::minutes(minute) + Duration::seconds(17);
+    let entries = events.map(|(minute, event)| (at(minute), Source::Operator, "ana", event));
+    records::append_at(&mut journal, &clock, entries);
     let window = SnapshotWindow::covering(t0(), t0() + Duration::hours(1), 60.0);
     let snaps: Vec<PanelSnapshot> = sim_panels()
         .iter()

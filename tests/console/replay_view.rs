@@ -3,6 +3,7 @@
 //! status bar saying REPLAY with the cursor's time in the configured zone; the help overlay;
 //! an incident without snapshots.
 
+use crate::support::records;
 use chrono::{DateTime, Duration, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -62,18 +63,10 @@ fn records() -> Vec<Record> {
             },
         ),
     ];
-    events
-        .into_iter()
-        .enumerate()
-        .map(|(i, (min, source, kind))| Record {
-            seq: i as u64 + 1,
-            time: t0() + Duration::minutes(min) + Duration::seconds(17),
-            source,
-            actor: "ana".into(),
-            host: String::new(),
-            kind,
-        })
-        .collect()
+    records::numbered(events.into_iter().map(|(min, source, kind)| {
+        let time = t0() + Duration::minutes(min) + Duration::seconds(17);
+        (time, source, "ana", kind)
+    }))
 }
 
 /// A snapshot of each default panel over the hour: a rise to a peak at minute 25, then down.

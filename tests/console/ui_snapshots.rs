@@ -341,20 +341,14 @@ fn every_size_renders_without_panic() {
     assert_eq!(rendered, screens.len() * 201 * 61);
 }
 
+/// A record of the on-call responder.
 pub(crate) fn record(
     seq: u64,
     at: DateTime<Utc>,
     source: warroom::incident::Source,
     kind: warroom::incident::Event,
 ) -> warroom::incident::Record {
-    warroom::incident::Record {
-        seq,
-        time: at,
-        source,
-        actor: "oncall".into(),
-        host: String::new(),
-        kind,
-    }
+    crate::support::records::record(seq, at, source, "oncall", kind)
 }
 
 /// The timeline pane beside the panels, with a crossing, an alert, notes (one hostile) and a

@@ -6,16 +6,15 @@
 //! the draft exported. Its facts must match the simulator's own record: the impact window
 //! within one scrape interval, the peaks within 1 %, the resolution steps in the order they ran.
 
+use crate::support::records;
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
-use warroom::clock::ManualClock;
 use warroom::config::BadWhen;
 use warroom::incident::crossing::{Detector, Rule, Worse};
 use warroom::incident::event::{Event, Priority, RunRef, Severity, Status, StepState};
 use warroom::incident::snapshot;
-use warroom::incident::{Journal, Source, Store};
+use warroom::incident::{Source, Store};
 use warroom::metrics::InstantQuery;
 use warroom::metrics::embedded::EmbeddedSource;
 use warroom::metrics::presets::sim_panels;
@@ -356,15 +355,13 @@ fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator(
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());
     let id = store.create(wall(first)).unwrap();
-    let clock = Arc::new(ManualClock::new(wall(0.0)));
-    let (mut journal, _) =
-        Journal::open_with(&store.journal_path(&id), clock.clone(), |f| Box::new(f)).unwrap();
+    let (mut journal, clock) = records::manual_journal(&store, &id, wall(0.0));
     let mut entries = std::mem::take(&mut r.entries);
     entries.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for (t, source, actor, event) in entries {
-        clock.set(wall(t));
-        journal.append(source, &actor, event).unwrap();
-    }
+    let entries = entries
+        .into_iter()
+        .map(|(t, source, actor, event)| (wall(t), source, actor, event));
+    records::append_at(&mut journal, &clock, entries);
     drop(journal);
 
     // Snapshots captured from the embedded store, as the console does when resolving.

@@ -2,6 +2,7 @@
 //! never otherwise: one synthetic incident, its signals made from known curves, with each
 //! pattern switched on alone and then off.
 
+use crate::support::records;
 use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeMap;
 use warroom::config::BadWhen;
@@ -148,16 +149,7 @@ fn facts(c: &Case) -> Vec<PanelSnapshot> {
 
 fn records(c: &Case) -> Vec<Record> {
     let mut out = Vec::new();
-    let mut add = |min: f64, source: Source, kind: Event| {
-        out.push(Record {
-            seq: out.len() as u64 + 1,
-            time: at(min),
-            source,
-            actor: "ana".into(),
-            host: String::new(),
-            kind,
-        });
-    };
+    let mut add = |min: f64, source: Source, kind: Event| out.push((at(min), source, "ana", kind));
     add(
         0.0,
         Source::Operator,
@@ -231,7 +223,7 @@ fn records(c: &Case) -> Vec<Record> {
         Source::Metric,
         cross("Error ratio", Crit, Down, 0.0, 0.05, 31.0),
     );
-    out
+    records::numbered(out)
 }
 
 fn patterns(c: &Case) -> Vec<String> {

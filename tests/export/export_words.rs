@@ -2,10 +2,10 @@
 //! says "rose" of a value that fell (or "fell" of one that rose), and no reading is written so
 //! that it reads the same as the threshold it is set beside.
 
+use crate::support::records;
 use proptest::prelude::*;
 use warroom::config::Unit;
 use warroom::incident::event::{Direction, Event, Level, Source};
-use warroom::incident::record::Record;
 use warroom::postmortem::phrases::{self, Crossed};
 use warroom::postmortem::timeline::{self, Input, Mode};
 use warroom::postmortem::words;
@@ -149,28 +149,18 @@ proptest! {
         bad_above in any::<bool>(),
     ) {
         let t0: chrono::DateTime<chrono::Utc> = "2026-07-17T07:00:00Z".parse().unwrap();
-        let records: Vec<Record> = steps
-            .iter()
-            .enumerate()
-            .map(|(i, (level, up, value))| {
-                let at = t0 + chrono::Duration::minutes(3 * i as i64);
-                Record {
-                    seq: i as u64 + 1,
-                    time: at,
-                    source: Source::Metric,
-                    actor: "Instances up".into(),
-                    host: String::new(),
-                    kind: Event::ThresholdCrossed {
-                        panel: "Instances up".into(),
-                        level: *level,
-                        direction: if *up { Direction::Up } else { Direction::Down },
-                        value: *value,
-                        threshold,
-                        at,
-                    },
-                }
-            })
-            .collect();
+        let records = records::numbered(steps.iter().enumerate().map(|(i, (level, up, value))| {
+            let at = t0 + chrono::Duration::minutes(3 * i as i64);
+            let kind = Event::ThresholdCrossed {
+                panel: "Instances up".into(),
+                level: *level,
+                direction: if *up { Direction::Up } else { Direction::Down },
+                value: *value,
+                threshold,
+                at,
+            };
+            (at, Source::Metric, "Instances up", kind)
+        }));
         let events = timeline::effective(&records);
         let crossings = timeline::crossings(&events, &|_| Some(bad_above));
         for mode in [Mode::Folded, Mode::Full] {

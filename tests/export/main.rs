@@ -8,7 +8,9 @@ mod support {
     pub mod export_incident;
     pub mod github_mock;
     pub mod prometheus;
+    pub mod records;
     pub mod sim;
+    pub mod skip;
 }
 
 mod export_draft;

@@ -7,6 +7,7 @@ mod support {
     pub mod github_mock;
     pub mod prometheus;
     pub mod sim;
+    pub mod skip;
     pub mod tmux;
 }
 

@@ -12,6 +12,7 @@ mod support {
     pub mod realstack;
     pub mod realstack_presets;
     pub mod sim;
+    pub mod skip;
     pub mod tmux;
 }
 

@@ -10,6 +10,7 @@ mod support {
     pub mod redis;
     pub mod runbook_run;
     pub mod sim;
+    pub mod skip;
 }
 
 mod runbook_batch;

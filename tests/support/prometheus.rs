@@ -1,16 +1,17 @@
 //! A real Prometheus for integration tests: started on a free loopback port with a temporary
 //! storage directory, stopped when dropped.
 //!
-//! In CI (`CI` set) a missing `prometheus` binary fails the test; on a laptop without it the
-//! test is skipped with a visible message.
+//! A missing `prometheus` binary goes through `skip.rs`: a failure in CI, a counted SKIPPED
+//! line elsewhere.
 
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+pub use super::skip::require_binary;
 
 /// A running Prometheus.
 pub struct PromServer {
@@ -52,22 +53,6 @@ impl Default for PromOptions {
             extra_args: Vec::new(),
         }
     }
-}
-
-/// Find a binary on PATH. In CI a missing binary is a failure; elsewhere `None` and a message.
-pub fn require_binary(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        if std::env::var_os("CI").is_some() {
-            panic!("`{name}` is not installed, and CI must run this test (apt-get install {name})");
-        }
-        eprintln!("SKIPPED: `{name}` is not installed; install it to run this test");
-    }
-    found
 }
 
 /// A free TCP port on 127.0.0.1.

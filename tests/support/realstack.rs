@@ -6,8 +6,8 @@
 //! TCP socket and its built-in Prometheus exporter, small loopback HTTP backends the test
 //! provides, and a `pgbench` load with a custom script.
 //!
-//! Like `prometheus.rs`: a missing component fails the test when `CI` is set, and elsewhere
-//! the test prints `SKIPPED: …` and passes. PostgreSQL and PgBouncer refuse to run as root, so
+//! A missing component goes through `skip.rs`: it fails the test when `CI` is set, and elsewhere
+//! the test prints `SKIPPED <test>: …`, is counted and passes. PostgreSQL and PgBouncer refuse to run as root, so
 //! when the tests run as root (CI) they run as `nobody` (the temporary directory is handed to
 //! it); otherwise as the current user.
 //!
@@ -49,19 +49,6 @@ pub const BOUNCER_ADMIN_PASSWORD: &str = "admin-pass-7f0a";
 pub const BOUNCER_STATS: &str = "bouncer_stats";
 pub const BOUNCER_STATS_PASSWORD: &str = "stats-pass-2b6d";
 
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some()
-}
-
-/// `None` with a SKIPPED line, or a panic in CI, for a component that is not installed.
-fn missing(what: &str, install: &str) -> Option<PathBuf> {
-    if in_ci() {
-        panic!("{what} is not installed, and CI must run this test ({install})");
-    }
-    eprintln!("SKIPPED: {what} is not installed; install it to run this test ({install})");
-    None
-}
-
 /// A PostgreSQL server binary (`initdb`, `postgres`, `psql`, `pgbench`): the newest
 /// `/usr/lib/postgresql/*/bin/NAME`, else `NAME` on PATH.
 pub fn pg_binary(name: &str) -> Option<PathBuf> {
@@ -79,15 +66,7 @@ pub fn pg_binary(name: &str) -> Option<PathBuf> {
     if let Some((_, p)) = found.pop() {
         return Some(p);
     }
-    on_path(name).or_else(|| missing(&format!("`{name}`"), "apt-get install postgresql"))
-}
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    })
+    require_binary(name)
 }
 
 /// The user the servers run as: `nobody` when the tests run as root, else the current user.
@@ -527,12 +506,7 @@ impl Exporter {
 
     /// Spreaker's `pgbouncer-exporter` (PyPI `prometheus-pgbouncer-exporter`) on `b`'s console.
     pub fn pgbouncer(b: &PgBouncer) -> Option<Exporter> {
-        let bin = on_path("pgbouncer-exporter").or_else(|| {
-            missing(
-                "`pgbouncer-exporter`",
-                "pip install --no-deps prometheus-pgbouncer-exporter==2.1.2 and its dependencies, as .ci/run does",
-            )
-        })?;
+        let bin = require_binary("pgbouncer-exporter")?;
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let cfg = dir.path().join("exporter.yml");

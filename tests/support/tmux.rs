@@ -21,7 +21,7 @@ impl Tmux {
     /// message) where tmux is missing outside CI. The pane stays after the command exits so its
     /// exit status and last screen can be read.
     pub fn start(command: &str, width: u16, height: u16) -> Option<Tmux> {
-        super::prometheus::require_binary("tmux")?;
+        super::skip::require_binary("tmux")?;
         let socket = format!(
             "warroom-test-{}-{}",
             std::process::id(),
