@@ -48,8 +48,14 @@ pub enum Discovery {
     },
     /// A discovery is under way.
     Running { attempts: u32 },
-    /// The dashboard is the presets of these stacks.
-    Found { summary: String },
+    /// The dashboard is the presets of these stacks. While signals of a stack found are absent
+    /// (`missing`, by title: PgBouncer before its first pool, say), discovery looks again at
+    /// `next` and adds what appeared.
+    Found {
+        summary: String,
+        missing: Vec<String>,
+        next: Option<DateTime<Utc>>,
+    },
     /// The Prometheus answers, but none of its metric names is a known exporter's; asked
     /// again at `next`.
     Nothing { line: String, next: DateTime<Utc> },
@@ -70,7 +76,12 @@ impl Discovery {
             Discovery::Due { .. } | Discovery::Running { .. } => {
                 "discovering what this Prometheus exports…".into()
             }
-            Discovery::Found { summary } => format!("found {summary}"),
+            Discovery::Found {
+                summary, missing, ..
+            } => match missing.len() {
+                0 => format!("found {summary}"),
+                n => format!("found {summary} ({n} signals absent, looking again)"),
+            },
             Discovery::Nothing { line, .. } => line.clone(),
         }
     }

@@ -95,6 +95,25 @@ pub struct Discovered {
     pub summary: String,
     /// The line to show when nothing was found.
     pub status: String,
+    /// Signals of the stacks found whose metrics are absent, by title.
+    pub missing: Vec<String>,
+}
+
+impl Discovered {
+    /// What the console takes from a discovery.
+    pub fn from_discovery(d: &crate::metrics::discover::Discovery) -> Self {
+        Discovered {
+            status: d.status_line(),
+            summary: d.dashboard.summary(),
+            hints: (d.dashboard.panels.iter())
+                .map(crate::metrics::discover::SignalPanel::empty_hint)
+                .collect(),
+            panels: d.dashboard.panel_configs(),
+            missing: (d.found.iter())
+                .flat_map(|f| f.missing.iter().map(|m| m.title.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// Why discovery did not answer, and when to ask again.

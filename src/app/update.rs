@@ -143,7 +143,11 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.paused = true;
             model.dirty = true;
         }
-        Msg::Discovered(result) => discovery::answered(model, result),
+        Msg::Discovered(result) => {
+            let mut effects = discovery::answered(model, result);
+            effects.extend(schedule(model));
+            return effects;
+        }
         Msg::Answer {
             panel,
             ticket,

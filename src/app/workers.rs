@@ -351,17 +351,7 @@ async fn discover(
         tracing::warn!("your presets are not used: {w}");
     }
     match discover(client, &presets, &DiscoverOptions::default(), now).await {
-        Ok(d) => Ok(super::msg::Discovered {
-            status: d.status_line(),
-            summary: d.dashboard.summary(),
-            hints: d
-                .dashboard
-                .panels
-                .iter()
-                .map(super::super::metrics::discover::SignalPanel::empty_hint)
-                .collect(),
-            panels: d.dashboard.panel_configs(),
-        }),
+        Ok(d) => Ok(super::msg::Discovered::from_discovery(&d)),
         Err(e) => Err(super::msg::DiscoverFailure {
             error: e.to_string(),
             retry_after: e.retry_after(),

@@ -11,10 +11,14 @@ use realstack::prometheus;
 use realstack_presets::{BACKEND, DEAD_BACKEND, RetryingHaproxy, failing_backend};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use warroom::app::msg::Discovered;
+use warroom::app::{Model, Msg, update};
+use warroom::config::Config;
 use warroom::metrics::discover::{DiscoverOptions, Discovery, discover};
 use warroom::metrics::presets::Presets;
 use warroom::metrics::prometheus::{ClientOptions, PrometheusClient};
 use warroom::metrics::{InstantQuery, QueryAnswer, Source};
+use warroom::theme::Theme;
 
 fn now() -> f64 {
     SystemTime::now()
@@ -307,6 +311,32 @@ fn pgbouncer_presets_read_what_show_pools_says() {
     let rt = runtime();
     let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
     wait_series(&rt, &c, "pgbouncer_up", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(2500));
+    let before = rt
+        .block_on(discover(
+            &c,
+            Presets::builtin(),
+            &DiscoverOptions::default(),
+            now(),
+        ))
+        .expect("discovery before any client");
+    // No client yet, so no pool: the console shows what there is and keeps looking (issue 30).
+    let mut console = Model::new(
+        &Config::default(),
+        Theme::fallback(),
+        "test".into(),
+        chrono::Utc::now(),
+    );
+    console.discovery = Some(warroom::app::model::Discovery::Running { attempts: 0 });
+    update(
+        &mut console,
+        Msg::Discovered(Ok(Discovered::from_discovery(&before))),
+    );
+    let shown =
+        |m: &Model| -> Vec<String> { m.panels.iter().map(|p| p.config.title.clone()).collect() };
+    assert_eq!(shown(&console), ["PgBouncer exporter up (pgbouncer_up)"]);
+    let line = console.discovery.as_ref().unwrap().line(console.now);
+    assert_eq!(line, "found PgBouncer (4 signals absent, looking again)");
     // More clients than the pool: the rest wait.
     let clients = opts.default_pool_size * 2 + 2;
     let Some(bench) = realstack::Pgbench::start(
@@ -358,6 +388,34 @@ fn pgbouncer_presets_read_what_show_pools_says() {
         ))
         .expect("discovery");
     assert_eq!(d.dashboard.summary(), "PgBouncer");
+    // With clients queued the pool's signals are there: they join the console's dashboard.
+    update(
+        &mut console,
+        Msg::Discovered(Ok(Discovered::from_discovery(&d))),
+    );
+    assert_eq!(
+        shown(&console),
+        [
+            "PgBouncer exporter up (pgbouncer_up)",
+            "PgBouncer pool saturation",
+            "PgBouncer longest client wait",
+            "PgBouncer waiting clients",
+            "PgBouncer mean query time"
+        ]
+    );
+    let said = console
+        .notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    assert!(
+        said.starts_with("discovery found 4 more: PgBouncer pool saturation"),
+        "{said}"
+    );
+    assert_eq!(
+        console.discovery.as_ref().unwrap().line(console.now),
+        "found PgBouncer"
+    );
     let pgb = &d.found[0];
     assert!(
         pgb.variants.iter().any(|v| v.contains("spreaker")),

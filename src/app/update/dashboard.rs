@@ -123,6 +123,7 @@ fn act(model: &mut Model, action: Action) {
             for p in &mut model.panels {
                 p.next_due = None;
             }
+            super::discovery::look_again(model);
         }
         Action::Timeline => model.show_timeline = !model.show_timeline,
         Action::Note => {

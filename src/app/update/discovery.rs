@@ -1,11 +1,15 @@
 //! The dashboard by discovery: asked at the first tick when no `[[panel]]` is configured,
 //! answered by `Msg::Discovered`, asked again with backoff when it fails and every minute while
-//! nothing known is found. The first frame never waits for it.
+//! nothing known is found. Once found, it keeps looking while signals of the stacks found are
+//! absent (a PgBouncer with no pool yet): every [`ABSENT_AGAIN`], and at once on `r`; what
+//! appears joins the dashboard, and the incident's timeline says so. The first frame never
+//! waits for it.
 
 use crate::app::effect::Effect;
 use crate::app::model::{Discovery, Model};
 use crate::app::msg::{DiscoverFailure, Discovered};
 use crate::app::panes::panel::Panel;
+use crate::incident::{Event, Source};
 use chrono::Duration;
 
 /// How long to wait after a failed discovery: 2 s doubling to a minute; five minutes when
@@ -24,12 +28,20 @@ fn backoff(attempts: u32, failure: &DiscoverFailure) -> Duration {
 /// a Prometheus that has only just started has scraped nothing yet).
 pub const NOTHING_AGAIN: Duration = Duration::seconds(15);
 
+/// How often to look again while signals of a stack found are absent.
+pub const ABSENT_AGAIN: Duration = Duration::seconds(60);
+
 /// At a tick: ask when it is due.
 pub(super) fn tick(model: &mut Model) -> Vec<Effect> {
     let now = model.now;
-    let attempts = match &model.discovery {
+    let attempts = match &mut model.discovery {
         Some(Discovery::Due { at, attempts, .. }) if at.is_none_or(|at| now >= at) => *attempts,
         Some(Discovery::Nothing { next, .. }) if now >= *next => 0,
+        Some(Discovery::Found { next, .. }) if next.is_some_and(|n| now >= n) => {
+            // Looking again behind the dashboard: it stays as it is meanwhile.
+            *next = None;
+            return vec![Effect::Discover];
+        }
         _ => return Vec::new(),
     };
     model.discovery = Some(Discovery::Running { attempts });
@@ -37,22 +49,36 @@ pub(super) fn tick(model: &mut Model) -> Vec<Effect> {
     vec![Effect::Discover]
 }
 
+/// `r`: look again at once, when signals are absent (and no look is under way).
+pub(super) fn look_again(model: &mut Model) {
+    if let Some(Discovery::Found { missing, next, .. }) = &mut model.discovery
+        && !missing.is_empty()
+        && next.is_some()
+    {
+        *next = Some(model.now);
+    }
+}
+
 /// Discovery answered.
-pub(super) fn answered(model: &mut Model, result: Result<Discovered, DiscoverFailure>) {
+pub(super) fn answered(
+    model: &mut Model,
+    result: Result<Discovered, DiscoverFailure>,
+) -> Vec<Effect> {
     let now = model.now;
     let attempts = match &model.discovery {
         Some(Discovery::Running { attempts }) => *attempts,
         _ => 0,
     };
     model.dirty = true;
+    let again = |missing: &[String]| (!missing.is_empty()).then(|| now + ABSENT_AGAIN);
     match result {
-        Ok(d) if d.panels.is_empty() => {
+        Ok(d) if d.panels.is_empty() && model.panels.is_empty() => {
             model.discovery = Some(Discovery::Nothing {
                 line: d.status,
                 next: now + NOTHING_AGAIN,
             });
         }
-        Ok(d) => {
+        Ok(d) if model.panels.is_empty() => {
             let n = d.panels.len();
             model.panels = (d.panels.into_iter().zip(d.hints))
                 .map(|(config, hint)| Panel::with_empty_hint(config, hint))
@@ -65,7 +91,29 @@ pub(super) fn answered(model: &mut Model, result: Result<Discovered, DiscoverFai
                 })
                 .collect();
             model.notify(format!("found {}: {n} panels", d.summary), false, Some(10));
-            model.discovery = Some(Discovery::Found { summary: d.summary });
+            model.discovery = Some(Discovery::Found {
+                next: again(&d.missing),
+                summary: d.summary,
+                missing: d.missing,
+            });
+        }
+        Ok(d) => {
+            let next = again(&d.missing);
+            let added = join(model, d.panels, d.hints);
+            model.discovery = Some(Discovery::Found {
+                next,
+                summary: d.summary,
+                missing: d.missing,
+            });
+            if !added.is_empty() {
+                return said(model, &added);
+            }
+        }
+        // Looking again failed: the dashboard stays, and so does the plan to look again.
+        Err(_) if !model.panels.is_empty() => {
+            if let Some(Discovery::Found { next, .. }) = &mut model.discovery {
+                *next = Some(now + ABSENT_AGAIN);
+            }
         }
         Err(f) => {
             let wait = backoff(attempts, &f);
@@ -76,6 +124,46 @@ pub(super) fn answered(model: &mut Model, result: Result<Discovered, DiscoverFai
             });
         }
     }
+    Vec::new()
+}
+
+/// Add the panels a later discovery found that the dashboard lacks (by query), after the
+/// others; the ones shown keep their history and their place. Returns the added titles.
+fn join(
+    model: &mut Model,
+    panels: Vec<crate::config::PanelConfig>,
+    hints: Vec<String>,
+) -> Vec<String> {
+    let mut added = Vec::new();
+    for (config, hint) in panels.into_iter().zip(hints) {
+        if model.panels.iter().any(|p| p.config.query == config.query) {
+            continue;
+        }
+        added.push(config.title.clone());
+        model
+            .detectors
+            .push(crate::recorder::panel_watch::detector_from_journal(
+                &config,
+                &model.timeline,
+            ));
+        model.panels.push(Panel::with_empty_hint(config, hint));
+    }
+    added
+}
+
+/// The new panels said on screen and, when an incident records here, on its timeline.
+fn said(model: &mut Model, added: &[String]) -> Vec<Effect> {
+    let text = format!("discovery found {} more: {}", added.len(), added.join(", "));
+    model.notify(text.clone(), false, Some(10));
+    if model.incident.is_none() || model.sharing.following() {
+        return Vec::new();
+    }
+    vec![super::record(
+        model,
+        Source::System,
+        "warroom".into(),
+        Event::note(text),
+    )]
 }
 
 #[cfg(test)]
@@ -102,6 +190,7 @@ mod tests {
             hints: vec!["no series for x · warroom discover".into()],
             summary: "postgres_exporter".into(),
             status: String::new(),
+            missing: vec![],
         }
     }
 
@@ -122,7 +211,10 @@ mod tests {
             "found postgres_exporter"
         );
         m.now += Duration::hours(1);
-        assert!(tick(&mut m).is_empty(), "found is final");
+        assert!(
+            tick(&mut m).is_empty(),
+            "found with nothing absent is final"
+        );
     }
 
     #[test]
@@ -167,6 +259,55 @@ mod tests {
         assert!(tick(&mut m).is_empty());
         m.now += NOTHING_AGAIN;
         assert_eq!(tick(&mut m), vec![Effect::Discover]);
+    }
+
+    /// Issue 30, point 4: a PgBouncer with no pool yet. Its absent signals are looked for again
+    /// every minute and at once on `r`; what appears joins the dashboard (the panels shown keep
+    /// their place) and the incident's timeline says so; once nothing is absent it stops.
+    #[test]
+    fn absent_signals_are_looked_for_again_and_join_the_dashboard() {
+        let mut m = model();
+        m.incident = Some(crate::app::model::IncidentHeader {
+            id: "2026-12-04-1".into(),
+            title: "t".into(),
+        });
+        let sim = crate::metrics::presets::sim_panels();
+        tick(&mut m);
+        let first = Discovered {
+            missing: vec!["Pool wait p99".into()],
+            ..found()
+        };
+        answered(&mut m, Ok(first));
+        assert_eq!(m.panels.len(), 1);
+        assert!(tick(&mut m).is_empty(), "not before a minute");
+        // `r` looks at once.
+        look_again(&mut m);
+        assert_eq!(tick(&mut m), vec![Effect::Discover]);
+        assert!(tick(&mut m).is_empty(), "one look at a time");
+        let more = Discovered {
+            panels: sim[..2].to_vec(),
+            hints: vec!["h".into(), "h".into()],
+            missing: vec![],
+            ..found()
+        };
+        let effects = answered(&mut m, Ok(more));
+        assert_eq!(
+            m.panels.len(),
+            2,
+            "the new signal joins, the shown one stays"
+        );
+        assert_eq!(m.panels[0].config.title, sim[0].title);
+        assert_eq!(m.detectors.len(), 2);
+        let text = format!("discovery found 1 more: {}", sim[1].title);
+        assert!(
+            matches!(&effects[..], [Effect::Record { event: Event::Note { text: t, .. }, .. }] if *t == text),
+            "{effects:?}"
+        );
+        // Nothing absent any more: no further look.
+        m.now += Duration::hours(1);
+        assert!(tick(&mut m).is_empty());
+        look_again(&mut m);
+        assert!(tick(&mut m).is_empty());
     }
 
     fn tick_at(m: &mut Model, secs: i64) {
