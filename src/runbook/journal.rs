@@ -138,9 +138,7 @@ impl JournalSink {
                 step,
                 format!("{DECISION}{}", format!("{decision:?}").to_lowercase()),
             ),
-            RunEvent::Batch { step, event } => {
-                self.info(step, format!("rollout: {}", event.batch_event))
-            }
+            RunEvent::Batch { step, batch_event } => self.info(step, batch_event.detail()),
             RunEvent::Spawned { step, target, argv } => self.info(
                 step,
                 format!(
