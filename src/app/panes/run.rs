@@ -4,6 +4,7 @@
 
 use crate::runbook::batch::{BatchEvent, Finished, Pause};
 use crate::runbook::executor::Control;
+use crate::runbook::journal::detail::answer;
 use crate::runbook::model::Runbook;
 use crate::runbook::report::{RunEvent, RunOutcome, RunRecord, StepOutcome};
 use chrono::{DateTime, Utc};
@@ -141,10 +142,7 @@ impl RunPane {
                 error,
                 ..
             } => {
-                let what = status
-                    .map(|s| format!("HTTP {s}"))
-                    .or_else(|| error.clone())
-                    .unwrap_or_default();
+                let what = answer(*status, error.as_deref());
                 let on = target.as_ref().map(|t| format!(" {t}")).unwrap_or_default();
                 if let Some(l) = self.line(step) {
                     l.detail =

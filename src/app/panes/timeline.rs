@@ -7,7 +7,7 @@
 use crate::config::Unit;
 use crate::incident::event::{Direction, Level, StepState};
 use crate::incident::{Event, Record, Source};
-use crate::runbook::batch::BatchEvent;
+use crate::runbook::journal::detail::{self, StepDetail};
 use chrono::{DateTime, Utc};
 
 /// The pane's scroll and search.
@@ -342,16 +342,13 @@ pub fn describe(e: &Event, unit: &dyn Fn(&str) -> Option<Unit>) -> (String, Tone
 /// shown as it is), spawned argv (a JSON list), Debug-printed verdicts and decisions.
 pub fn words(detail: &str) -> String {
     let d = crate::sanitize::line(detail);
-    if let Some(ev) = BatchEvent::from_detail(&d) {
-        return super::run::batch_text(&ev);
+    match StepDetail::parse(&d) {
+        Some(StepDetail::Batch(ev)) => super::run::batch_text(&ev),
+        Some(StepDetail::Spawned { argv, target }) => {
+            format!("ran {}{}", argv.join(" "), detail::on(target.as_deref()))
+        }
+        _ => verdict(&d),
     }
-    if let Some(rest) = d.strip_prefix("spawned: ")
-        && let Some(end) = rest.find(']')
-        && let Ok(argv) = serde_json::from_str::<Vec<String>>(&rest[..=end])
-    {
-        return format!("ran {}{}", argv.join(" "), &rest[end + 1..]);
-    }
-    verdict(&d)
 }
 
 /// `Fail(2.59)` → `fail (2.59)`, `Inconclusive("no data")` → `inconclusive: no data`,
