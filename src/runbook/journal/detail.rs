@@ -358,6 +358,14 @@ mod tests {
             assert_eq!(StepDetail::parse(text).as_ref(), Some(&note), "{text}");
             assert_eq!(note.detail(), text);
         }
+        // No step kind is a note's word: every kind's start reads as a start.
+        for k in crate::runbook::model::Kind::ALL {
+            let start = format!("{}: a title", k.name());
+            assert!(
+                matches!(StepDetail::parse(&start), Some(StepDetail::Start { .. })),
+                "{start}"
+            );
+        }
         assert_eq!(StepDetail::parse(""), None);
         assert_eq!(StepDetail::parse("4 batches"), None);
         assert_eq!(StepDetail::parse("Restart: now"), None, "not a kind");
