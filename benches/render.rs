@@ -227,11 +227,10 @@ fn flood(now: DateTime<Utc>) {
                 &mut m,
                 RunEvent::Batch {
                     step: "restart".into(),
-                    event: (&BatchEvent::BatchStarted {
+                    batch_event: BatchEvent::BatchStarted {
                         batch: frame % 4 + 1,
                         targets: vec!["api-3".into(), "api-4".into(), "api-5".into()],
-                    })
-                        .into(),
+                    },
                 },
             );
             for _ in 0..10 {

@@ -2,26 +2,15 @@
 //! `KIND: TITLE`), when it started and ended, how it ended, whether a confirmation came from a
 //! person or was given automatically, what it sent, and for a batch which targets it acted on.
 //! Raw answers (HTTP bodies, command output) stay in the journal; the draft names the step by
-//! its title and says how it ended.
+//! its title and says how it ended. The records are read in the runbook's own words
+//! ([`crate::runbook::journal::detail`]) and its step kinds ([`Kind`]).
 
 use crate::incident::event::{Event, StepState};
 use crate::incident::record::Record;
+use crate::runbook::journal::detail::{self, Attempted, Confirmation, StepDetail};
+use crate::runbook::model::Kind;
+use crate::runbook::report::StepOutcome;
 use chrono::{DateTime, Duration, Utc};
-
-/// The step kinds that change something.
-const ACTING: [&str; 5] = ["http", "exec", "batch", "sql", "haproxy"];
-/// Detail prefixes of the records a run writes about a step that are not its start.
-const INFO: [&str; 9] = [
-    "confirmed",
-    "not confirmed",
-    "paused",
-    "decision",
-    "rollout",
-    "spawned",
-    "attempt",
-    "skipped",
-    "declined",
-];
 /// A confirmation this soon after the step asked for it was not typed by a person: `--yes`
 /// and a rehearsal's plays confirm at once; nobody types a word and Enter in a quarter second.
 pub const AUTOMATIC: Duration = Duration::milliseconds(250);
@@ -62,15 +51,17 @@ impl StepRun {
     /// True for the steps that change something (and for steps of unknown kind: the journal
     /// kept only their outcome, and they are all the draft knows of them).
     pub fn acting(&self) -> bool {
-        self.kind.as_deref().is_none_or(|k| ACTING.contains(&k))
+        self.kind
+            .as_deref()
+            .is_none_or(|k| Kind::from_name(k).is_some_and(Kind::acts))
     }
 
     pub fn manual(&self) -> bool {
-        self.kind.as_deref() == Some("manual")
+        self.kind.as_deref() == Some(Kind::Manual.name())
     }
 
     pub fn batch(&self) -> bool {
-        self.kind.as_deref() == Some("batch")
+        self.kind.as_deref() == Some(Kind::Batch.name())
     }
 
     /// When it stopped doing anything: its end, else the end of its run, else `last` (the
@@ -134,22 +125,12 @@ pub fn words_of(id: &str) -> String {
         .to_string()
 }
 
-fn start_of(detail: &str) -> Option<(String, String)> {
-    let (kind, title) = detail.split_once(": ")?;
-    let simple = !kind.is_empty() && kind.chars().all(|c| c.is_ascii_lowercase());
-    (simple && !INFO.contains(&kind)).then(|| (kind.to_string(), title.trim().to_string()))
-}
-
 /// The target an acknowledgement names: `attempt 1 on api-0: HTTP 200` → `api-0`, when the
 /// answer was a 2xx.
 fn acted_target(outcome: &str) -> Option<String> {
-    let (head, answer) = outcome.split_once(": ")?;
-    let ok = answer
-        .strip_prefix("HTTP ")
-        .and_then(|s| s.get(..1))
-        .is_some_and(|d| d == "2");
-    let target = head.split_once(" on ")?.1;
-    ok.then(|| target.to_string())
+    let a = Attempted::parse(outcome)?;
+    let ok = a.status().is_some_and(|s| (200..300).contains(&s));
+    a.target.filter(|_| ok)
 }
 
 /// Every step of every run in `events` (journal order), in the order they started.
@@ -190,15 +171,17 @@ pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
                     latest: r.time,
                 };
                 if *state == StepState::Started {
-                    if let Some((kind, title)) = start_of(detail) {
+                    let note = StepDetail::parse(detail);
+                    if let Some(StepDetail::Start { kind, title }) = note {
                         // A step without a title (a manual step, a note) starts with its id:
                         // the draft writes it in words instead.
+                        let title = title.trim().to_string();
                         let title = (title != *step).then_some(title);
                         out.push(new(Some(kind), title));
                     } else if detail.trim().is_empty() {
                         // A start the journal kept without its kind and title.
                         out.push(new(None, None));
-                    } else if detail.starts_with("confirmed") {
+                    } else if let Some(StepDetail::Confirmed { by, .. }) = note {
                         let i = match open(&out, &run.run_id, step) {
                             Some(i) => i,
                             None => {
@@ -208,9 +191,8 @@ pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
                         };
                         let s = &mut out[i];
                         s.confirmed = true;
-                        s.auto_confirmed |= detail.starts_with("confirmed: assumed")
-                            || detail.starts_with("confirmed automatically")
-                            || r.time - s.latest < AUTOMATIC;
+                        s.auto_confirmed |=
+                            by == Confirmation::Assumed || r.time - s.latest < AUTOMATIC;
                         s.latest = r.time;
                     } else if let Some(i) = open(&out, &run.run_id, step) {
                         out[i].latest = r.time;
@@ -227,8 +209,9 @@ pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
                 let s = &mut out[i];
                 s.finished = Some(r.time);
                 s.state = Some(*state);
-                s.skipped = detail.starts_with("skipped: ");
-                s.declined = detail.starts_with("declined: ");
+                let outcome = detail::outcome_of(*state, detail);
+                s.skipped = outcome == Some(StepOutcome::Skipped);
+                s.declined = outcome == Some(StepOutcome::Declined);
             }
             Event::RunbookIntent {
                 run_id,
@@ -392,5 +375,53 @@ mod tests {
         assert!(!s[1].auto_confirmed, "confirmed 3 s after it asked");
         assert_eq!(s[1].outcome(), "was stopped before it finished");
         assert_eq!(words_of("gateway-off"), "Gateway off");
+    }
+
+    /// Confirmations by `--yes`, skipped and declined steps, as journals hold them.
+    #[test]
+    fn assumed_confirmations_and_skipped_or_declined_steps_are_read() {
+        let records = [
+            rec(
+                1,
+                0,
+                step("drain", StepState::Started, "haproxy: Drain api-0"),
+            ),
+            rec(
+                2,
+                5_000,
+                step(
+                    "drain",
+                    StepState::Started,
+                    "confirmed: assumed (--yes), \"drain\" was not typed",
+                ),
+            ),
+            rec(
+                3,
+                6_000,
+                step("drain", StepState::Succeeded, "skipped: already drained"),
+            ),
+            rec(
+                4,
+                7_000,
+                step("scale", StepState::Started, "manual: Scale out"),
+            ),
+            rec(
+                5,
+                8_000,
+                step("scale", StepState::Cancelled, "declined: not confirmed"),
+            ),
+            rec(
+                6,
+                9_000,
+                step("look", StepState::Started, "check: Pool below 80 %"),
+            ),
+        ];
+        let events: Vec<(&Record, &Event)> = records.iter().map(|r| (r, &r.kind)).collect();
+        let s = runs(&events);
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert!(s[0].auto_confirmed && s[0].skipped && !s[0].declined && s[0].acting());
+        assert!(s[1].declined && !s[1].skipped && s[1].manual() && !s[1].acting());
+        assert_eq!(s[1].outcome(), "was not confirmed and did not run");
+        assert!(!s[2].acting() && s[2].kind.as_deref() == Some("check"));
     }
 }

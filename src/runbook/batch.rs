@@ -41,8 +41,19 @@ pub enum Decision {
     Abort,
 }
 
+impl Decision {
+    /// The decision as one word, as the journal records it (`continue`, `retry`, `abort`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Decision::Continue => "continue",
+            Decision::Retry => "retry",
+            Decision::Abort => "abort",
+        }
+    }
+}
+
 /// Why a rollout waits for the operator.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Pause {
     /// No room in the unavailability budget and nothing in flight to free some.
@@ -88,7 +99,7 @@ impl fmt::Display for Pause {
 }
 
 /// How a rollout ended.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Finished {
     Completed,
@@ -119,7 +130,7 @@ pub enum Next {
 }
 
 /// Something the journal should record.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum BatchEvent {
     BatchStarted { batch: usize, targets: Vec<String> },
@@ -129,6 +140,31 @@ pub enum BatchEvent {
     Paused(Pause),
     Decided { decision: Decision },
     Finished(Finished),
+}
+
+/// The words a journal detail holding a batch event begins with; the event follows as JSON:
+/// `rollout: {"batch":1,"event":"batch_started","targets":["api-0"]}`.
+pub const ROLLOUT: &str = "rollout: ";
+
+impl BatchEvent {
+    /// The event as a journal detail: [`ROLLOUT`] and the event as JSON.
+    pub fn detail(&self) -> String {
+        format!("{ROLLOUT}{}", self.json())
+    }
+
+    /// The event read back from a journal detail; `None` for another detail and for a batch
+    /// event this version cannot read (the caller shows its text as it is).
+    pub fn from_detail(detail: &str) -> Option<BatchEvent> {
+        serde_json::from_str(detail.strip_prefix(ROLLOUT)?).ok()
+    }
+
+    /// The event as JSON, as the journal and the run's progress lines write it: keys in
+    /// alphabetical order (through a `serde_json::Value`), as journals have always held them.
+    pub fn json(&self) -> String {
+        serde_json::to_value(self)
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -348,3 +384,40 @@ impl Rollout {
 }
 
 mod next;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The journal's detail is the format older journals hold, and reads back as it was.
+    #[test]
+    fn a_batch_event_detail_keeps_the_journal_format_and_reads_back() {
+        let started = BatchEvent::BatchStarted {
+            batch: 1,
+            targets: vec!["api-0".into()],
+        };
+        let old = r#"rollout: {"batch":1,"event":"batch_started","targets":["api-0"]}"#;
+        assert_eq!(started.detail(), old);
+        assert_eq!(BatchEvent::from_detail(old), Some(started));
+        for e in [
+            BatchEvent::Paused(Pause::RunDeadline {
+                after: Duration::from_secs(90),
+            }),
+            BatchEvent::Paused(Pause::InstancesLost {
+                batch: 2,
+                targets: vec!["api-3".into()],
+            }),
+            BatchEvent::Decided {
+                decision: Decision::Continue,
+            },
+            BatchEvent::Finished(Finished::Stopped {
+                reason: "failure budget".into(),
+            }),
+            BatchEvent::Finished(Finished::Completed),
+        ] {
+            assert_eq!(BatchEvent::from_detail(&e.detail()).as_ref(), Some(&e));
+        }
+        assert_eq!(BatchEvent::from_detail(r#"rollout: {"batch":1}"#), None);
+        assert_eq!(BatchEvent::from_detail("paused: budget"), None);
+    }
+}

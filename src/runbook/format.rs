@@ -1,9 +1,11 @@
 //! The runbook file as TOML spells it: every field optional or spanned so that `load` can say
-//! exactly where a problem is. Unknown keys are errors (`deny_unknown_fields`).
+//! exactly where a problem is. Unknown keys are errors (`deny_unknown_fields`). A step's and a
+//! batch action's fields are declared once, by `raw_step_and_action!`.
 
 use serde::Deserialize;
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,156 +33,149 @@ pub(crate) struct RawVariable {
 /// The kinds, as `kind = "…"` names them: the model's [`Kind`], declared once there.
 pub(crate) use super::model::Kind as RawKind;
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawStep {
-    pub id: Spanned<String>,
-    pub kind: Spanned<RawKind>,
-    pub title: Option<String>,
-    pub mutating: Option<Spanned<bool>>,
-    pub skippable: Option<Spanned<bool>>,
-    // check, wait, batch
-    pub gate: Option<Spanned<RawGate>>,
-    // wait, http, exec
-    pub timeout: Option<Spanned<String>>,
-    // http
-    pub method: Option<Spanned<String>>,
-    pub url: Option<Spanned<String>>,
-    pub headers: Option<BTreeMap<String, Spanned<String>>>,
-    pub json: Option<Spanned<toml::Value>>,
-    pub deadline: Option<Spanned<String>>,
-    // exec
-    pub argv: Option<Spanned<Vec<Spanned<String>>>>,
-    pub grace: Option<Spanned<String>>,
-    // manual, note
-    pub text: Option<Spanned<String>>,
-    // sql
-    pub dsn: Option<Spanned<String>>,
-    pub password: Option<Spanned<String>>,
-    pub password_env: Option<Spanned<String>>,
-    pub password_file: Option<Spanned<String>>,
-    pub statement: Option<Spanned<String>>,
-    pub statement_timeout: Option<Spanned<String>>,
-    pub read_only: Option<Spanned<bool>>,
-    // sql, haproxy
-    pub expect: Option<Spanned<RawExpect>>,
-    pub wait: Option<Spanned<String>>,
-    pub interval: Option<Spanned<String>>,
-    // haproxy
-    pub socket: Option<Spanned<String>>,
-    pub server: Option<Spanned<String>>,
-    pub state: Option<Spanned<String>>,
-    pub weight: Option<Spanned<toml::Value>>,
-    pub show: Option<Spanned<String>>,
-    pub backend: Option<Spanned<String>>,
-    pub drain_wait: Option<Spanned<String>>,
-    // batch
-    pub targets: Option<Spanned<Vec<String>>>,
-    pub targets_query: Option<Spanned<String>>,
-    pub target_label: Option<Spanned<String>>,
-    pub targets_haproxy: Option<Spanned<RawHaproxyTargets>>,
-    pub size: Option<Spanned<i64>>,
-    pub percent: Option<Spanned<i64>>,
-    pub max_unavailable: Option<Spanned<i64>>,
-    pub failure_budget: Option<Spanned<i64>>,
-    pub soak: Option<Spanned<String>>,
-    pub settle: Option<Spanned<String>>,
-    pub instance_deadline: Option<Spanned<String>>,
-    pub action: Option<Spanned<RawAction>>,
-    pub actions: Option<Spanned<Vec<Spanned<RawAction>>>>,
-    pub instance: Option<Spanned<RawGate>>,
+/// Declares [`RawStep`] and [`RawAction`] from one list of a step's fields, in the order a
+/// runbook's error messages list them; those marked `act` are a batch action's too. A field
+/// added here is in both structs, in `present_fields` (for "not allowed in a … step") and in
+/// `as_action`.
+macro_rules! raw_step_and_action {
+    (@split [$($all:tt)*] [$($act:tt)*]) => {
+        raw_step_and_action!(@emit [$($all)*] [$($act)*]);
+    };
+    (@split [$($all:tt)*] [$($act:tt)*] act $f:ident: $t:ty, $($rest:tt)*) => {
+        raw_step_and_action!(@split [$($all)* $f: $t,] [$($act)* $f: $t,] $($rest)*);
+    };
+    (@split [$($all:tt)*] [$($act:tt)*] $f:ident: $t:ty, $($rest:tt)*) => {
+        raw_step_and_action!(@split [$($all)* $f: $t,] [$($act)*] $($rest)*);
+    };
+    (@emit [$($f:ident: $t:ty,)+] [$($af:ident: $at:ty,)+]) => {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct RawStep {
+            pub id: Spanned<String>,
+            pub kind: Spanned<RawKind>,
+            pub title: Option<String>,
+            pub mutating: Option<Spanned<bool>>,
+            pub skippable: Option<Spanned<bool>>,
+            $(pub $f: $t,)+
+        }
+
+        /// One action of a batch (`[step.action]`, or each of `[[step.actions]]`): the fields
+        /// of an `http`, `exec`, `sql` or `haproxy` step. Without `kind`, `url` means http and
+        /// `argv` exec.
+        #[derive(Debug, Clone, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct RawAction {
+            pub kind: Option<Spanned<RawKind>>,
+            $(pub $af: $at,)+
+        }
+
+        impl RawStep {
+            /// The kind-specific fields present, with their spans, in the file's order (for
+            /// "not allowed in a … step").
+            pub fn present_fields(&self) -> Vec<(&'static str, Range<usize>)> {
+                let mut v = Vec::new();
+                $(if let Some(span) = self.$f.field_span() { v.push((stringify!($f), span)); })+
+                v.sort_by_key(|(_, span)| span.start);
+                v
+            }
+
+            /// The acting fields of this step, as a batch action would carry them.
+            pub fn as_action(&self) -> RawAction {
+                RawAction {
+                    kind: Some(self.kind.clone()),
+                    $($af: self.$af.clone(),)+
+                }
+            }
+        }
+
+        impl RawAction {
+            /// The fields present, with their spans, in the file's order.
+            pub fn present_fields(&self) -> Vec<(&'static str, Range<usize>)> {
+                let mut v = Vec::new();
+                $(if let Some(span) = self.$af.field_span() { v.push((stringify!($af), span)); })+
+                v.sort_by_key(|(_, span)| span.start);
+                v
+            }
+        }
+
+        /// Every kind-specific field of a step, by name.
+        #[cfg(test)]
+        const STEP_FIELDS: &[&str] = &[$(stringify!($f),)+];
+    };
+    ($($fields:tt)*) => {
+        raw_step_and_action!(@split [] [] $($fields)*);
+    };
 }
 
-impl RawStep {
-    /// The kind-specific fields present, with their spans (for "not allowed in a … step").
-    pub fn present_fields(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
-        let mut v = Vec::new();
-        macro_rules! field {
-            ($($f:ident),*) => {$(
-                if let Some(x) = &self.$f { v.push((stringify!($f), x.span())); }
-            )*};
-        }
-        field!(
-            gate,
-            timeout,
-            method,
-            url,
-            json,
-            deadline,
-            argv,
-            grace,
-            text,
-            dsn,
-            password,
-            password_env,
-            password_file,
-            statement,
-            statement_timeout,
-            read_only,
-            expect,
-            wait,
-            interval,
-            socket,
-            server,
-            state,
-            weight,
-            show,
-            backend,
-            drain_wait,
-            targets,
-            targets_query,
-            target_label,
-            targets_haproxy,
-            size,
-            percent,
-            max_unavailable,
-            failure_budget,
-            soak,
-            settle,
-            instance_deadline,
-            action,
-            actions,
-            instance
-        );
-        if let Some(h) = &self.headers
-            && let Some((_, first)) = h.iter().next()
-        {
-            v.push(("headers", first.span()));
-        }
-        v
-    }
+/// Where a field present in the file is.
+trait FieldSpan {
+    fn field_span(&self) -> Option<Range<usize>>;
+}
 
-    /// The acting fields of this step, as a batch action would carry them.
-    pub fn as_action(&self) -> RawAction {
-        RawAction {
-            kind: Some(self.kind.clone()),
-            method: self.method.clone(),
-            url: self.url.clone(),
-            headers: self.headers.clone(),
-            json: self.json.clone(),
-            argv: self.argv.clone(),
-            timeout: self.timeout.clone(),
-            deadline: self.deadline.clone(),
-            grace: self.grace.clone(),
-            dsn: self.dsn.clone(),
-            password: self.password.clone(),
-            password_env: self.password_env.clone(),
-            password_file: self.password_file.clone(),
-            statement: self.statement.clone(),
-            statement_timeout: self.statement_timeout.clone(),
-            read_only: self.read_only.clone(),
-            expect: self.expect.clone(),
-            wait: self.wait.clone(),
-            interval: self.interval.clone(),
-            socket: self.socket.clone(),
-            server: self.server.clone(),
-            state: self.state.clone(),
-            weight: self.weight.clone(),
-            show: self.show.clone(),
-            backend: self.backend.clone(),
-            drain_wait: self.drain_wait.clone(),
-        }
+impl<T> FieldSpan for Option<Spanned<T>> {
+    fn field_span(&self) -> Option<Range<usize>> {
+        self.as_ref().map(Spanned::span)
     }
+}
+
+/// A table (`headers`) is where its first entry is.
+impl FieldSpan for Option<BTreeMap<String, Spanned<String>>> {
+    fn field_span(&self) -> Option<Range<usize>> {
+        self.as_ref()?.values().next().map(Spanned::span)
+    }
+}
+
+raw_step_and_action! {
+    // check, wait, batch
+    gate: Option<Spanned<RawGate>>,
+    // wait, http, exec, haproxy
+    act timeout: Option<Spanned<String>>,
+    // http
+    act method: Option<Spanned<String>>,
+    act url: Option<Spanned<String>>,
+    act headers: Option<BTreeMap<String, Spanned<String>>>,
+    act json: Option<Spanned<toml::Value>>,
+    act deadline: Option<Spanned<String>>,
+    // exec
+    act argv: Option<Spanned<Vec<Spanned<String>>>>,
+    act grace: Option<Spanned<String>>,
+    // manual, note
+    text: Option<Spanned<String>>,
+    // sql
+    act dsn: Option<Spanned<String>>,
+    act password: Option<Spanned<String>>,
+    act password_env: Option<Spanned<String>>,
+    act password_file: Option<Spanned<String>>,
+    act statement: Option<Spanned<String>>,
+    act statement_timeout: Option<Spanned<String>>,
+    act read_only: Option<Spanned<bool>>,
+    // sql, haproxy
+    act expect: Option<Spanned<RawExpect>>,
+    act wait: Option<Spanned<String>>,
+    act interval: Option<Spanned<String>>,
+    // haproxy
+    act socket: Option<Spanned<String>>,
+    act server: Option<Spanned<String>>,
+    act state: Option<Spanned<String>>,
+    act weight: Option<Spanned<toml::Value>>,
+    act show: Option<Spanned<String>>,
+    act backend: Option<Spanned<String>>,
+    act drain_wait: Option<Spanned<String>>,
+    // batch
+    targets: Option<Spanned<Vec<String>>>,
+    targets_query: Option<Spanned<String>>,
+    target_label: Option<Spanned<String>>,
+    targets_haproxy: Option<Spanned<RawHaproxyTargets>>,
+    size: Option<Spanned<i64>>,
+    percent: Option<Spanned<i64>>,
+    max_unavailable: Option<Spanned<i64>>,
+    failure_budget: Option<Spanned<i64>>,
+    soak: Option<Spanned<String>>,
+    settle: Option<Spanned<String>>,
+    instance_deadline: Option<Spanned<String>>,
+    action: Option<Spanned<RawAction>>,
+    actions: Option<Spanned<Vec<Spanned<RawAction>>>>,
+    instance: Option<Spanned<RawGate>>,
 }
 
 /// The fields of a `sql` step or action.
@@ -244,83 +239,6 @@ pub(crate) fn allowed_fields(kind: RawKind) -> &'static [&'static str] {
     }
 }
 
-/// One action of a batch (`[step.action]`, or each of `[[step.actions]]`): the fields of an
-/// `http`, `exec`, `sql` or `haproxy` step. Without `kind`, `url` means http and `argv` exec.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawAction {
-    pub kind: Option<Spanned<RawKind>>,
-    pub method: Option<Spanned<String>>,
-    pub url: Option<Spanned<String>>,
-    pub headers: Option<BTreeMap<String, Spanned<String>>>,
-    pub json: Option<Spanned<toml::Value>>,
-    pub argv: Option<Spanned<Vec<Spanned<String>>>>,
-    pub timeout: Option<Spanned<String>>,
-    pub deadline: Option<Spanned<String>>,
-    pub grace: Option<Spanned<String>>,
-    pub dsn: Option<Spanned<String>>,
-    pub password: Option<Spanned<String>>,
-    pub password_env: Option<Spanned<String>>,
-    pub password_file: Option<Spanned<String>>,
-    pub statement: Option<Spanned<String>>,
-    pub statement_timeout: Option<Spanned<String>>,
-    pub read_only: Option<Spanned<bool>>,
-    pub expect: Option<Spanned<RawExpect>>,
-    pub wait: Option<Spanned<String>>,
-    pub interval: Option<Spanned<String>>,
-    pub socket: Option<Spanned<String>>,
-    pub server: Option<Spanned<String>>,
-    pub state: Option<Spanned<String>>,
-    pub weight: Option<Spanned<toml::Value>>,
-    pub show: Option<Spanned<String>>,
-    pub backend: Option<Spanned<String>>,
-    pub drain_wait: Option<Spanned<String>>,
-}
-
-impl RawAction {
-    /// The fields present, with their spans.
-    pub fn present_fields(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
-        let mut v = Vec::new();
-        macro_rules! field {
-            ($($f:ident),*) => {$(
-                if let Some(x) = &self.$f { v.push((stringify!($f), x.span())); }
-            )*};
-        }
-        field!(
-            method,
-            url,
-            json,
-            argv,
-            timeout,
-            deadline,
-            grace,
-            dsn,
-            password,
-            password_env,
-            password_file,
-            statement,
-            statement_timeout,
-            read_only,
-            expect,
-            wait,
-            interval,
-            socket,
-            server,
-            state,
-            weight,
-            show,
-            backend,
-            drain_wait
-        );
-        if let Some(h) = &self.headers
-            && let Some((_, first)) = h.iter().next()
-        {
-            v.push(("headers", first.span()));
-        }
-        v
-    }
-}
-
 /// A condition on a `sql` or `haproxy show` result.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -357,4 +275,19 @@ pub(crate) struct RawGate {
     pub error_limit: Option<Spanned<i64>>,
     pub min_samples: Option<Spanned<i64>>,
     pub interval: Option<Spanned<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field a kind allows is a field of a step (a misspelt name would never be allowed).
+    #[test]
+    fn every_allowed_field_is_a_step_field() {
+        for k in RawKind::ALL {
+            for f in allowed_fields(*k) {
+                assert!(STEP_FIELDS.contains(f), "{}: {f}", k.name());
+            }
+        }
+    }
 }

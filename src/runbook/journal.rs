@@ -7,31 +7,22 @@
 //! onto them directly; the rest of a run (confirmations, pauses and decisions, batch progress,
 //! spawned commands, attempts without a key) is a `RunbookStep` in state `started` whose detail
 //! begins with a fixed word (`confirmed:`, `decision:`, …). A step's own start has the detail
-//! `KIND: TITLE`, and no step kind is one of those words, so reading back is unambiguous.
+//! `KIND: TITLE`, and no step kind is one of those words, so reading back is unambiguous. The
+//! wording of every detail is [`detail`]'s, for this writer and every reader.
 //! Gate readings and output lines stay on the live sinks (the console, the progress lines): the
 //! journal keeps each step's verdict and output tail in its finishing record.
 
-use super::batch::Decision;
+pub mod detail;
+
 use super::model::Kind;
-use super::report::{
-    IntentStore, RecordError, RunEvent, RunOutcome, RunRecord, RunSink, StepOutcome, new_key,
-};
+use super::report::{IntentStore, RecordError, RunEvent, RunOutcome, RunRecord, RunSink, new_key};
 use crate::incident::event::{Event, RunRef, Source, StepState};
 use crate::incident::record::Record;
 use crate::incident::writer::{JournalWriter, WriteError};
+use detail::{Attempted, Confirmation, StepDetail};
+pub use detail::{DECISION, DECLINED, SKIPPED};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-
-/// Whether `kind` names a step kind: a `started` step record whose detail begins with `KIND: `
-/// is a step start. The kinds are the model's, declared once ([`Kind::ALL`]).
-fn is_kind(kind: &str) -> bool {
-    Kind::ALL.iter().any(|k| k.name() == kind)
-}
-/// A step's outcome that the journal's states do not have is kept as a detail prefix.
-pub const SKIPPED: &str = "skipped: ";
-pub const DECLINED: &str = "declined: ";
-/// An operator's decision at a pause (resume needs it: "continue" passes over a failed step).
-pub const DECISION: &str = "decision: ";
 
 /// Append `event` and wait until it is synced. The executor's sink is synchronous, and a record
 /// must be durable before the run goes on, so this blocks the thread: on a multi-threaded
@@ -62,17 +53,6 @@ fn run_state(o: RunOutcome) -> StepState {
     }
 }
 
-fn step_state(o: StepOutcome) -> (StepState, &'static str) {
-    match o {
-        StepOutcome::Succeeded => (StepState::Succeeded, ""),
-        StepOutcome::Skipped => (StepState::Succeeded, SKIPPED),
-        StepOutcome::Failed => (StepState::Failed, ""),
-        StepOutcome::TimedOut => (StepState::TimedOut, ""),
-        StepOutcome::Cancelled => (StepState::Cancelled, ""),
-        StepOutcome::Declined => (StepState::Cancelled, DECLINED),
-    }
-}
-
 /// Records a run's transitions on the incident's timeline, each synced before the run goes on.
 pub struct JournalSink {
     writer: JournalWriter,
@@ -94,8 +74,8 @@ impl JournalSink {
         }
     }
 
-    fn info(&self, step: &str, detail: String) -> Event {
-        self.step(step, StepState::Started, detail)
+    fn info(&self, step: &str, detail: StepDetail) -> Event {
+        self.step(step, StepState::Started, detail.detail())
     }
 
     /// The journal event for `e`, or `None` when it stays on the live sinks only.
@@ -109,48 +89,56 @@ impl JournalSink {
                 run: self.run.clone(),
                 state: run_state(*outcome),
             },
-            RunEvent::StepStarted { step, kind, title } => {
-                self.step(step, StepState::Started, format!("{kind}: {title}"))
-            }
+            RunEvent::StepStarted { step, kind, title } => self.info(
+                step,
+                StepDetail::Start {
+                    kind: kind.clone(),
+                    title: title.clone(),
+                },
+            ),
             RunEvent::StepFinished {
                 step,
                 outcome,
                 detail,
             } => {
-                let (state, prefix) = step_state(*outcome);
-                self.step(step, state, format!("{prefix}{detail}"))
+                let (state, detail) = detail::finished(*outcome, detail);
+                self.step(step, state, detail)
             }
+            // The postmortem tells a check no one made from one a person confirmed.
             RunEvent::Confirmed {
                 step,
                 what,
-                automatic: false,
-            } => self.info(step, format!("confirmed: the operator typed \"{what}\"")),
-            // The postmortem tells a check no one made from one a person confirmed.
-            RunEvent::Confirmed { step, what, .. } => self.info(
+                automatic,
+            } => self.info(
                 step,
-                format!("confirmed: assumed (--yes), \"{what}\" was not typed"),
+                StepDetail::Confirmed {
+                    by: if *automatic {
+                        Confirmation::Assumed
+                    } else {
+                        Confirmation::Typed
+                    },
+                    what: what.clone(),
+                },
             ),
             RunEvent::Declined { step, what } => {
-                self.info(step, format!("not confirmed: \"{what}\" was not typed"))
+                self.info(step, StepDetail::NotConfirmed { what: what.clone() })
             }
-            RunEvent::Paused { step, reason } => self.info(step, format!("paused: {reason}")),
-            RunEvent::Decided { step, decision } => self.info(
+            RunEvent::Paused { step, reason } => self.info(
                 step,
-                format!("{DECISION}{}", format!("{decision:?}").to_lowercase()),
+                StepDetail::Paused {
+                    reason: reason.clone(),
+                },
             ),
-            RunEvent::Batch { step, event } => {
-                self.info(step, format!("rollout: {}", event.batch_event))
+            RunEvent::Decided { step, decision } => self.info(step, StepDetail::Decided(*decision)),
+            RunEvent::Batch { step, batch_event } => {
+                self.info(step, StepDetail::Batch(batch_event.clone()))
             }
             RunEvent::Spawned { step, target, argv } => self.info(
                 step,
-                format!(
-                    "spawned: {}{}",
-                    serde_json::to_string(argv).unwrap_or_default(),
-                    target
-                        .as_ref()
-                        .map(|t| format!(" on {t}"))
-                        .unwrap_or_default()
-                ),
+                StepDetail::Spawned {
+                    argv: argv.clone(),
+                    target: target.clone(),
+                },
             ),
             RunEvent::Attempt {
                 step,
@@ -162,24 +150,24 @@ impl JournalSink {
                 status,
                 error,
             } => {
-                let answer = status
-                    .map(|s| format!("HTTP {s}"))
-                    .or_else(|| error.clone())
-                    .unwrap_or_default();
-                let on = target
-                    .as_ref()
-                    .map(|t| format!(" on {t}"))
-                    .unwrap_or_default();
+                let attempt = Attempted {
+                    attempt: *attempt,
+                    target: target.clone(),
+                    answer: detail::answer(*status, error.as_deref()),
+                };
                 match idempotency_key {
                     Some(key) => Event::RunbookAck {
                         run_id: self.run.run_id.clone(),
                         step: step.clone(),
                         idempotency_key: key.clone(),
-                        outcome: format!("attempt {attempt}{on}: {answer}"),
+                        outcome: attempt.outcome(),
                     },
                     None => self.info(
                         step,
-                        format!("attempt {attempt}{on}: {method} {url}: {answer}"),
+                        StepDetail::Attempt {
+                            attempt,
+                            request: format!("{method} {url}"),
+                        },
                     ),
                 }
             }
@@ -338,45 +326,25 @@ pub fn run_records(records: &[Record], run_id: &str) -> Vec<RunRecord> {
 }
 
 fn step_event(step: &str, state: StepState, detail: &str) -> Option<RunEvent> {
-    let finished = |outcome| RunEvent::StepFinished {
-        step: step.to_string(),
-        outcome,
-        detail: detail.to_string(),
-    };
+    let step = step.to_string();
     Some(match state {
-        StepState::Started => {
-            if let Some(d) = detail.strip_prefix(DECISION) {
-                let decision = match d {
-                    "continue" => Decision::Continue,
-                    "retry" => Decision::Retry,
-                    _ => Decision::Abort,
-                };
-                return Some(RunEvent::Decided {
-                    step: step.to_string(),
-                    decision,
-                });
+        StepState::Started => match StepDetail::parse(detail)? {
+            StepDetail::Decided(decision) => RunEvent::Decided { step, decision },
+            StepDetail::Start { kind, title } if Kind::from_name(&kind).is_some() => {
+                RunEvent::StepStarted { step, kind, title }
             }
-            let (kind, title) = detail.split_once(": ")?;
-            if !is_kind(kind) {
-                return None;
-            }
-            RunEvent::StepStarted {
-                step: step.to_string(),
-                kind: kind.to_string(),
-                title: title.to_string(),
-            }
-        }
-        StepState::Succeeded if detail.starts_with(SKIPPED) => finished(StepOutcome::Skipped),
-        StepState::Succeeded => finished(StepOutcome::Succeeded),
-        StepState::Failed => finished(StepOutcome::Failed),
-        StepState::TimedOut => finished(StepOutcome::TimedOut),
-        StepState::Cancelled if detail.starts_with(DECLINED) => finished(StepOutcome::Declined),
-        StepState::Cancelled => finished(StepOutcome::Cancelled),
+            _ => return None,
+        },
         // Nothing writes it today; if something does, the step is in doubt, as it says.
         StepState::InDoubt => RunEvent::StepStarted {
-            step: step.to_string(),
+            step,
             kind: String::new(),
             title: detail.to_string(),
+        },
+        _ => RunEvent::StepFinished {
+            step,
+            outcome: detail::outcome_of(state, detail)?,
+            detail: detail.to_string(),
         },
     })
 }

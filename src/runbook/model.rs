@@ -139,6 +139,22 @@ step_kinds! {
     Haproxy => "haproxy",
 }
 
+impl Kind {
+    /// The kind `name` names (as a runbook or a journal's step start writes it), if any.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Whether a step of this kind can change something (a request, a command, a statement, a
+    /// rollout), as against reading (a check, a wait) or asking a person (manual, note).
+    pub fn acts(self) -> bool {
+        match self {
+            Kind::Http | Kind::Exec | Kind::Batch | Kind::Sql | Kind::Haproxy => true,
+            Kind::Check | Kind::Wait | Kind::Manual | Kind::Note => false,
+        }
+    }
+}
+
 /// The kinds of step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepKind {

@@ -70,7 +70,7 @@ pub fn line(r: &RunRecord, t: &str) -> String {
             RunEvent::GateReading {
                 reading, verdict, ..
             } => format!("{t}   gate {reading} → {verdict}"),
-            RunEvent::Batch { event, .. } => format!("{t}   batch {}", event.batch_event),
+            RunEvent::Batch { batch_event, .. } => format!("{t}   batch {}", batch_event.json()),
             RunEvent::Paused { step, reason } => format!("{t} ‖ {step} paused: {reason}"),
             RunEvent::Decided { step, decision } => {
                 format!("{t}   {step}: operator chose {decision:?}")

@@ -117,8 +117,7 @@ pub enum RunEvent {
     },
     Batch {
         step: String,
-        #[serde(flatten)]
-        event: BatchEventRecord,
+        batch_event: BatchEvent,
     },
     Paused {
         step: String,
@@ -136,20 +135,6 @@ pub enum RunEvent {
     RunFinished {
         outcome: RunOutcome,
     },
-}
-
-/// A batch event as recorded (a JSON value keeps the journal independent of the enum's shape).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchEventRecord {
-    pub batch_event: serde_json::Value,
-}
-
-impl From<&BatchEvent> for BatchEventRecord {
-    fn from(e: &BatchEvent) -> Self {
-        BatchEventRecord {
-            batch_event: serde_json::to_value(e).unwrap_or(serde_json::Value::Null),
-        }
-    }
 }
 
 /// A recorded event with its time and run.

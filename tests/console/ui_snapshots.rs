@@ -600,21 +600,19 @@ pub(crate) fn run_in_progress(w: u16, h: u16) -> Model {
         &mut m,
         RunEvent::Batch {
             step: "restart".into(),
-            event: (&BatchEvent::BatchStarted {
+            batch_event: BatchEvent::BatchStarted {
                 batch: 2,
                 targets: vec!["api-3".into(), "api-4".into(), "api-5".into()],
-            })
-                .into(),
+            },
         },
     );
     ev(
         &mut m,
         RunEvent::Batch {
             step: "restart".into(),
-            event: (&BatchEvent::InstanceHealthy {
+            batch_event: BatchEvent::InstanceHealthy {
                 target: "api-3".into(),
-            })
-                .into(),
+            },
         },
     );
     ev(

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use warroom::metrics::{InstantQuery, Point, QueryAnswer, RangeQuery, Series, Source, SourceError};
+use warroom::runbook::batch::BatchEvent;
 use warroom::runbook::executor::{Control, Executor};
 use warroom::runbook::operator::{AssumeYes, LineOperator, Operator};
 use warroom::runbook::report::{MemoryIntents, MemorySink, RunEvent, RunOutcome};
@@ -211,7 +212,15 @@ async fn a_full_run_acts_once_per_step_and_target_with_recorded_keys() {
     let events = t.sink.events();
     let batches = events
         .iter()
-        .filter(|e| matches!(e, RunEvent::Batch { event, .. } if event.batch_event["event"] == "batch_started"))
+        .filter(|e| {
+            matches!(
+                e,
+                RunEvent::Batch {
+                    batch_event: BatchEvent::BatchStarted { .. },
+                    ..
+                }
+            )
+        })
         .count();
     assert_eq!(batches, 2);
 }

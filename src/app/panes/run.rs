@@ -2,7 +2,9 @@
 //! the last gate reading, what the run waits for, and the tail of its output. Built only from
 //! the executor's events, so the pane shows what the journal records.
 
+use crate::runbook::batch::{BatchEvent, Finished, Pause};
 use crate::runbook::executor::Control;
+use crate::runbook::journal::detail::answer;
 use crate::runbook::model::Runbook;
 use crate::runbook::report::{RunEvent, RunOutcome, RunRecord, StepOutcome};
 use chrono::{DateTime, Utc};
@@ -140,10 +142,7 @@ impl RunPane {
                 error,
                 ..
             } => {
-                let what = status
-                    .map(|s| format!("HTTP {s}"))
-                    .or_else(|| error.clone())
-                    .unwrap_or_default();
+                let what = answer(*status, error.as_deref());
                 let on = target.as_ref().map(|t| format!(" {t}")).unwrap_or_default();
                 if let Some(l) = self.line(step) {
                     l.detail =
@@ -162,7 +161,7 @@ impl RunPane {
                     crate::sanitize::line(verdict).into_owned(),
                 ));
             }
-            RunEvent::Batch { step, event } => self.batch_event(step, &event.batch_event),
+            RunEvent::Batch { step, batch_event } => self.batch_event(step, batch_event),
             RunEvent::Output { line, .. } => {
                 self.output
                     .push_back(crate::sanitize::line(line).into_owned());
@@ -200,39 +199,27 @@ impl RunPane {
         }
     }
 
-    fn batch_event(&mut self, step: &str, ev: &serde_json::Value) {
-        let name = ev.get("event").and_then(|e| e.as_str()).unwrap_or("");
-        match name {
-            "batch_started" => {
-                let batch = ev
-                    .get("batch")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(0) as usize;
-                let targets = ev
-                    .get("targets")
-                    .and_then(|t| t.as_array())
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str())
-                            .map(|x| crate::sanitize::line(x).into_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
+    fn batch_event(&mut self, step: &str, ev: &BatchEvent) {
+        match ev {
+            BatchEvent::BatchStarted { batch, targets } => {
                 self.batch = Some(BatchProgress {
                     step: step.to_string(),
-                    batch,
+                    batch: *batch,
                     of: self.batch_totals.get(step).copied(),
-                    targets,
+                    targets: targets
+                        .iter()
+                        .map(|t| crate::sanitize::line(t).into_owned())
+                        .collect(),
                     healthy: 0,
                     lost: 0,
                 });
             }
-            "instance_healthy" => {
+            BatchEvent::InstanceHealthy { .. } => {
                 if let Some(b) = &mut self.batch {
                     b.healthy += 1;
                 }
             }
-            "instance_lost" => {
+            BatchEvent::InstanceLost { .. } => {
                 if let Some(b) = &mut self.batch {
                     b.lost += 1;
                 }
@@ -246,30 +233,36 @@ impl RunPane {
 }
 
 /// A batch event in words, for the pane and the timeline.
-pub fn batch_text(ev: &serde_json::Value) -> String {
-    let s = |k: &str| ev.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-    let n = |k: &str| ev.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
-    let text = match ev.get("event").and_then(|e| e.as_str()).unwrap_or("") {
-        "batch_started" => {
-            let targets: Vec<String> = ev
-                .get("targets")
-                .and_then(|t| t.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str())
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default();
-            format!("batch {} started: {}", n("batch"), targets.join(", "))
+pub fn batch_text(ev: &BatchEvent) -> String {
+    let text = match ev {
+        BatchEvent::BatchStarted { batch, targets } => {
+            format!("batch {batch} started: {}", targets.join(", "))
         }
-        "instance_healthy" => format!("{} healthy", s("target")),
-        "instance_lost" => format!("{} lost", s("target")),
-        "gate_passed" => format!("health gate passed after batch {}", n("batch")),
-        "paused" => format!("paused: {}", s("reason").replace('_', " ")),
-        "decided" => format!("operator chose {}", s("decision")),
-        "finished" => format!("batches finished: {}", s("outcome")),
-        other => other.replace('_', " "),
+        BatchEvent::InstanceHealthy { target } => format!("{target} healthy"),
+        BatchEvent::InstanceLost { target } => format!("{target} lost"),
+        BatchEvent::GatePassed { batch } => format!("health gate passed after batch {batch}"),
+        BatchEvent::Paused(p) => format!("paused: {}", pause_word(p)),
+        BatchEvent::Decided { decision } => format!("operator chose {}", decision.word()),
+        BatchEvent::Finished(f) => format!("batches finished: {}", finished_word(f)),
     };
     crate::sanitize::line(&text).into_owned()
+}
+
+/// Why a rollout paused, in two words.
+fn pause_word(p: &Pause) -> &'static str {
+    match p {
+        Pause::BudgetExhausted { .. } => "budget exhausted",
+        Pause::InstancesLost { .. } => "instances lost",
+        Pause::GateNotPassed { .. } => "gate not passed",
+        Pause::RunDeadline { .. } => "run deadline",
+    }
+}
+
+/// How a rollout ended, in a word.
+fn finished_word(f: &Finished) -> &'static str {
+    match f {
+        Finished::Completed => "completed",
+        Finished::Aborted => "aborted",
+        Finished::Stopped { .. } => "stopped",
+    }
 }

@@ -7,6 +7,7 @@
 use crate::config::Unit;
 use crate::incident::event::{Direction, Level, StepState};
 use crate::incident::{Event, Record, Source};
+use crate::runbook::journal::detail::{self, StepDetail};
 use chrono::{DateTime, Utc};
 
 /// The pane's scroll and search.
@@ -337,22 +338,17 @@ pub fn describe(e: &Event, unit: &dyn Fn(&str) -> Option<Unit>) -> (String, Tone
     }
 }
 
-/// A run's detail in words: batch events (recorded as JSON), spawned argv (a JSON list),
-/// Debug-printed verdicts and decisions.
+/// A run's detail in words: batch events (recorded as JSON; one this version cannot read is
+/// shown as it is), spawned argv (a JSON list), Debug-printed verdicts and decisions.
 pub fn words(detail: &str) -> String {
     let d = crate::sanitize::line(detail);
-    if let Some(json) = d.strip_prefix("rollout: ")
-        && let Ok(v) = serde_json::from_str::<serde_json::Value>(json)
-    {
-        return super::run::batch_text(&v);
+    match StepDetail::parse(&d) {
+        Some(StepDetail::Batch(ev)) => super::run::batch_text(&ev),
+        Some(StepDetail::Spawned { argv, target }) => {
+            format!("ran {}{}", argv.join(" "), detail::on(target.as_deref()))
+        }
+        _ => verdict(&d),
     }
-    if let Some(rest) = d.strip_prefix("spawned: ")
-        && let Some(end) = rest.find(']')
-        && let Ok(argv) = serde_json::from_str::<Vec<String>>(&rest[..=end])
-    {
-        return format!("ran {}{}", argv.join(" "), &rest[end + 1..]);
-    }
-    verdict(&d)
 }
 
 /// `Fail(2.59)` → `fail (2.59)`, `Inconclusive("no data")` → `inconclusive: no data`,
@@ -582,6 +578,41 @@ mod tests {
             words("spawned: [\"kubectl\",\"rollout\"] on api-0"),
             "ran kubectl rollout on api-0"
         );
+    }
+
+    /// Batch events read back typed, as older journals wrote them; one this version cannot
+    /// read is shown as it was recorded.
+    #[test]
+    fn batch_events_are_read_back_typed_or_shown_as_recorded() {
+        let cases = [
+            (
+                r#"rollout: {"batch":2,"event":"batch_started","targets":["api-0","api-1"]}"#,
+                "batch 2 started: api-0, api-1",
+            ),
+            (
+                r#"rollout: {"event":"instance_lost","target":"api-1"}"#,
+                "api-1 lost",
+            ),
+            (
+                r#"rollout: {"event":"paused","reason":"gate_not_passed","batch":1,"verdict":"fail (0.3)"}"#,
+                "paused: gate not passed",
+            ),
+            (
+                r#"rollout: {"event":"decided","decision":"retry"}"#,
+                "operator chose retry",
+            ),
+            (
+                r#"rollout: {"event":"finished","outcome":"stopped","reason":"budget"}"#,
+                "batches finished: stopped",
+            ),
+            (
+                r#"rollout: {"event":"batch_resized","size":3}"#,
+                r#"rollout: {"event":"batch_resized","size":3}"#,
+            ),
+        ];
+        for (detail, said) in cases {
+            assert_eq!(words(detail), said, "{detail}");
+        }
     }
 
     #[test]

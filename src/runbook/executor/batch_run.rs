@@ -7,7 +7,7 @@ use crate::runbook::batch::{Finished, Next, Rollout, RolloutConfig};
 use crate::runbook::gate::{Verdict, judge};
 use crate::runbook::model::{Action, BatchSpec, Step, Targets};
 use crate::runbook::operator::{Confirmation, Consent};
-use crate::runbook::report::{BatchEventRecord, RunEvent, StepOutcome};
+use crate::runbook::report::{RunEvent, StepOutcome};
 use crate::runbook::template::Context;
 use std::time::Duration;
 
@@ -147,7 +147,7 @@ impl Executor {
         for e in r.take_events() {
             self.emit(RunEvent::Batch {
                 step: step.to_string(),
-                event: BatchEventRecord::from(&e),
+                batch_event: e,
             })?;
         }
         Ok(())

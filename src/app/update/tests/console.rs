@@ -568,11 +568,10 @@ fn run_events_show_step_batch_gate_and_journaled_records_reach_the_timeline() {
         &id,
         RunEvent::Batch {
             step: "restart".into(),
-            event: (&crate::runbook::batch::BatchEvent::BatchStarted {
+            batch_event: crate::runbook::batch::BatchEvent::BatchStarted {
                 batch: 2,
                 targets: vec!["api-3".into(), "api-4".into()],
-            })
-                .into(),
+            },
         },
     );
     run_event(
