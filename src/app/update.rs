@@ -30,7 +30,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.dirty = true;
             return effects;
         }
-        Msg::RunbooksLoaded(entries) => {
+        Msg::RunbooksLoaded(mut entries) => {
+            crate::runbook::catalog::Entry::here_first(&mut entries, model.rehearsal);
             let n = entries.len();
             model.runbooks.entries = Some(entries);
             model.runbooks.selected = model.runbooks.selected.min(n.saturating_sub(1));

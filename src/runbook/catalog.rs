@@ -104,6 +104,18 @@ impl Entry {
             Entry::Broken { .. } => None,
         }
     }
+
+    /// Why this runbook cannot act here (`rehearsal`: on the simulator), from its
+    /// `[applies] on`; `None` when it can, or does not say.
+    pub fn refused_here(&self, rehearsal: bool) -> Option<&'static str> {
+        (self.runbook()?.applies.as_ref()).and_then(|a| a.on.refused_here(rehearsal))
+    }
+
+    /// The list as a pane shows it: the runbooks that can act here first, then the others,
+    /// each group in catalog order.
+    pub fn here_first(entries: &mut [Entry], rehearsal: bool) {
+        entries.sort_by_key(|e| e.refused_here(rehearsal).is_some());
+    }
 }
 
 /// Where a runbook came from.
@@ -322,11 +334,39 @@ mod tests {
                 rb.name
             );
             rehearsal += usize::from(on_simulator);
+            // `[applies] on` says the same, typed: what the list and the suggestions read.
+            let on = rb.applies.as_ref().map(|a| a.on);
+            let want = if on_simulator {
+                crate::runbook::model::Acts::Simulator
+            } else {
+                crate::runbook::model::Acts::Real
+            };
+            assert_eq!(on, Some(want), "{}: [applies] on", rb.name);
         }
         assert_eq!(
             rehearsal, 8,
             "the seven first rehearsal runbooks and scale-headroom"
         );
+    }
+
+    /// Issue 30: the list shows first what can act here, the rest after it, each with why not.
+    #[test]
+    fn the_runbooks_that_can_act_here_come_first() {
+        for rehearsal in [true, false] {
+            let mut entries = load(&[]);
+            Entry::here_first(&mut entries, rehearsal);
+            let refused: Vec<bool> = (entries.iter())
+                .map(|e| e.refused_here(rehearsal).is_some())
+                .collect();
+            let first_refused = refused.iter().position(|r| *r).unwrap();
+            assert!(first_refused > 0, "something acts here");
+            assert!(refused[first_refused..].iter().all(|r| *r), "{refused:?}");
+            let why = entries.last().unwrap().refused_here(rehearsal).unwrap();
+            match rehearsal {
+                true => assert_eq!(first_refused, 8, "the eight rehearsal runbooks first"),
+                false => assert!(why.contains("rehearsals only"), "{why}"),
+            }
+        }
     }
 
     /// Run from the checkout, `./runbooks/` holds the shipped files themselves: listing them

@@ -16,6 +16,15 @@ pub(crate) struct RawRunbook {
     pub variables: BTreeMap<Spanned<String>, Spanned<RawVariable>>,
     #[serde(default)]
     pub step: Vec<Spanned<RawStep>>,
+    pub applies: Option<Spanned<RawApplies>>,
+}
+
+/// `[applies]`: where the runbook acts and the symptom it answers (issue 30).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawApplies {
+    pub on: Spanned<String>,
+    pub symptom: Option<Spanned<RawGate>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -56,6 +65,7 @@ macro_rules! raw_step_and_action {
             pub title: Option<String>,
             pub mutating: Option<Spanned<bool>>,
             pub skippable: Option<Spanned<bool>>,
+            pub precondition: Option<Spanned<bool>>,
             $(pub $f: $t,)+
         }
 

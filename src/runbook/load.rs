@@ -264,6 +264,13 @@ impl Checker<'_> {
                 "the runbook has no steps; expected at least one [[step]] table",
             );
         }
+        // Where each step's `precondition = true` is, to point at one that comes too late.
+        let raw_preconditions: BTreeMap<String, Range<usize>> = (raw.step.iter())
+            .filter_map(|s| {
+                let p = s.get_ref().precondition.as_ref()?;
+                (*p.get_ref()).then(|| (s.get_ref().id.get_ref().clone(), p.span()))
+            })
+            .collect();
         for s in raw.step {
             let span = s.span();
             let s = s.into_inner();
@@ -293,6 +300,8 @@ impl Checker<'_> {
                 steps.push(step);
             }
         }
+        self.preconditions_first(&steps, &raw_preconditions);
+        let applies = raw.applies.and_then(|a| self.applies(a, &known));
         // Text shown to people is sanitized here, where it enters; templates stay exact (they
         // are what is sent) and the plan sanitizes what it prints of them.
         Runbook {
@@ -303,6 +312,54 @@ impl Checker<'_> {
             hash: content_hash(self.source),
             variables,
             steps,
+            applies,
+        }
+    }
+
+    /// `[applies]`: `on` is "simulator" or "real"; the symptom is a gate, read only.
+    fn applies(
+        &mut self,
+        raw: Spanned<crate::runbook::format::RawApplies>,
+        known: &BTreeSet<String>,
+    ) -> Option<Applies> {
+        let raw = raw.into_inner();
+        let on = match raw.on.get_ref().as_str() {
+            "simulator" => Acts::Simulator,
+            "real" => Acts::Real,
+            other => {
+                self.err(
+                    raw.on.span(),
+                    format!(
+                        "on = \"{}\"; expected \"real\" (your own systems) or \"simulator\" (the rehearsal's control API)",
+                        crate::sanitize::line(other)
+                    ),
+                );
+                return None;
+            }
+        };
+        let symptom = match &raw.symptom {
+            Some(g) => Some(self.gate(g, known, false)?),
+            None => None,
+        };
+        Some(Applies { on, symptom })
+    }
+
+    /// A precondition is checked before the runbook changes anything: none may follow a step
+    /// that changes the system.
+    fn preconditions_first(&mut self, steps: &[Step], spans: &BTreeMap<String, Range<usize>>) {
+        let Some(first) = steps.iter().position(|s| s.mutating) else {
+            return;
+        };
+        for s in steps[first..].iter().filter(|s| s.precondition) {
+            if let Some(span) = spans.get(&s.id) {
+                self.err(
+                    span.clone(),
+                    format!(
+                        "step \"{}\" comes after \"{}\", which changes the system: a precondition must be checked before anything changes; move it up or remove precondition",
+                        s.id, steps[first].id
+                    ),
+                );
+            }
         }
     }
 
@@ -411,11 +468,22 @@ impl Checker<'_> {
                 "skippable = true applies to a step that asks to be confirmed (a mutating http, exec, sql or haproxy step, or a manual step); a batch asks per batch and cannot be skipped; remove skippable",
             );
         }
+        let precondition = s.precondition.as_ref().is_some_and(|p| *p.get_ref());
+        if let Some(p) = &s.precondition
+            && *p.get_ref()
+            && (mutating || !kind.reads())
+        {
+            self.err(
+                p.span(),
+                "precondition = true applies to a step that only reads (a check, a read-only sql step, an haproxy show); remove precondition",
+            );
+        }
         Some(Step {
             id,
             title,
             mutating,
             skippable,
+            precondition,
             kind,
         })
     }

@@ -30,9 +30,56 @@ pub struct Runbook {
     pub hash: String,
     pub variables: Vec<Variable>,
     pub steps: Vec<Step>,
+    /// Where it acts and the symptom it answers (`[applies]`); `None` in a runbook of the
+    /// user's that does not say, which is then never suggested.
+    pub applies: Option<Applies>,
+}
+
+/// Where a runbook can act, and the symptom that calls for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applies {
+    pub on: Acts,
+    /// Read-only: holds (by the gate's own rules) when this runbook is the move to consider.
+    pub symptom: Option<crate::runbook::gate::GateSpec>,
+}
+
+/// What a runbook acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acts {
+    /// The simulator's control API: rehearsals only.
+    Simulator,
+    /// The user's own systems.
+    Real,
+}
+
+impl Acts {
+    /// As `[applies] on = "…"` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Acts::Simulator => "simulator",
+            Acts::Real => "real",
+        }
+    }
+
+    /// Why a runbook acting on this cannot act here (`rehearsal`: the console is on the
+    /// simulator), or `None` when it can.
+    pub fn refused_here(self, rehearsal: bool) -> Option<&'static str> {
+        match (self, rehearsal) {
+            (Acts::Real, true) => Some("acts on real systems, not on a rehearsal"),
+            (Acts::Simulator, false) => {
+                Some("acts on the simulator's control API: rehearsals only")
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Runbook {
+    /// The read-only steps that must pass before it helps (`precondition = true`).
+    pub fn preconditions(&self) -> impl Iterator<Item = &Step> {
+        self.steps.iter().filter(|s| s.precondition)
+    }
+
     pub fn step(&self, id: &str) -> Option<&Step> {
         self.steps.iter().find(|s| s.id == id)
     }
@@ -98,6 +145,8 @@ pub struct Step {
     /// The run may go on without it (`skippable = true`): declining its confirmation can skip it
     /// instead of stopping the run.
     pub skippable: bool,
+    /// A read-only check that must hold before the runbook helps (`precondition = true`).
+    pub precondition: bool,
     pub kind: StepKind,
 }
 
@@ -228,6 +277,20 @@ impl StepKind {
             | StepKind::Note { .. }
             | StepKind::Sql(_)
             | StepKind::Haproxy(_) => false,
+        }
+    }
+
+    /// Whether the step reads what it judges (a check's gate, a sql or haproxy step's rows), so
+    /// that, when it does not change the system, it can be a precondition.
+    pub fn reads(&self) -> bool {
+        match self {
+            StepKind::Check(_) | StepKind::Sql(_) | StepKind::Haproxy(_) => true,
+            StepKind::Batch(_)
+            | StepKind::Manual { .. }
+            | StepKind::Wait { .. }
+            | StepKind::Http(_)
+            | StepKind::Exec(_)
+            | StepKind::Note { .. } => false,
         }
     }
 }

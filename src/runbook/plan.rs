@@ -151,6 +151,36 @@ fn request_lines(
     );
 }
 
+/// Where the runbook acts, the symptom it answers and its preconditions (`[applies]`).
+fn applies_lines(out: &mut String, rb: &Runbook, v: &Values) {
+    let _ = writeln!(out, "\nApplies");
+    let Some(a) = &rb.applies else {
+        let _ = writeln!(
+            out,
+            "  not said ([applies] is missing): never suggested, shown with the others"
+        );
+        return;
+    };
+    let on = match a.on {
+        Acts::Real => "your own systems",
+        Acts::Simulator => "the simulator's control API (rehearsals)",
+    };
+    let _ = writeln!(out, "  acts on {on}");
+    match &a.symptom {
+        Some(g) => {
+            let _ = writeln!(out, "  when this holds (read only):");
+            gate_lines(out, "    ", g, v, None);
+        }
+        None => {
+            let _ = writeln!(out, "  no symptom given: never suggested");
+        }
+    }
+    let pre: Vec<&str> = rb.preconditions().map(|s| s.id.as_str()).collect();
+    if !pre.is_empty() {
+        let _ = writeln!(out, "  and these pass first: {}", pre.join(", "));
+    }
+}
+
 /// Render the plan. `targets` gives resolved batch targets per step id, if known.
 pub fn render(
     rb: &Runbook,
@@ -176,14 +206,16 @@ pub fn render(
             let _ = writeln!(out, "  {} = {val}{from}", var.name);
         }
     }
+    applies_lines(&mut out, rb, v);
     let _ = writeln!(out, "\nSteps");
     for (i, s) in rb.steps.iter().enumerate() {
         let title = s.title_rendered(v);
-        let flag = match (s.mutating, s.skippable) {
-            (true, true) => "  [MUTATING: typed confirmation; may be skipped]",
-            (true, false) => "  [MUTATING: typed confirmation]",
-            (false, true) => "  [may be skipped]",
-            (false, false) => "",
+        let flag = match (s.mutating, s.skippable, s.precondition) {
+            (true, true, _) => "  [MUTATING: typed confirmation; may be skipped]",
+            (true, false, _) => "  [MUTATING: typed confirmation]",
+            (false, true, _) => "  [may be skipped]",
+            (false, false, true) => "  [precondition]",
+            (false, false, false) => "",
         };
         let _ = writeln!(out, "\n{}. {} ({}){flag}", i + 1, s.id, s.kind.name());
         if title != s.id {

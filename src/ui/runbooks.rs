@@ -80,6 +80,8 @@ fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
             let (sym, style) = match e {
                 Entry::Broken { .. } => ("✖ ", t.failing),
                 Entry::Ready(_) if running => ("▶ ", t.accent),
+                // One that cannot act here stays listed, dimmed (the detail says why).
+                Entry::Ready(_) if e.refused_here(model.rehearsal).is_some() => ("○ ", t.muted),
                 Entry::Ready(_) => ("", t.text),
             };
             let style = if sel { t.selection } else { style };
@@ -145,7 +147,13 @@ fn draw_detail(frame: &mut Frame, area: Rect, model: &Model) {
             )
         } else {
             match pane.entry() {
-                Some(e) => (format!(" {} ", e.name()), None, entry_lines(e, t), 0),
+                Some(e) => {
+                    let mut lines = entry_lines(e, t);
+                    if let Some(why) = e.refused_here(model.rehearsal) {
+                        lines.insert(0, Line::styled(format!("○ not for here: it {why}"), t.warn));
+                    }
+                    (format!(" {} ", e.name()), None, lines, 0)
+                }
                 None => (" Runbook ".into(), None, vec![], 0),
             }
         };

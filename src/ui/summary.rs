@@ -1,11 +1,14 @@
 //! The "what's wrong" line above the panels: how many panels are CRIT and WARN and which, the
-//! incident's status and severity, the run in progress, and a runbook whose gates read the
-//! panels in trouble. It fits any width from 40 columns: names shorten to "+N" first, then
-//! the least important parts go.
+//! incident's status and severity, and the run in progress. It fits any width from 40 columns:
+//! names shorten to "+N" first, then the least important parts go.
 //!
 //! ```text
-//! ▲ 2 CRIT Pool saturation, Error ratio · △ 1 WARN Pool wait · SEV-2 investigating · try pool-exhaustion (b)
+//! ▲ 2 CRIT Pool saturation, Error ratio · △ 1 WARN Pool wait · SEV-2 investigating
 //! ```
+//!
+//! It names no runbook: a suggestion guessed from which panels a runbook's gates read was
+//! wrong as often as right (issue 30). One will come back only once a runbook's symptom and
+//! preconditions (`[applies]`) are evaluated against live data.
 
 use crate::app::Model;
 use crate::app::PanelState;
@@ -53,35 +56,6 @@ fn source_down(model: &Model) -> Option<Part> {
         short: "✖ source unreachable".into(),
         style: model.theme.failing,
     })
-}
-
-/// A runbook whose gates read the most panels in trouble (none while one runs).
-pub fn suggestion(model: &Model, troubled: &[String]) -> Option<String> {
-    if troubled.is_empty() || model.runbooks.active().is_some() {
-        return None;
-    }
-    let queries: Vec<&str> = (model.panels.iter())
-        .filter(|p| troubled.contains(&p.config.title))
-        .map(|p| p.config.query.as_str())
-        .collect();
-    let mut best: Option<(usize, String)> = None;
-    for rb in model
-        .runbooks
-        .entries
-        .iter()
-        .flatten()
-        .filter_map(|e| e.runbook())
-    {
-        let words = crate::app::gates::gate_words(rb, None);
-        let n = queries
-            .iter()
-            .filter(|q| crate::app::gates::reads(&words, q))
-            .count();
-        if n > 0 && best.as_ref().is_none_or(|(b, _)| n > *b) {
-            best = Some((n, rb.name.clone()));
-        }
-    }
-    best.map(|(_, name)| name)
 }
 
 fn parts(model: &Model) -> Vec<Part> {
@@ -193,16 +167,6 @@ fn parts(model: &Model) -> Vec<Part> {
             full: format!("{state} {}{step}", run.runbook),
             short: format!("{state} {}", run.runbook),
             style,
-        });
-    } else if let Some(name) = (!source_is_down)
-        .then(|| suggestion(model, &[crit.clone(), warn.clone()].concat()))
-        .flatten()
-    {
-        let b = model.keymap.hint(Mode::Dashboard, Action::Runbooks);
-        parts.push(Part {
-            full: format!("try runbook {name} ({b})"),
-            short: format!("try {name}"),
-            style: t.accent,
         });
     }
     parts

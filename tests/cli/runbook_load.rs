@@ -120,3 +120,57 @@ interval = "{{ soak }}"
     let e = vars::resolve(&rb, &["soak=soon".into()], |_| None).unwrap_err();
     assert!(e.to_string().contains("expected a duration"), "{e}");
 }
+
+/// Issue 30: `[applies]` says where a runbook acts and its symptom; `precondition = true` marks
+/// read-only steps that must pass first, before anything changes.
+#[test]
+fn applies_and_preconditions_are_checked_where_they_are_written() {
+    let good = r#"name = "p"
+[applies]
+on = "real"
+symptom = { query = 'sum(waiting)', above = 0 }
+
+[[step]]
+id = "room"
+kind = "check"
+precondition = true
+gate = { query = 'max(used)', below = 0.8 }
+
+[[step]]
+id = "act"
+kind = "exec"
+argv = ["true"]
+"#;
+    let rb = load::parse("p.toml", Path::new("p.toml"), good).unwrap();
+    let a = rb.applies.as_ref().unwrap();
+    assert_eq!(a.on, warroom::runbook::model::Acts::Real);
+    assert!(a.symptom.is_some());
+    let pre: Vec<&str> = rb.preconditions().map(|s| s.id.as_str()).collect();
+    assert_eq!(pre, ["room"]);
+    let bad = |src: &str| {
+        load::parse("p.toml", Path::new("p.toml"), src)
+            .unwrap_err()
+            .to_string()
+    };
+    // An `on` of neither kind.
+    let e = bad(&good.replace("on = \"real\"", "on = \"prod\""));
+    assert!(
+        e.contains("p.toml:3:") && e.contains("expected \"real\""),
+        "{e}"
+    );
+    // A precondition that changes the system, and one after a change.
+    let acting = good.replace(
+        "argv = [\"true\"]",
+        "argv = [\"true\"]\nprecondition = true",
+    );
+    let e = bad(&acting);
+    assert!(e.contains("applies to a step that only reads"), "{e}");
+    let late = format!(
+        "{good}\n[[step]]\nid = \"after\"\nkind = \"check\"\nprecondition = true\ngate = {{ query = 'x', above = 0 }}\n"
+    );
+    let e = bad(&late);
+    assert!(
+        e.contains("step \"after\" comes after \"act\", which changes the system"),
+        "{e}"
+    );
+}

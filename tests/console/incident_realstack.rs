@@ -184,7 +184,7 @@ fn a_lock_held_by_a_migration_is_found_and_ended_from_the_runbook_pane() {
     // The runbook pane: pg-cancel-long-transactions, its plan, its confirmations.
     j.keys(&["b"]);
     j.expect("pg-cancel-long-transactions", Duration::from_secs(10));
-    for _ in 0..journey::position_in_list("pg-cancel-long-transactions") {
+    for _ in 0..journey::position_in_list("pg-cancel-long-transactions", false) {
         j.keys(&["j"]);
     }
     j.keys(&["Enter"]);

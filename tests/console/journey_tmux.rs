@@ -112,12 +112,13 @@ fn record_the_incident(j: &Journey) {
     j.expect("Action item AI-1:", Duration::from_secs(10));
 }
 
-/// Open the runbook pane, run `pool-exhaustion` with its confirmations, close the pane.
-fn run_pool_exhaustion(j: &Journey) -> String {
+/// Open the runbook pane, run `pool-exhaustion` with its confirmations, close the pane
+/// (`rehearsal`: the console is the demo's, where the rehearsal runbooks are listed first).
+fn run_pool_exhaustion(j: &Journey, rehearsal: bool) -> String {
     j.keys(&["b"]);
     j.expect("pool-exhaustion", Duration::from_secs(10));
     // The list is sorted by name, the shipped runbooks first among equals.
-    for _ in 0..journey::position_in_list("pool-exhaustion") {
+    for _ in 0..journey::position_in_list("pool-exhaustion", rehearsal) {
         j.keys(&["j"]);
     }
     j.keys(&["Enter"]);
@@ -264,7 +265,7 @@ settle = "1s"
     j.keys(&["t"]);
     j.expect("Alert firing: PoolSaturated", Duration::from_secs(60));
     record_the_incident(&j);
-    let plan = run_pool_exhaustion(&j);
+    let plan = run_pool_exhaustion(&j, false);
     assert!(
         plan.contains(&format!(
             "POST http://127.0.0.1:{sim_port}/control/rollback"
@@ -379,7 +380,7 @@ fn journey_in_the_demo_from_crossing_to_postmortem() {
     j.keys(&["t"]);
     j.expect("rose above", Duration::from_secs(30));
     record_the_incident(&j);
-    let plan = run_pool_exhaustion(&j);
+    let plan = run_pool_exhaustion(&j, true);
     // The rehearsal's own simulator, not the config's base_url: its values come first.
     assert!(
         plan.contains("POST http://127.0.0.1:") && !plan.contains("http://127.0.0.1:1/"),

@@ -152,9 +152,12 @@ impl Journey {
 }
 
 /// How many `j` presses from the top of the runbook pane select the shipped runbook `name`
-/// (the pane lists the catalog sorted by name).
-pub fn position_in_list(name: &str) -> usize {
-    warroom::runbook::catalog::load(&[])
+/// (the pane lists the catalog sorted by name, those that can act here first: `rehearsal`
+/// says whether the console is on the simulator).
+pub fn position_in_list(name: &str, rehearsal: bool) -> usize {
+    let mut entries = warroom::runbook::catalog::load(&[]);
+    warroom::runbook::catalog::Entry::here_first(&mut entries, rehearsal);
+    entries
         .iter()
         .position(|e| e.name() == name)
         .unwrap_or_else(|| panic!("{name} is not shipped"))
