@@ -89,7 +89,9 @@ fn classic_panels(service: &str, replica: &str, instance: &str) -> Vec<PanelConf
             ),
             PerSecond,
             None,
-            Some(1000.0),
+            // Green, red from 1000 on a time series whose "Show thresholds" is off: Grafana
+            // draws no line and colours nothing, so no level (it was crit 1000).
+            None,
             Above,
             Some("{{pod}}"),
         ),
@@ -203,6 +205,11 @@ const CLASSIC_SKIPPED: &[(&str, &str)] = &[
 ];
 
 const CLASSIC_PANEL_WARNINGS: &[(&str, &str)] = &[
+    (
+        "panels[1].fieldConfig.defaults.thresholds",
+        "thresholds (crit 1000, bad above) not imported as levels: Grafana does not draw them \
+         on this panel, \"Show thresholds\" (custom.thresholdsStyle.mode) is off",
+    ),
     (
         "panels[8].targets[0]",
         "unit \"lengthm\" has no warroom equivalent",
