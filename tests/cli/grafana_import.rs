@@ -1358,3 +1358,56 @@ fn repeated_titles_take_their_row_then_a_number() {
     let titles: Vec<&str> = import.panels.iter().map(|p| p.title.as_str()).collect();
     assert_eq!(titles, ["East · Up", "West · Up", "Other"]);
 }
+
+/// Overrides of one query decide for that query: "Show thresholds" on for B only gives B its
+/// level, a colour override away from thresholds takes a stat's away, and what is dropped is
+/// reported at the override's own path.
+#[test]
+fn threshold_overrides_decide_per_query() {
+    let steps = serde_json::json!({"mode": "absolute", "steps": [
+        {"color": "green", "value": null}, {"color": "red", "value": 10}]});
+    let text = serde_json::json!({
+        "panels": [
+            {"type": "timeseries", "title": "Errors",
+             "fieldConfig": {"defaults": {"thresholds": steps}, "overrides": [
+                {"matcher": {"id": "byFrameRefID", "options": "B"}, "properties": [
+                    {"id": "custom.thresholdsStyle", "value": {"mode": "line"}}]}]},
+             "targets": [{"expr": "a", "refId": "A", "legendFormat": "a"},
+                         {"expr": "b", "refId": "B", "legendFormat": "b"}]},
+            {"type": "stat", "title": "Queue",
+             "fieldConfig": {"defaults": {}, "overrides": [
+                {"matcher": {"id": "byFrameRefID", "options": "A"}, "properties": [
+                    {"id": "color", "value": {"mode": "fixed", "fixedColor": "blue"}},
+                    {"id": "thresholds", "value": steps}]}]},
+             "targets": [{"expr": "q", "refId": "A"}]},
+        ]
+    })
+    .to_string();
+    let import = offline(&text);
+    let levels: Vec<(&str, Option<f64>)> = import
+        .panels
+        .iter()
+        .map(|p| (p.title.as_str(), p.crit))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            ("Errors · a", None),
+            ("Errors · b", Some(10.0)),
+            ("Queue", None)
+        ]
+    );
+    assert_findings(
+        &import.warnings,
+        &[
+            (
+                "panels[0].fieldConfig.defaults.thresholds",
+                "\"Show thresholds\" (custom.thresholdsStyle.mode) is off",
+            ),
+            (
+                "panels[1].fieldConfig.overrides[0].properties[1]",
+                "its colour mode is \"fixed\", not from thresholds",
+            ),
+        ],
+    );
+}
