@@ -208,6 +208,71 @@ struct Ready<'a> {
     expr: String,
 }
 
+/// Why a panel is not converted before its queries are looked at: it is no panel, a repeat's
+/// copy, holds no data, logs or traces, a library panel without its queries, or no queries.
+fn refusal(panel: &SourcePanel) -> Option<Finding> {
+    let path = &panel.path;
+    if let Some(f) = &panel.skip {
+        return Some(f.clone());
+    }
+    if let Some(t) = panel.malformed {
+        return Some(Finding::new(
+            path,
+            format!("the panel is {t}, expected an object"),
+        ));
+    }
+    if let Some(of) = &panel.repeat_of {
+        return Some(Finding::new(
+            path,
+            format!(
+                "a copy Grafana made when repeating panel {}; the original is imported",
+                crate::sanitize::sanitize(of, false, 20)
+            ),
+        ));
+    }
+    let kind = panel.kind.as_deref().unwrap_or("");
+    if NOT_DATA.contains(&kind) {
+        return Some(Finding::new(
+            path,
+            format!(
+                "a \"{}\" panel shows no query results",
+                crate::sanitize::sanitize(kind, false, 40)
+            ),
+        ));
+    }
+    if LOGS_OR_TRACES.contains(&kind) {
+        return Some(Finding::new(
+            path,
+            format!(
+                "a \"{}\" panel shows logs or traces, not time series",
+                crate::sanitize::sanitize(kind, false, 40)
+            ),
+        ));
+    }
+    if let Some(lib) = &panel.library
+        && panel.targets.is_empty()
+    {
+        return Some(Finding::new(
+            path,
+            format!(
+                "library panel \"{}\": its queries are stored in Grafana, not in this file; \
+                 export the dashboard with \"Export for sharing externally\" to include them",
+                crate::sanitize::sanitize(lib, false, 60)
+            ),
+        ));
+    }
+    if let Some(t) = panel.targets_malformed {
+        return Some(Finding::new(
+            path,
+            format!("\"targets\" is {t}, expected a list"),
+        ));
+    }
+    if panel.targets.is_empty() {
+        return Some(Finding::new(path, "the panel has no queries"));
+    }
+    None
+}
+
 #[allow(clippy::too_many_arguments)]
 fn convert_panel(
     panel: &SourcePanel,
@@ -218,73 +283,12 @@ fn convert_panel(
     warnings: &mut Vec<Finding>,
     skipped: &mut Vec<Finding>,
 ) {
+    if let Some(f) = refusal(panel) {
+        skipped.push(f);
+        return;
+    }
     let path = &panel.path;
-    if let Some(f) = &panel.skip {
-        skipped.push(f.clone());
-        return;
-    }
-    if let Some(t) = panel.malformed {
-        skipped.push(Finding::new(
-            path,
-            format!("the panel is {t}, expected an object"),
-        ));
-        return;
-    }
-    if let Some(of) = &panel.repeat_of {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "a copy Grafana made when repeating panel {}; the original is imported",
-                crate::sanitize::sanitize(of, false, 20)
-            ),
-        ));
-        return;
-    }
     let kind = panel.kind.as_deref().unwrap_or("");
-    if NOT_DATA.contains(&kind) {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "a \"{}\" panel shows no query results",
-                crate::sanitize::sanitize(kind, false, 40)
-            ),
-        ));
-        return;
-    }
-    if LOGS_OR_TRACES.contains(&kind) {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "a \"{}\" panel shows logs or traces, not time series",
-                crate::sanitize::sanitize(kind, false, 40)
-            ),
-        ));
-        return;
-    }
-    if let Some(lib) = &panel.library
-        && panel.targets.is_empty()
-    {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "library panel \"{}\": its queries are stored in Grafana, not in this file; \
-                 export the dashboard with \"Export for sharing externally\" to include them",
-                crate::sanitize::sanitize(lib, false, 60)
-            ),
-        ));
-        return;
-    }
-    if let Some(t) = panel.targets_malformed {
-        skipped.push(Finding::new(
-            path,
-            format!("\"targets\" is {t}, expected a list"),
-        ));
-        return;
-    }
-    if panel.targets.is_empty() {
-        skipped.push(Finding::new(path, "the panel has no queries"));
-        return;
-    }
     let panel_source = classify(&panel.datasource, board, bindings);
     let sources: Vec<Source> = panel
         .targets
