@@ -173,6 +173,7 @@ pub(super) fn drawn(
         "singlestat" if display.singlestat_colored => Ok(()),
         "singlestat" => Err("neither colorValue nor colorBackground is on".into()),
         "graph" => Err("the graph panel draws only its own \"thresholds\" list".into()),
+        "" => Err("the panel has no type".into()),
         other => Err(format!(
             "a \"{}\" panel does not colour values by thresholds",
             crate::sanitize::sanitize(other, false, 40)
