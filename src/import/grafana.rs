@@ -15,7 +15,8 @@
 //! accepts; titles and legends are sanitized.
 //!
 //! One Grafana query becomes one panel (`convert`), units are scaled to warroom's base units
-//! (`units`), threshold colours decide `warn`, `crit` and `bad_when` (`thresholds`), and
+//! (`units`), threshold colours decide `warn`, `crit` and `bad_when` where Grafana draws the
+//! thresholds at all (`thresholds`; the rest are reported, not imported), and
 //! variables and `$__interval`-style globals are filled in (`variables`, `interpolate`).
 
 mod classic;

@@ -89,7 +89,9 @@ fn classic_panels(service: &str, replica: &str, instance: &str) -> Vec<PanelConf
             ),
             PerSecond,
             None,
-            Some(1000.0),
+            // Green, red from 1000 on a time series whose "Show thresholds" is off: Grafana
+            // draws no line and colours nothing, so no level (it was crit 1000).
+            None,
             Above,
             Some("{{pod}}"),
         ),
@@ -203,6 +205,11 @@ const CLASSIC_SKIPPED: &[(&str, &str)] = &[
 ];
 
 const CLASSIC_PANEL_WARNINGS: &[(&str, &str)] = &[
+    (
+        "panels[1].fieldConfig.defaults.thresholds",
+        "thresholds (crit 1000, bad above) not imported as levels: Grafana does not draw them \
+         on this panel, \"Show thresholds\" (custom.thresholdsStyle.mode) is off",
+    ),
     (
         "panels[8].targets[0]",
         "unit \"lengthm\" has no warroom equivalent",
@@ -1350,4 +1357,57 @@ fn repeated_titles_take_their_row_then_a_number() {
     let import = offline(&v2.to_string());
     let titles: Vec<&str> = import.panels.iter().map(|p| p.title.as_str()).collect();
     assert_eq!(titles, ["East · Up", "West · Up", "Other"]);
+}
+
+/// Overrides of one query decide for that query: "Show thresholds" on for B only gives B its
+/// level, a colour override away from thresholds takes a stat's away, and what is dropped is
+/// reported at the override's own path.
+#[test]
+fn threshold_overrides_decide_per_query() {
+    let steps = serde_json::json!({"mode": "absolute", "steps": [
+        {"color": "green", "value": null}, {"color": "red", "value": 10}]});
+    let text = serde_json::json!({
+        "panels": [
+            {"type": "timeseries", "title": "Errors",
+             "fieldConfig": {"defaults": {"thresholds": steps}, "overrides": [
+                {"matcher": {"id": "byFrameRefID", "options": "B"}, "properties": [
+                    {"id": "custom.thresholdsStyle", "value": {"mode": "line"}}]}]},
+             "targets": [{"expr": "a", "refId": "A", "legendFormat": "a"},
+                         {"expr": "b", "refId": "B", "legendFormat": "b"}]},
+            {"type": "stat", "title": "Queue",
+             "fieldConfig": {"defaults": {}, "overrides": [
+                {"matcher": {"id": "byFrameRefID", "options": "A"}, "properties": [
+                    {"id": "color", "value": {"mode": "fixed", "fixedColor": "blue"}},
+                    {"id": "thresholds", "value": steps}]}]},
+             "targets": [{"expr": "q", "refId": "A"}]},
+        ]
+    })
+    .to_string();
+    let import = offline(&text);
+    let levels: Vec<(&str, Option<f64>)> = import
+        .panels
+        .iter()
+        .map(|p| (p.title.as_str(), p.crit))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            ("Errors · a", None),
+            ("Errors · b", Some(10.0)),
+            ("Queue", None)
+        ]
+    );
+    assert_findings(
+        &import.warnings,
+        &[
+            (
+                "panels[0].fieldConfig.defaults.thresholds",
+                "\"Show thresholds\" (custom.thresholdsStyle.mode) is off",
+            ),
+            (
+                "panels[1].fieldConfig.overrides[0].properties[1]",
+                "its colour mode is \"fixed\", not from thresholds",
+            ),
+        ],
+    );
 }

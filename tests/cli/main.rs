@@ -11,6 +11,7 @@ mod support {
 mod errors;
 mod export_cli;
 mod github_cli;
+mod grafana_community;
 mod grafana_import;
 mod incident_cli;
 mod incident_socket_cli;

@@ -3,12 +3,12 @@
 //! older than Grafana 5, `templating.list[]`, `__inputs`, `refresh`, `time`.
 
 use super::json::{
-    Board, Ds, FieldSettings, GraphThreshold, Input, SourcePanel, SourceTarget, Step, Thresholds,
-    VarKind, Variable, duration, flag, index, join, number, relative_range, strings, text,
-    type_name,
+    Board, Display, Ds, FieldSettings, GraphThreshold, Input, SourcePanel, SourceTarget, Step,
+    Thresholds, VarKind, Variable, duration, flag, index, join, number, relative_range, strings,
+    text, type_name,
 };
 use super::{Finding, Model};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Read a classic dashboard found at `prefix` (empty for the file itself).
 pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
@@ -178,9 +178,17 @@ pub(super) fn read_panel(p: &Value, path: &str) -> SourcePanel {
         Some(other) => panel.targets_malformed = Some(type_name(other)),
     }
     let field_config = obj.get("fieldConfig");
-    panel.defaults = FieldSettings::read_defaults(field_config.and_then(|f| f.get("defaults")));
-    panel.overrides = read_overrides(field_config.and_then(|f| f.get("overrides")));
-    legacy_settings(p, &mut panel.defaults);
+    let at = join(path, "fieldConfig");
+    panel.defaults = FieldSettings::read_defaults(
+        field_config.and_then(|f| f.get("defaults")),
+        &join(&at, "defaults"),
+    );
+    panel.overrides = read_overrides(
+        field_config.and_then(|f| f.get("overrides")),
+        &join(&at, "overrides"),
+    );
+    panel.display = Display::read(obj.get("options"), p);
+    legacy_settings(p, path, &mut panel.defaults);
     panel
 }
 
@@ -216,13 +224,15 @@ fn read_target(t: &Value, path: &str) -> SourceTarget {
     }
 }
 
-/// `byFrameRefID` overrides that set `unit` or `thresholds` for one query.
-pub(super) fn read_overrides(v: Option<&Value>) -> Vec<(String, FieldSettings)> {
+/// `byFrameRefID` overrides that set `unit`, `thresholds`, `min`, `max`, or what decides
+/// whether thresholds are drawn (`color`, `custom.thresholdsStyle`), for one query; `path` is
+/// the overrides list's.
+pub(super) fn read_overrides(v: Option<&Value>, path: &str) -> Vec<(String, FieldSettings)> {
     let Some(Value::Array(list)) = v else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for o in list.iter().take(200) {
+    for (i, o) in list.iter().enumerate().take(200) {
         let Some(matcher) = o.get("matcher") else {
             continue;
         };
@@ -232,28 +242,34 @@ pub(super) fn read_overrides(v: Option<&Value>) -> Vec<(String, FieldSettings)> 
         let Some(ref_id) = matcher.get("options").and_then(Value::as_str) else {
             continue;
         };
+        let at = join(&index(path, i), "properties");
         let mut defaults = serde_json::Map::new();
+        let mut thresholds_at = None;
         if let Some(Value::Array(props)) = o.get("properties") {
-            for p in props {
-                match (p.get("id").and_then(Value::as_str), p.get("value")) {
-                    (Some("unit"), Some(v)) => {
-                        defaults.insert("unit".into(), v.clone());
+            for (j, p) in props.iter().enumerate() {
+                let Some(v) = p.get("value") else {
+                    continue;
+                };
+                let key = match p.get("id").and_then(Value::as_str) {
+                    Some(k @ ("unit" | "min" | "max" | "color")) => k,
+                    Some("thresholds") => {
+                        thresholds_at = Some(index(&at, j));
+                        "thresholds"
                     }
-                    (Some("thresholds"), Some(v)) => {
-                        defaults.insert("thresholds".into(), v.clone());
+                    Some("custom.thresholdsStyle") => {
+                        defaults.insert("custom".into(), json!({ "thresholdsStyle": v }));
+                        continue;
                     }
-                    (Some("min"), Some(v)) => {
-                        defaults.insert("min".into(), v.clone());
-                    }
-                    (Some("max"), Some(v)) => {
-                        defaults.insert("max".into(), v.clone());
-                    }
-                    _ => {}
-                }
+                    _ => continue,
+                };
+                defaults.insert(key.into(), v.clone());
             }
         }
         if !defaults.is_empty() {
-            let settings = FieldSettings::read_defaults(Some(&Value::Object(defaults)));
+            let mut settings = FieldSettings::read_defaults(Some(&Value::Object(defaults)), "");
+            if settings.thresholds.is_some() {
+                settings.thresholds_at = thresholds_at;
+            }
             out.push((ref_id.to_string(), settings));
         }
     }
@@ -262,8 +278,9 @@ pub(super) fn read_overrides(v: Option<&Value>) -> Vec<(String, FieldSettings)> 
 
 /// Units and thresholds of the panels Grafana 7 replaced: `graph` (`yaxes[0].format`,
 /// `thresholds: [{value, op, colorMode}]`) and `singlestat` (`format`, `thresholds: "80,90"`
-/// with `colors`).
-fn legacy_settings(p: &Value, d: &mut FieldSettings) {
+/// with `colors`). The graph panel draws its own list, never field thresholds, so there the
+/// list wins.
+fn legacy_settings(p: &Value, path: &str, d: &mut FieldSettings) {
     if d.unit.is_none() {
         let format = text(p, "format").or_else(|| {
             p.get("yaxes")
@@ -272,9 +289,10 @@ fn legacy_settings(p: &Value, d: &mut FieldSettings) {
         });
         d.unit = format.map(|f| Ok(f.to_string()));
     }
-    if d.thresholds.is_some() {
+    if d.thresholds.is_some() && text(p, "type") != Some("graph") {
         return;
     }
+    let at = Some(join(path, "thresholds"));
     match p.get("thresholds") {
         Some(Value::Array(list)) if !list.is_empty() => {
             let graph: Vec<GraphThreshold> = list
@@ -292,6 +310,7 @@ fn legacy_settings(p: &Value, d: &mut FieldSettings) {
                 .collect();
             if !graph.is_empty() {
                 d.thresholds = Some(Thresholds::Graph(graph));
+                d.thresholds_at = at;
             }
         }
         Some(Value::String(s)) if !s.trim().is_empty() => {
@@ -306,6 +325,7 @@ fn legacy_settings(p: &Value, d: &mut FieldSettings) {
                     crate::sanitize::sanitize(s, false, 40),
                     colors.len()
                 )));
+                d.thresholds_at = at;
                 return;
             }
             let mut steps = vec![Step {
@@ -319,6 +339,7 @@ fn legacy_settings(p: &Value, d: &mut FieldSettings) {
                 percentage: false,
                 steps,
             });
+            d.thresholds_at = at;
         }
         _ => {}
     }

@@ -10,7 +10,7 @@
 use super::datasource::{Source, classify};
 use super::interpolate::{Builtins, Mode, Outcome, interpolate, one_line};
 use super::json::{Board, FieldSettings, SourcePanel, SourceTarget};
-use super::thresholds::{Levels, levels};
+use super::thresholds::{Levels, drawn, levels};
 use super::titles::{MAX_TITLE, clean_text, dedupe_titles, legend_template, panel_title, suffixes};
 use super::units::map_unit;
 use super::variables::Bindings;
@@ -208,6 +208,71 @@ struct Ready<'a> {
     expr: String,
 }
 
+/// Why a panel is not converted before its queries are looked at: it is no panel, a repeat's
+/// copy, holds no data, logs or traces, a library panel without its queries, or no queries.
+fn refusal(panel: &SourcePanel) -> Option<Finding> {
+    let path = &panel.path;
+    if let Some(f) = &panel.skip {
+        return Some(f.clone());
+    }
+    if let Some(t) = panel.malformed {
+        return Some(Finding::new(
+            path,
+            format!("the panel is {t}, expected an object"),
+        ));
+    }
+    if let Some(of) = &panel.repeat_of {
+        return Some(Finding::new(
+            path,
+            format!(
+                "a copy Grafana made when repeating panel {}; the original is imported",
+                crate::sanitize::sanitize(of, false, 20)
+            ),
+        ));
+    }
+    let kind = panel.kind.as_deref().unwrap_or("");
+    if NOT_DATA.contains(&kind) {
+        return Some(Finding::new(
+            path,
+            format!(
+                "a \"{}\" panel shows no query results",
+                crate::sanitize::sanitize(kind, false, 40)
+            ),
+        ));
+    }
+    if LOGS_OR_TRACES.contains(&kind) {
+        return Some(Finding::new(
+            path,
+            format!(
+                "a \"{}\" panel shows logs or traces, not time series",
+                crate::sanitize::sanitize(kind, false, 40)
+            ),
+        ));
+    }
+    if let Some(lib) = &panel.library
+        && panel.targets.is_empty()
+    {
+        return Some(Finding::new(
+            path,
+            format!(
+                "library panel \"{}\": its queries are stored in Grafana, not in this file; \
+                 export the dashboard with \"Export for sharing externally\" to include them",
+                crate::sanitize::sanitize(lib, false, 60)
+            ),
+        ));
+    }
+    if let Some(t) = panel.targets_malformed {
+        return Some(Finding::new(
+            path,
+            format!("\"targets\" is {t}, expected a list"),
+        ));
+    }
+    if panel.targets.is_empty() {
+        return Some(Finding::new(path, "the panel has no queries"));
+    }
+    None
+}
+
 #[allow(clippy::too_many_arguments)]
 fn convert_panel(
     panel: &SourcePanel,
@@ -218,73 +283,12 @@ fn convert_panel(
     warnings: &mut Vec<Finding>,
     skipped: &mut Vec<Finding>,
 ) {
+    if let Some(f) = refusal(panel) {
+        skipped.push(f);
+        return;
+    }
     let path = &panel.path;
-    if let Some(f) = &panel.skip {
-        skipped.push(f.clone());
-        return;
-    }
-    if let Some(t) = panel.malformed {
-        skipped.push(Finding::new(
-            path,
-            format!("the panel is {t}, expected an object"),
-        ));
-        return;
-    }
-    if let Some(of) = &panel.repeat_of {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "a copy Grafana made when repeating panel {}; the original is imported",
-                crate::sanitize::sanitize(of, false, 20)
-            ),
-        ));
-        return;
-    }
     let kind = panel.kind.as_deref().unwrap_or("");
-    if NOT_DATA.contains(&kind) {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "a \"{}\" panel shows no query results",
-                crate::sanitize::sanitize(kind, false, 40)
-            ),
-        ));
-        return;
-    }
-    if LOGS_OR_TRACES.contains(&kind) {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "a \"{}\" panel shows logs or traces, not time series",
-                crate::sanitize::sanitize(kind, false, 40)
-            ),
-        ));
-        return;
-    }
-    if let Some(lib) = &panel.library
-        && panel.targets.is_empty()
-    {
-        skipped.push(Finding::new(
-            path,
-            format!(
-                "library panel \"{}\": its queries are stored in Grafana, not in this file; \
-                 export the dashboard with \"Export for sharing externally\" to include them",
-                crate::sanitize::sanitize(lib, false, 60)
-            ),
-        ));
-        return;
-    }
-    if let Some(t) = panel.targets_malformed {
-        skipped.push(Finding::new(
-            path,
-            format!("\"targets\" is {t}, expected a list"),
-        ));
-        return;
-    }
-    if panel.targets.is_empty() {
-        skipped.push(Finding::new(path, "the panel has no queries"));
-        return;
-    }
     let panel_source = classify(&panel.datasource, board, bindings);
     let sources: Vec<Source> = panel
         .targets
@@ -425,9 +429,15 @@ fn convert_panel(
             .find(|(id, _)| Some(id.as_str()) == r.target.ref_id.as_deref())
             .map(|(_, s)| s.or(&panel.defaults))
             .unwrap_or_else(|| panel.defaults.clone());
-        let (config, notes) = build(r, &title, suffix, &settings, &lookup, &b);
+        let (config, notes, undrawn) = build(r, panel, &title, suffix, &settings, &lookup, &b);
         for n in notes {
             warnings.push(Finding::new(&r.target.path, n));
+        }
+        // Queries sharing the panel's thresholds share one finding.
+        if let Some(f) = undrawn
+            && !warnings.contains(&f)
+        {
+            warnings.push(f);
         }
         out.push((config, panel.row.clone()));
     }
@@ -465,14 +475,17 @@ fn warn_references(done: &Outcome, path: &str, board: &Board, warnings: &mut Vec
     }
 }
 
+/// One panel for one query; the notes are the query's warnings, the finding a threshold that
+/// would have given a level where Grafana does not draw it.
 fn build<'b>(
     r: &Ready,
+    panel: &SourcePanel,
     title: &str,
     suffix: Option<String>,
     settings: &FieldSettings,
     lookup: &dyn Fn(&str) -> Option<&'b super::interpolate::Binding>,
     b: &Builtins,
-) -> (PanelConfig, Vec<String>) {
+) -> (PanelConfig, Vec<String>, Option<Finding>) {
     let mut notes = Vec::new();
     let unit_id = match &settings.unit {
         Some(Ok(u)) => Some(u.as_str()),
@@ -489,10 +502,29 @@ fn build<'b>(
         notes.push(c.clone());
     }
     let mut lv = Levels::default();
+    let mut undrawn = None;
     if let Some(t) = &settings.thresholds {
         let (found, note) = levels(t, settings.min, settings.max);
-        lv = found;
-        notes.extend(note);
+        let kind = panel.kind.as_deref().unwrap_or("");
+        match drawn(kind, t, settings, &panel.display) {
+            Ok(()) => {
+                lv = found;
+                notes.extend(note);
+            }
+            // Steps of one fine colour were never a level; anything else is reported.
+            Err(why) if found != Levels::default() || note.is_some() => {
+                let at = settings.thresholds_at.as_deref().unwrap_or(&panel.path);
+                undrawn = Some(Finding::new(
+                    at,
+                    format!(
+                        "thresholds{} not imported as levels: Grafana does not draw them on this \
+                         panel, {why}",
+                        describe(&found)
+                    ),
+                ));
+            }
+            Err(_) => {}
+        }
     }
     let scale = |v: Option<f64>| v.map(|v| mapping.factor.apply(v)).filter(|v| v.is_finite());
     let (warn, crit) = (scale(lv.warn), scale(lv.crit));
@@ -530,7 +562,28 @@ fn build<'b>(
         legend,
         signal: None,
     };
-    (config, notes)
+    (config, notes, undrawn)
+}
+
+/// ` (warn 80, crit 90, bad above)` as a finding says it, in Grafana's numbers; empty for
+/// thresholds that gave no level.
+fn describe(l: &Levels) -> String {
+    if *l == Levels::default() {
+        return String::new();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(w) = l.warn {
+        parts.push(format!("warn {w}"));
+    }
+    if let Some(c) = l.crit {
+        parts.push(format!("crit {c}"));
+    }
+    let side = match l.bad_when {
+        BadWhen::Above => "bad above",
+        BadWhen::Below => "bad below",
+    };
+    parts.push(side.to_string());
+    format!(" ({})", parts.join(", "))
 }
 
 #[cfg(test)]

@@ -145,22 +145,35 @@ pub(super) struct GraphThreshold {
     pub color: Option<String>,
 }
 
-/// Unit and thresholds for a panel (`fieldConfig.defaults`) or one query (an override).
+/// Unit and thresholds for a panel (`fieldConfig.defaults`) or one query (an override), with
+/// the settings that decide whether Grafana draws the thresholds at all.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct FieldSettings {
     /// The unit id; `Some(Err)` when the field is there but not a string.
     pub unit: Option<Result<String, String>>,
     pub thresholds: Option<Thresholds>,
+    /// The JSON path `thresholds` were read from, for the report.
+    pub thresholds_at: Option<String>,
     pub min: Option<f64>,
     pub max: Option<f64>,
+    /// `color.mode`: `thresholds`, `fixed`, `palette-classic`…
+    pub color_mode: Option<String>,
+    /// `custom.thresholdsStyle.mode` (time series): `off`, `line`, `area`, `dashed`…
+    pub thresholds_style: Option<String>,
+    /// A table's cell type: `custom.cellOptions.type`, or `custom.displayMode` before
+    /// Grafana 10.
+    pub cell_type: Option<String>,
 }
 
 impl FieldSettings {
-    /// Read `fieldConfig.defaults` (or V2's `vizConfig.spec.fieldConfig.defaults`).
-    pub fn read_defaults(v: Option<&Value>) -> FieldSettings {
+    /// Read `fieldConfig.defaults` (or V2's `vizConfig.spec.fieldConfig.defaults`) found at
+    /// `path`.
+    pub fn read_defaults(v: Option<&Value>, path: &str) -> FieldSettings {
         let Some(d) = v.and_then(Value::as_object) else {
             return FieldSettings::default();
         };
+        let custom = d.get("custom");
+        let thresholds = d.get("thresholds").and_then(read_steps);
         FieldSettings {
             unit: match d.get("unit") {
                 None | Some(Value::Null) => None,
@@ -168,19 +181,44 @@ impl FieldSettings {
                 Some(Value::String(s)) => Some(Ok(s.clone())),
                 Some(other) => Some(Err(type_name(other).to_string())),
             },
-            thresholds: d.get("thresholds").and_then(read_steps),
+            thresholds_at: thresholds.as_ref().map(|_| join(path, "thresholds")),
+            thresholds,
             min: d.get("min").and_then(number),
             max: d.get("max").and_then(number),
+            color_mode: d
+                .get("color")
+                .and_then(|c| text(c, "mode"))
+                .map(str::to_string),
+            thresholds_style: custom
+                .and_then(|c| c.get("thresholdsStyle"))
+                .and_then(|t| text(t, "mode"))
+                .map(str::to_string),
+            cell_type: custom
+                .and_then(|c| c.get("cellOptions"))
+                .and_then(|o| text(o, "type"))
+                .or_else(|| custom.and_then(|c| text(c, "displayMode")))
+                .map(str::to_string),
         }
     }
 
     /// Fill what `self` lacks from `other`.
     pub fn or(&self, other: &FieldSettings) -> FieldSettings {
+        let (thresholds, thresholds_at) = match &self.thresholds {
+            Some(t) => (Some(t.clone()), self.thresholds_at.clone()),
+            None => (other.thresholds.clone(), other.thresholds_at.clone()),
+        };
         FieldSettings {
             unit: self.unit.clone().or_else(|| other.unit.clone()),
-            thresholds: self.thresholds.clone().or_else(|| other.thresholds.clone()),
+            thresholds,
+            thresholds_at,
             min: self.min.or(other.min),
             max: self.max.or(other.max),
+            color_mode: self.color_mode.clone().or_else(|| other.color_mode.clone()),
+            thresholds_style: self
+                .thresholds_style
+                .clone()
+                .or_else(|| other.thresholds_style.clone()),
+            cell_type: self.cell_type.clone().or_else(|| other.cell_type.clone()),
         }
     }
 }
@@ -258,6 +296,8 @@ pub(super) struct SourcePanel {
     pub defaults: FieldSettings,
     /// Field settings of single queries (`byFrameRefID` overrides): `(refId, settings)`.
     pub overrides: Vec<(String, FieldSettings)>,
+    /// Panel options that decide whether thresholds are drawn.
+    pub display: Display,
     /// The panel's minimum interval (`interval`, V2 `queryOptions.interval`).
     pub min_interval: Option<String>,
     /// `repeat`: the variable the panel is repeated for.
@@ -274,6 +314,36 @@ pub(super) struct SourcePanel {
     pub skip: Option<Finding>,
     /// The title of the row (or V2 row or tab) the panel is in, if any.
     pub row: Option<String>,
+}
+
+/// Panel options (not field settings) that decide whether Grafana draws thresholds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Display {
+    /// Stat's `options.colorMode`: `value` (the default), `background`, `none`.
+    pub stat_color: Option<String>,
+    /// Gauge's `options.showThresholdMarkers` (default true).
+    pub markers: Option<bool>,
+    /// The old singlestat colours its value or background (`colorValue`, `colorBackground`)
+    /// or draws a gauge with threshold markers.
+    pub singlestat_colored: bool,
+}
+
+impl Display {
+    /// Read a panel's `options` (V2: `vizConfig.spec.options`) and the singlestat's own keys.
+    pub fn read(options: Option<&Value>, panel: &Value) -> Display {
+        let gauge = panel.get("gauge");
+        Display {
+            stat_color: options
+                .and_then(|o| text(o, "colorMode"))
+                .map(str::to_string),
+            markers: options
+                .and_then(|o| o.get("showThresholdMarkers"))
+                .and_then(Value::as_bool),
+            singlestat_colored: flag(panel, "colorValue")
+                || flag(panel, "colorBackground")
+                || gauge.is_some_and(|g| flag(g, "show") && flag(g, "thresholdMarkers")),
+        }
+    }
 }
 
 /// One `__inputs` entry.

@@ -7,8 +7,15 @@
 //! red step is the lowest (green at high values: free space, instances up), `bad_when` is
 //! `below`: `crit` is where red ends and `warn` where the warning colour ends. Anything else
 //! (a band: red, green, red) has no one-sided equivalent and is left to the user.
+//!
+//! Thresholds are read only where Grafana draws them ([`drawn`]): nearly every panel carries
+//! Grafana's default steps (green, red from 80), and most never show them. An informational
+//! panel (a total, an uptime, a size) is told apart by the same rules and nothing else: the
+//! community dashboards that showed false levels (node-exporter-full's RAM Total, Uptime,
+//! RootFS Total; the postgres mixin's cache hit ratio) all turn colouring off in Grafana, so no
+//! guess from units or titles is made.
 
-use super::json::{GraphThreshold, Step, Thresholds};
+use super::json::{Display, FieldSettings, GraphThreshold, Step, Thresholds};
 use crate::config::panels::BadWhen;
 
 /// warroom's thresholds for one panel.
@@ -89,6 +96,89 @@ fn hue((r, g, b): (f64, f64, f64)) -> Option<f64> {
         60.0 * ((r - g) / delta + 4.0)
     };
     Some(h)
+}
+
+/// Whether Grafana draws the thresholds of a `kind` panel with these field settings and panel
+/// options; `Err` says why not. Grafana's rules, as its documentation and source give them:
+///
+/// - a field with no `color` takes its colour from the thresholds (`getFieldColorModeForField`
+///   in grafana-data's `field/fieldColor.ts` falls back to `FieldColorModeId.Thresholds`); the
+///   time series panel sets `palette-classic` as its own default instead;
+/// - a time series draws thresholds only when "Show thresholds" (`custom.thresholdsStyle.mode`)
+///   is on: `off` is the default (`GraphThresholdsStyleMode`, grafana.com/docs
+///   packages_api/schema/graphtresholdsstylemode); with colour mode `thresholds` the series
+///   itself takes the colour of the step its last value is in;
+/// - stat colours its value or background from the field colour unless its `colorMode` is
+///   `none` (the default is `value`: public/app/plugins/panel/stat/module.tsx; "You can control
+///   the background or value color using thresholds", grafana.com/docs, Stat);
+/// - gauge and bar gauge colour by the field colour; a gauge also draws threshold markers
+///   (`showThresholdMarkers`, default on);
+/// - a table colours only cells whose type colours (`color-background`, `color-text`,
+///   gauges);
+/// - state timeline and status history turn values into coloured states by thresholds when
+///   the colour mode is `thresholds` (grafana.com/docs, State timeline, "Time series data
+///   with thresholds");
+/// - the old graph panel draws its own `thresholds` list, never field thresholds; the old
+///   singlestat colours only with `colorValue`, `colorBackground` or its gauge's markers.
+pub(super) fn drawn(
+    kind: &str,
+    thresholds: &Thresholds,
+    field: &FieldSettings,
+    display: &Display,
+) -> Result<(), String> {
+    // The graph's own list is what it draws; unreadable thresholds are reported as such.
+    if matches!(thresholds, Thresholds::Graph(_) | Thresholds::Unreadable(_)) {
+        return Ok(());
+    }
+    let mode = |default: &str| field.color_mode.clone().unwrap_or_else(|| default.into());
+    let not_from_thresholds = |m: String| {
+        Err(format!(
+            "its colour mode is \"{}\", not from thresholds",
+            crate::sanitize::sanitize(&m, false, 40)
+        ))
+    };
+    match kind {
+        "timeseries" | "trend" | "barchart" | "xychart" | "candlestick" => {
+            let style = field.thresholds_style.as_deref().unwrap_or("off");
+            if style != "off" || mode("palette-classic") == "thresholds" {
+                Ok(())
+            } else {
+                Err("\"Show thresholds\" (custom.thresholdsStyle.mode) is off".into())
+            }
+        }
+        "stat" => match mode("thresholds") {
+            m if m != "thresholds" => not_from_thresholds(m),
+            _ if display.stat_color.as_deref() == Some("none") => {
+                Err("its \"Color mode\" (options.colorMode) is none".into())
+            }
+            _ => Ok(()),
+        },
+        "gauge" => match mode("thresholds") {
+            m if m != "thresholds" && display.markers == Some(false) => not_from_thresholds(m),
+            _ => Ok(()),
+        },
+        "bargauge" => match mode("thresholds") {
+            m if m != "thresholds" => not_from_thresholds(m),
+            _ => Ok(()),
+        },
+        "table" => match (mode("thresholds"), field.cell_type.as_deref()) {
+            (m, _) if m != "thresholds" => not_from_thresholds(m),
+            (_, Some(t)) if t.starts_with("color-") || t.ends_with("gauge") => Ok(()),
+            _ => Err("its cells are not coloured (custom.cellOptions.type)".into()),
+        },
+        "state-timeline" | "status-history" => match field.color_mode.clone() {
+            Some(m) if m == "thresholds" => Ok(()),
+            m => not_from_thresholds(m.unwrap_or_else(|| "the default".into())),
+        },
+        "singlestat" if display.singlestat_colored => Ok(()),
+        "singlestat" => Err("neither colorValue nor colorBackground is on".into()),
+        "graph" => Err("the graph panel draws only its own \"thresholds\" list".into()),
+        "" => Err("the panel has no type".into()),
+        other => Err(format!(
+            "a \"{}\" panel does not colour values by thresholds",
+            crate::sanitize::sanitize(other, false, 40)
+        )),
+    }
 }
 
 /// warroom levels for `thresholds`; the `String` is a warning when something was dropped.
@@ -422,5 +512,69 @@ mod tests {
         let (l, note) = graph_levels(&[t(2.0, true, "critical"), t(3.0, false, "warning")]);
         assert_eq!(l, Levels::default());
         assert!(note.is_some());
+    }
+
+    #[test]
+    fn thresholds_count_only_where_grafana_draws_them() {
+        let t = steps(&[(None, "green"), (Some(80.0), "red")]);
+        let field = |mode: Option<&str>, style: Option<&str>| FieldSettings {
+            color_mode: mode.map(str::to_string),
+            thresholds_style: style.map(str::to_string),
+            ..FieldSettings::default()
+        };
+        let none = Display::default();
+        let stat_none = Display {
+            stat_color: Some("none".into()),
+            ..Display::default()
+        };
+        let no_markers = Display {
+            markers: Some(false),
+            ..Display::default()
+        };
+        for (kind, f, d, shown) in [
+            // Time series: only with "Show thresholds" on, or coloured by them.
+            ("timeseries", field(None, None), &none, false),
+            (
+                "timeseries",
+                field(Some("palette-classic"), Some("off")),
+                &none,
+                false,
+            ),
+            ("timeseries", field(None, Some("line")), &none, true),
+            ("timeseries", field(Some("thresholds"), None), &none, true),
+            // Stat: colour from thresholds by default, unless its colour mode is none.
+            ("stat", field(None, None), &none, true),
+            ("stat", field(None, None), &stat_none, false),
+            ("stat", field(Some("fixed"), None), &none, false),
+            // Gauge: colours or draws markers; bar gauge colours.
+            ("gauge", field(Some("fixed"), None), &none, true),
+            ("gauge", field(Some("fixed"), None), &no_markers, false),
+            ("bargauge", field(None, None), &none, true),
+            (
+                "bargauge",
+                field(Some("continuous-GrYlRd"), None),
+                &none,
+                false,
+            ),
+            ("table", field(None, None), &none, false),
+            ("heatmap", field(Some("thresholds"), None), &none, false),
+            ("graph", field(None, None), &none, false),
+            ("singlestat", field(None, None), &none, false),
+        ] {
+            assert_eq!(drawn(kind, &t, &f, d).is_ok(), shown, "{kind} {f:?} {d:?}");
+        }
+        let table = FieldSettings {
+            cell_type: Some("color-background".into()),
+            ..FieldSettings::default()
+        };
+        assert!(drawn("table", &t, &table, &none).is_ok());
+        // The graph panel's own list is what it draws.
+        let list = Thresholds::Graph(vec![GraphThreshold {
+            value: 1.0,
+            below: false,
+            mode: "critical".into(),
+            color: None,
+        }]);
+        assert!(drawn("graph", &list, &FieldSettings::default(), &none).is_ok());
     }
 }

@@ -14,8 +14,8 @@
 use super::Model;
 use super::classic::{count_transformations, read_overrides};
 use super::json::{
-    Board, Ds, FieldSettings, SourcePanel, SourceTarget, VarKind, Variable, duration, flag, index,
-    join, relative_range, strings, text, type_name,
+    Board, Display, Ds, FieldSettings, SourcePanel, SourceTarget, VarKind, Variable, duration,
+    flag, index, join, relative_range, strings, text, type_name,
 };
 use serde_json::{Map, Value};
 
@@ -149,14 +149,28 @@ fn read_element(el: &Value, path: &str) -> SourcePanel {
     let field_config = viz
         .and_then(|v| v.get("spec"))
         .and_then(|s| s.get("fieldConfig"));
+    let field_config_at = ["spec", "vizConfig", "spec", "fieldConfig"]
+        .iter()
+        .fold(path.to_string(), |p, k| join(&p, k));
     let data = spec.get("data").and_then(|d| d.get("spec"));
     let mut panel = SourcePanel {
         path: path.to_string(),
         id: spec.get("id").and_then(Value::as_i64),
         title: text(&spec, "title").map(str::to_string),
         kind: panel_type.map(str::to_string),
-        defaults: FieldSettings::read_defaults(field_config.and_then(|f| f.get("defaults"))),
-        overrides: read_overrides(field_config.and_then(|f| f.get("overrides"))),
+        defaults: FieldSettings::read_defaults(
+            field_config.and_then(|f| f.get("defaults")),
+            &join(&field_config_at, "defaults"),
+        ),
+        overrides: read_overrides(
+            field_config.and_then(|f| f.get("overrides")),
+            &join(&field_config_at, "overrides"),
+        ),
+        display: Display::read(
+            viz.and_then(|v| v.get("spec"))
+                .and_then(|s| s.get("options")),
+            &Value::Null,
+        ),
         min_interval: data
             .and_then(|d| d.get("queryOptions"))
             .and_then(|q| text(q, "interval"))
