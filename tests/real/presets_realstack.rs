@@ -36,6 +36,34 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
+/// A real Prometheus scraping `targets` every second, the runtime to ask it from and a client.
+fn scraping(
+    targets: Vec<String>,
+) -> Option<(
+    prometheus::PromServer,
+    tokio::runtime::Runtime,
+    PrometheusClient,
+)> {
+    let prom = prometheus::start(prometheus::PromOptions {
+        targets,
+        scrape_interval: "1s",
+        ..Default::default()
+    })?;
+    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
+    Some((prom, runtime(), c))
+}
+
+/// Discovery with the built-in presets, now.
+fn discovered(rt: &tokio::runtime::Runtime, c: &PrometheusClient, what: &str) -> Discovery {
+    rt.block_on(discover(
+        c,
+        Presets::builtin(),
+        &DiscoverOptions::default(),
+        now(),
+    ))
+    .expect(what)
+}
+
 fn instant(rt: &tokio::runtime::Runtime, c: &PrometheusClient, q: &str) -> QueryAnswer {
     rt.block_on(c.query(InstantQuery {
         query: q.into(),
@@ -107,15 +135,10 @@ fn postgres_and_haproxy_presets_read_what_the_servers_say() {
     let Some(haproxy) = RetryingHaproxy::start(backend.port, 2) else {
         return;
     };
-    let Some(prom) = prometheus::start(prometheus::PromOptions {
-        targets: vec![exporter.target(), haproxy.prometheus_target()],
-        scrape_interval: "1s",
-        ..Default::default()
-    }) else {
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target(), haproxy.prometheus_target()])
+    else {
         return;
     };
-    let rt = runtime();
-    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
     wait_series(&rt, &c, "pg_up", Duration::from_secs(30));
     wait_series(
         &rt,
@@ -125,14 +148,7 @@ fn postgres_and_haproxy_presets_read_what_the_servers_say() {
     );
 
     // Discovery on the real stack: exactly these two, the issue's example line.
-    let d = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery");
+    let d = discovered(&rt, &c, "discovery");
     let ids: BTreeSet<&str> = d.found.iter().map(|f| f.stack.as_str()).collect();
     assert_eq!(ids, ["postgres", "haproxy"].into(), "{:#?}", d.found);
     assert_eq!(d.status_line(), "found postgres_exporter, HAProxy");
@@ -291,37 +307,30 @@ fn postgres_and_haproxy_presets_read_what_the_servers_say() {
     );
 }
 
+/// PostgreSQL, PgBouncer in front of it with the default options, and spreaker's exporter.
+fn pgbouncer_stack() -> Option<(
+    realstack::Postgres,
+    realstack::PgBouncer,
+    realstack::Exporter,
+)> {
+    let pg = realstack::Postgres::start()?;
+    let bouncer = realstack::PgBouncer::start(&pg, realstack::BouncerOptions::default())?;
+    let exporter = realstack::Exporter::pgbouncer(&bouncer)?;
+    Some((pg, bouncer, exporter))
+}
+
 #[test]
 fn pgbouncer_presets_read_what_show_pools_says() {
-    let Some(pg) = realstack::Postgres::start() else {
+    let Some((_pg, bouncer, exporter)) = pgbouncer_stack() else {
         return;
     };
-    let opts = realstack::BouncerOptions::default();
-    let Some(bouncer) = realstack::PgBouncer::start(&pg, opts.clone()) else {
+    let opts = bouncer.options.clone();
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target()]) else {
         return;
     };
-    let Some(exporter) = realstack::Exporter::pgbouncer(&bouncer) else {
-        return;
-    };
-    let Some(prom) = prometheus::start(prometheus::PromOptions {
-        targets: vec![exporter.target()],
-        scrape_interval: "1s",
-        ..Default::default()
-    }) else {
-        return;
-    };
-    let rt = runtime();
-    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
     wait_series(&rt, &c, "pgbouncer_up", Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(2500));
-    let before = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery before any client");
+    let before = discovered(&rt, &c, "discovery before any client");
     // No client yet, so no pool: the console shows what there is and keeps looking (issue 30).
     let mut console = Model::new(
         &Config::default(),
@@ -381,14 +390,7 @@ fn pgbouncer_presets_read_what_show_pools_says() {
     let (waiting, active) = pools();
     // Two scrapes of the exporter, then the presets (discovered, spreaker's variant).
     std::thread::sleep(Duration::from_millis(2500));
-    let d = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery");
+    let d = discovered(&rt, &c, "discovery");
     assert_eq!(d.dashboard.summary(), "PgBouncer");
     // With clients queued the pool's signals are there: they join the console's dashboard.
     update(
@@ -469,26 +471,13 @@ fn redis_is_discovered_with_its_backlog_as_llen_and_info_clients_say() {
         let pushed = conn.command(&args).expect("RPUSH");
         assert!(matches!(pushed, Reply::Int(_)), "{pushed:?}");
     }
-    let Some(prom) = prometheus::start(prometheus::PromOptions {
-        targets: vec![exporter.target()],
-        scrape_interval: "1s",
-        ..Default::default()
-    }) else {
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target()]) else {
         return;
     };
-    let rt = runtime();
-    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
     wait_series(&rt, &c, "redis_key_size", Duration::from_secs(30));
     // Two scrapes after the last change.
     std::thread::sleep(Duration::from_millis(2500));
-    let d = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery");
+    let d = discovered(&rt, &c, "discovery");
     let ids: Vec<&str> = d.found.iter().map(|f| f.stack.as_str()).collect();
     assert_eq!(ids, ["redis"], "{:#?}", d.found);
     assert_eq!(d.status_line(), "found Redis");
@@ -578,16 +567,10 @@ fn show_stats(bouncer: &realstack::PgBouncer) -> (f64, f64, f64) {
 
 #[test]
 fn pgbouncer_query_time_and_client_wait_split_as_show_stats_says() {
-    let Some(pg) = realstack::Postgres::start() else {
+    let Some((_pg, bouncer, exporter)) = pgbouncer_stack() else {
         return;
     };
-    let opts = realstack::BouncerOptions::default();
-    let Some(bouncer) = realstack::PgBouncer::start(&pg, opts.clone()) else {
-        return;
-    };
-    let Some(exporter) = realstack::Exporter::pgbouncer(&bouncer) else {
-        return;
-    };
+    let opts = bouncer.options.clone();
     // More clients than servers, short statements: most queries wait for a server first.
     let clients = opts.default_pool_size * 2 + 2;
     let load = |secs| {
@@ -608,15 +591,9 @@ fn pgbouncer_query_time_and_client_wait_split_as_show_stats_says() {
         return;
     }
     let start = show_stats(&bouncer);
-    let Some(prom) = prometheus::start(prometheus::PromOptions {
-        targets: vec![exporter.target()],
-        scrape_interval: "1s",
-        ..Default::default()
-    }) else {
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target()]) else {
         return;
     };
-    let rt = runtime();
-    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
     let app = format!("{{database=\"{}\"}}", realstack::APP_DB);
     wait_series(
         &rt,
@@ -636,14 +613,7 @@ fn pgbouncer_query_time_and_client_wait_split_as_show_stats_says() {
     std::thread::sleep(Duration::from_millis(2500));
     let end = show_stats(&bouncer);
     let (queries, query_us, wait_us) = (end.0 - start.0, end.1 - start.1, end.2 - start.2);
-    let d = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery");
+    let d = discovered(&rt, &c, "discovery");
     let of_app = |q: &str| -> f64 {
         let a = instant(&rt, &c, q);
         a.series
