@@ -81,11 +81,13 @@ fn pgbouncer_generations_pick_their_own_names() {
     new.extend([
         "pgbouncer_stats_totals_queries_pooled_total",
         "pgbouncer_stats_totals_queries_duration_seconds_total",
+        "pgbouncer_stats_totals_client_wait_seconds_total",
     ]);
     let mut old = common.to_vec();
     old.extend([
         "pgbouncer_stats_queries_pooled_total",
         "pgbouncer_stats_queries_duration_seconds_total",
+        "pgbouncer_stats_client_wait_seconds_total",
     ]);
     for (list, name) in [
         (new, "pgbouncer_stats_totals_"),

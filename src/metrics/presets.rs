@@ -63,6 +63,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("presets/kube-state-metrics.toml"),
     ),
     ("cadvisor.toml", include_str!("presets/cadvisor.toml")),
+    ("redis.toml", include_str!("presets/redis.toml")),
     ("sim.toml", include_str!("presets/sim.toml")),
 ];
 

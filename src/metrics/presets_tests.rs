@@ -69,6 +69,7 @@ fn the_stacks_the_issue_names_are_all_there() {
         "kube-state-metrics",
         "cadvisor",
         "rails",
+        "redis",
         "sim",
     ] {
         assert!(p.stack(id).is_some(), "no preset for {id}");
@@ -88,6 +89,69 @@ fn the_stacks_the_issue_names_are_all_there() {
     ] {
         assert!(needs.contains(n), "pgbouncer presets miss {n}");
     }
+}
+
+/// Each exporter generation that gives PgBouncer's query time also gives the clients' wait, so
+/// the query time shown is the server's part (issue 31: the wait was in it, unnamed).
+#[test]
+fn pgbouncer_query_time_comes_with_the_wait_taken_out() {
+    let pgb = Presets::builtin().stack("pgbouncer").unwrap().clone();
+    let of = |signal: &str| -> Vec<&Preset> {
+        pgb.panels.iter().filter(|p| p.signal == signal).collect()
+    };
+    let (latency, wait) = (of("query-latency"), of("mean-client-wait"));
+    assert_eq!(latency.len(), 3);
+    assert_eq!(wait.len(), latency.len());
+    for (l, w) in latency.iter().zip(&wait) {
+        assert_eq!(l.variant, w.variant);
+        // The wait panel's counters are all in the latency query, which subtracts them.
+        for n in &w.needs {
+            assert!(l.needs.contains(n), "{}: {n}", l.panel.query);
+        }
+        assert!(l.panel.query.contains(") - sum by"), "{}", l.panel.query);
+        assert!(l.panel.title.contains("wait excluded"), "{}", l.panel.title);
+    }
+    let wait_names: BTreeSet<&str> = wait
+        .iter()
+        .flat_map(|p| p.needs.iter().map(String::as_str))
+        .collect();
+    for n in [
+        "pgbouncer_stats_totals_client_wait_seconds_total",
+        "pgbouncer_stats_client_wait_seconds_total",
+        "pgbouncer_stats_waiting_duration_microseconds_total",
+    ] {
+        assert!(wait_names.contains(n), "no wait panel reads {n}");
+    }
+}
+
+/// redis_exporter's names select the Redis stack, and its queue panel reads the metric the
+/// redis-queue-drain runbook's gate reads, summed over the same labels.
+#[test]
+fn redis_is_detected_and_its_queue_reads_what_the_runbook_gates_on() {
+    let p = Presets::builtin();
+    let found = crate::metrics::discover::detect(p, &["redis_up", "redis_key_size"]);
+    let ids: Vec<&str> = found.iter().map(|d| d.stack.id.as_str()).collect();
+    assert_eq!(ids, ["redis"]);
+    let redis = p.stack("redis").unwrap();
+    let queue = redis
+        .panels
+        .iter()
+        .find(|p| p.signal == "queue-depth")
+        .unwrap();
+    let runbook = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks/redis-queue-drain.toml"),
+    )
+    .unwrap();
+    let gate = runbook
+        .lines()
+        .find(|l| l.starts_with("gate =") && l.contains("redis_key_size"))
+        .expect("the runbook gates on redis_key_size");
+    assert_eq!(queue.needs, ["redis_key_size"]);
+    assert!(gate.contains("sum(redis_key_size{key="), "{gate}");
+    assert_eq!(queue.panel.query, "sum by (key) (redis_key_size)");
+    // Memory only where maxmemory is set.
+    let memory = redis.panels.iter().find(|p| p.signal == "memory").unwrap();
+    assert!(memory.panel.query.contains("(redis_memory_max_bytes) > 0)"));
 }
 
 #[test]

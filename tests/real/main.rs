@@ -11,6 +11,7 @@ mod support {
     pub mod promql_corpus;
     pub mod realstack;
     pub mod realstack_presets;
+    pub mod redis;
     pub mod sim;
     pub mod skip;
     pub mod tmux;

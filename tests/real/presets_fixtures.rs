@@ -43,6 +43,7 @@ const ALL: &[(&str, &str)] = &[
     ("ingress-nginx", "ingress-nginx"),
     ("kube-state-metrics", "kube-state-metrics"),
     ("cadvisor", "cadvisor"),
+    ("redis", "redis"),
 ];
 
 fn now_ms() -> i64 {

@@ -1,11 +1,13 @@
 //! The presets against real components: PostgreSQL 15 with Debian's postgres_exporter (0.11.1,
 //! the old label set), PgBouncer 1.18 with spreaker's exporter, HAProxy 2.6 with its built-in
-//! exporter, all scraped by a real Prometheus. The expected figures come from the components
-//! themselves: `pg_stat_activity` and the settings, PgBouncer's `SHOW POOLS`/`SHOW DATABASES`,
-//! and the counts a backend behind HAProxy made of its own answers.
+//! exporter, Redis with Debian's redis_exporter, all scraped by a real Prometheus. The expected
+//! figures come from the components themselves: `pg_stat_activity` and the settings,
+//! PgBouncer's `SHOW POOLS`/`SHOW DATABASES`/`SHOW STATS`, the counts a backend behind HAProxy
+//! made of its own answers, and Redis's `LLEN` and `INFO clients`.
 
 use crate::support::realstack;
 use crate::support::realstack_presets;
+use crate::support::redis::{Redis, RedisExporter, Reply, Resp};
 
 use realstack::prometheus;
 use realstack_presets::{BACKEND, DEAD_BACKEND, RetryingHaproxy, failing_backend};
@@ -32,6 +34,34 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("tokio runtime")
+}
+
+/// A real Prometheus scraping `targets` every second, the runtime to ask it from and a client.
+fn scraping(
+    targets: Vec<String>,
+) -> Option<(
+    prometheus::PromServer,
+    tokio::runtime::Runtime,
+    PrometheusClient,
+)> {
+    let prom = prometheus::start(prometheus::PromOptions {
+        targets,
+        scrape_interval: "1s",
+        ..Default::default()
+    })?;
+    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
+    Some((prom, runtime(), c))
+}
+
+/// Discovery with the built-in presets, now.
+fn discovered(rt: &tokio::runtime::Runtime, c: &PrometheusClient, what: &str) -> Discovery {
+    rt.block_on(discover(
+        c,
+        Presets::builtin(),
+        &DiscoverOptions::default(),
+        now(),
+    ))
+    .expect(what)
 }
 
 fn instant(rt: &tokio::runtime::Runtime, c: &PrometheusClient, q: &str) -> QueryAnswer {
@@ -105,15 +135,10 @@ fn postgres_and_haproxy_presets_read_what_the_servers_say() {
     let Some(haproxy) = RetryingHaproxy::start(backend.port, 2) else {
         return;
     };
-    let Some(prom) = prometheus::start(prometheus::PromOptions {
-        targets: vec![exporter.target(), haproxy.prometheus_target()],
-        scrape_interval: "1s",
-        ..Default::default()
-    }) else {
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target(), haproxy.prometheus_target()])
+    else {
         return;
     };
-    let rt = runtime();
-    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
     wait_series(&rt, &c, "pg_up", Duration::from_secs(30));
     wait_series(
         &rt,
@@ -123,14 +148,7 @@ fn postgres_and_haproxy_presets_read_what_the_servers_say() {
     );
 
     // Discovery on the real stack: exactly these two, the issue's example line.
-    let d = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery");
+    let d = discovered(&rt, &c, "discovery");
     let ids: BTreeSet<&str> = d.found.iter().map(|f| f.stack.as_str()).collect();
     assert_eq!(ids, ["postgres", "haproxy"].into(), "{:#?}", d.found);
     assert_eq!(d.status_line(), "found postgres_exporter, HAProxy");
@@ -289,37 +307,30 @@ fn postgres_and_haproxy_presets_read_what_the_servers_say() {
     );
 }
 
+/// PostgreSQL, PgBouncer in front of it with the default options, and spreaker's exporter.
+fn pgbouncer_stack() -> Option<(
+    realstack::Postgres,
+    realstack::PgBouncer,
+    realstack::Exporter,
+)> {
+    let pg = realstack::Postgres::start()?;
+    let bouncer = realstack::PgBouncer::start(&pg, realstack::BouncerOptions::default())?;
+    let exporter = realstack::Exporter::pgbouncer(&bouncer)?;
+    Some((pg, bouncer, exporter))
+}
+
 #[test]
 fn pgbouncer_presets_read_what_show_pools_says() {
-    let Some(pg) = realstack::Postgres::start() else {
+    let Some((_pg, bouncer, exporter)) = pgbouncer_stack() else {
         return;
     };
-    let opts = realstack::BouncerOptions::default();
-    let Some(bouncer) = realstack::PgBouncer::start(&pg, opts.clone()) else {
+    let opts = bouncer.options.clone();
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target()]) else {
         return;
     };
-    let Some(exporter) = realstack::Exporter::pgbouncer(&bouncer) else {
-        return;
-    };
-    let Some(prom) = prometheus::start(prometheus::PromOptions {
-        targets: vec![exporter.target()],
-        scrape_interval: "1s",
-        ..Default::default()
-    }) else {
-        return;
-    };
-    let rt = runtime();
-    let c = PrometheusClient::new(ClientOptions::new(prom.url.clone())).expect("client");
     wait_series(&rt, &c, "pgbouncer_up", Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(2500));
-    let before = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery before any client");
+    let before = discovered(&rt, &c, "discovery before any client");
     // No client yet, so no pool: the console shows what there is and keeps looking (issue 30).
     let mut console = Model::new(
         &Config::default(),
@@ -336,7 +347,7 @@ fn pgbouncer_presets_read_what_show_pools_says() {
         |m: &Model| -> Vec<String> { m.panels.iter().map(|p| p.config.title.clone()).collect() };
     assert_eq!(shown(&console), ["PgBouncer exporter up (pgbouncer_up)"]);
     let line = console.discovery.as_ref().unwrap().line(console.now);
-    assert_eq!(line, "found PgBouncer (4 signals absent, looking again)");
+    assert_eq!(line, "found PgBouncer (5 signals absent, looking again)");
     // More clients than the pool: the rest wait.
     let clients = opts.default_pool_size * 2 + 2;
     let Some(bench) = realstack::Pgbench::start(
@@ -379,14 +390,7 @@ fn pgbouncer_presets_read_what_show_pools_says() {
     let (waiting, active) = pools();
     // Two scrapes of the exporter, then the presets (discovered, spreaker's variant).
     std::thread::sleep(Duration::from_millis(2500));
-    let d = rt
-        .block_on(discover(
-            &c,
-            Presets::builtin(),
-            &DiscoverOptions::default(),
-            now(),
-        ))
-        .expect("discovery");
+    let d = discovered(&rt, &c, "discovery");
     assert_eq!(d.dashboard.summary(), "PgBouncer");
     // With clients queued the pool's signals are there: they join the console's dashboard.
     update(
@@ -399,8 +403,9 @@ fn pgbouncer_presets_read_what_show_pools_says() {
             "PgBouncer exporter up (pgbouncer_up)",
             "PgBouncer pool saturation",
             "PgBouncer longest client wait",
+            "PgBouncer mean wait for a server per query",
             "PgBouncer waiting clients",
-            "PgBouncer mean query time"
+            "PgBouncer mean query time on the server (wait excluded)"
         ]
     );
     let said = console
@@ -409,7 +414,7 @@ fn pgbouncer_presets_read_what_show_pools_says() {
         .map(|n| n.text.clone())
         .unwrap_or_default();
     assert!(
-        said.starts_with("discovery found 4 more: PgBouncer pool saturation"),
+        said.starts_with("discovery found 5 more: PgBouncer pool saturation"),
         "{said}"
     );
     assert_eq!(
@@ -441,4 +446,199 @@ fn pgbouncer_presets_read_what_show_pools_says() {
     );
     assert!(got_sat >= 0.99, "the pool should be full: {got_sat}");
     drop(bench);
+}
+
+#[test]
+fn redis_is_discovered_with_its_backlog_as_llen_and_info_clients_say() {
+    let Some(redis) = Redis::start() else {
+        return;
+    };
+    let queue = "queue:default";
+    let Some(exporter) = RedisExporter::start(&redis, &[queue]) else {
+        return;
+    };
+    let mut conn = redis.connect().expect("connect");
+    // Four idle workers and one blocked in BRPOP on another list.
+    let idle: Vec<_> = (0..4).map(|_| redis.connect().expect("connect")).collect();
+    let mut blocked = redis.connect().expect("connect");
+    blocked.send(&["BRPOP", "queue:other", "0"]).expect("BRPOP");
+    // A backlog, 500 jobs a push; nobody pops it, so it holds still while it is measured.
+    let jobs = 5000;
+    for batch in 0..jobs / 500 {
+        let mut args = vec!["RPUSH".to_string(), queue.to_string()];
+        args.extend((0..500).map(|i| format!("{{\"job\":{}}}", batch * 500 + i)));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let pushed = conn.command(&args).expect("RPUSH");
+        assert!(matches!(pushed, Reply::Int(_)), "{pushed:?}");
+    }
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target()]) else {
+        return;
+    };
+    wait_series(&rt, &c, "redis_key_size", Duration::from_secs(30));
+    // Two scrapes after the last change.
+    std::thread::sleep(Duration::from_millis(2500));
+    let d = discovered(&rt, &c, "discovery");
+    let ids: Vec<&str> = d.found.iter().map(|f| f.stack.as_str()).collect();
+    assert_eq!(ids, ["redis"], "{:#?}", d.found);
+    assert_eq!(d.status_line(), "found Redis");
+    let signals: BTreeSet<&str> = d.found[0]
+        .signals
+        .iter()
+        .map(|s| s.signal.as_str())
+        .collect();
+    // No maxmemory is set: the memory panel is there but gives nothing (checked below).
+    assert!(signals.contains("memory"), "{signals:?}");
+    let mq = preset_query("redis", "memory", Some(&d));
+    assert!(instant(&rt, &c, &mq).series.is_empty(), "{mq}");
+
+    let q = preset_query("redis", "queue-depth", Some(&d));
+    let before = conn.llen(queue);
+    let got = one(&rt, &c, &q);
+    let after = conn.llen(queue);
+    assert_eq!(before, after, "the queue moved while it was measured");
+    eprintln!("redis {queue}: LLEN {before}, preset {got}");
+    assert_eq!(got, before as f64, "{q}");
+    assert_eq!(before, jobs);
+
+    // Connected clients: ours (this connection, the idle and the blocked ones) as INFO counts
+    // them, plus the exporter's own connection, open while it reads INFO.
+    let info = conn.info("clients");
+    let field = |k: &str| -> f64 {
+        info.get(k)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("INFO clients has no {k}: {info:?}"))
+    };
+    let (connected, max, blocked_n) = (
+        field("connected_clients"),
+        field("maxclients"),
+        field("blocked_clients"),
+    );
+    let sq = preset_query("redis", "saturation", Some(&d));
+    let sat = one(&rt, &c, &sq);
+    let bq = preset_query("redis", "blocked-clients", Some(&d));
+    let got_blocked = one(&rt, &c, &bq);
+    eprintln!(
+        "redis INFO clients: connected {connected}, maxclients {max}, blocked {blocked_n}; presets saturation {sat}, blocked {got_blocked}"
+    );
+    assert_eq!(connected, (idle.len() + 2) as f64);
+    assert!(
+        close(sat, (connected + 1.0) / max, 1e-9),
+        "{sat} vs ({connected} + 1)/{max}\n{sq}"
+    );
+    assert_eq!(got_blocked, blocked_n, "{bq}");
+    assert_eq!(blocked_n, 1.0);
+
+    // With maxmemory set, memory used of it as INFO memory says (used_memory moves a little
+    // with every command, this test's included).
+    let limit = 64 << 20;
+    let set = conn.command(&["CONFIG", "SET", "maxmemory", &limit.to_string()]);
+    assert_eq!(set.expect("CONFIG SET"), Reply::Status("OK".into()));
+    std::thread::sleep(Duration::from_millis(2500));
+    let used = |conn: &mut Resp| -> f64 {
+        conn.info("memory")["used_memory"]
+            .parse()
+            .expect("used_memory")
+    };
+    let lo = used(&mut conn);
+    let mem = one(&rt, &c, &mq);
+    let hi = used(&mut conn);
+    eprintln!("redis INFO memory: used {lo}..{hi} of {limit}; preset {mem:.5}");
+    assert!(
+        close(mem, (lo + hi) / 2.0 / limit as f64, 0.05),
+        "{mem} vs {lo}..{hi} / {limit}\n{mq}"
+    );
+    drop(idle);
+}
+
+/// PgBouncer's `SHOW STATS` for [`realstack::APP_DB`]: (queries, query time, wait time), times
+/// in microseconds. 1.18 has 15 columns (database, total_xact_count, total_query_count, ...,
+/// total_query_time, total_wait_time, avg_*); 1.23 put total_server_assignment_count second.
+fn show_stats(bouncer: &realstack::PgBouncer) -> (f64, f64, f64) {
+    let text = bouncer.admin("SHOW STATS").expect("show stats");
+    let row = text
+        .lines()
+        .map(|l| l.split('|').collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&realstack::APP_DB))
+        .unwrap_or_else(|| panic!("no {} in SHOW STATS:\n{text}", realstack::APP_DB));
+    let o = usize::from(row.len() > 15);
+    let n = |i: usize| -> f64 { row[i + o].trim().parse().expect("a number") };
+    (n(2), n(6), n(7))
+}
+
+#[test]
+fn pgbouncer_query_time_and_client_wait_split_as_show_stats_says() {
+    let Some((_pg, bouncer, exporter)) = pgbouncer_stack() else {
+        return;
+    };
+    let opts = bouncer.options.clone();
+    // More clients than servers, short statements: most queries wait for a server first.
+    let clients = opts.default_pool_size * 2 + 2;
+    let load = |secs| {
+        realstack::Pgbench::start(
+            bouncer.port,
+            "SELECT pg_sleep(0.02);\n",
+            clients,
+            Duration::from_secs(secs),
+        )
+        .map(|b| assert!(b.wait().status.success(), "pgbench failed"))
+    };
+    // The pool (and its SHOW STATS row) exists from the first client on: a first load before
+    // Prometheus starts, so that its first scrape reads `start` and the presets' windows hold
+    // exactly what the second load adds. Its counters must be well above zero: rate() stops
+    // extrapolating a counter where it would reach zero, which would scale the three rates
+    // differently (a wait time started from nothing read 6 % low).
+    if load(2).is_none() {
+        return;
+    }
+    let start = show_stats(&bouncer);
+    let Some((_prom, rt, c)) = scraping(vec![exporter.target()]) else {
+        return;
+    };
+    let app = format!("{{database=\"{}\"}}", realstack::APP_DB);
+    wait_series(
+        &rt,
+        &c,
+        &format!("pgbouncer_stats_queries_total{app}"),
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        show_stats(&bouncer),
+        start,
+        "no query may run before the load"
+    );
+    if load(5).is_none() {
+        return;
+    }
+    // Two scrapes after the last query.
+    std::thread::sleep(Duration::from_millis(2500));
+    let end = show_stats(&bouncer);
+    let (queries, query_us, wait_us) = (end.0 - start.0, end.1 - start.1, end.2 - start.2);
+    let d = discovered(&rt, &c, "discovery");
+    let of_app = |q: &str| -> f64 {
+        let a = instant(&rt, &c, q);
+        a.series
+            .iter()
+            .find(|s| s.labels.get("database").map(String::as_str) == Some(realstack::APP_DB))
+            .and_then(warroom::metrics::Series::last)
+            .unwrap_or_else(|| panic!("no {} series: {a:?}\n{q}", realstack::APP_DB))
+            .v
+    };
+    let lq = preset_query("pgbouncer", "query-latency", Some(&d));
+    let wq = preset_query("pgbouncer", "mean-client-wait", Some(&d));
+    let (exec, wait) = (of_app(&lq), of_app(&wq));
+    assert_eq!(
+        show_stats(&bouncer),
+        end,
+        "the stats moved while they were read"
+    );
+    let want_exec = (query_us - wait_us) / queries / 1e6;
+    let want_wait = wait_us / queries / 1e6;
+    eprintln!(
+        "pgbouncer SHOW STATS: {queries} queries, query time {query_us} µs, wait {wait_us} µs; presets: on the server {exec:.6} s (want {want_exec:.6}), wait {wait:.6} s (want {want_wait:.6})"
+    );
+    assert!(close(exec, want_exec, 1e-6), "{exec} vs {want_exec}\n{lq}");
+    assert!(close(wait, want_wait, 1e-6), "{wait} vs {want_wait}\n{wq}");
+    // The load made clients wait, and each statement sleeps 20 ms on the server.
+    assert!(wait > 0.001, "no client waited: {wait}");
+    assert!((0.02..0.1).contains(&exec), "{exec}");
 }

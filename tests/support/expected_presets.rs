@@ -8,6 +8,44 @@ fn strs(g: &[String]) -> Vec<&str> {
     g.iter().map(String::as_str).collect()
 }
 
+/// PgBouncer's query time, client wait (both in seconds) and query count per second by
+/// database, through exporter `n` in the preset's order: community ≥ 0.11, < 0.11, spreaker.
+fn pgbouncer_stats(n: usize, f: &Fx) -> (Vector, Vector, Vector) {
+    let db = &["database"][..];
+    let (names, scale) = match n {
+        0 => (
+            [
+                "pgbouncer_stats_totals_queries_duration_seconds_total",
+                "pgbouncer_stats_totals_client_wait_seconds_total",
+                "pgbouncer_stats_totals_queries_pooled_total",
+            ],
+            1.0,
+        ),
+        1 => (
+            [
+                "pgbouncer_stats_queries_duration_seconds_total",
+                "pgbouncer_stats_client_wait_seconds_total",
+                "pgbouncer_stats_queries_pooled_total",
+            ],
+            1.0,
+        ),
+        _ => (
+            [
+                "pgbouncer_stats_queries_duration_microseconds_total",
+                "pgbouncer_stats_waiting_duration_microseconds_total",
+                "pgbouncer_stats_queries_total",
+            ],
+            1e-6,
+        ),
+    };
+    let seconds = |name| map(&sum(f.rate(name, &[]), db), |x| x * scale);
+    (
+        seconds(names[0]),
+        seconds(names[1]),
+        sum(f.rate(names[2], &[]), db),
+    )
+}
+
 /// What panel `n` of `signal` in `stack` must give with `$group` = `g`. `None`: no
 /// expectation written (the test fails if the query returns anything).
 pub fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Option<Vector> {
@@ -95,33 +133,14 @@ pub fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Op
             db,
         ),
         ("pgbouncer", "waiting-clients", 1) => sum(f.gauge("pgbouncer_waiting_clients", &[]), db),
-        ("pgbouncer", "query-latency", 0) => div(
-            &sum(
-                f.rate("pgbouncer_stats_totals_queries_duration_seconds_total", &[]),
-                db,
-            ),
-            &sum(
-                f.rate("pgbouncer_stats_totals_queries_pooled_total", &[]),
-                db,
-            ),
-        ),
-        ("pgbouncer", "query-latency", 1) => div(
-            &sum(
-                f.rate("pgbouncer_stats_queries_duration_seconds_total", &[]),
-                db,
-            ),
-            &sum(f.rate("pgbouncer_stats_queries_pooled_total", &[]), db),
-        ),
-        ("pgbouncer", "query-latency", 2) => div(
-            &map(
-                &sum(
-                    f.rate("pgbouncer_stats_queries_duration_microseconds_total", &[]),
-                    db,
-                ),
-                |x| x / 1e6,
-            ),
-            &sum(f.rate("pgbouncer_stats_queries_total", &[]), db),
-        ),
+        ("pgbouncer", "query-latency", n @ 0..=2) => {
+            let (query_time, wait, queries) = pgbouncer_stats(n, f);
+            div(&map(&sub(&query_time, &wait), |x| x.max(0.0)), &queries)
+        }
+        ("pgbouncer", "mean-client-wait", n @ 0..=2) => {
+            let (_, wait, queries) = pgbouncer_stats(n, f);
+            div(&wait, &queries)
+        }
         ("pgbouncer", "instances-up", 0) => avg(f.gauge("pgbouncer_up", &[]), &[]),
         // HikariCP
         ("hikaricp", "saturation", 0) => div(
@@ -535,6 +554,23 @@ pub fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Op
         ),
         // The simulator's names are not in these fixtures.
         ("sim", _, _) => Vector::new(),
+        // redis_exporter
+        ("redis", "saturation", 0) => div(
+            &sum(f.gauge("redis_connected_clients", &[]), g),
+            &positive(&sum(f.gauge("redis_config_maxclients", &[]), g)),
+        ),
+        ("redis", "memory", 0) => div(
+            &sum(f.gauge("redis_memory_used_bytes", &[]), g),
+            &positive(&sum(f.gauge("redis_memory_max_bytes", &[]), g)),
+        ),
+        ("redis", "query-latency", 0) => div(
+            &sum(f.rate("redis_commands_duration_seconds_total", &[]), g),
+            &positive(&sum(f.rate("redis_commands_total", &[]), g)),
+        ),
+        ("redis", "evictions", 0) => sum(f.rate("redis_evicted_keys_total", &[]), g),
+        ("redis", "blocked-clients", 0) => sum(f.gauge("redis_blocked_clients", &[]), g),
+        ("redis", "queue-depth", 0) => sum(f.gauge("redis_key_size", &[]), &["key"]),
+        ("redis", "instances-up", 0) => avg(f.gauge("redis_up", &[]), &[]),
         _ => return None,
     };
     Some(v)

@@ -93,12 +93,17 @@ pub struct Resp {
 impl Resp {
     /// Send one command and read its reply.
     pub fn command(&mut self, args: &[&str]) -> std::io::Result<Reply> {
+        self.send(args)?;
+        self.read()
+    }
+
+    /// Send one command without reading its reply (a BRPOP left blocked, say).
+    pub fn send(&mut self, args: &[&str]) -> std::io::Result<()> {
         let mut out = format!("*{}\r\n", args.len());
         for a in args {
             out += &format!("${}\r\n{a}\r\n", a.len());
         }
-        self.writer.write_all(out.as_bytes())?;
-        self.read()
+        self.writer.write_all(out.as_bytes())
     }
 
     fn read(&mut self) -> std::io::Result<Reply> {
@@ -136,6 +141,18 @@ impl Resp {
             }
             _ => return Err(bad()),
         })
+    }
+
+    /// The fields of `INFO section` (`connected_clients` → "7").
+    pub fn info(&mut self, section: &str) -> std::collections::BTreeMap<String, String> {
+        match self.command(&["INFO", section]) {
+            Ok(Reply::Bulk(Some(text))) => text
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+                .collect(),
+            other => panic!("INFO {section}: {other:?}"),
+        }
     }
 
     /// `LLEN key`.
