@@ -279,6 +279,13 @@ mod tests {
         }
     }
 
+    /// A run's step records, numbered from 1: (milliseconds, step, state, detail).
+    fn steps(entries: &[(i64, &str, StepState, &str)]) -> Vec<Record> {
+        (entries.iter().zip(1..))
+            .map(|(&(ms, id, state, detail), seq)| rec(seq, ms, step(id, state, detail)))
+            .collect()
+    }
+
     fn step(step: &str, state: StepState, detail: &str) -> Event {
         Event::RunbookStep {
             run: RunRef {
@@ -294,45 +301,26 @@ mod tests {
 
     #[test]
     fn steps_carry_titles_confirmations_and_the_targets_they_acted_on() {
-        let records = [
-            rec(
+        use StepState::{Started, Succeeded};
+        let mut records = steps(&[
+            (0, "rollback", Started, "http: Roll back the deploy"),
+            (
                 1,
-                0,
-                step("rollback", StepState::Started, "http: Roll back the deploy"),
+                "rollback",
+                Started,
+                "confirmed: the operator typed \"rollback\"",
             ),
-            rec(
-                2,
-                1,
-                step(
-                    "rollback",
-                    StepState::Started,
-                    "confirmed: the operator typed \"rollback\"",
-                ),
-            ),
-            rec(
-                3,
-                900,
-                step("rollback", StepState::Succeeded, "HTTP 200 {\"ok\":true}"),
-            ),
-            rec(
-                4,
-                1000,
-                step("restart", StepState::Started, "batch: Restart api"),
-            ),
-            rec(
-                5,
-                9_000,
-                step("restart", StepState::Started, "rollout: {\"batch\":1}"),
-            ),
-            rec(
-                5,
+            (900, "rollback", Succeeded, "HTTP 200 {\"ok\":true}"),
+            (1000, "restart", Started, "batch: Restart api"),
+            (9_000, "restart", Started, "rollout: {\"batch\":1}"),
+            (
                 12_000,
-                step(
-                    "restart",
-                    StepState::Started,
-                    "confirmed: the operator typed \"batch 1\"",
-                ),
+                "restart",
+                Started,
+                "confirmed: the operator typed \"batch 1\"",
             ),
+        ]);
+        records.extend([
             rec(
                 6,
                 9001,
@@ -365,7 +353,7 @@ mod tests {
                     state: StepState::Cancelled,
                 },
             ),
-        ];
+        ]);
         let events: Vec<(&Record, &Event)> = records.iter().map(|r| (r, &r.kind)).collect();
         let s = runs(&events);
         assert_eq!(s.len(), 2);
@@ -380,42 +368,20 @@ mod tests {
     /// Confirmations by `--yes`, skipped and declined steps, as journals hold them.
     #[test]
     fn assumed_confirmations_and_skipped_or_declined_steps_are_read() {
-        let records = [
-            rec(
-                1,
-                0,
-                step("drain", StepState::Started, "haproxy: Drain api-0"),
-            ),
-            rec(
-                2,
+        use StepState::{Cancelled, Started, Succeeded};
+        let records = steps(&[
+            (0, "drain", Started, "haproxy: Drain api-0"),
+            (
                 5_000,
-                step(
-                    "drain",
-                    StepState::Started,
-                    "confirmed: assumed (--yes), \"drain\" was not typed",
-                ),
+                "drain",
+                Started,
+                "confirmed: assumed (--yes), \"drain\" was not typed",
             ),
-            rec(
-                3,
-                6_000,
-                step("drain", StepState::Succeeded, "skipped: already drained"),
-            ),
-            rec(
-                4,
-                7_000,
-                step("scale", StepState::Started, "manual: Scale out"),
-            ),
-            rec(
-                5,
-                8_000,
-                step("scale", StepState::Cancelled, "declined: not confirmed"),
-            ),
-            rec(
-                6,
-                9_000,
-                step("look", StepState::Started, "check: Pool below 80 %"),
-            ),
-        ];
+            (6_000, "drain", Succeeded, "skipped: already drained"),
+            (7_000, "scale", Started, "manual: Scale out"),
+            (8_000, "scale", Cancelled, "declined: not confirmed"),
+            (9_000, "look", Started, "check: Pool below 80 %"),
+        ]);
         let events: Vec<(&Record, &Event)> = records.iter().map(|r| (r, &r.kind)).collect();
         let s = runs(&events);
         assert_eq!(s.len(), 3, "{s:?}");
