@@ -84,47 +84,16 @@ pub async fn run(
 
     // Refresh once a wall-clock second: in simulated time that is `speed` seconds.
     config.refresh = Duration::from_secs_f64(speed.max(1.0));
-    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(r.clock());
     let source_name = format!("embedded · {name} {speed}× · control http://{control}");
-    let mut model = Model::new(&config, theme, source_name, clock.now());
-    model.briefing = Some(briefing);
-    model.rehearsal = true;
-    model.wall = Some(Utc::now());
-    if let Some(w) = warning {
-        model.notify(w, true, None);
-    }
-    // A rehearsal is an incident like any other, its records in simulated time: the timeline,
-    // the runbooks' records and the export all work as they would for real.
-    let header = crate::incident::open::Header {
-        title: Some(title),
-        severity: None,
+    let names = Names {
+        name: name.clone(),
+        title,
+        briefing,
     };
-    let locked = crate::incident::open::lock(
-        &crate::incident::Store::new(data_dir),
-        crate::incident::open::Which::New(model.now),
-        crate::incident::store::Role::Console,
-    )?;
-    let journal =
-        super::runtime::open_incident(&mut model, locked, header, Some(clock.clone())).await?;
-    record_service(&mut model, &journal, &r.service_label).await;
-    let services = super::workers::Services {
-        source: Arc::new(store.clone()),
-        declare: None,
-        journal: Some(journal),
-        alerts: None,
-        export: super::runtime::export_setup(
-            &model,
-            &crate::incident::Store::new(data_dir),
-            &config,
-        ),
-        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label),
-        rehearsal: Some(r.live()),
-        github: None,
-        serve: true,
-        follow: None,
-        discovery: None,
-    };
+    let source: Arc<dyn crate::metrics::Source> = Arc::new(store.clone());
+    let (model, services) =
+        rehearsal_console(&config, data_dir, &r, source, source_name, &clock, names, true).await?;
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
     let code = result?;
@@ -159,6 +128,57 @@ struct Names {
     briefing: String,
 }
 
+/// The console of a rehearsal: its model (the briefing up, the rehearsal's clock), its
+/// incident opened (records in simulated time when `in_sim_time`, else the wall clock's, as the
+/// data are), and the services that act on the stage.
+#[allow(clippy::too_many_arguments)]
+async fn rehearsal_console(
+    config: &Config,
+    data_dir: &Path,
+    r: &Stage,
+    source: Arc<dyn crate::metrics::Source>,
+    source_name: String,
+    clock: &Arc<dyn Clock>,
+    names: Names,
+    in_sim_time: bool,
+) -> color_eyre::Result<(Model, super::workers::Services)> {
+    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let mut model = Model::new(config, theme, source_name, clock.now());
+    model.briefing = Some(names.briefing);
+    model.rehearsal = true;
+    model.wall = Some(Utc::now());
+    if let Some(w) = warning {
+        model.notify(w, true, None);
+    }
+    // A rehearsal is an incident like any other: the timeline, the runbooks' records and the
+    // export all work as they would for real.
+    let header = crate::incident::open::Header {
+        title: Some(names.title),
+        severity: None,
+    };
+    let store = crate::incident::Store::new(data_dir);
+    let locked = crate::incident::open::lock(
+        &store,
+        crate::incident::open::Which::New(model.now),
+        crate::incident::store::Role::Console,
+    )?;
+    let journal_clock = in_sim_time.then(|| clock.clone());
+    let journal = super::runtime::open_incident(&mut model, locked, header, journal_clock).await?;
+    record_service(&mut model, &journal, &r.service_label).await;
+    let services = super::workers::Services {
+        journal: Some(journal),
+        export: super::runtime::export_setup(&model, &store, config),
+        runbooks: crate::rehearsal::runbooks::setup(config, &r.url(), &r.service_label),
+        rehearsal: Some(crate::rehearsal::stage::Live {
+            journal_in_sim_time: in_sim_time,
+            ..r.live()
+        }),
+        serve: true,
+        ..super::workers::Services::metrics_only(source)
+    };
+    Ok((model, services))
+}
+
 /// `warroom gameday SCENARIO --prometheus URL`: the console on a real Prometheus that scrapes
 /// the rehearsal's simulator. Its data are stamped with wall time, so the console's clock is
 /// the wall clock; the simulated time is in the source line and the score at the end.
@@ -170,57 +190,18 @@ async fn on_prometheus(
     names: Names,
     speed: f64,
 ) -> color_eyre::Result<ExitCode> {
-    let Names {
-        name,
-        title,
-        briefing,
-    } = names;
     config.prometheus.url = Some(url.trim_end_matches('/').to_string());
     let source = crate::metrics::from_config::from_config(&config)?;
-    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let clock: Arc<dyn Clock> = Arc::new(crate::clock::WallClock);
     let source_name = format!(
-        "{} · {name} {speed}× · scrapes http://{}",
+        "{} · {} {speed}× · scrapes http://{}",
         source.describe(),
+        names.name,
         r.addr
     );
-    let mut model = Model::new(&config, theme, source_name, clock.now());
-    model.briefing = Some(briefing);
-    model.rehearsal = true;
-    if let Some(w) = warning {
-        model.notify(w, true, None);
-    }
-    let header = crate::incident::open::Header {
-        title: Some(title),
-        severity: None,
-    };
-    let locked = crate::incident::open::lock(
-        &crate::incident::Store::new(data_dir),
-        crate::incident::open::Which::New(model.now),
-        crate::incident::store::Role::Console,
-    )?;
-    let journal = super::runtime::open_incident(&mut model, locked, header, None).await?;
-    record_service(&mut model, &journal, &r.service_label).await;
-    let services = super::workers::Services {
-        source,
-        declare: None,
-        journal: Some(journal),
-        alerts: None,
-        export: super::runtime::export_setup(
-            &model,
-            &crate::incident::Store::new(data_dir),
-            &config,
-        ),
-        runbooks: crate::rehearsal::runbooks::setup(&config, &r.url(), &r.service_label),
-        rehearsal: Some(crate::rehearsal::stage::Live {
-            journal_in_sim_time: false,
-            ..r.live()
-        }),
-        github: None,
-        serve: true,
-        follow: None,
-        discovery: None,
-    };
+    let name = names.name.clone();
+    let (model, services) =
+        rehearsal_console(&config, data_dir, &r, source, source_name, &clock, names, false).await?;
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();
     drop(r);
