@@ -92,8 +92,17 @@ pub async fn run(
         briefing,
     };
     let source: Arc<dyn crate::metrics::Source> = Arc::new(store.clone());
-    let (model, services) =
-        rehearsal_console(&config, data_dir, &r, source, source_name, &clock, names, true).await?;
+    let (model, services) = rehearsal_console(
+        &config,
+        data_dir,
+        &r,
+        source,
+        source_name,
+        &clock,
+        names,
+        true,
+    )
+    .await?;
     let result = super::runtime::run_terminal(model, services, clock).await;
     drop(r);
     let code = result?;
@@ -200,8 +209,17 @@ async fn on_prometheus(
         r.addr
     );
     let name = names.name.clone();
-    let (model, services) =
-        rehearsal_console(&config, data_dir, &r, source, source_name, &clock, names, false).await?;
+    let (model, services) = rehearsal_console(
+        &config,
+        data_dir,
+        &r,
+        source,
+        source_name,
+        &clock,
+        names,
+        false,
+    )
+    .await?;
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();
     drop(r);
