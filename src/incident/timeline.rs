@@ -29,18 +29,13 @@ fn step_state(s: StepState) -> &'static str {
     }
 }
 
-/// One line describing `event`, free of control characters (newlines in notes are shown as
-/// `\n`).
 /// A reading as the journal and Prometheus write it: `+Inf`, `-Inf` and `NaN` by name.
 fn reading(v: f64) -> String {
-    match v {
-        v if v.is_nan() => "NaN".into(),
-        f64::INFINITY => "+Inf".into(),
-        f64::NEG_INFINITY => "-Inf".into(),
-        v => v.to_string(),
-    }
+    crate::strings::non_finite(v).map_or_else(|| v.to_string(), str::to_string)
 }
 
+/// One line describing `event`, free of control characters (newlines in notes are shown as
+/// `\n`).
 pub fn describe(event: &Event) -> String {
     let text = match event {
         Event::IncidentOpened { title, severity } => {

@@ -129,16 +129,12 @@ pub enum Reading {
 
 /// A reading's value in words: `+Inf`, `-Inf`, `NaN` by name, else at most four decimals.
 fn number(v: f64) -> String {
-    match v {
-        v if v.is_nan() => "NaN".into(),
-        f64::INFINITY => "+Inf".into(),
-        f64::NEG_INFINITY => "-Inf".into(),
-        v => {
-            let s = format!("{v:.4}");
-            let s = s.trim_end_matches('0').trim_end_matches('.');
-            if s == "-0" { "0".into() } else { s.to_string() }
-        }
+    if let Some(word) = crate::strings::non_finite(v) {
+        return word.into();
     }
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.to_string() }
 }
 
 impl fmt::Display for Reading {

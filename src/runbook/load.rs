@@ -264,13 +264,6 @@ impl Checker<'_> {
                 "the runbook has no steps; expected at least one [[step]] table",
             );
         }
-        // Where each step's `precondition = true` is, to point at one that comes too late.
-        let raw_preconditions: BTreeMap<String, Range<usize>> = (raw.step.iter())
-            .filter_map(|s| {
-                let p = s.get_ref().precondition.as_ref()?;
-                (*p.get_ref()).then(|| (s.get_ref().id.get_ref().clone(), p.span()))
-            })
-            .collect();
         for s in raw.step {
             let span = s.span();
             let s = s.into_inner();
@@ -296,11 +289,14 @@ impl Checker<'_> {
             } else {
                 ids.insert(id.clone(), s.id.span());
             }
+            let precondition = s.precondition.as_ref().map(Spanned::span);
             if let Some(step) = self.step(s, span, &known) {
+                if let (true, Some(at)) = (step.precondition, precondition) {
+                    self.precondition_first(&steps, &step.id, at);
+                }
                 steps.push(step);
             }
         }
-        self.preconditions_first(&steps, &raw_preconditions);
         let applies = raw.applies.and_then(|a| self.applies(a, &known));
         // Text shown to people is sanitized here, where it enters; templates stay exact (they
         // are what is sent) and the plan sanitizes what it prints of them.
@@ -344,22 +340,17 @@ impl Checker<'_> {
         Some(Applies { on, symptom })
     }
 
-    /// A precondition is checked before the runbook changes anything: none may follow a step
-    /// that changes the system.
-    fn preconditions_first(&mut self, steps: &[Step], spans: &BTreeMap<String, Range<usize>>) {
-        let Some(first) = steps.iter().position(|s| s.mutating) else {
-            return;
-        };
-        for s in steps[first..].iter().filter(|s| s.precondition) {
-            if let Some(span) = spans.get(&s.id) {
-                self.err(
-                    span.clone(),
-                    format!(
-                        "step \"{}\" comes after \"{}\", which changes the system: a precondition must be checked before anything changes; move it up or remove precondition",
-                        s.id, steps[first].id
-                    ),
-                );
-            }
+    /// A precondition is checked before the runbook changes anything: step `id` (its
+    /// `precondition = true` at `at`) may not follow one of `before` that changes the system.
+    fn precondition_first(&mut self, before: &[Step], id: &str, at: Range<usize>) {
+        if let Some(first) = before.iter().find(|s| s.mutating) {
+            self.err(
+                at,
+                format!(
+                    "step \"{id}\" comes after \"{}\", which changes the system: a precondition must be checked before anything changes; move it up or remove precondition",
+                    first.id
+                ),
+            );
         }
     }
 

@@ -48,7 +48,7 @@ impl Writer {
             Event::Code(t) => self.line.push(bold(t.to_string())),
             Event::SoftBreak => self.push(" "),
             Event::HardBreak => self.flush(r),
-            Event::Html(_) | Event::InlineHtml(_) => {}
+            // HTML (the README's key-table markers), rules, footnotes: nothing in a man page.
             _ => {}
         }
     }
