@@ -188,6 +188,15 @@ pub fn draft_with(
 ) -> Result<Draft, ExportError> {
     let tz = opts.timezone;
     let records = drafted_records(records);
+    // Every figure and chart stops where the record does.
+    let clipped = |all: &[PanelSnapshot]| -> Vec<PanelSnapshot> {
+        match crate::incident::open::rehearsal_end(&records) {
+            Some(end) => all.iter().map(|s| s.until(end)).collect(),
+            None => all.to_vec(),
+        }
+    };
+    let (snaps, fact_snaps) = (clipped(snaps), clipped(fact_snaps));
+    let (snaps, fact_snaps) = (snaps.as_slice(), fact_snaps.as_slice());
     let evidence = facts::Evidence {
         records: &records,
         panels: snaps,

@@ -82,6 +82,20 @@ impl PanelSnapshot {
     pub fn bad_below(&self) -> bool {
         self.bad_when == "below"
     }
+
+    /// The snapshot without its points after `end` (the end of the record: a rehearsal's data
+    /// past its end are the store's echo of the last scrapes, not readings), its window cut
+    /// there too. A series left with no points is dropped.
+    pub fn until(&self, end: DateTime<Utc>) -> PanelSnapshot {
+        let last = end.timestamp_millis() as f64 / 1000.0;
+        let mut out = self.clone();
+        for s in &mut out.series {
+            s.points.retain(|p| p[0] <= last + 1e-6);
+        }
+        out.series.retain(|s| !s.points.is_empty());
+        out.window.to = out.window.to.min(end).max(out.window.from);
+        out
+    }
 }
 
 /// The unit's name as the config file spells it.
@@ -402,6 +416,48 @@ mod tests {
             unique_slugs(["A b", "a-b", "c"].into_iter()),
             vec!["a-b", "a-b-2", "c"]
         );
+    }
+
+    #[test]
+    fn a_snapshot_until_the_end_keeps_nothing_after_it() {
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let series = |labels: &[(&str, &str)], ts: &[i64]| SnapshotSeries {
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            points: ts
+                .iter()
+                .map(|t| [(1_800_000_000 + t) as f64, 1.0])
+                .collect(),
+        };
+        let snap = PanelSnapshot {
+            order: 0,
+            slug: "a".into(),
+            title: "A".into(),
+            query: "a".into(),
+            unit: "count".into(),
+            warn: None,
+            crit: None,
+            bad_when: "above".into(),
+            legend: None,
+            signal: None,
+            window: SnapshotWindow::covering(at, at + chrono::Duration::minutes(30), 60.0),
+            series: vec![
+                series(&[("pod", "a")], &[0, 60, 600, 660]),
+                series(&[("pod", "b")], &[900, 960]),
+            ],
+            error: None,
+        };
+        let cut = snap.until(at + chrono::Duration::seconds(600));
+        assert_eq!(
+            cut.series.len(),
+            1,
+            "a series only after the end is dropped"
+        );
+        assert_eq!(cut.series[0].points.len(), 3, "the point at the end stays");
+        assert_eq!(cut.window.to, at + chrono::Duration::seconds(600));
+        assert_eq!(snap.until(at + chrono::Duration::hours(2)), snap);
     }
 
     /// A backend that is down, counting how often it is asked.

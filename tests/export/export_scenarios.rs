@@ -212,10 +212,43 @@ fn play(name: &'static str, scenario: &str, plays: &[&str], run_for: &str) -> Pl
     }
 }
 
+/// Every instant the draft names (`utc` fields) is within the record: a rehearsal's store
+/// still answers after its end, with rates over the last few scrapes.
+fn nothing_dated_after_the_record(p: &Played) {
+    fn instants(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    match (k.as_str(), v.as_str()) {
+                        ("utc", Some(t)) => out.push(t.to_string()),
+                        _ => instants(v, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| instants(v, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    instants(&p.facts, &mut all);
+    assert!(!all.is_empty(), "{}: the facts name no instant", p.name);
+    let end = p.scrapes.last().unwrap().t;
+    for t in all {
+        let at = p.secs(&serde_json::Value::String(t.clone()));
+        assert!(
+            at <= end + 1e-6,
+            "{}: {t} is {:.0} s after the record's end",
+            p.name,
+            at - end
+        );
+    }
+}
+
 /// The checks every draft passes, against the simulator's record.
 fn check(p: &Played) {
     let name = p.name;
     let f = &p.facts;
+    nothing_dated_after_the_record(p);
     // The impact window: the first scrape where the simulator's error ratio reached 5 %, and
     // the scrape after the last one still above the way back (5 % less 5 % hysteresis), when
     // it came back for good before the record ends.
