@@ -9,7 +9,7 @@ use crate::runbook::setup::RunbookSetup;
 /// rehearsal does not set itself. Their durations need no change: they run on the rehearsal's
 /// clock, so every one of them (literal or variable) is simulated time.
 pub fn setup(config: &Config, control_url: &str, service: &str) -> RunbookSetup {
-    let dirs: Vec<std::path::PathBuf> = config.runbook_dir.iter().cloned().collect();
+    let dirs = RunbookSetup::config_dirs(config);
     let vars = vec![
         ("base_url".into(), control_url.to_string()),
         ("service".into(), service.to_string()),

@@ -58,10 +58,16 @@ impl RunbookSetup {
         }
     }
 
-    /// The config's runbook directory and `[runbooks.vars]`, with no console values.
+    /// The runbook directories `warroom runbook list` searches (the XDG config dir's, the
+    /// config's, `./runbooks/`) and the config's `[runbooks.vars]`, with no console values.
     pub fn from_config(config: &crate::config::Config) -> Self {
-        RunbookSetup::new(config.runbook_dir.iter().cloned().collect(), Vec::new())
-            .with_config_vars(config)
+        RunbookSetup::new(Self::config_dirs(config), Vec::new()).with_config_vars(config)
+    }
+
+    /// Where a console, a rehearsal and `warroom runbook` look for runbooks: one list, so a
+    /// runbook `runbook list` shows is one `gameday --play` and the console find.
+    pub fn config_dirs(config: &crate::config::Config) -> Vec<PathBuf> {
+        crate::runbook::catalog::search_dirs(config.runbook_dir.as_deref(), None)
     }
 
     /// The same setup with the config's `[runbooks.vars]` under this console's own values.

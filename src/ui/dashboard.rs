@@ -77,7 +77,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         tz: model.tz,
         start,
         end,
-        paused: model.paused,
+        feed: panel::Feed::of(model),
         value_age: model.value_age(i),
         marks: marks(model, &model.panels[i].config.title, start, end),
     };
@@ -187,7 +187,7 @@ fn draw_compact<'a>(
             None => spans.push(Span::styled(format!("{:>8} {:<6} ", "—", ""), t.muted)),
         }
         spans.push(Span::styled(sparkline(p, v.start, v.end, 12), t.series(0)));
-        let (tag, style) = panel::state_tag_paused(&v.state, v.paused, t);
+        let (tag, style) = panel::state_tag_in(&v.state, v.feed, t);
         spans.push(Span::styled(format!(" {tag}"), style));
         // A stale panel's tag says its age already; a failing one's old value says it here.
         if let (Some(a), false) = (v.value_age, matches!(v.state, PanelState::Stale { .. })) {

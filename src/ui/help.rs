@@ -73,7 +73,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }
     }
     for text in [
-        "Panel states: ● live  ◌ loading  ◷ stale  ◐ partial  ✖ failing",
+        "Panel states: ● live  ◌ loading  ◷ stale  ◐ partial  ✖ failing  ⏸ paused  ↺ replayed",
         "Levels: ✓ ok  △ WARN  ▲ CRIT    Rebind: [keys.MODE] in warroom.toml",
         "In every field: ctrl-u clears to the start, ctrl-w deletes a word, home/end, left/right",
         "The runbook pane's other keys are the dashboard's (it shares the screen with it)",

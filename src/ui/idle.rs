@@ -27,8 +27,8 @@ pub fn key(model: &Model) -> u64 {
         n.warning.hash(&mut h);
     }
     for i in 0..model.panels.len() {
-        let (tag, _) =
-            super::panel::state_tag_paused(&model.panel_state(i), model.paused, &model.theme);
+        let feed = super::panel::Feed::of(model);
+        let (tag, _) = super::panel::state_tag_in(&model.panel_state(i), feed, &model.theme);
         tag.hash(&mut h);
         model.value_age(i).map(super::panel::age).hash(&mut h);
     }

@@ -54,8 +54,8 @@ pub struct PanelView<'a> {
     /// Shown window, Unix seconds.
     pub start: f64,
     pub end: f64,
-    /// Refreshing is paused: the panel says so instead of "live".
-    pub paused: bool,
+    /// Where the values come from: live, paused, or a replay of a recorded incident.
+    pub feed: Feed,
     /// How old the value is, when it is too old to be current ([`Model::value_age`]).
     ///
     /// [`Model::value_age`]: crate::app::Model::value_age
@@ -64,12 +64,40 @@ pub struct PanelView<'a> {
     pub marks: Vec<Mark>,
 }
 
-/// The state as a symbol, a word and a style (`paused`: refreshing is paused).
-pub fn state_tag_paused(state: &PanelState, paused: bool, theme: &Theme) -> (String, Style) {
-    if paused && matches!(state, PanelState::Fresh | PanelState::Stale { .. }) {
-        return ("⏸ paused".into(), theme.stale);
+/// Where a panel's values come from, as its tag says: a replay's values are the record's,
+/// never "live".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feed {
+    Live,
+    /// Refreshing is paused.
+    Paused,
+    /// A recorded incident played back.
+    Replay,
+}
+
+impl Feed {
+    pub fn of(model: &crate::app::Model) -> Feed {
+        if model.replay.is_some() {
+            Feed::Replay
+        } else if model.paused {
+            Feed::Paused
+        } else {
+            Feed::Live
+        }
     }
-    state_tag(state, theme)
+}
+
+/// The state as a symbol, a word and a style, as `feed` colours it.
+pub fn state_tag_in(state: &PanelState, feed: Feed, theme: &Theme) -> (String, Style) {
+    match (feed, state) {
+        (Feed::Replay, PanelState::Fresh | PanelState::Stale { .. }) => {
+            ("↺ replayed".into(), theme.stale)
+        }
+        (Feed::Paused, PanelState::Fresh | PanelState::Stale { .. }) => {
+            ("⏸ paused".into(), theme.stale)
+        }
+        _ => state_tag(state, theme),
+    }
 }
 
 /// The state as a symbol, a word and a style.
@@ -125,7 +153,7 @@ pub fn level_tag(level: Level, theme: &Theme) -> (&'static str, Style) {
 /// Draw one panel into `area`.
 pub fn draw(frame: &mut Frame, area: Rect, v: &PanelView) {
     let theme = v.theme;
-    let (tag, tag_style) = state_tag_paused(&v.state, v.paused, theme);
+    let (tag, tag_style) = state_tag_in(&v.state, v.feed, theme);
     let border = if v.selected {
         theme.border_focus
     } else {

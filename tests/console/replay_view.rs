@@ -158,6 +158,9 @@ fn a_frame_at_a_fixed_cursor() {
     let screen = render(&r);
     let text = format!("{screen}");
     assert!(text.contains("REPLAY ⏸ paused 60×"), "{text}");
+    // The panels' values are the record's: none says it is live.
+    assert!(!text.contains("● live"), "{text}");
+    assert!(text.contains("↺ replayed"), "{text}");
     // The cursor in the configured zone: 14:25:17 UTC is 15:25:17 in Berlin in November.
     assert!(text.contains("2026-11-29 15:25:17 CET"), "{text}");
     // The records up to the cursor, newest first; none after it.

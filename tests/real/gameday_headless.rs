@@ -14,9 +14,15 @@ fn warroom() -> Command {
 /// the report (the simulator's record at every scrape) is larger than a pipe holds, and the
 /// child would wait for a reader that waits for it.
 fn run(args: &[&str], limit: Duration) -> serde_json::Value {
+    run_in(args, &[], limit)
+}
+
+/// [`run`] with `env` set for the child.
+fn run_in(args: &[&str], env: &[(&str, &std::path::Path)], limit: Duration) -> serde_json::Value {
     let data = tempfile::tempdir().unwrap();
     let (out, err) = (data.path().join("stdout"), data.path().join("stderr"));
     let mut child = warroom()
+        .envs(env.iter().copied())
         .arg("--data-dir")
         .arg(data.path())
         .args(args)
@@ -145,5 +151,56 @@ fn a_play_runs_at_its_moment_and_counts_as_the_first_mitigation() {
     assert!(
         (60.0..75.0).contains(&mitigation),
         "first mitigation after {mitigation} s"
+    );
+}
+
+#[test]
+fn a_play_finds_the_users_own_runbooks_where_runbook_list_does() {
+    // A runbook of the user's own, in the XDG config dir and nowhere else.
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("warroom").join("runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let shipped = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("runbooks/disable-retries.toml"),
+    )
+    .unwrap();
+    let mine = shipped.replacen(
+        "name = \"disable-retries\"",
+        "name = \"our-retries-off\"",
+        1,
+    );
+    assert_ne!(mine, shipped);
+    std::fs::write(dir.join("our-retries-off.toml"), mine).unwrap();
+    let env = [("XDG_CONFIG_HOME", home.path())];
+
+    let listed = warroom()
+        .env("XDG_CONFIG_HOME", home.path())
+        .args(["runbook", "list"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.contains("our-retries-off"), "{listed}");
+
+    let r = run_in(
+        &[
+            "gameday",
+            "planner-peak",
+            "--headless",
+            "--speed",
+            "50",
+            "--play",
+            "our-retries-off@+1m",
+            "--for",
+            "8m",
+            "--json",
+        ],
+        &env,
+        Duration::from_secs(120),
+    );
+    assert_eq!(r["plays"][0]["runbook"], "our-retries-off");
+    assert!(
+        r["score"]["time_to_first_mitigation_s"].is_number(),
+        "the user's runbook acted: {}",
+        r["score"]
     );
 }
