@@ -37,6 +37,10 @@ pub async fn run(ctx: &Context, args: PublishArgs) -> Result<ExitCode> {
         PublishAs::Issue => Target::Issue,
     };
     let mut out = std::io::stdout().lock();
+    // The author's work left in the draft goes out as it is: say so before it does.
+    for f in crate::postmortem::lint::unfinished(&publication.markdown) {
+        eprintln!("warroom publish: warning: {}", f.message);
+    }
     if args.dry_run {
         let known = Outbox::new(&store.dir(&id)).known(&repo.to_string())?;
         let requests = plan::plan(

@@ -195,3 +195,86 @@ pub fn check(facts: &Facts, gap_limit: Duration, id: &str) -> Vec<Finding> {
     }
     out
 }
+
+/// What marks text the author has still to write or decide in the house draft: a row the data
+/// suggested (`[Suggested] …`), and a placeholder or prompt (`[Author: owner]`,
+/// `> **[Author]** …`). The house template writes them; [`unfinished`] finds them.
+const SUGGESTED: &str = "[Suggested]";
+const AUTHOR: &str = "[Author";
+
+/// The author's work still left in an exported draft (its Markdown): what `warroom publish`
+/// warns about before it sends the draft out.
+pub fn unfinished(markdown: &str) -> Vec<Finding> {
+    let lines_with = |marker: &str| -> (usize, Vec<usize>) {
+        let mut count = 0;
+        let mut lines = Vec::new();
+        for (i, line) in markdown.lines().enumerate() {
+            let n = line.matches(marker).count();
+            if n > 0 {
+                count += n;
+                lines.push(i + 1);
+            }
+        }
+        (count, lines)
+    };
+    let at = |lines: &[usize]| {
+        let shown: Vec<String> = lines.iter().take(8).map(usize::to_string).collect();
+        let more = lines.len().saturating_sub(8);
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
+    };
+    let mut out = Vec::new();
+    let (rows, lines) = lines_with(SUGGESTED);
+    if rows > 0 {
+        out.push(Finding {
+            kind: "unfinished",
+            message: format!(
+                "{rows} row(s) marked {SUGGESTED} are still in the draft (line {}): keep each as \
+                 an action item (`warroom incident action`) or delete it, then export again",
+                at(&lines)
+            ),
+        });
+    }
+    let (asks, lines) = lines_with(AUTHOR);
+    if asks > 0 {
+        out.push(Finding {
+            kind: "unfinished",
+            message: format!(
+                "{asks} {AUTHOR}…] placeholder(s) are still in the draft (line {}): write them \
+                 or delete them",
+                at(&lines)
+            ),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_house_templates_markers_are_the_ones_found() {
+        // The template writes both kinds: a change to its wording must change the markers.
+        let found = unfinished(super::super::template::HOUSE);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].message.contains("[Suggested]"), "{found:?}");
+        assert!(found[1].message.contains("[Author…]"), "{found:?}");
+    }
+
+    #[test]
+    fn rows_and_placeholders_are_counted_by_line() {
+        let md =
+            "# T\n| [Suggested] a | [Author: owner] | [Author: due] |\nok\n> **[Author]** say\n";
+        let found = unfinished(md);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].message.starts_with("1 row(s)"), "{found:?}");
+        assert!(found[0].message.contains("(line 2)"), "{found:?}");
+        assert!(found[1].message.starts_with("3 [Author"), "{found:?}");
+        assert!(found[1].message.contains("(line 2, 4)"), "{found:?}");
+        assert!(unfinished("# Done\nAll written.\n").is_empty());
+    }
+}

@@ -70,6 +70,20 @@ async fn publish_from_the_command_line() {
     assert!(text.contains("POST  /repos/acme/pm/pulls"), "{text}");
     assert!(text.contains("AI-3: Batch restarts"), "{text}");
     assert!(mock.log().is_empty(), "a dry run sends nothing");
+    // The author's work left in the draft is named before anything goes out.
+    let warned = String::from_utf8_lossy(&dry.stderr);
+    let asks = exported.matches("[Author").count();
+    assert!(asks > 0, "the fixture's draft has placeholders");
+    assert!(
+        warned.contains(&format!("warning: {asks} [Author…] placeholder(s)")),
+        "{asks} placeholders: {warned}"
+    );
+    let suggested = exported.matches("[Suggested]").count();
+    assert_eq!(
+        warned.contains("marked [Suggested]"),
+        suggested > 0,
+        "{suggested} suggested rows: {warned}"
+    );
 
     // Without the chart, the real run needs fewer writes, each a second apart.
     let _ = std::fs::remove_file(id_dir.join("charts/pool.svg"));
