@@ -49,6 +49,9 @@ pub struct Config {
     /// `[export] gap_limit`: the longest quiet stretch of a timeline the postmortem lint
     /// accepts.
     pub gap_limit: Duration,
+    /// `[export.public_names]`: the name the public status page gives each service id
+    /// (`calls-api = "Calls"`); a service without one is "our service" there.
+    pub public_names: BTreeMap<String, String>,
 }
 
 /// A commented example of every section (`warroom config example`); a test parses it, with
@@ -133,6 +136,7 @@ impl Default for Config {
             runbook_vars: Vec::new(),
             github: None,
             gap_limit: Duration::from_secs(30 * 60),
+            public_names: BTreeMap::new(),
         }
     }
 }
@@ -162,6 +166,8 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawExport {
     gap_limit: Option<Spanned<String>>,
+    #[serde(default)]
+    public_names: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -295,9 +301,12 @@ impl Config {
         if let Some(t) = raw.theme {
             cfg.theme = t;
         }
-        if let Some(g) = raw.export.and_then(|e| e.gap_limit) {
-            cfg.gap_limit = parse_duration(&g, "[export] gap_limit", 60..=7 * 86_400)
-                .map_err(|m| err(g.span(), m))?;
+        if let Some(export) = raw.export {
+            if let Some(g) = export.gap_limit {
+                cfg.gap_limit = parse_duration(&g, "[export] gap_limit", 60..=7 * 86_400)
+                    .map_err(|m| err(g.span(), m))?;
+            }
+            cfg.public_names = export.public_names;
         }
         if let Some(r) = raw.runbooks {
             let r = r

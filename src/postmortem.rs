@@ -87,6 +87,8 @@ pub struct ExportOptions {
     /// The alerting rules (from Prometheus's `/api/v1/rules`, see [`rules::from_api`]), when
     /// they were read: Detection then names the signals no rule watches.
     pub alert_rules: Option<Vec<rules::AlertRule>>,
+    /// The status page's name for each service id (`[export.public_names]`).
+    pub public_names: std::collections::BTreeMap<String, String>,
 }
 
 impl ExportOptions {
@@ -100,6 +102,7 @@ impl ExportOptions {
             gap_limit: DEFAULT_GAP_LIMIT,
             timeline: timeline::Mode::Folded,
             alert_rules: None,
+            public_names: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -202,6 +205,7 @@ pub fn draft_with(
         panels: snaps,
         facts: fact_snaps,
         rules: opts.alert_rules.as_deref(),
+        public_names: &opts.public_names,
     };
     let facts = facts::compute_from(id, &evidence, tz, opts.timeline);
     let lint = lint::check(&facts, opts.gap_limit, id);

@@ -142,6 +142,7 @@ pub(crate) fn export_setup(
         timezone: config.timezone,
         step_s: config.refresh.as_secs_f64().max(1.0),
         gap_limit: config.gap_limit,
+        public_names: config.public_names.clone(),
     })
 }
 

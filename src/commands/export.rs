@@ -43,6 +43,7 @@ pub async fn run(ctx: &Context, args: ExportArgs) -> color_eyre::Result<ExitCode
         config.timezone,
     );
     opts.out = args.out;
+    opts.public_names = config.public_names.clone();
     opts.template = args.template;
     opts.gap_limit = chrono::Duration::from_std(args.gap_limit.unwrap_or(config.gap_limit))
         .unwrap_or(crate::postmortem::DEFAULT_GAP_LIMIT);

@@ -204,6 +204,8 @@ pub struct Evidence<'a> {
     pub facts: &'a [PanelSnapshot],
     /// The alerting rules, when they were read.
     pub rules: Option<&'a [AlertRule]>,
+    /// The status page's name for each service id; a service without one is not named there.
+    pub public_names: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// Computes the facts of incident `id` from its records and panel snapshots alone (no fact
@@ -216,6 +218,7 @@ pub fn compute(id: &str, records: &[Record], snaps: &[PanelSnapshot], tz: Tz) ->
             panels: snaps,
             facts: &[],
             rules: None,
+            public_names: &std::collections::BTreeMap::new(),
         },
         tz,
         Mode::Folded,
@@ -471,11 +474,11 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
 
     let utc = tz == chrono_tz::UTC;
     let time_words = if utc { "UTC" } else { "local time" }.to_string();
-    let stages = status_stages(&summary, &events, tz);
+    let stages = status_stages(&summary, &events, start, &crossings, tz);
     let status_page = status::compute(&status::Input {
         stages: &stages,
         severity: summary.severity,
-        services: &summary.services,
+        services: &status::public(&summary.services, evidence.public_names),
         impact: impact.as_ref(),
         time_words: &time_words,
         customer: &customer,
@@ -539,16 +542,18 @@ fn title_case(s: Status) -> String {
         .unwrap_or_default()
 }
 
-/// The status page's stages: investigating when opened, each status change, and the
-/// postmortem when resolved.
+/// The status page's stages: investigating from when there was something to investigate,
+/// each status change, and the postmortem when resolved.
 fn status_stages(
     summary: &crate::incident::summary::Summary,
     events: &[(&Record, &Event)],
+    impact_start: Option<DateTime<Utc>>,
+    crossings: &[timeline::Crossing],
     tz: Tz,
 ) -> Vec<(String, Moment)> {
     let mut out: Vec<(String, Moment)> = Vec::new();
-    if let Some(o) = summary.opened_at {
-        out.push((Status::Investigating.as_str().into(), Moment::new(o, tz)));
+    if let Some(at) = investigating_since(summary, events, impact_start, crossings) {
+        out.push((Status::Investigating.as_str().into(), Moment::new(at, tz)));
     }
     for (r, e) in events {
         if let Event::StatusChanged { status } = e
@@ -563,6 +568,31 @@ fn status_stages(
         out.push(("postmortem".into(), Moment::new(last, tz)));
     }
     out
+}
+
+/// When the status page's "investigating" is dated: when customers began to be affected (the
+/// impact's start; without one, the first signal that went bad) or the first thing a person
+/// recorded after opening, whichever came first; never the opening itself, which may come
+/// minutes before anything was wrong (a rehearsal opens before its fault, with signals that
+/// already sit past a level). Without either, the opening.
+fn investigating_since(
+    summary: &crate::incident::summary::Summary,
+    events: &[(&Record, &Event)],
+    impact_start: Option<DateTime<Utc>>,
+    crossings: &[timeline::Crossing],
+) -> Option<DateTime<Utc>> {
+    let opened = summary.opened_at?;
+    let first_bad = impact_start.or_else(|| crossings.iter().filter(|c| c.bad).map(|c| c.at).min());
+    let first_said = events
+        .iter()
+        .filter(|(r, e)| {
+            r.source == crate::incident::Source::Operator
+                && !matches!(e, Event::IncidentOpened { .. })
+        })
+        .map(|(r, _)| r.time)
+        .min();
+    let first = [first_bad, first_said].into_iter().flatten().min();
+    Some(first.map_or(opened, |t| t.max(opened)))
 }
 
 fn mitigation(

@@ -47,6 +47,12 @@ pub struct Input<'a> {
     pub actions: &'a [Action],
 }
 
+/// The services as customers know them: each id's public name (`[export.public_names]`); an id
+/// without one is left out, and with none the page says "our service".
+pub fn public(ids: &[String], names: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+    ids.iter().filter_map(|id| names.get(id).cloned()).collect()
+}
+
 fn services(s: &[String]) -> String {
     if s.is_empty() {
         "our service".into()
@@ -126,10 +132,8 @@ pub fn compute(i: &Input) -> StatusPage {
         ));
     }
     if let Some(d) = &i.customer.duplicates {
-        impact.push(format!(
-            "{} submissions were recorded twice and will be reconciled",
-            d.text
-        ));
+        // No promise ("will be reconciled") that no record supports.
+        impact.push(format!("{} submissions were recorded twice", d.text));
     }
     impact.extend(i.notes.impact.iter().cloned());
     let recovered = i
@@ -137,21 +141,17 @@ pub fn compute(i: &Input) -> StatusPage {
         .iter()
         .find(|r| r.credited)
         .and(i.impact.and_then(|imp| imp.end.as_ref()));
-    let mut response: Vec<String> = i
-        .mitigations
-        .iter()
-        .filter(|m| !m.manual)
-        .map(|m| {
-            let mut t = format!("{} at {}", m.title, m.started.clock);
-            if !m.ok {
-                t.push_str(&format!(" ({})", m.outcome));
-            }
-            t
-        })
-        .collect();
-    if !response.is_empty() {
-        let steps = words::and_list(&response);
-        response = vec![format!("The team took these steps: {steps}")];
+    // The steps in customers' words: when the team acted, never a runbook's or a step's title.
+    let acted: Vec<&Mitigation> = i.mitigations.iter().filter(|m| !m.manual).collect();
+    let mut response: Vec<String> = Vec::new();
+    if let Some(first) = acted.first() {
+        response.push(match acted.len() {
+            1 => format!("Our team began mitigating at {}", first.started.clock),
+            n => format!(
+                "Our team began mitigating at {} and took {n} steps in all",
+                first.started.clock
+            ),
+        });
     }
     if let Some(end) = recovered {
         response.push(format!("Service returned to normal at {}", end.clock));

@@ -175,6 +175,7 @@ async fn console(
             timezone: config.timezone,
             step_s: 5.0,
             gap_limit: config.gap_limit,
+            public_names: Default::default(),
         }),
         runbooks: demo_runbooks(&config, &r.url(), &r.service_label),
         rehearsal: None,

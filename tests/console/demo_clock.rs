@@ -114,6 +114,7 @@ async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) 
             timezone: config.timezone,
             step_s: 5.0,
             gap_limit: config.gap_limit,
+            public_names: Default::default(),
         }),
         runbooks: warroom::rehearsal::runbooks::setup(&config, &stage.url(), &stage.service_label),
         rehearsal: Some(stage.live()),

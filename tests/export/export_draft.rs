@@ -177,6 +177,7 @@ fn figures_match_the_curves_the_snapshots_were_made_from() {
             panels: &snaps,
             facts: &facts_snaps,
             rules: None,
+            public_names: &Default::default(),
         },
         incident::TZ,
         postmortem::timeline::Mode::Folded,
@@ -342,8 +343,19 @@ fn the_default_output_is_the_incidents_exports_dir() {
 #[test]
 fn the_status_page_lists_each_stage_with_its_time() {
     let dir = tempfile::tempdir().unwrap();
-    let (out, _) = export_to(dir.path(), Format::Status, &[], true);
-    let text = std::fs::read_to_string(out.join("status.md")).unwrap();
+    let (store, id) = incident::build(&dir.path().join("data"), &[], true);
+    let mut opts = ExportOptions::new(Format::Status, incident::TZ);
+    opts.out = Some(dir.path().join("out"));
+    // Two of the three services have a public name; the third is not named on the page.
+    opts.public_names = [
+        ("Web trip planner", "Journey planner"),
+        ("mobile applications", "our apps"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    postmortem::export(&store, &id, &opts).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("out").join("status.md")).unwrap();
     // At the worst minute 40 % of user requests failed (the attempts' 81 % counts retries).
     assert!(
         text.starts_with("Partial Outage\n\nUpdate timeline\n"),
@@ -370,16 +382,23 @@ fn the_status_page_lists_each_stage_with_its_time() {
     assert!(
         text.contains(
             "From 07:18 to 08:53 local time (1 hour 35 minutes), 2,240,854 of 8,550,000 \
-             requests to Web trip planner, mobile applications and public journey-planning API \
-             (26%) failed."
+             requests to Journey planner and our apps (26%) failed."
         ),
         "{text}"
     );
     assert!(!text.contains("Journey planner outage"), "{text}");
     assert!(
-        text.contains("**Initial response** The team took these steps: Rollback at 08:03"),
+        text.contains("**Initial response** Our team began mitigating at 08:03"),
         "{text}"
     );
+    // No runbook or step title, no service id.
+    for internal in [
+        "Rollback",
+        "Web trip planner",
+        "public journey-planning API",
+    ] {
+        assert!(!text.contains(internal), "{internal}: {text}");
+    }
     // Each update is its own list item: a blank line before the next, none at the end.
     assert!(text.contains("(26%) failed.\n\n5. postmortem"), "{text}");
     assert!(text.ends_with("backoff and jitter.\n"), "{text}");

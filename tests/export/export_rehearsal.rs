@@ -392,6 +392,7 @@ fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator(
             panels: &snaps,
             facts: &fact_snaps,
             rules: None,
+            public_names: &Default::default(),
         },
         TZ,
         postmortem::timeline::Mode::Folded,

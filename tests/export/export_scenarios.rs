@@ -51,6 +51,8 @@ struct Played {
     md: String,
     status: String,
     scrapes: Vec<Scrape>,
+    /// When the simulator's fault began (seconds from the epoch).
+    fault: f64,
     epoch: DateTime<Utc>,
     _dir: tempfile::TempDir,
 }
@@ -207,6 +209,9 @@ fn play(name: &'static str, scenario: &str, plays: &[&str], run_for: &str) -> Pl
         md: read("postmortem.md"),
         status: read("status.md"),
         scrapes,
+        fault: report["score"]["fault_at_s"]
+            .as_f64()
+            .expect("the fault's time"),
         epoch,
         _dir: dir,
     }
@@ -474,7 +479,33 @@ fn check(p: &Played) {
             "{name}: a step id as a title"
         );
     }
-    // The status page speaks to customers: no internal title, a headline from the impact.
+    // "Investigating" is dated when something was wrong, not at the opening minutes before the
+    // fault: at the first signal past a level, by the impact's start at the latest.
+    let investigating = p.secs(&f["status_page"]["updates"][0]["at"]["utc"]);
+    assert_eq!(f["status_page"]["updates"][0]["stage"], "investigating");
+    assert!(
+        investigating >= p.fault && investigating <= got_start + SCRAPE_S,
+        "{name}: investigating at {investigating}, the fault at {}, the impact from {got_start}",
+        p.fault
+    );
+    // The status page speaks to customers: no step title, no service id, no promise.
+    let internal = f["resolution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["title"].as_str().unwrap())
+        .chain(
+            f["services"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap()),
+        );
+    for word in internal {
+        assert!(!p.status.contains(word), "{name}: {word:?} in {}", p.status);
+    }
+    assert!(!p.status.contains("will be"), "{name}: {}", p.status);
+    // No internal title, a headline from the impact.
     assert!(
         !p.status.contains(f["title"].as_str().unwrap()),
         "{name}: {}",

@@ -239,6 +239,7 @@ fn patterns(c: &Case) -> Vec<String> {
             panels: &snaps,
             facts: &fact_snaps,
             rules: Some(if c.pool_rule { &pool_rule } else { &[] }),
+            public_names: &Default::default(),
         },
         chrono_tz::UTC,
         Mode::Folded,

@@ -18,6 +18,8 @@ pub struct ExportSetup {
     pub step_s: f64,
     /// The longest quiet stretch of the timeline the lint accepts.
     pub gap_limit: std::time::Duration,
+    /// `[export.public_names]`, for the status page.
+    pub public_names: std::collections::BTreeMap<String, String>,
 }
 
 /// Take the snapshots of `panels` (the dashboard on screen) and export; `Ok((path of the
@@ -43,6 +45,7 @@ pub async fn run(
         let mut opts = ExportOptions::new(Format::Markdown, setup.timezone);
         opts.gap_limit =
             chrono::Duration::from_std(setup.gap_limit).unwrap_or(postmortem::DEFAULT_GAP_LIMIT);
+        opts.public_names = setup.public_names;
         postmortem::export(&setup.store, &setup.id, &opts)
     })
     .await
