@@ -66,7 +66,7 @@ impl Fx {
             .into_iter()
             .map(|(_, l, v)| {
                 let r = match v {
-                    Val::Rate(r) => *r,
+                    Val::Rate(r) | Val::Restart { r, .. } => *r,
                     _ => 0.0,
                 };
                 (l.clone(), r)

@@ -3,6 +3,7 @@
 //! that signal in the file). A preset without an arm fails the test.
 
 use super::expect::*;
+use super::expositions::{Labels, Val};
 
 fn strs(g: &[String]) -> Vec<&str> {
     g.iter().map(String::as_str).collect()
@@ -44,6 +45,39 @@ fn pgbouncer_stats(n: usize, f: &Fx) -> (Vector, Vector, Vector) {
         seconds(names[1]),
         sum(f.rate(names[2], &[]), db),
     )
+}
+
+/// `resets(name[window])`: the restarts inside the window that the scraped history covers.
+fn resets(f: &Fx, name: &str, window: f64) -> Vec<(Labels, f64)> {
+    f.samples
+        .iter()
+        .filter(|(n, _, _)| n == name)
+        .map(|(_, l, v)| {
+            let n = match v {
+                Val::Restart { at, .. } if *at > f.end - window && *at < f.end => 1.0,
+                _ => 0.0,
+            };
+            (l.clone(), n)
+        })
+        .collect()
+}
+
+/// HAProxy's sessions of the backend's own limit, by `g`.
+fn haproxy_backend_saturation(f: &Fx, g: &[&str]) -> Vector {
+    div(
+        &sum(f.gauge("haproxy_backend_current_sessions", &[]), g),
+        &sum(f.gauge("haproxy_backend_limit_sessions", &[]), g),
+    )
+}
+
+/// The worst of each group's servers that have a limit (NaN or 0: none), sessions of limit.
+fn haproxy_worst_server(f: &Fx, g: &[&str]) -> Vector {
+    let server: Vec<&str> = g.iter().copied().chain(["server", "instance"]).collect();
+    let ratios = div(
+        &sum(f.gauge("haproxy_server_current_sessions", &[]), &server),
+        &sum(f.gauge("haproxy_server_limit_sessions", &[]), &server),
+    );
+    max(ratios.into_iter().collect(), g)
 }
 
 /// What panel `n` of `signal` in `stack` must give with `$group` = `g`. `None`: no
@@ -322,10 +356,15 @@ pub fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Op
             sum(f.gauge("ruby_active_record_connection_pool_dead", &[]), job)
         }
         // HAProxy
-        ("haproxy", "saturation", 0) => div(
-            &sum(f.gauge("haproxy_backend_current_sessions", &[]), g),
-            &sum(f.gauge("haproxy_backend_limit_sessions", &[]), g),
-        ),
+        ("haproxy", "saturation", 0) => {
+            // The worst server of its maxconn, else the backend of its own limit.
+            let mut v = haproxy_worst_server(f, g);
+            for (k, x) in haproxy_backend_saturation(f, g) {
+                v.entry(k).or_insert(x);
+            }
+            v
+        }
+        ("haproxy", "saturation", 1) => haproxy_backend_saturation(f, g),
         ("haproxy", "request-latency", 0) => max(
             f.gauge("haproxy_backend_response_time_average_seconds", &[]),
             g,
@@ -334,12 +373,12 @@ pub fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Op
             f.gauge("haproxy_backend_http_response_time_average_seconds", &[]),
             g,
         ),
-        ("haproxy", "retry-amplification", 0) => map(
-            &div(
-                &sum(f.rate("haproxy_backend_retry_warnings_total", &[]), g),
-                &sum(f.rate("haproxy_backend_http_requests_total", &[]), g),
+        ("haproxy", "retry-amplification", 0) => div(
+            &add(
+                &sum(f.rate("haproxy_backend_connection_attempts_total", &[]), g),
+                &sum(f.rate("haproxy_backend_connection_reuses_total", &[]), g),
             ),
-            |x| 1.0 + x,
+            &sum(f.rate("haproxy_backend_http_requests_total", &[]), g),
         ),
         ("haproxy", "error-ratio", 0) => div(
             &sum(
@@ -360,7 +399,8 @@ pub fn expected(stack: &str, signal: &str, n: usize, g: &[String], f: &Fx) -> Op
             let up = f.gauge("haproxy_server_status", &[Eq("state", "UP")]);
             div(&sum(up.clone(), g), &count(up, g))
         }
-        ("haproxy", "restarts", 0) => sum(
+        ("haproxy", "restarts", 0) => sum(resets(f, "haproxy_process_uptime_seconds", 3600.0), &[]),
+        ("haproxy", "restarts", 1) => sum(
             f.changes("haproxy_process_start_time_seconds", &[], 3600.0),
             &[],
         ),

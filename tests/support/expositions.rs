@@ -26,6 +26,12 @@ pub enum Val {
     Const(f64),
     /// A counter `1000 + r·t`.
     Rate(f64),
+    /// A counter `1000 + r·t` up to second `at`, restarted from zero just after it:
+    /// `r·(t − at)` from then on (every increase is scraped; only the value drops).
+    Restart {
+        at: f64,
+        r: f64,
+    },
     /// `a` before second `at`, `b` from then on.
     Step {
         at: f64,
@@ -39,6 +45,13 @@ impl Val {
         match *self {
             Val::Const(v) => v,
             Val::Rate(r) => 1000.0 + r * t,
+            Val::Restart { at, r } => {
+                if t <= at {
+                    1000.0 + r * t
+                } else {
+                    r * (t - at)
+                }
+            }
             Val::Step { at, a, b } => {
                 if t < at {
                     a
@@ -98,6 +111,14 @@ fn parse_val(s: &str, file: &str) -> Val {
     };
     if let Some(r) = s.strip_prefix("rate:") {
         Val::Rate(num(r))
+    } else if let Some(rest) = s.strip_prefix("restart:") {
+        let (at, r) = rest
+            .split_once(':')
+            .unwrap_or_else(|| panic!("{file}: restart:AT:R, got {s}"));
+        Val::Restart {
+            at: num(at),
+            r: num(r),
+        }
     } else if let Some(rest) = s.strip_prefix("step:") {
         let p: Vec<&str> = rest.split(':').collect();
         assert_eq!(p.len(), 3, "{file}: step:AT:A:B, got {s}");
