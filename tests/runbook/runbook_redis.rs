@@ -14,7 +14,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use warroom::runbook::report::RunOutcome;
+use warroom::metrics::prometheus::{ClientOptions, PrometheusClient};
+use warroom::metrics::{InstantQuery, Source};
+use warroom::runbook::report::{RunEvent, RunOutcome, StepOutcome};
 
 const QUEUE: &str = "jobs:mail";
 const BACKLOG: usize = 1200;
@@ -197,4 +199,125 @@ async fn redis_queue_drain_parks_the_backlog_lets_new_jobs_through_then_drains_i
     );
     assert!(new_during > 0, "new jobs ran while the backlog was parked");
     assert_eq!(old_during, 0, "no backlog job ran while it was parked");
+}
+
+/// Jobs the `fill` step pushes: the backlog the issue saw after the release.
+const FILLED: usize = 3253;
+
+/// The stale zero, for real: Prometheus has scraped the empty queue, a step fills it, and a
+/// gate that waits for the queue to be drained reads at once, while Prometheus's newest sample
+/// is still the empty queue's. That reading is inconclusive (it would have passed), and once a
+/// scrape after the step comes in the gate sees the 3,253 jobs: it never passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drained_gate_does_not_pass_on_a_scrape_from_before_the_step() {
+    let Some(redis) = Redis::start() else { return };
+    let queue = "jobs:stale";
+    let Some(exporter) = RedisExporter::start(&redis, &[queue]) else {
+        return;
+    };
+    // Scraped every 5 s: a reading just after the step has a sample from before it.
+    let Some(prom) = crate::support::prometheus::start(crate::support::prometheus::PromOptions {
+        targets: vec![exporter.target()],
+        scrape_interval: "5s",
+        ..Default::default()
+    }) else {
+        return;
+    };
+    let source: Arc<dyn Source> =
+        Arc::new(PrometheusClient::new(ClientOptions::new(prom.url.clone())).unwrap());
+    let size = format!(r#"sum(redis_key_size{{key="{queue}"}})"#);
+    let sampled_at = format!(r#"timestamp(redis_key_size{{key="{queue}"}})"#);
+    // Wait for a scrape of the empty queue, then for the next one: the run starts just after
+    // a scrape, so the next is about 5 s away.
+    let value = |q: String, time: Option<f64>| {
+        let source = source.clone();
+        async move {
+            source
+                .query(InstantQuery { query: q, time })
+                .await
+                .ok()
+                .and_then(|a| {
+                    a.series
+                        .first()
+                        .and_then(warroom::metrics::Series::last)
+                        .map(|p| p.v)
+                })
+        }
+    };
+    let until = Instant::now() + Duration::from_secs(60);
+    let mut first = None;
+    loop {
+        assert!(
+            Instant::now() < until,
+            "no two scrapes of {queue} within 60 s"
+        );
+        let at = value(sampled_at.clone(), None).await;
+        match (first, at) {
+            (None, Some(t)) => first = Some(t),
+            (Some(f), Some(t)) if t > f => break,
+            _ => {}
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        value(size.clone(), None).await,
+        Some(0.0),
+        "the empty queue"
+    );
+    let src = format!(
+        r#"name = "fill-then-drain"
+[variables]
+redis_url = {{ default = "{url}" }}
+
+[[step]]
+id = "fill"
+kind = "exec"
+title = "A release fills the queue"
+argv = ["redis-cli", "-e", "-u", "{{{{redis_url}}}}", "EVAL", "for i = 1, {FILLED} do redis.call('LPUSH', KEYS[1], i) end return redis.call('LLEN', KEYS[1])", "1", "{queue}"]
+timeout = "10s"
+
+[[step]]
+id = "drained"
+kind = "wait"
+title = "The queue falls under 20 jobs"
+timeout = "9s"
+gate = {{ query = '{size}', below = 20, interval = "1s", consecutive = 2 }}
+"#,
+        url = redis.url()
+    );
+    let ran = run(&src, &[], &[], Some(source.clone())).await;
+    let readings: Vec<(chrono::DateTime<chrono::Utc>, String)> = ran
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::GateReading { step, reading, .. } if step == "drained" => {
+                Some((r.at, reading.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    eprintln!("{readings:#?}");
+    assert_eq!(redis.connect().unwrap().llen(queue), FILLED as i64);
+    let (first_at, first) = &readings[0];
+    assert!(
+        first.starts_with("inconclusive: newest reading ")
+            && first.ends_with(" s before the step ended"),
+        "the first reading is of a scrape from before the fill: {first}"
+    );
+    // What that reading read: the empty queue, which the condition (below 20) would pass.
+    let then = first_at.timestamp_millis() as f64 / 1000.0;
+    assert_eq!(value(size.clone(), Some(then)).await, Some(0.0));
+    assert!(
+        readings.iter().all(|(_, r)| !r.starts_with("success")),
+        "no reading passes: {readings:?}"
+    );
+    assert!(
+        readings
+            .iter()
+            .any(|(_, r)| *r == format!("fail ({FILLED})")),
+        "a scrape after the fill shows the jobs: {readings:?}"
+    );
+    let (outcome, detail) = ran.step("drained").unwrap();
+    assert_eq!(outcome, StepOutcome::TimedOut, "{detail}");
+    assert_ne!(ran.outcome, RunOutcome::Succeeded);
 }
