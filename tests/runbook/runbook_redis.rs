@@ -5,7 +5,9 @@
 //! redis_exporter to show the queue drained. Afterwards every job has run exactly once, the new
 //! ones went first while the backlog was parked, and nothing is left parked.
 
-use crate::runbook_real::{prometheus_on, shipped};
+use crate::runbook_real::{
+    just_scraped, prometheus_on, readings, shipped, stale_then_fresh, value,
+};
 use crate::support::realstack::*;
 use crate::support::redis::{Redis, RedisExporter, Reply};
 use crate::support::runbook_run::run;
@@ -14,9 +16,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use warroom::metrics::Source;
 use warroom::metrics::prometheus::{ClientOptions, PrometheusClient};
-use warroom::metrics::{InstantQuery, Source};
-use warroom::runbook::report::{RunEvent, RunOutcome, StepOutcome};
+use warroom::runbook::report::{RunOutcome, StepOutcome};
 
 const QUEUE: &str = "jobs:mail";
 const BACKLOG: usize = 1200;
@@ -225,42 +227,12 @@ async fn a_drained_gate_does_not_pass_on_a_scrape_from_before_the_step() {
     };
     let source: Arc<dyn Source> =
         Arc::new(PrometheusClient::new(ClientOptions::new(prom.url.clone())).unwrap());
-    let size = format!(r#"sum(redis_key_size{{key="{queue}"}})"#);
-    let sampled_at = format!(r#"timestamp(redis_key_size{{key="{queue}"}})"#);
-    // Wait for a scrape of the empty queue, then for the next one: the run starts just after
-    // a scrape, so the next is about 5 s away.
-    let value = |q: String, time: Option<f64>| {
-        let source = source.clone();
-        async move {
-            source
-                .query(InstantQuery { query: q, time })
-                .await
-                .ok()
-                .and_then(|a| {
-                    a.series
-                        .first()
-                        .and_then(warroom::metrics::Series::last)
-                        .map(|p| p.v)
-                })
-        }
-    };
-    let until = Instant::now() + Duration::from_secs(60);
-    let mut first = None;
-    loop {
-        assert!(
-            Instant::now() < until,
-            "no two scrapes of {queue} within 60 s"
-        );
-        let at = value(sampled_at.clone(), None).await;
-        match (first, at) {
-            (None, Some(t)) => first = Some(t),
-            (Some(f), Some(t)) if t > f => break,
-            _ => {}
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let selector = format!(r#"redis_key_size{{key="{queue}"}}"#);
+    let size = format!("sum({selector})");
+    // The run starts just after a scrape of the empty queue: the next is about 5 s away.
+    just_scraped(&source, &selector).await;
     assert_eq!(
-        value(size.clone(), None).await,
+        value(&source, &size, None).await,
         Some(0.0),
         "the empty queue"
     );
@@ -286,37 +258,9 @@ gate = {{ query = '{size}', below = 20, interval = "1s", consecutive = 2 }}
         url = redis.url()
     );
     let ran = run(&src, &[], &[], Some(source.clone())).await;
-    let readings: Vec<(chrono::DateTime<chrono::Utc>, String)> = ran
-        .records
-        .iter()
-        .filter_map(|r| match &r.event {
-            RunEvent::GateReading { step, reading, .. } if step == "drained" => {
-                Some((r.at, reading.clone()))
-            }
-            _ => None,
-        })
-        .collect();
-    eprintln!("{readings:#?}");
     assert_eq!(redis.connect().unwrap().llen(queue), FILLED as i64);
-    let (first_at, first) = &readings[0];
-    assert!(
-        first.starts_with("inconclusive: newest reading ")
-            && first.ends_with(" s before the step ended"),
-        "the first reading is of a scrape from before the fill: {first}"
-    );
-    // What that reading read: the empty queue, which the condition (below 20) would pass.
-    let then = first_at.timestamp_millis() as f64 / 1000.0;
-    assert_eq!(value(size.clone(), Some(then)).await, Some(0.0));
-    assert!(
-        readings.iter().all(|(_, r)| !r.starts_with("success")),
-        "no reading passes: {readings:?}"
-    );
-    assert!(
-        readings
-            .iter()
-            .any(|(_, r)| *r == format!("fail ({FILLED})")),
-        "a scrape after the fill shows the jobs: {readings:?}"
-    );
+    let readings = readings(&ran, "drained");
+    stale_then_fresh(&source, &size, &readings, 0.0, &format!("fail ({FILLED})")).await;
     let (outcome, detail) = ran.step("drained").unwrap();
     assert_eq!(outcome, StepOutcome::TimedOut, "{detail}");
     assert_ne!(ran.outcome, RunOutcome::Succeeded);
