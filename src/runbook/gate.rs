@@ -421,22 +421,17 @@ mod tests {
     fn a_sample_at_or_after_the_step_is_judged() {
         let step_end = at(1_000);
         for newest in [at(1_000), at(1_005)] {
-            let ok = judge_fresh(
-                Condition::Below(100.0),
-                Expect::One,
-                &answer(1_010.0, 0.0),
-                Some(newest),
-                Some(step_end),
-            );
-            assert_eq!(ok, Reading::Success(0.0));
-            let bad = judge_fresh(
-                Condition::Below(100.0),
-                Expect::One,
-                &answer(1_010.0, 3253.0),
-                Some(newest),
-                Some(step_end),
-            );
-            assert_eq!(bad, Reading::Fail(3253.0));
+            let read = |v: f64| {
+                judge_fresh(
+                    Condition::Below(100.0),
+                    Expect::One,
+                    &answer(1_010.0, v),
+                    Some(newest),
+                    Some(step_end),
+                )
+            };
+            assert_eq!(read(0.0), Reading::Success(0.0));
+            assert_eq!(read(3253.0), Reading::Fail(3253.0));
         }
     }
 

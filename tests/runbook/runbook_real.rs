@@ -33,15 +33,7 @@ pub async fn prometheus_on(
     targets: Vec<String>,
     ready: &str,
 ) -> Option<(prometheus::PromServer, Arc<dyn warroom::metrics::Source>)> {
-    let prom = prometheus::start(prometheus::PromOptions {
-        targets,
-        ..Default::default()
-    })?;
-    let client = warroom::metrics::prometheus::PrometheusClient::new(
-        warroom::metrics::prometheus::ClientOptions::new(prom.url.clone()),
-    )
-    .unwrap();
-    let source: Arc<dyn warroom::metrics::Source> = Arc::new(client);
+    let (prom, source) = prometheus_every(targets, "1s")?;
     let until = Instant::now() + Duration::from_secs(30);
     loop {
         let a = source
@@ -56,6 +48,23 @@ pub async fn prometheus_on(
         assert!(Instant::now() < until, "prometheus never answered {ready}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A Prometheus scraping `targets` every `scrape_interval`, and a client on it.
+pub fn prometheus_every(
+    targets: Vec<String>,
+    scrape_interval: &'static str,
+) -> Option<(prometheus::PromServer, Arc<dyn Source>)> {
+    let prom = prometheus::start(prometheus::PromOptions {
+        targets,
+        scrape_interval,
+        ..Default::default()
+    })?;
+    let client = warroom::metrics::prometheus::PrometheusClient::new(
+        warroom::metrics::prometheus::ClientOptions::new(prom.url.clone()),
+    )
+    .unwrap();
+    Some((prom, Arc::new(client)))
 }
 
 /// The value of the first series `query` answers with at `time` (the server's now when
@@ -150,19 +159,9 @@ async fn a_no_waiting_client_gate_does_not_pass_on_a_scrape_from_before_the_paus
     let Some(b_exporter) = Exporter::pgbouncer(&b) else {
         return;
     };
-    let Some(prom) = prometheus::start(prometheus::PromOptions {
-        targets: vec![b_exporter.target()],
-        scrape_interval: "5s",
-        ..Default::default()
-    }) else {
+    let Some((_prom, source)) = prometheus_every(vec![b_exporter.target()], "5s") else {
         return;
     };
-    let source: Arc<dyn Source> = Arc::new(
-        warroom::metrics::prometheus::PrometheusClient::new(
-            warroom::metrics::prometheus::ClientOptions::new(prom.url.clone()),
-        )
-        .unwrap(),
-    );
     // Ten clients of 100 ms transactions on a pool of twelve: nobody waits.
     let Some(load) = Pgbench::start(
         b.port,

@@ -6,7 +6,7 @@
 //! ones went first while the backlog was parked, and nothing is left parked.
 
 use crate::runbook_real::{
-    just_scraped, prometheus_on, readings, shipped, stale_then_fresh, value,
+    just_scraped, prometheus_every, prometheus_on, readings, shipped, stale_then_fresh, value,
 };
 use crate::support::realstack::*;
 use crate::support::redis::{Redis, RedisExporter, Reply};
@@ -16,8 +16,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use warroom::metrics::Source;
-use warroom::metrics::prometheus::{ClientOptions, PrometheusClient};
 use warroom::runbook::report::{RunOutcome, StepOutcome};
 
 const QUEUE: &str = "jobs:mail";
@@ -218,15 +216,9 @@ async fn a_drained_gate_does_not_pass_on_a_scrape_from_before_the_step() {
         return;
     };
     // Scraped every 5 s: a reading just after the step has a sample from before it.
-    let Some(prom) = crate::support::prometheus::start(crate::support::prometheus::PromOptions {
-        targets: vec![exporter.target()],
-        scrape_interval: "5s",
-        ..Default::default()
-    }) else {
+    let Some((_prom, source)) = prometheus_every(vec![exporter.target()], "5s") else {
         return;
     };
-    let source: Arc<dyn Source> =
-        Arc::new(PrometheusClient::new(ClientOptions::new(prom.url.clone())).unwrap());
     let selector = format!(r#"redis_key_size{{key="{queue}"}}"#);
     let size = format!("sum({selector})");
     // The run starts just after a scrape of the empty queue: the next is about 5 s away.
