@@ -154,10 +154,13 @@ impl Executor {
         let mut i = from.unwrap_or(0);
         // When the last mutating step ended: the gates after it judge only samples taken
         // since. A resumed run does not know when an earlier one ended: from the resume on.
-        let mut changed = self.runbook.steps[..i.min(self.runbook.steps.len())]
+        let mut changed = None;
+        if self.runbook.steps[..i.min(self.runbook.steps.len())]
             .iter()
             .any(|s| s.mutating)
-            .then(|| self.clock.now());
+        {
+            changed = Some(self.source_now().await);
+        }
         while i < self.runbook.steps.len() {
             let step = &self.runbook.steps[i];
             self.checkpoint().await?;
@@ -197,7 +200,7 @@ impl Executor {
             }
             let (outcome, detail) = self.step(step, changed).await?;
             if step.mutating {
-                changed = Some(self.clock.now());
+                changed = Some(self.source_now().await);
             }
             self.finish(step, outcome, &detail)?;
             match outcome {
@@ -260,9 +263,25 @@ impl Executor {
         })
     }
 
+    /// Now on the metrics source's clock (PromQL `time()`), which its samples' times are on:
+    /// a Prometheus on another host, or a rehearsal's store, whose clock is not the run's.
+    /// The run's clock when the source does not say.
+    pub(crate) async fn source_now(&self) -> DateTime<Utc> {
+        let said = match &self.source {
+            Some(source) => ask(source.as_ref(), "time()").await.ok(),
+            None => None,
+        };
+        said.as_ref()
+            .and_then(|a| a.series.first()?.last())
+            .filter(|p| p.v.is_finite())
+            .and_then(|p| DateTime::from_timestamp_millis((p.v * 1000.0).round() as i64))
+            .unwrap_or_else(|| self.clock.now())
+    }
+
     /// Evaluate a gate until it reaches a verdict, or `limit` passes (then inconclusive, with
-    /// its last reading). With `changed`, the end of the mutating step the gate follows, a
-    /// reading of samples taken before it is inconclusive (see [`super::gate`]).
+    /// its last reading). With `changed`, the end of the mutating step the gate follows (see
+    /// [`Executor::source_now`]), a reading of samples not taken after it is inconclusive (see
+    /// [`super::gate`]).
     pub(crate) async fn gate(
         &self,
         step: &str,

@@ -16,7 +16,7 @@
 //!   that step ended. Prometheus answers an instant query with the last sample of each series
 //!   within its lookback (5 minutes), so a reading just after a step may be a scrape from
 //!   before it. [`freshness_queries`] asks when the series a query reads were last sampled
-//!   (`timestamp()` of each selector); a reading whose oldest newest sample is older than the
+//!   (`timestamp()` of each selector); a reading whose oldest newest sample is not after the
 //!   step's end is inconclusive ([`stale`]: `newest reading 12 s before the step ended`), never
 //!   a success nor a failure.
 
@@ -264,9 +264,16 @@ pub fn oldest_sample(answers: &[QueryAnswer]) -> Option<DateTime<Utc>> {
 }
 
 /// The freshness rule: a reading whose newest sample (the oldest among the series read) was
-/// taken before `changed`, the end of the mutating step the gate follows, is inconclusive.
+/// not taken after `changed`, the end of the mutating step the gate follows (on the source's
+/// own clock: see the executor), is inconclusive. A sample taken at that very instant is not
+/// after it: the embedded store's "now" is its newest sample.
 pub fn stale(newest: DateTime<Utc>, changed: DateTime<Utc>) -> Option<Reading> {
-    let before = (changed - newest).to_std().ok().filter(|d| !d.is_zero())?;
+    let before = (changed - newest).to_std().ok()?;
+    if before.is_zero() {
+        return Some(Reading::Inconclusive(
+            "newest reading taken as the step ended, none since".into(),
+        ));
+    }
     let secs = before.as_secs_f64();
     let said = if secs >= 10.0 {
         format!("{secs:.0}")
@@ -418,9 +425,9 @@ mod tests {
     }
 
     #[test]
-    fn a_sample_at_or_after_the_step_is_judged() {
+    fn a_sample_after_the_step_is_judged() {
         let step_end = at(1_000);
-        for newest in [at(1_000), at(1_005)] {
+        for newest in [at(1_001), at(1_005)] {
             let read = |v: f64| {
                 judge_fresh(
                     Condition::Below(100.0),
@@ -474,7 +481,12 @@ mod tests {
             stale(newest, end).map(|r| r.to_string()),
             Some("inconclusive: newest reading 0.4 s before the step ended".into())
         );
-        assert_eq!(stale(end, end), None);
+        assert_eq!(
+            stale(end, end).map(|r| r.to_string()),
+            Some("inconclusive: newest reading taken as the step ended, none since".into())
+        );
+        let after = DateTime::from_timestamp_millis(1_000_001).unwrap();
+        assert_eq!(stale(after, end), None);
     }
 
     #[test]

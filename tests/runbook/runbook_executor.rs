@@ -31,8 +31,8 @@ impl Source for Fixed {
     }
     fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
         self.queries.lock().unwrap().push(q.query.clone());
-        // Asked when its samples were taken (a gate after a change): just now.
-        let v = if q.query.starts_with("min(timestamp(") {
+        // Asked the time, or when its samples were taken (a gate after a change): just now.
+        let v = if q.query.starts_with("min(timestamp(") || q.query == "time()" {
             now_secs()
         } else {
             self.value

@@ -53,8 +53,8 @@ impl Source for Fleet {
             .unwrap_or("")
             .to_string();
         let down = lost(&pod) && self.0.lock().unwrap().contains(&pod);
-        // Asked when its samples were taken (a gate after a change): just now.
-        let fresh = q.query.starts_with("min(timestamp(");
+        // Asked the time, or when its samples were taken (a gate after a change): just now.
+        let fresh = q.query.starts_with("min(timestamp(") || q.query == "time()";
         async move {
             Ok(QueryAnswer {
                 series: vec![Series {

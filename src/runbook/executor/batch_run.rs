@@ -218,7 +218,7 @@ impl Executor {
                             })?;
                         }
                     }
-                    acted = Some(self.clock.now());
+                    acted = Some(self.source_now().await);
                 }
                 Next::Watch(names) => {
                     for n in &names {
