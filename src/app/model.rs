@@ -244,6 +244,8 @@ pub struct ReplayBar {
 pub struct RunbookPane {
     /// Shipped and configured runbooks, broken ones with their error; `None` until loaded.
     pub entries: Option<Vec<crate::runbook::catalog::Entry>>,
+    /// The runbooks whose variables do not resolve here, with why (dimmed in the list).
+    pub unresolved: crate::runbook::catalog::Unresolved,
     pub selected: usize,
     /// The plan being shown.
     pub plan: Option<PlanPane>,

@@ -45,6 +45,8 @@ pub enum Msg {
     Discovered(Result<Discovered, DiscoverFailure>),
     /// The runbook list was (re)loaded.
     RunbooksLoaded(Vec<crate::runbook::catalog::Entry>),
+    /// Which runbooks' variables do not resolve here (sent before `RunbooksLoaded`).
+    RunbooksUnresolved(crate::runbook::catalog::Unresolved),
     /// A runbook's plan is ready (or cannot be made).
     Planned {
         name: String,

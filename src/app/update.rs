@@ -30,8 +30,18 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.dirty = true;
             return effects;
         }
+        Msg::RunbooksUnresolved(unresolved) => {
+            model.runbooks.unresolved = unresolved;
+            model.dirty = true;
+        }
         Msg::RunbooksLoaded(mut entries) => {
-            crate::runbook::catalog::Entry::here_first(&mut entries, model.rehearsal);
+            let rehearsal = model.rehearsal;
+            let unresolved = &model.runbooks.unresolved;
+            crate::runbook::catalog::Entry::here_first_resolved(
+                &mut entries,
+                rehearsal,
+                unresolved,
+            );
             let n = entries.len();
             model.runbooks.entries = Some(entries);
             model.runbooks.selected = model.runbooks.selected.min(n.saturating_sub(1));

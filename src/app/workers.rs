@@ -125,9 +125,12 @@ pub fn spawn_all(
                 });
             }
             Effect::LoadRunbooks => {
-                let (tx, dirs) = (tx.clone(), services.runbooks.dirs.clone());
+                let (tx, setup) = (tx.clone(), services.runbooks.clone());
                 tokio::task::spawn_blocking(move || {
-                    let _ = tx.send(Msg::RunbooksLoaded(crate::runbook::catalog::load(&dirs)));
+                    let entries = crate::runbook::catalog::load(&setup.dirs);
+                    let unresolved = crate::runbook::catalog::unresolved(&entries, &setup);
+                    let _ = tx.send(Msg::RunbooksUnresolved(unresolved));
+                    let _ = tx.send(Msg::RunbooksLoaded(entries));
                 });
             }
             Effect::PlanRunbook(rb) => {

@@ -111,11 +111,48 @@ impl Entry {
         (self.runbook()?.applies.as_ref()).and_then(|a| a.on.refused_here(rehearsal))
     }
 
+    /// Why this runbook cannot act here: where it acts ([`Entry::refused_here`]), else why
+    /// its variables do not resolve here (`unresolved`, by name: see [`unresolved`]).
+    pub fn not_here(&self, rehearsal: bool, unresolved: &Unresolved) -> Option<String> {
+        if let Some(why) = self.refused_here(rehearsal) {
+            return Some(format!("not for here: it {why}"));
+        }
+        let why = unresolved.get(&self.runbook()?.name)?;
+        Some(format!("cannot be prepared here: {why}"))
+    }
+
     /// The list as a pane shows it: the runbooks that can act here first, then the others,
     /// each group in catalog order.
     pub fn here_first(entries: &mut [Entry], rehearsal: bool) {
-        entries.sort_by_key(|e| e.refused_here(rehearsal).is_some());
+        Entry::here_first_resolved(entries, rehearsal, &Unresolved::new());
     }
+
+    /// [`Entry::here_first`], with the runbooks whose variables do not resolve here among the
+    /// others.
+    pub fn here_first_resolved(entries: &mut [Entry], rehearsal: bool, unresolved: &Unresolved) {
+        entries.sort_by_key(|e| e.not_here(rehearsal, unresolved).is_some());
+    }
+}
+
+/// Runbook name → why its variables do not resolve here.
+pub type Unresolved = std::collections::BTreeMap<String, String>;
+
+/// The runbooks of `entries` whose variables `setup` (this front end's values, the config's
+/// `[runbooks.vars]`, the environment, the defaults) cannot resolve, each with the resolver's
+/// error: a secret with no environment variable, a value the config gets wrong. Their plans
+/// cannot be made here; the list dims them and says why rather than hide them.
+pub fn unresolved(entries: &[Entry], setup: &super::setup::RunbookSetup) -> Unresolved {
+    entries
+        .iter()
+        .filter_map(Entry::runbook)
+        .filter_map(|rb| {
+            let e = setup.resolve(rb).err()?;
+            Some((
+                rb.name.clone(),
+                crate::sanitize::line(&e.to_string()).into_owned(),
+            ))
+        })
+        .collect()
 }
 
 /// Where a runbook came from.
@@ -420,5 +457,59 @@ mod tests {
         assert_eq!(shed.len(), 1);
         assert_eq!(shed[0].runbook().unwrap().description, "mine");
         assert_eq!(entries.len(), SHIPPED.len() + 1);
+    }
+
+    #[test]
+    fn a_runbook_whose_variables_do_not_resolve_here_is_listed_after_with_why() {
+        let config =
+            crate::config::Config::parse("w.toml", "[runbooks.vars]\ndrained_below = \"many\"\n")
+                .unwrap();
+        let setup = super::super::setup::RunbookSetup::from_config(&config);
+        let mut entries: Vec<Entry> = load(&[])
+            .into_iter()
+            .filter(|e| {
+                ["redis-queue-drain", "pgbouncer-raise-pool", "k8s-rollback"]
+                    .contains(&e.name().as_str())
+            })
+            .collect();
+        let unresolved = unresolved(&entries, &setup);
+        // The config's bad value, from the resolver's typed error.
+        let why = &unresolved["redis-queue-drain"];
+        assert!(
+            why.contains("\"many\"") && why.contains("[runbooks.vars]"),
+            "{why}"
+        );
+        let e = setup.resolve(
+            entries
+                .iter()
+                .find(|e| e.name() == "redis-queue-drain")
+                .unwrap()
+                .runbook()
+                .unwrap(),
+        );
+        assert!(matches!(
+            e,
+            Err(super::super::setup::ResolveError::FromConfig { .. })
+        ));
+        assert!(!unresolved.contains_key("k8s-rollback"));
+        Entry::here_first_resolved(&mut entries, false, &unresolved);
+        assert_eq!(entries[0].name(), "k8s-rollback");
+        let last = entries.last().unwrap();
+        assert_eq!(
+            last.not_here(false, &unresolved),
+            Some(format!("cannot be prepared here: {why}"))
+        );
+        assert_eq!(entries[0].not_here(false, &unresolved), None);
+        // Where it acts is said before its variables.
+        let sim = load(&[])
+            .into_iter()
+            .find(|e| e.name() == "disable-retries")
+            .unwrap();
+        let all: Unresolved = [("disable-retries".to_string(), "x".to_string())].into();
+        assert!(
+            sim.not_here(false, &all)
+                .unwrap()
+                .starts_with("not for here: it ")
+        );
     }
 }

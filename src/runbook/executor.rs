@@ -4,7 +4,7 @@
 //! no process, no request.
 
 use super::batch::Decision;
-use super::gate::{GateRun, GateSpec, Verdict, judge};
+use super::gate::{self, Condition, Expect, GateRun, GateSpec, Reading, Verdict};
 use super::http::Sender;
 use super::model::{Runbook, Step};
 use super::operator::{Confirmation, Consent, Operator};
@@ -12,7 +12,8 @@ use super::report::{IntentStore, RunEvent, RunOutcome, RunRecord, RunSink, StepO
 use super::template::Context;
 use super::vars::Resolved;
 use crate::clock::SharedClock;
-use crate::metrics::{InstantQuery, Source};
+use crate::metrics::{InstantQuery, QueryAnswer, Source, SourceError};
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -151,6 +152,15 @@ impl Executor {
             })?,
         }
         let mut i = from.unwrap_or(0);
+        // When the last mutating step ended: the gates after it judge only samples taken
+        // since. A resumed run does not know when an earlier one ended: from the resume on.
+        let mut changed = None;
+        if self.runbook.steps[..i.min(self.runbook.steps.len())]
+            .iter()
+            .any(|s| s.mutating)
+        {
+            changed = Some(self.source_now().await);
+        }
         while i < self.runbook.steps.len() {
             let step = &self.runbook.steps[i];
             self.checkpoint().await?;
@@ -188,7 +198,10 @@ impl Executor {
                     }
                 }
             }
-            let (outcome, detail) = self.step(step).await?;
+            let (outcome, detail) = self.step(step, changed).await?;
+            if step.mutating {
+                changed = Some(self.source_now().await);
+            }
             self.finish(step, outcome, &detail)?;
             match outcome {
                 StepOutcome::Succeeded | StepOutcome::Skipped => i += 1,
@@ -250,13 +263,32 @@ impl Executor {
         })
     }
 
-    /// Evaluate a gate until it reaches a verdict, or `limit` passes (then inconclusive).
+    /// Now on the metrics source's clock (PromQL `time()`), which its samples' times are on:
+    /// a Prometheus on another host, or a rehearsal's store, whose clock is not the run's.
+    /// The run's clock when the source does not say.
+    pub(crate) async fn source_now(&self) -> DateTime<Utc> {
+        let said = match &self.source {
+            Some(source) => ask(source.as_ref(), "time()").await.ok(),
+            None => None,
+        };
+        said.as_ref()
+            .and_then(|a| a.series.first()?.last())
+            .filter(|p| p.v.is_finite())
+            .and_then(|p| DateTime::from_timestamp_millis((p.v * 1000.0).round() as i64))
+            .unwrap_or_else(|| self.clock.now())
+    }
+
+    /// Evaluate a gate until it reaches a verdict, or `limit` passes (then inconclusive, with
+    /// its last reading). With `changed`, the end of the mutating step the gate follows (see
+    /// [`Executor::source_now`]), a reading of samples not taken after it is inconclusive (see
+    /// [`super::gate`]).
     pub(crate) async fn gate(
         &self,
         step: &str,
         spec: &GateSpec,
         target: Option<&str>,
         limit: Option<Duration>,
+        changed: Option<DateTime<Utc>>,
     ) -> Result<Verdict, Stop> {
         let Some(source) = &self.source else {
             return Ok(Verdict::Error(
@@ -270,26 +302,23 @@ impl Executor {
             Ok(q) => q,
             Err(e) => return Ok(Verdict::Error(e.to_string())),
         };
+        let freshness = match changed.map(|_| gate::freshness_queries(&query)) {
+            None => Vec::new(),
+            Some(Ok(f)) => f,
+            Some(Err(e)) => return Ok(Verdict::Error(format!("the query is not PromQL: {e}"))),
+        };
         let start = self.clock.now();
         let mut run = GateRun::default();
         loop {
             self.checkpoint().await?;
-            // The query's own timeout bounds a network call: wall time.
-            let answer = match tokio::time::timeout(
-                Duration::from_secs(15),
-                source.query(InstantQuery {
-                    query: query.clone(),
-                    time: None,
-                }),
+            let reading = read(
+                source.as_ref(),
+                &query,
+                &freshness,
+                (spec.condition, spec.expect),
+                changed,
             )
-            .await
-            {
-                Ok(a) => a,
-                Err(_) => Err(crate::metrics::SourceError::Timeout(Duration::from_secs(
-                    15,
-                ))),
-            };
-            let reading = judge(spec.condition, spec.expect, &answer);
+            .await;
             let verdict = run.feed(spec, &reading);
             self.emit(RunEvent::GateReading {
                 step: step.to_string(),
@@ -305,7 +334,7 @@ impl Executor {
                     let elapsed = self.clock.since(start);
                     if elapsed >= l {
                         return Ok(Verdict::Inconclusive(format!(
-                            "no verdict within {}",
+                            "no verdict within {} (last {reading})",
                             humantime::format_duration(l)
                         )));
                     }
@@ -316,4 +345,40 @@ impl Executor {
             self.idle(pause).await?;
         }
     }
+}
+
+/// One reading of a gate's `query`, judged by `spec`; with `changed`, a reading of samples
+/// older than it is inconclusive, told by the `freshness` queries (see
+/// [`gate::freshness_queries`]).
+pub(crate) async fn read(
+    source: &dyn Source,
+    query: &str,
+    freshness: &[String],
+    spec: (Condition, Expect),
+    changed: Option<DateTime<Utc>>,
+) -> Reading {
+    // How old the samples are is asked first: the reading that follows is of samples at least
+    // as new, so a scrape landing in between cannot pass a stale reading.
+    let mut ages = Vec::with_capacity(freshness.len());
+    for f in freshness {
+        match ask(source, f).await {
+            Ok(a) => ages.push(a),
+            Err(e) => return Reading::Error(format!("the readings' age: {e}")),
+        }
+    }
+    let answer = ask(source, query).await;
+    gate::judge_fresh(spec.0, spec.1, &answer, gate::oldest_sample(&ages), changed)
+}
+
+/// One instant query at the server's now, within the query's own timeout (wall time: it
+/// bounds a network call).
+pub(crate) async fn ask(source: &dyn Source, query: &str) -> Result<QueryAnswer, SourceError> {
+    const TIMEOUT: Duration = Duration::from_secs(15);
+    let q = InstantQuery {
+        query: query.to_string(),
+        time: None,
+    };
+    tokio::time::timeout(TIMEOUT, source.query(q))
+        .await
+        .unwrap_or(Err(SourceError::Timeout(TIMEOUT)))
 }

@@ -12,9 +12,19 @@
 //!   what a ratio over zero or a quantile in the `+Inf` bucket gives: no measure to judge.
 //! - Readings and verdicts are said in words (`fail (0.31)`, `inconclusive: series … is +Inf`),
 //!   on screen and in run records alike.
+//! - Fresh readings only: a gate that follows a mutating step judges only samples taken after
+//!   that step ended. Prometheus answers an instant query with the last sample of each series
+//!   within its lookback (5 minutes), so a reading just after a step may be a scrape from
+//!   before it. [`freshness_queries`] asks when the series a query reads were last sampled
+//!   (`timestamp()` of each selector); a reading whose oldest newest sample is not after the
+//!   step's end is inconclusive ([`stale`]: `newest reading 12 s before the step ended`), never
+//!   a success nor a failure.
 
 use super::template::Template;
 use crate::metrics::{QueryAnswer, SourceError};
+use chrono::{DateTime, Utc};
+use promql_parser::parser::{self, Expr, VectorSelector};
+use promql_parser::util::{ExprVisitor, walk_expr};
 use std::fmt;
 use std::time::Duration;
 
@@ -211,6 +221,89 @@ pub fn judge(
     }
 }
 
+/// The queries that tell when the series `query` reads were last sampled: one
+/// `min(timestamp(selector))` per selector, in Unix seconds, each answering with the oldest of
+/// its series' newest samples. Selectors with `offset` or `@` read the past on purpose and
+/// are left out; a range selector counts by its newest sample. `Err` when `query` is not PromQL.
+pub fn freshness_queries(query: &str) -> Result<Vec<String>, String> {
+    struct Selectors(Vec<String>);
+    impl ExprVisitor for Selectors {
+        type Error = std::convert::Infallible;
+        fn pre_visit(&mut self, e: &Expr) -> Result<bool, Self::Error> {
+            let vs = match e {
+                Expr::VectorSelector(vs) => vs,
+                Expr::MatrixSelector(ms) => &ms.vs,
+                _ => return Ok(true),
+            };
+            if vs.offset.is_none() && vs.at.is_none() {
+                let q = format!("min(timestamp({}))", VectorSelector::to_string(vs));
+                if !self.0.contains(&q) {
+                    self.0.push(q);
+                }
+            }
+            Ok(true)
+        }
+    }
+    let expr = parser::parse(query)?;
+    let mut v = Selectors(Vec::new());
+    let _ = walk_expr(&mut v, &expr);
+    Ok(v.0)
+}
+
+/// The oldest sample time in answers to [`freshness_queries`] (`None` when no series answered:
+/// nothing read, so nothing stale).
+pub fn oldest_sample(answers: &[QueryAnswer]) -> Option<DateTime<Utc>> {
+    answers
+        .iter()
+        .flat_map(|a| &a.series)
+        .filter_map(crate::metrics::Series::last)
+        .filter(|p| p.v.is_finite())
+        .map(|p| p.v)
+        .min_by(f64::total_cmp)
+        .and_then(|secs| DateTime::from_timestamp_millis((secs * 1000.0).round() as i64))
+}
+
+/// The freshness rule: a reading whose newest sample (the oldest among the series read) was
+/// not taken after `changed`, the end of the mutating step the gate follows (on the source's
+/// own clock: see the executor), is inconclusive. A sample taken at that very instant is not
+/// after it: the embedded store's "now" is its newest sample.
+pub fn stale(newest: DateTime<Utc>, changed: DateTime<Utc>) -> Option<Reading> {
+    let before = (changed - newest).to_std().ok()?;
+    if before.is_zero() {
+        return Some(Reading::Inconclusive(
+            "newest reading taken as the step ended, none since".into(),
+        ));
+    }
+    let secs = before.as_secs_f64();
+    let said = if secs >= 10.0 {
+        format!("{secs:.0}")
+    } else {
+        number((secs * 10.0).ceil() / 10.0)
+    };
+    Some(Reading::Inconclusive(format!(
+        "newest reading {said} s before the step ended"
+    )))
+}
+
+/// [`judge`], then the freshness rule: with `changed` (the end of the mutating step the gate
+/// follows), a success or failure judged on a sample older than `changed` is inconclusive.
+pub fn judge_fresh(
+    condition: Condition,
+    expect: Expect,
+    answer: &Result<QueryAnswer, SourceError>,
+    newest: Option<DateTime<Utc>>,
+    changed: Option<DateTime<Utc>>,
+) -> Reading {
+    let reading = judge(condition, expect, answer);
+    if !matches!(reading, Reading::Success(_) | Reading::Fail(_)) {
+        return reading;
+    }
+    match (newest, changed) {
+        (Some(n), Some(c)) => stale(n, c).unwrap_or(reading),
+        _ => reading,
+    }
+}
+
 /// Where a gate stands.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
@@ -291,5 +384,167 @@ impl GateRun {
             return Verdict::Success;
         }
         Verdict::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Point, Series};
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(secs, 0).unwrap()
+    }
+
+    fn answer(t: f64, v: f64) -> Result<QueryAnswer, SourceError> {
+        Ok(QueryAnswer {
+            series: vec![Series {
+                labels: Default::default(),
+                points: vec![Point { t, v }],
+            }],
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_sample_from_before_the_step_is_inconclusive_whatever_its_value() {
+        let step_end = at(1_000);
+        for v in [0.0, 3253.0] {
+            let r = judge_fresh(
+                Condition::Below(100.0),
+                Expect::One,
+                &answer(1_010.0, v),
+                Some(at(988)),
+                Some(step_end),
+            );
+            assert_eq!(
+                r,
+                Reading::Inconclusive("newest reading 12 s before the step ended".into())
+            );
+        }
+    }
+
+    #[test]
+    fn a_sample_after_the_step_is_judged() {
+        let step_end = at(1_000);
+        for newest in [at(1_001), at(1_005)] {
+            let read = |v: f64| {
+                judge_fresh(
+                    Condition::Below(100.0),
+                    Expect::One,
+                    &answer(1_010.0, v),
+                    Some(newest),
+                    Some(step_end),
+                )
+            };
+            assert_eq!(read(0.0), Reading::Success(0.0));
+            assert_eq!(read(3253.0), Reading::Fail(3253.0));
+        }
+    }
+
+    #[test]
+    fn without_a_change_before_it_a_gate_judges_any_reading() {
+        let r = judge_fresh(
+            Condition::Below(100.0),
+            Expect::One,
+            &answer(1_010.0, 0.0),
+            Some(at(10)),
+            None,
+        );
+        assert_eq!(r, Reading::Success(0.0));
+    }
+
+    #[test]
+    fn errors_and_empty_answers_stay_what_they_are() {
+        let empty = Ok(QueryAnswer::default());
+        let r = judge_fresh(
+            Condition::Below(1.0),
+            Expect::One,
+            &empty,
+            Some(at(1)),
+            Some(at(2)),
+        );
+        assert_eq!(
+            r,
+            Reading::Inconclusive("the query returned no series".into())
+        );
+        let err = Err(SourceError::Unreachable("refused".into()));
+        let r = judge_fresh(Condition::Below(1.0), Expect::One, &err, None, Some(at(2)));
+        assert!(matches!(r, Reading::Error(_)), "{r:?}");
+    }
+
+    #[test]
+    fn under_a_second_late_is_said_to_the_tenth() {
+        let end = DateTime::from_timestamp_millis(1_000_000).unwrap();
+        let newest = DateTime::from_timestamp_millis(999_650).unwrap();
+        assert_eq!(
+            stale(newest, end).map(|r| r.to_string()),
+            Some("inconclusive: newest reading 0.4 s before the step ended".into())
+        );
+        assert_eq!(
+            stale(end, end).map(|r| r.to_string()),
+            Some("inconclusive: newest reading taken as the step ended, none since".into())
+        );
+        let after = DateTime::from_timestamp_millis(1_000_001).unwrap();
+        assert_eq!(stale(after, end), None);
+    }
+
+    #[test]
+    fn only_inconclusive_readings_never_pass() {
+        let mut spec = GateSpec::new(Template::parse("sum(x)").unwrap(), Condition::Below(100.0));
+        spec.inconclusive_limit = 3;
+        let mut run = GateRun::default();
+        let stale = stale(at(988), at(1_000)).unwrap();
+        let verdicts: Vec<Verdict> = (0..4).map(|_| run.feed(&spec, &stale)).collect();
+        assert!(verdicts[..3].iter().all(|v| *v == Verdict::Pending));
+        assert!(
+            matches!(&verdicts[3], Verdict::Inconclusive(w) if w.contains("newest reading 12 s")),
+            "{verdicts:?}"
+        );
+        // A fresh success afterwards starts the count of successes from zero.
+        let mut run = GateRun::default();
+        spec.inconclusive_limit = u32::MAX;
+        spec.consecutive = 2;
+        spec.min_samples = 2;
+        run.feed(&spec, &Reading::Success(0.0));
+        run.feed(&spec, &stale);
+        assert_eq!(run.feed(&spec, &Reading::Success(0.0)), Verdict::Pending);
+        assert_eq!(run.feed(&spec, &Reading::Success(0.0)), Verdict::Success);
+    }
+
+    #[test]
+    fn freshness_reads_every_selector_once_without_offsets() {
+        let q = r#"sum(redis_key_size{key="queue:default"}) - 100 and on () rate(jobs_total{q="a"}[1m]) > 0 unless sum(redis_key_size{key="queue:default"}) > on () up offset 5m"#;
+        let got = freshness_queries(q).unwrap();
+        assert_eq!(
+            got,
+            [
+                r#"min(timestamp(redis_key_size{key="queue:default"}))"#,
+                r#"min(timestamp(jobs_total{q="a"}))"#,
+            ]
+        );
+        for f in &got {
+            parser::parse(f).unwrap_or_else(|e| panic!("{e}: {f}"));
+        }
+        assert!(freshness_queries("sum(").is_err());
+        assert_eq!(
+            freshness_queries("vector(1)").unwrap(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn the_oldest_newest_sample_decides() {
+        let a = answer(5.0, 990.0).unwrap();
+        let b = answer(5.0, 1_001.5).unwrap();
+        assert_eq!(
+            oldest_sample(&[b.clone(), a]),
+            DateTime::from_timestamp_millis(990_000)
+        );
+        assert_eq!(oldest_sample(&[QueryAnswer::default()]), None);
+        assert_eq!(
+            oldest_sample(&[b]),
+            DateTime::from_timestamp_millis(1_001_500)
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! The runbook pane: the list on the left (broken files marked, with their error), and on the
+//! The runbook pane: the list on the left (broken files marked, with their error; one that
+//! cannot act or be prepared here dimmed, the detail saying why), and on the
 //! right the plan of the selected runbook, or the run's live progress.
 //!
 //! ```text
@@ -81,7 +82,7 @@ fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
                 Entry::Broken { .. } => ("✖ ", t.failing),
                 Entry::Ready(_) if running => ("▶ ", t.accent),
                 // One that cannot act here stays listed, dimmed (the detail says why).
-                Entry::Ready(_) if e.refused_here(model.rehearsal).is_some() => ("○ ", t.muted),
+                Entry::Ready(_) if not_here(model, e).is_some() => ("○ ", t.muted),
                 Entry::Ready(_) => ("", t.text),
             };
             let style = if sel { t.selection } else { style };
@@ -92,6 +93,11 @@ fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Why `e` cannot act here: where it acts, or its variables.
+fn not_here(model: &Model, e: &Entry) -> Option<String> {
+    e.not_here(model.rehearsal, &model.runbooks.unresolved)
 }
 
 fn hints(model: &Model) -> String {
@@ -149,8 +155,8 @@ fn draw_detail(frame: &mut Frame, area: Rect, model: &Model) {
             match pane.entry() {
                 Some(e) => {
                     let mut lines = entry_lines(e, t);
-                    if let Some(why) = e.refused_here(model.rehearsal) {
-                        lines.insert(0, Line::styled(format!("○ not for here: it {why}"), t.warn));
+                    if let Some(why) = not_here(model, e) {
+                        lines.insert(0, Line::styled(format!("○ {why}"), t.warn));
                     }
                     (format!(" {} ", e.name()), None, lines, 0)
                 }

@@ -679,6 +679,75 @@ fn runbook_pane_list_plan_and_run() {
     }
 }
 
+/// On a real stack: a runbook whose secret has no environment variable here stays listed,
+/// dimmed after the ones that can act, and its detail says which variable and where to set it;
+/// a simulator runbook is dimmed for where it acts.
+#[test]
+fn runbooks_that_cannot_be_prepared_here_are_dimmed_with_why() {
+    use warroom::runbook::catalog;
+    use warroom::runbook::setup::RunbookSetup;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("needs-token.toml"),
+        "name = \"needs-token\"\ndescription = \"Acts on a service whose token only its environment holds.\"\n[variables]\nbase_url = { default = \"http://127.0.0.1:9\" }\ntoken = { secret = true, env = \"WARROOM_TEST_NEVER_SET_TOKEN\" }\n[[step]]\nid = \"n\"\nkind = \"note\"\ntext = \"{{base_url}}\"\n",
+    )
+    .unwrap();
+    let setup = RunbookSetup::new(vec![dir.path().to_path_buf()], vec![]);
+    let entries: Vec<catalog::Entry> = catalog::load(&setup.dirs)
+        .into_iter()
+        .filter(|e| {
+            ["needs-token", "disable-retries", "redis-queue-drain"].contains(&e.name().as_str())
+        })
+        .collect();
+    assert_eq!(entries.len(), 3);
+    let unresolved = catalog::unresolved(&entries, &setup);
+    assert_eq!(unresolved.keys().collect::<Vec<_>>(), ["needs-token"]);
+    let mut m = model(100, 24);
+    m.rehearsal = false;
+    key(&mut m, 'b');
+    update(&mut m, Msg::RunbooksUnresolved(unresolved));
+    update(&mut m, Msg::RunbooksLoaded(entries));
+    let order: Vec<String> = m
+        .runbooks
+        .entries
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(warroom::runbook::catalog::Entry::name)
+        .collect();
+    assert_eq!(
+        order,
+        ["redis-queue-drain", "disable-retries", "needs-token"]
+    );
+    // Dimmed as the simulator's runbook is; the one that can act is not (the first, selected,
+    // is compared unselected).
+    let fg = |m: &Model, name: &str| {
+        let screen = render(m);
+        let text = screen.to_string();
+        let (y, line) = text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.contains(name))
+            .unwrap();
+        let x = line
+            .chars()
+            .position(|c| c == name.chars().next().unwrap())
+            .unwrap();
+        screen.buffer()[(x as u16, y as u16)].fg
+    };
+    assert_eq!(fg(&m, "○ disable-retries"), fg(&m, "○ needs-token"));
+    select(&mut m, "needs-token");
+    assert_ne!(fg(&m, "redis-queue-drain"), fg(&m, "○ disable-retries"));
+    let screen = render(&m);
+    let text = screen.to_string();
+    assert!(
+        text.contains("○ cannot be prepared here: variable \"token\" has no value"),
+        "{text}"
+    );
+    assert!(text.contains("WARROOM_TEST_NEVER_SET_TOKEN"), "{text}");
+    insta::assert_snapshot!("runbooks_unresolved_100x24", screen);
+}
+
 #[test]
 fn incident_dialogs() {
     for (w, h) in SIZES {

@@ -31,7 +31,12 @@ impl Source for Fixed {
     }
     fn query(&self, q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
         self.queries.lock().unwrap().push(q.query.clone());
-        let v = self.value;
+        // Asked the time, or when its samples were taken (a gate after a change): just now.
+        let v = if q.query.starts_with("min(timestamp(") || q.query == "time()" {
+            now_secs()
+        } else {
+            self.value
+        };
         let pod = q
             .query
             .split("pod=\"")
@@ -53,6 +58,11 @@ impl Source for Fixed {
     fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
         async { Ok(()) }.boxed()
     }
+}
+
+/// The wall clock in Unix seconds: when a fake's samples are taken.
+fn now_secs() -> f64 {
+    chrono::Utc::now().timestamp_millis() as f64 / 1000.0
 }
 
 fn runbook(base: &str, canary: &Path) -> warroom::runbook::model::Runbook {

@@ -53,13 +53,19 @@ impl Source for Fleet {
             .unwrap_or("")
             .to_string();
         let down = lost(&pod) && self.0.lock().unwrap().contains(&pod);
+        // Asked the time, or when its samples were taken (a gate after a change): just now.
+        let fresh = q.query.starts_with("min(timestamp(") || q.query == "time()";
         async move {
             Ok(QueryAnswer {
                 series: vec![Series {
                     labels: [("pod".to_string(), pod)].into(),
                     points: vec![Point {
                         t: 0.0,
-                        v: if down { 0.0 } else { 1.0 },
+                        v: match (fresh, down) {
+                            (true, _) => chrono::Utc::now().timestamp_millis() as f64 / 1000.0,
+                            (false, true) => 0.0,
+                            (false, false) => 1.0,
+                        },
                     }],
                 }],
                 ..Default::default()

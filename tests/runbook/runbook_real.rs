@@ -14,6 +14,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use warroom::metrics::{InstantQuery, Series, Source};
 use warroom::runbook::report::{RunEvent, RunOutcome, StepOutcome};
 
 /// The text of the shipped runbook `name`, as built into warroom.
@@ -32,15 +33,7 @@ pub async fn prometheus_on(
     targets: Vec<String>,
     ready: &str,
 ) -> Option<(prometheus::PromServer, Arc<dyn warroom::metrics::Source>)> {
-    let prom = prometheus::start(prometheus::PromOptions {
-        targets,
-        ..Default::default()
-    })?;
-    let client = warroom::metrics::prometheus::PrometheusClient::new(
-        warroom::metrics::prometheus::ClientOptions::new(prom.url.clone()),
-    )
-    .unwrap();
-    let source: Arc<dyn warroom::metrics::Source> = Arc::new(client);
+    let (prom, source) = prometheus_every(targets, "1s")?;
     let until = Instant::now() + Duration::from_secs(30);
     loop {
         let a = source
@@ -55,6 +48,179 @@ pub async fn prometheus_on(
         assert!(Instant::now() < until, "prometheus never answered {ready}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A Prometheus scraping `targets` every `scrape_interval`, and a client on it.
+pub fn prometheus_every(
+    targets: Vec<String>,
+    scrape_interval: &'static str,
+) -> Option<(prometheus::PromServer, Arc<dyn Source>)> {
+    let prom = prometheus::start(prometheus::PromOptions {
+        targets,
+        scrape_interval,
+        ..Default::default()
+    })?;
+    let client = warroom::metrics::prometheus::PrometheusClient::new(
+        warroom::metrics::prometheus::ClientOptions::new(prom.url.clone()),
+    )
+    .unwrap();
+    Some((prom, Arc::new(client)))
+}
+
+/// The value of the first series `query` answers with at `time` (the server's now when
+/// `None`).
+pub async fn value(source: &Arc<dyn Source>, query: &str, time: Option<f64>) -> Option<f64> {
+    let q = InstantQuery {
+        query: query.into(),
+        time,
+    };
+    let a = source.query(q).await.ok()?;
+    a.series.first().and_then(Series::last).map(|p| p.v)
+}
+
+/// Wait (at most 60 s) until Prometheus has taken a new sample of `selector`: a step started
+/// right after has a whole scrape interval before the next one.
+pub async fn just_scraped(source: &Arc<dyn Source>, selector: &str) {
+    let sampled_at = format!("timestamp({selector})");
+    let until = Instant::now() + Duration::from_secs(60);
+    let mut first = None;
+    loop {
+        assert!(
+            Instant::now() < until,
+            "no two scrapes of {selector} within 60 s"
+        );
+        match (first, value(source, &sampled_at, None).await) {
+            (None, Some(t)) => first = Some(t),
+            (Some(f), Some(t)) if t > f => return,
+            _ => {}
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The gate readings of step `id`, each with when it was recorded.
+pub fn readings(ran: &runbook_run::Ran, id: &str) -> Vec<(chrono::DateTime<chrono::Utc>, String)> {
+    ran.records
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::GateReading { step, reading, .. } if step == id => {
+                Some((r.at, reading.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The readings of a gate that followed a change: the first is of a scrape from before the
+/// change (inconclusive), whose value `passing` would have passed at the time it was read;
+/// none passes; a later one reads `after`, the change.
+pub async fn stale_then_fresh(
+    source: &Arc<dyn Source>,
+    query: &str,
+    readings: &[(chrono::DateTime<chrono::Utc>, String)],
+    passing: f64,
+    after: &str,
+) {
+    eprintln!("{readings:#?}");
+    let (first_at, first) = &readings[0];
+    assert!(
+        first.starts_with("inconclusive: newest reading ")
+            && first.ends_with(" s before the step ended"),
+        "the first reading is of a scrape from before the step: {first}"
+    );
+    let then = first_at.timestamp_millis() as f64 / 1000.0;
+    assert_eq!(value(source, query, Some(then)).await, Some(passing));
+    assert!(
+        readings.iter().all(|(_, r)| !r.starts_with("success")),
+        "no reading passes: {readings:?}"
+    );
+    assert!(
+        readings.iter().any(|(_, r)| r == after),
+        "a scrape after the step shows it ({after}): {readings:?}"
+    );
+}
+
+/// The stale zero on the real PgBouncer: Prometheus (every 5 s) has scraped no waiting client,
+/// a step pauses the database under load so every client waits, and the gate that waits for
+/// no waiting client reads at once: its reading of the zero from before the pause is
+/// inconclusive, then it sees the waiting clients and never passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_no_waiting_client_gate_does_not_pass_on_a_scrape_from_before_the_pause() {
+    let Some(pg) = Postgres::start() else { return };
+    let Some(b) = PgBouncer::start(
+        &pg,
+        BouncerOptions {
+            default_pool_size: 12,
+            ..Default::default()
+        },
+    ) else {
+        return;
+    };
+    let Some(b_exporter) = Exporter::pgbouncer(&b) else {
+        return;
+    };
+    let Some((_prom, source)) = prometheus_every(vec![b_exporter.target()], "5s") else {
+        return;
+    };
+    // Ten clients of 100 ms transactions on a pool of twelve: nobody waits.
+    let Some(load) = Pgbench::start(
+        b.port,
+        "select pg_sleep(0.1);\n",
+        10,
+        Duration::from_secs(40),
+    ) else {
+        return;
+    };
+    let selector = format!(r#"pgbouncer_pools_client_waiting_connections{{database="{APP_DB}"}}"#);
+    let query = format!("sum({selector})");
+    just_scraped(&source, &selector).await;
+    just_scraped(&source, &selector).await;
+    assert_eq!(
+        value(&source, &query, None).await,
+        Some(0.0),
+        "nobody waits"
+    );
+    let src = format!(
+        r#"name = "pause-then-check"
+[variables]
+admin = {{ default = "{admin}" }}
+password = {{ secret = true, env = "PGBOUNCER_ADMIN_PASSWORD" }}
+
+[[step]]
+id = "pause"
+kind = "sql"
+title = "Pause {APP_DB}"
+dsn = "{{{{admin}}}}"
+password = "{{{{password}}}}"
+statement = "PAUSE {APP_DB}"
+
+[[step]]
+id = "no-waiting"
+kind = "wait"
+title = "No client waits"
+timeout = "9s"
+gate = {{ query = '{query}', below = 0.5, interval = "1s", consecutive = 2 }}
+"#,
+        admin = b.admin_dsn()
+    );
+    let ran = run(
+        &src,
+        &[],
+        &[("PGBOUNCER_ADMIN_PASSWORD", BOUNCER_ADMIN_PASSWORD)],
+        Some(source.clone()),
+    )
+    .await;
+    let waiting_now = waiting(&b);
+    let _ = b.admin(&format!("RESUME {APP_DB}"));
+    drop(load);
+    eprintln!("cl_waiting during the pause: {waiting_now:?}");
+    assert_eq!(ran.step("pause").map(|s| s.0), Some(StepOutcome::Succeeded));
+    let readings = readings(&ran, "no-waiting");
+    let last = readings.last().map(|r| r.1.clone()).unwrap_or_default();
+    assert!(last.starts_with("fail ("), "{readings:?}");
+    stale_then_fresh(&source, &query, &readings, 0.0, &last).await;
+    let (outcome, detail) = ran.step("no-waiting").unwrap();
+    assert_eq!(outcome, StepOutcome::TimedOut, "{detail}");
 }
 
 fn assert_succeeded(ran: &runbook_run::Ran) {

@@ -5,7 +5,9 @@
 //! redis_exporter to show the queue drained. Afterwards every job has run exactly once, the new
 //! ones went first while the backlog was parked, and nothing is left parked.
 
-use crate::runbook_real::{prometheus_on, shipped};
+use crate::runbook_real::{
+    just_scraped, prometheus_every, prometheus_on, readings, shipped, stale_then_fresh, value,
+};
 use crate::support::realstack::*;
 use crate::support::redis::{Redis, RedisExporter, Reply};
 use crate::support::runbook_run::run;
@@ -14,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use warroom::runbook::report::RunOutcome;
+use warroom::runbook::report::{RunOutcome, StepOutcome};
 
 const QUEUE: &str = "jobs:mail";
 const BACKLOG: usize = 1200;
@@ -197,4 +199,61 @@ async fn redis_queue_drain_parks_the_backlog_lets_new_jobs_through_then_drains_i
     );
     assert!(new_during > 0, "new jobs ran while the backlog was parked");
     assert_eq!(old_during, 0, "no backlog job ran while it was parked");
+}
+
+/// Jobs the `fill` step pushes: the backlog the issue saw after the release.
+const FILLED: usize = 3253;
+
+/// The stale zero, for real: Prometheus has scraped the empty queue, a step fills it, and a
+/// gate that waits for the queue to be drained reads at once, while Prometheus's newest sample
+/// is still the empty queue's. That reading is inconclusive (it would have passed), and once a
+/// scrape after the step comes in the gate sees the 3,253 jobs: it never passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drained_gate_does_not_pass_on_a_scrape_from_before_the_step() {
+    let Some(redis) = Redis::start() else { return };
+    let queue = "jobs:stale";
+    let Some(exporter) = RedisExporter::start(&redis, &[queue]) else {
+        return;
+    };
+    // Scraped every 5 s: a reading just after the step has a sample from before it.
+    let Some((_prom, source)) = prometheus_every(vec![exporter.target()], "5s") else {
+        return;
+    };
+    let selector = format!(r#"redis_key_size{{key="{queue}"}}"#);
+    let size = format!("sum({selector})");
+    // The run starts just after a scrape of the empty queue: the next is about 5 s away.
+    just_scraped(&source, &selector).await;
+    assert_eq!(
+        value(&source, &size, None).await,
+        Some(0.0),
+        "the empty queue"
+    );
+    let src = format!(
+        r#"name = "fill-then-drain"
+[variables]
+redis_url = {{ default = "{url}" }}
+
+[[step]]
+id = "fill"
+kind = "exec"
+title = "A release fills the queue"
+argv = ["redis-cli", "-e", "-u", "{{{{redis_url}}}}", "EVAL", "for i = 1, {FILLED} do redis.call('LPUSH', KEYS[1], i) end return redis.call('LLEN', KEYS[1])", "1", "{queue}"]
+timeout = "10s"
+
+[[step]]
+id = "drained"
+kind = "wait"
+title = "The queue falls under 20 jobs"
+timeout = "9s"
+gate = {{ query = '{size}', below = 20, interval = "1s", consecutive = 2 }}
+"#,
+        url = redis.url()
+    );
+    let ran = run(&src, &[], &[], Some(source.clone())).await;
+    assert_eq!(redis.connect().unwrap().llen(queue), FILLED as i64);
+    let readings = readings(&ran, "drained");
+    stale_then_fresh(&source, &size, &readings, 0.0, &format!("fail ({FILLED})")).await;
+    let (outcome, detail) = ran.step("drained").unwrap();
+    assert_eq!(outcome, StepOutcome::TimedOut, "{detail}");
+    assert_ne!(ran.outcome, RunOutcome::Succeeded);
 }

@@ -2,13 +2,13 @@
 //! decisions with real actions and real time.
 
 use super::{Executor, Stop};
-use crate::metrics::InstantQuery;
 use crate::runbook::batch::{Finished, Next, Rollout, RolloutConfig};
-use crate::runbook::gate::{Verdict, judge};
+use crate::runbook::gate::{self, Verdict};
 use crate::runbook::model::{Action, BatchSpec, Step, Targets};
 use crate::runbook::operator::{Confirmation, Consent};
 use crate::runbook::report::{RunEvent, StepOutcome};
 use crate::runbook::template::Context;
+use chrono::{DateTime, Utc};
 use std::time::Duration;
 
 impl Executor {
@@ -24,16 +24,9 @@ impl Executor {
                 let q = query
                     .render(&self.vars.values, None, Context::PromQl)
                     .map_err(|e| e.to_string())?;
-                let a = tokio::time::timeout(
-                    Duration::from_secs(15),
-                    source.query(InstantQuery {
-                        query: q.clone(),
-                        time: None,
-                    }),
-                )
-                .await
-                .map_err(|_| format!("target query \"{q}\" timed out"))?
-                .map_err(|e| format!("target query \"{q}\": {e}"))?;
+                let a = super::ask(source.as_ref(), &q)
+                    .await
+                    .map_err(|e| format!("target query \"{q}\": {e}"))?;
                 let mut t: Vec<String> = a
                     .series
                     .iter()
@@ -118,7 +111,12 @@ impl Executor {
     }
 
     /// One health reading of one target: healthy only on a success.
-    async fn healthy(&self, b: &BatchSpec, target: &str) -> Result<bool, Stop> {
+    async fn healthy(
+        &self,
+        b: &BatchSpec,
+        target: &str,
+        acted: Option<DateTime<Utc>>,
+    ) -> Result<bool, Stop> {
         let Some(source) = &self.source else {
             return Ok(false);
         };
@@ -129,18 +127,16 @@ impl Executor {
         else {
             return Ok(false);
         };
-        let a = tokio::time::timeout(
-            Duration::from_secs(15),
-            source.query(InstantQuery {
-                query: q,
-                time: None,
-            }),
-        )
-        .await
-        .unwrap_or(Err(crate::metrics::SourceError::Timeout(
-            Duration::from_secs(15),
-        )));
-        Ok(judge(b.instance.condition, b.instance.expect, &a).is_success())
+        // Right after its action, a target's last sample may be from before it: not healthy yet.
+        let freshness = match acted.map(|_| gate::freshness_queries(&q)) {
+            Some(Ok(f)) => f,
+            Some(Err(_)) => return Ok(false),
+            None => Vec::new(),
+        };
+        let spec = (b.instance.condition, b.instance.expect);
+        Ok(super::read(source.as_ref(), &q, &freshness, spec, acted)
+            .await
+            .is_success())
     }
 
     fn flush(&self, step: &str, r: &mut Rollout) -> Result<(), Stop> {
@@ -166,7 +162,7 @@ impl Executor {
         let mut initial = Vec::with_capacity(targets.len());
         for t in &targets {
             self.checkpoint().await?;
-            initial.push((t.clone(), self.healthy(b, t).await?));
+            initial.push((t.clone(), self.healthy(b, t, None).await?));
         }
         let cfg = RolloutConfig {
             batch_size: size,
@@ -186,6 +182,8 @@ impl Executor {
             .interval
             .min(Duration::from_secs(5))
             .max(Duration::from_millis(200));
+        // When the last batch's actions ended: its gate judges only samples taken since.
+        let mut acted = None;
         loop {
             self.checkpoint().await?;
             let next = r.next(self.clock.since(start));
@@ -220,17 +218,21 @@ impl Executor {
                             })?;
                         }
                     }
+                    acted = Some(self.source_now().await);
                 }
                 Next::Watch(names) => {
                     for n in &names {
-                        let h = self.healthy(b, n).await?;
+                        let h = self.healthy(b, n, acted).await?;
                         r.observe(self.clock.since(start), n, h);
                     }
                     self.idle(poll).await?;
                 }
                 Next::Gate { batch } => {
                     let v = match &b.gate {
-                        Some(g) => self.gate(&step.id, g, None, Some(b.deadline)).await?,
+                        Some(g) => {
+                            self.gate(&step.id, g, None, Some(b.deadline), acted)
+                                .await?
+                        }
                         None => Verdict::Success,
                     };
                     r.gate_result(match v {

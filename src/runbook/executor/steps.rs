@@ -7,10 +7,17 @@ use crate::runbook::model::{ExecSpec, HttpSpec, Step, StepKind};
 use crate::runbook::operator::{Confirmation, Consent};
 use crate::runbook::plan;
 use crate::runbook::report::{RunEvent, StepOutcome};
+use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 impl Executor {
-    pub(super) async fn step(&self, step: &Step) -> Result<(StepOutcome, String), Stop> {
+    /// Run `step`; `changed` is when the last mutating step before it ended (its gates judge
+    /// only samples taken since).
+    pub(super) async fn step(
+        &self,
+        step: &Step,
+        changed: Option<DateTime<Utc>>,
+    ) -> Result<(StepOutcome, String), Stop> {
         match &step.kind {
             StepKind::Note { .. } => Ok((StepOutcome::Succeeded, String::new())),
             StepKind::Manual { text } => {
@@ -26,7 +33,7 @@ impl Executor {
                     Consent::Refused => (StepOutcome::Declined, "not confirmed".into()),
                 })
             }
-            StepKind::Check(g) => Ok(match self.gate(&step.id, g, None, None).await? {
+            StepKind::Check(g) => Ok(match self.gate(&step.id, g, None, None, changed).await? {
                 Verdict::Success => (StepOutcome::Succeeded, "condition holds".into()),
                 v => (StepOutcome::Failed, v.to_string()),
             }),
@@ -35,11 +42,16 @@ impl Executor {
                 let mut g = gate.clone();
                 g.failure_limit = u32::MAX;
                 g.inconclusive_limit = u32::MAX;
-                Ok(match self.gate(&step.id, &g, None, Some(*timeout)).await? {
-                    Verdict::Success => (StepOutcome::Succeeded, "condition holds".into()),
-                    Verdict::Inconclusive(why) => (StepOutcome::TimedOut, why),
-                    v => (StepOutcome::Failed, v.to_string()),
-                })
+                Ok(
+                    match self
+                        .gate(&step.id, &g, None, Some(*timeout), changed)
+                        .await?
+                    {
+                        Verdict::Success => (StepOutcome::Succeeded, "condition holds".into()),
+                        Verdict::Inconclusive(why) => (StepOutcome::TimedOut, why),
+                        v => (StepOutcome::Failed, v.to_string()),
+                    },
+                )
             }
             StepKind::Http(h) => {
                 let scope = format!("{}/{}", self.run_id, step.id);
