@@ -8,6 +8,7 @@ pub mod from_config;
 pub mod health;
 pub mod presets;
 pub mod prometheus;
+pub mod selectors;
 pub mod series;
 pub mod source;
 

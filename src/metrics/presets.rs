@@ -30,9 +30,6 @@
 
 use crate::config::panels::{PanelConfig, RawPanel};
 use crate::diagnostic::Diagnostic;
-use promql_parser::label::MatchOp;
-use promql_parser::parser::{self, Expr};
-use promql_parser::util::{ExprVisitor, walk_expr};
 use serde::Deserialize;
 use serde_spanned::Spanned;
 use std::collections::BTreeSet;
@@ -256,41 +253,7 @@ fn is_metric_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.'))
 }
 
-/// Parse a query with the PromQL parser and return the metric names it selects, in the order
-/// they first appear.
-pub fn metric_names(query: &str) -> Result<Vec<String>, String> {
-    struct Names(Vec<String>);
-    impl Names {
-        fn add(&mut self, n: &str) {
-            if !self.0.iter().any(|o| o == n) {
-                self.0.push(n.to_string());
-            }
-        }
-    }
-    impl ExprVisitor for Names {
-        type Error = ();
-        fn pre_visit(&mut self, e: &Expr) -> Result<bool, ()> {
-            let vs = match e {
-                Expr::VectorSelector(vs) => vs,
-                Expr::MatrixSelector(ms) => &ms.vs,
-                _ => return Ok(true),
-            };
-            if let Some(n) = &vs.name {
-                self.add(n);
-            }
-            for m in &vs.matchers.matchers {
-                if m.name == "__name__" && matches!(m.op, MatchOp::Equal) {
-                    self.add(&m.value);
-                }
-            }
-            Ok(true)
-        }
-    }
-    let expr = parser::parse(query)?;
-    let mut v = Names(Vec::new());
-    let _ = walk_expr(&mut v, &expr);
-    Ok(v.0)
-}
+pub use super::selectors::metric_names;
 
 impl Presets {
     /// Parse one preset file; `file` names it in messages. Every query is parsed as PromQL

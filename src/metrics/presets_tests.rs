@@ -1,4 +1,6 @@
 use super::*;
+use promql_parser::parser::{self, Expr};
+use promql_parser::util::{ExprVisitor, walk_expr};
 
 #[test]
 fn every_shipped_preset_loads_and_its_queries_parse() {

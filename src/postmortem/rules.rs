@@ -3,9 +3,6 @@
 //! draft's Detection names the signals that moved with no rule on them, and the suggested
 //! actions propose one. The fetch itself is the caller's (`ExportOptions::alert_rules`).
 
-use promql_parser::label::MatchOp;
-use promql_parser::parser::{self, Expr};
-use promql_parser::util::{ExprVisitor, walk_expr};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -36,34 +33,11 @@ pub fn from_api(body: &serde_json::Value) -> Vec<AlertRule> {
         .collect()
 }
 
-struct Names(BTreeSet<String>);
-
-impl ExprVisitor for Names {
-    type Error = std::convert::Infallible;
-    fn pre_visit(&mut self, e: &Expr) -> Result<bool, Self::Error> {
-        let vs = match e {
-            Expr::VectorSelector(vs) => vs,
-            Expr::MatrixSelector(ms) => &ms.vs,
-            _ => return Ok(true),
-        };
-        if let Some(n) = &vs.name {
-            self.0.insert(n.clone());
-        }
-        for m in &vs.matchers.matchers {
-            if m.name == "__name__" && matches!(m.op, MatchOp::Equal) {
-                self.0.insert(m.value.clone());
-            }
-        }
-        Ok(true)
-    }
-}
-
 /// The metric names a PromQL expression reads (`None` when it does not parse).
 pub fn metrics(query: &str) -> Option<BTreeSet<String>> {
-    let expr = parser::parse(query).ok()?;
-    let mut names = Names(BTreeSet::new());
-    let _ = walk_expr(&mut names, &expr);
-    Some(names.0)
+    crate::metrics::selectors::metric_names(query)
+        .ok()
+        .map(|names| names.into_iter().collect())
 }
 
 /// Whether some rule watches the panel whose query is `query`: a rule that reads every metric

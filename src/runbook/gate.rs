@@ -23,8 +23,6 @@
 use super::template::Template;
 use crate::metrics::{QueryAnswer, SourceError};
 use chrono::{DateTime, Utc};
-use promql_parser::parser::{self, Expr, VectorSelector};
-use promql_parser::util::{ExprVisitor, walk_expr};
 use std::fmt;
 use std::time::Duration;
 
@@ -226,28 +224,16 @@ pub fn judge(
 /// its series' newest samples. Selectors with `offset` or `@` read the past on purpose and
 /// are left out; a range selector counts by its newest sample. `Err` when `query` is not PromQL.
 pub fn freshness_queries(query: &str) -> Result<Vec<String>, String> {
-    struct Selectors(Vec<String>);
-    impl ExprVisitor for Selectors {
-        type Error = std::convert::Infallible;
-        fn pre_visit(&mut self, e: &Expr) -> Result<bool, Self::Error> {
-            let vs = match e {
-                Expr::VectorSelector(vs) => vs,
-                Expr::MatrixSelector(ms) => &ms.vs,
-                _ => return Ok(true),
-            };
-            if vs.offset.is_none() && vs.at.is_none() {
-                let q = format!("min(timestamp({}))", VectorSelector::to_string(vs));
-                if !self.0.contains(&q) {
-                    self.0.push(q);
-                }
+    let mut out: Vec<String> = Vec::new();
+    for vs in crate::metrics::selectors::selectors(query)? {
+        if vs.offset.is_none() && vs.at.is_none() {
+            let q = format!("min(timestamp({vs}))");
+            if !out.contains(&q) {
+                out.push(q);
             }
-            Ok(true)
         }
     }
-    let expr = parser::parse(query)?;
-    let mut v = Selectors(Vec::new());
-    let _ = walk_expr(&mut v, &expr);
-    Ok(v.0)
+    Ok(out)
 }
 
 /// The oldest sample time in answers to [`freshness_queries`] (`None` when no series answered:
@@ -524,7 +510,7 @@ mod tests {
             ]
         );
         for f in &got {
-            parser::parse(f).unwrap_or_else(|e| panic!("{e}: {f}"));
+            promql_parser::parser::parse(f).unwrap_or_else(|e| panic!("{e}: {f}"));
         }
         assert!(freshness_queries("sum(").is_err());
         assert_eq!(
