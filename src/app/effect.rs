@@ -85,6 +85,9 @@ pub enum Effect {
     /// Take the incident over after its holder went away; answers as
     /// `Msg::Share(ShareMsg::TookOver)`.
     TakeOver,
+    /// Evaluate these runbooks' symptoms and preconditions against live data, read-only, off
+    /// the loop; answers as `Msg::Advised`.
+    Advise(Vec<crate::runbook::model::Runbook>),
 }
 
 /// Where a resumed run goes on.

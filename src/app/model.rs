@@ -203,6 +203,8 @@ pub struct Model {
     pub rng: StdRng,
     /// The runbook pane: the list, the plan shown, the run.
     pub runbooks: RunbookPane,
+    /// Runbook advice: the last round evaluated against live data, and when to ask again.
+    pub advice: super::workers::advice::judge::Board,
     /// The dialog shown over everything, which gets keys first.
     pub dialog: Option<super::panes::dialog::Dialog>,
     /// Dialogs waiting for the one shown to close (the executor may ask while a form is open).
@@ -342,6 +344,7 @@ impl Model {
             quit: None,
             rng: StdRng::seed_from_u64(now.timestamp_millis() as u64),
             runbooks: RunbookPane::default(),
+            advice: Default::default(),
             dialog: None,
             dialogs_waiting: std::collections::VecDeque::new(),
             timeline_filter: None,

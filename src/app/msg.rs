@@ -84,6 +84,8 @@ pub enum Msg {
     Share(super::sharing::ShareMsg),
     /// SIGINT or SIGTERM: stop starting work, restore the terminal, leave.
     Interrupted(&'static str),
+    /// A round of runbook advice was evaluated (`Effect::Advise`).
+    Advised(super::workers::advice::judge::Advice),
 }
 
 /// A dashboard built by discovery.

@@ -6,6 +6,7 @@ use super::msg::Msg;
 use crate::incident::{Event, Source};
 use crate::keymap::{Action, Mode};
 
+mod advice;
 mod changes;
 mod dashboard;
 mod dialog;
@@ -19,6 +20,7 @@ mod runbooks;
 mod search;
 mod sharing;
 
+pub use advice::headline as advice_headline;
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
 pub use note::NOTE_MAX;
 
@@ -143,6 +145,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             expire_notice(model);
             let mut effects = discovery::tick(model);
             effects.extend(schedule(model));
+            effects.extend(advice::tick(model));
             return effects;
         }
         Msg::Wall(now) => {
@@ -243,6 +246,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::Changes(report) => changes::report(model, report),
         Msg::Published(report) => publish::report(model, report),
         Msg::Declared(result) => return incident::declared(model, result),
+        Msg::Advised(a) => advice::advised(model, a),
         Msg::Interrupted(signal) => {
             model.quit = Some(Quit::Signal(signal));
         }

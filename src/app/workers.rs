@@ -5,10 +5,12 @@
 //! - [`runbooks`]: plans and runs in their own tasks, with the console as operator
 //!   ([`operator`]) and sink ([`run_sink`]);
 //! - [`export`], [`publish`] and [`github`]: the postmortem and GitHub;
+//! - [`advice`]: runbook suggestions evaluated against live data, read-only;
 //! - queries and journal appends are spawned here directly.
 //!
 //! [`Services`] is what the tasks talk to: the source, the journal, the intakes, the setups.
 
+pub mod advice;
 pub mod export;
 pub mod github;
 pub mod operator;
@@ -234,6 +236,15 @@ pub fn spawn_all(
                     ))));
                 }
             },
+            Effect::Advise(runbooks) => {
+                let evaluator = advice::Evaluator {
+                    setup: services.runbooks.clone(),
+                    source: services.source.clone(),
+                    clock: clock.clone(),
+                    sim: services.rehearsal.as_ref().map(|r| r.service.clone()),
+                };
+                advice::spawn(runbooks, evaluator, tx);
+            }
             Effect::Export(panels) => {
                 let tx = tx.clone();
                 let Some(setup) = services.export.clone() else {

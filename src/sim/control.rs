@@ -391,7 +391,7 @@ impl Sim {
 
     /// Why the scenario counts `c` as a wrong move in the state the fleet is in now, if it
     /// does.
-    fn wrong_move(&self, c: &Control) -> Option<String> {
+    pub(crate) fn wrong_move(&self, c: &Control) -> Option<String> {
         use super::scenario::WrongMoveKind as Kind;
         self.sc.wrong_moves.iter().find_map(|w| {
             let wrong = match (w.kind, c) {

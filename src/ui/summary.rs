@@ -6,9 +6,15 @@
 //! ▲ 2 CRIT Pool saturation, Error ratio · △ 1 WARN Pool wait · SEV-2 investigating
 //! ```
 //!
-//! It names no runbook: a suggestion guessed from which panels a runbook's gates read was
-//! wrong as often as right (issue 30). One will come back only once a runbook's symptom and
-//! preconditions (`[applies]`) are evaluated against live data.
+//! It names a runbook only as the advice evaluated it (`app::workers::advice`): the one whose
+//! `[applies]` symptom holds over its whole window and whose every precondition holds against
+//! live data now, with the readings that say so, or else one whose symptom holds but which a
+//! precondition holds back, with why. Advice older than two rounds, or with the source down,
+//! says nothing: no suggestion is better than a wrong one.
+//!
+//! ```text
+//! △ 1 WARN Pool wait · → try pgbouncer-raise-pool: symptom 30 (> 0 for 50s); … · watching
+//! ```
 
 use crate::app::Model;
 use crate::app::PanelState;
@@ -123,6 +129,13 @@ fn parts(model: &Model) -> Vec<Part> {
                 short: "◌ no all-clear yet".into(),
                 style: t.loading,
             }
+        });
+    }
+    if let Some(h) = crate::app::update::advice_headline(model) {
+        parts.push(Part {
+            full: h.full,
+            short: h.short,
+            style: if h.suggests { t.text } else { t.warn },
         });
     }
     match &model.incident {

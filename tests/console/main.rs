@@ -3,6 +3,7 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod advice;
     pub mod alertmanager;
     pub mod app_instances;
     pub mod big_prometheus;
@@ -24,6 +25,7 @@ mod support {
     pub mod tokio_clock;
 }
 
+mod advice_demo;
 mod alerts_console;
 mod big_answers_tmux;
 mod changes_console;
