@@ -152,23 +152,23 @@ impl Evaluator {
                     wait: None,
                     ..s.clone()
                 };
-                exec.sql(&step.id, &spec, None).await
+                exec.sql_judged(&step.id, &spec, None).await
             }
             StepKind::Haproxy(h) => {
                 let spec = crate::runbook::haproxy::HaproxySpec {
                     wait: None,
                     ..h.clone()
                 };
-                exec.haproxy(&step.id, &spec, None).await
+                exec.haproxy_judged(&step.id, &spec, None).await
             }
             _ => return Judged::Unknown("not a step that reads".into()),
         };
         match result {
-            Ok((StepOutcome::Succeeded, detail)) => Judged::Holds(rows_said(&detail)),
-            Ok((StepOutcome::Failed, detail)) if detail.starts_with("condition not met") => {
-                Judged::Fails(rows_said(&detail))
-            }
-            Ok((_, detail)) => Judged::Unknown(detail),
+            Ok(read) => match (read.outcome, read.condition) {
+                (_, Some(false)) => Judged::Fails(rows_said(&read.detail)),
+                (StepOutcome::Succeeded, _) => Judged::Holds(rows_said(&read.detail)),
+                _ => Judged::Unknown(read.detail),
+            },
             Err(_) => Judged::Unknown("the reading was stopped".into()),
         }
     }

@@ -70,10 +70,27 @@ impl Source<'_> {
     }
 }
 
-/// How a read-and-judge ends.
-struct Judged {
-    outcome: StepOutcome,
-    detail: String,
+/// How a read-and-judge ends: the step's outcome, its detail, and the row condition's verdict
+/// when one was reached (`Some(true)` holds, `Some(false)` does not; `None`: nothing judged,
+/// the reading failed or was inconclusive). The advice reads the verdict, never the detail.
+pub(crate) struct Judged {
+    pub outcome: StepOutcome,
+    pub detail: String,
+    pub condition: Option<bool>,
+}
+
+impl Judged {
+    fn done(outcome: StepOutcome, detail: String) -> Judged {
+        Judged {
+            outcome,
+            detail,
+            condition: None,
+        }
+    }
+
+    fn failed(detail: String) -> Judged {
+        Judged::done(StepOutcome::Failed, detail)
+    }
 }
 
 impl Executor {
@@ -130,6 +147,7 @@ impl Executor {
                     return Ok(Judged {
                         outcome,
                         detail: why,
+                        condition: None,
                     });
                 }
             };
@@ -148,6 +166,7 @@ impl Executor {
                 return Ok(Judged {
                     outcome: StepOutcome::Succeeded,
                     detail: summary,
+                    condition: None,
                 });
             };
             let judgement = match cond.judge(&rows, &self.vars.values, target) {
@@ -156,6 +175,7 @@ impl Executor {
                     return Ok(Judged {
                         outcome: StepOutcome::Failed,
                         detail: e.to_string(),
+                        condition: None,
                     });
                 }
             };
@@ -181,9 +201,15 @@ impl Executor {
                     }
                     _ => String::new(),
                 };
+                let condition = match &judgement {
+                    Judgement::Holds(_) => Some(true),
+                    Judgement::Fails(_) => Some(false),
+                    Judgement::Inconclusive(_) => None,
+                };
                 return Ok(Judged {
                     outcome,
                     detail: format!("{word}{after}: {text}; {summary}"),
+                    condition,
                 });
             }
             if readings <= MAX_READING_LINES {
@@ -200,8 +226,19 @@ impl Executor {
         spec: &SqlSpec,
         target: Option<&str>,
     ) -> Result<(StepOutcome, String), Stop> {
+        let j = self.sql_judged(step, spec, target).await?;
+        Ok((j.outcome, j.detail))
+    }
+
+    /// [`Self::sql`] with the row condition's verdict.
+    pub(crate) async fn sql_judged(
+        &self,
+        step: &str,
+        spec: &SqlSpec,
+        target: Option<&str>,
+    ) -> Result<Judged, Stop> {
         let values = &self.vars.values;
-        let failed = |e: String| Ok((StepOutcome::Failed, self.vars.masker.mask(&e)));
+        let failed = |e: String| Ok(Judged::failed(self.vars.masker.mask(&e)));
         let dsn = match spec.dsn.render(values, target, Context::Literal) {
             Ok(d) => d,
             Err(e) => return failed(e.to_string()),
@@ -246,7 +283,10 @@ impl Executor {
                 spec.deadline,
             )
             .await?;
-        Ok((judged.outcome, masker.mask(&judged.detail)))
+        Ok(Judged {
+            detail: masker.mask(&judged.detail),
+            ..judged
+        })
     }
 
     /// Run an `haproxy` step or action.
@@ -256,9 +296,20 @@ impl Executor {
         spec: &HaproxySpec,
         target: Option<&str>,
     ) -> Result<(StepOutcome, String), Stop> {
+        let j = self.haproxy_judged(step, spec, target).await?;
+        Ok((j.outcome, j.detail))
+    }
+
+    /// [`Self::haproxy`] with the row condition's verdict (of a `show`).
+    pub(crate) async fn haproxy_judged(
+        &self,
+        step: &str,
+        spec: &HaproxySpec,
+        target: Option<&str>,
+    ) -> Result<Judged, Stop> {
         let values = &self.vars.values;
         let masker = &self.vars.masker;
-        let failed = |e: String| Ok((StepOutcome::Failed, masker.mask(&e)));
+        let failed = |e: String| Ok(Judged::failed(masker.mask(&e)));
         let socket = match spec
             .socket
             .render(values, target, Context::Literal)
@@ -302,7 +353,10 @@ impl Executor {
                         timeout,
                     )
                     .await?;
-                return Ok((judged.outcome, masker.mask(&judged.detail)));
+                return Ok(Judged {
+                    detail: masker.mask(&judged.detail),
+                    ..judged
+                });
             }
             HaproxyOp::WaitSessions { .. } => String::new(),
         };
@@ -321,10 +375,10 @@ impl Executor {
             }
             detail.push_str(&text);
             if outcome != StepOutcome::Succeeded {
-                return Ok((outcome, masker.mask(&detail)));
+                return Ok(Judged::done(outcome, masker.mask(&detail)));
             }
         }
-        Ok((StepOutcome::Succeeded, masker.mask(&detail)))
+        Ok(Judged::done(StepOutcome::Succeeded, masker.mask(&detail)))
     }
 
     /// Wait until `server` has no current session (`scur`), at most `within`.
