@@ -9,9 +9,9 @@
 //! the signals (a batch restart takes instances down), which is the step's, not the
 //! incident's.
 //!
-//! Steps of one run started within a minute of each other act together: their effect cannot
-//! be told apart, so they are one response with one effect; each step and its runbook are
-//! still named, and two runbooks are never one response.
+//! Steps started within a minute of each other act together: their effect cannot be told
+//! apart, so they are one response with one effect; each step and each runbook in it is still
+//! named (never one unnamed step).
 
 use super::board::{Board, instant, secs};
 use super::facts::Moment;
@@ -116,8 +116,8 @@ pub struct Response {
     /// Indexes into the facts' mitigations (`resolution`).
     pub steps: Vec<usize>,
     pub titles: Vec<String>,
-    /// The runbook its steps belong to.
-    pub runbook: String,
+    /// The runbooks its steps belong to, in order.
+    pub runbooks: Vec<String>,
     /// When the effects' "after" window ended (none when nothing was read).
     pub after: Option<Moment>,
     /// Until when a recovery is this response's: its end and [`CREDIT_AFTER`].
@@ -285,8 +285,8 @@ pub struct Input<'a> {
     pub tz: Tz,
 }
 
-/// The steps in groups of those of one run started together; a step that acted on nothing
-/// is a group of its own (it shares no effect), and two runbooks are never one group.
+/// The steps in groups of those started together; a step that acted on nothing is a group of
+/// its own (it shares no effect).
 fn groups(i: &Input) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for &m in i.chosen {
@@ -298,7 +298,6 @@ fn groups(i: &Input) -> Vec<Vec<usize>> {
             Some(g)
                 if !s.did_nothing()
                     && !i.steps[g[0]].did_nothing()
-                    && s.run_id == i.steps[g[0]].run_id
                     && s.started - i.steps[g[0]].started <= TOGETHER =>
             {
                 g.push(m);
@@ -612,7 +611,15 @@ fn response(i: &Input, g: &[usize], next: Option<DateTime<Utc>>) -> Response {
             }
             t
         },
-        runbook: steps[g[0]].runbook.clone(),
+        runbooks: {
+            let mut r: Vec<String> = Vec::new();
+            for m in g {
+                if !r.contains(&steps[*m].runbook) {
+                    r.push(steps[*m].runbook.clone());
+                }
+            }
+            r
+        },
         after: read_until.map(|a| Moment::new(a, i.tz)),
         effect_end: until.max(t0 + EFFECT_AFTER) + CREDIT_AFTER,
         effects: rest,

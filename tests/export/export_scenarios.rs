@@ -1016,7 +1016,7 @@ fn crash_loop_with_a_batch_restart_refused_by_its_budget() {
     assert!(r["effects"].as_array().unwrap().is_empty(), "{r}");
     let line =
         p.md.lines()
-            .find(|l| l.contains("runbook budget-restart: Restart calls-api one instance"))
+            .find(|l| l.contains("budget-restart: Restart calls-api one instance"))
             .unwrap();
     assert!(!line.contains("Effect:"), "{line}");
     assert!(line.contains("acted on nothing"), "{line}");
