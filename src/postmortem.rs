@@ -4,6 +4,7 @@
 //! [`facts::compute_from`] turns records and snapshots into [`facts::Facts`] (pure: the same
 //! journal, snapshots, rules and timezone give the same facts): [`timeline`] keeps one row per
 //! event that matters, [`steps`] and [`effects`] tell each step by its title and what it did,
+//! [`window`] reads a signal over windows on each side of a step, with its noise floor;
 //! [`customer`] counts the users' failed requests, [`detection`] and [`rules`] say what was
 //! noticed when and what no alert watched, [`suggest`] proposes the lessons the data shows,
 //! [`status`] writes the public page; [`template`] renders the facts through the built-in
@@ -37,6 +38,7 @@ pub mod steps;
 pub mod suggest;
 pub mod template;
 pub mod timeline;
+pub mod window;
 pub mod words;
 
 use crate::incident::record::Record;

@@ -85,11 +85,15 @@ impl<'a> Board<'a> {
         }
     }
 
-    /// How the value [`super::effects::value_at`] reads from a panel is named: the median for
-    /// a latency panel, else as [`Board::name`].
+    /// How the value [`super::effects::value_at`] reads from a panel is named: by its
+    /// statistic for a latency panel ("median query latency", "mean query latency"), else as
+    /// [`Board::name`].
     pub fn value_name(&self, title: &str) -> String {
         match self.role_of(title) {
-            Some(Role::Latency) => "median query latency".into(),
+            Some(Role::Latency) => match self.panel(title).and_then(signals::central_series) {
+                Some((_, stat)) => format!("{} query latency", stat.word()),
+                None => self.name(title),
+            },
             _ => self.name(title),
         }
     }

@@ -100,7 +100,7 @@ fn figure(value: f64, text: String, at: Option<DateTime<Utc>>, tz: Tz) -> Figure
 
 /// User requests and failed ones over `[from, to]` from the counters: failed = made − served
 /// (every user request served was answered exactly once with a 2xx; the rest failed).
-fn requests(board: &Board, from: f64, to: f64) -> Option<(f64, f64)> {
+pub(super) fn requests(board: &Board, from: f64, to: f64) -> Option<(f64, f64)> {
     let made = signals::increase(board.fact(fact::USER_REQUESTS)?, from, to)?;
     let served = signals::increase(board.fact(fact::SERVED)?, from, to).unwrap_or(0.0);
     Some((made, (made - served).clamp(0.0, made)))
@@ -288,9 +288,9 @@ pub fn compute(
             .role(Role::PoolSaturation)
             .is_some_and(|s| moved(s, from, to).is_some())
     {
-        bullets.push(format!(
-            "Database connection-pool saturation reached {} ({}).",
-            p.text, p.at.clock
+        bullets.push(super::phrases::peak(
+            "Database connection-pool saturation",
+            p,
         ));
     }
     if let Some(l) = &peaks.latency
@@ -298,8 +298,11 @@ pub fn compute(
         && l.peak_text != l.before_text
     {
         bullets.push(format!(
-            "Median query latency rose from {} before the impact to {} at its peak ({}).",
-            l.before_text, l.peak_text, l.at.clock
+            "{} query latency rose from {} before the impact to {} at its peak ({}).",
+            words::sentence(&l.statistic).trim_end_matches('.'),
+            l.before_text,
+            l.peak_text,
+            l.at.clock
         ));
     }
     for n in notes {

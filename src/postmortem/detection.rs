@@ -1,5 +1,7 @@
-//! Detection as the house writes it: when the impact began, which signal crossed first and by
-//! how much it led, when the first alert fired (or that none did, and which signals that moved
+//! Detection as the house writes it: when the impact began, which signal led it (the first
+//! to cross into its bad level that was still bad when the impact began, crossing before any
+//! step acted: a signal that went bad only after a step is that step's effect, and said so)
+//! and by how much it led, when the first alert fired (or that none did, and which signals that moved
 //! no alert rule watches), when a person first acted, and the delays between them.
 
 use super::facts::Moment;
@@ -23,6 +25,10 @@ pub struct Detection {
     pub first_crossing_panel: Option<String>,
     /// How long the first signal led the impact ("40 seconds").
     pub lead: Option<String>,
+    /// Signals that first went bad after a step acted: "PostgreSQL connection saturation went
+    /// bad at 10:14, after Cancel long transactions began at 10:12: an effect of that step,
+    /// not a cause."
+    pub step_effects: Vec<String>,
     pub first_alert: Option<Moment>,
     pub first_alert_name: Option<String>,
     /// From the impact's start to the first alert.
@@ -75,6 +81,9 @@ pub struct Input<'a> {
     /// The panel that defined the impact's start, when the signals did.
     pub impact_panel: Option<&'a str>,
     pub opened: Option<DateTime<Utc>>,
+    /// The steps that acted (started, title), in order: a signal first going bad after one
+    /// is its effect.
+    pub acted: &'a [(DateTime<Utc>, String)],
     pub panels: &'a [PanelSnapshot],
     pub rules: Option<&'a [AlertRule]>,
     /// How a panel is named mid-sentence.
@@ -87,7 +96,15 @@ pub fn compute(i: &Input) -> Detection {
     let tz = i.tz;
     let counted =
         |c: &&Crossing| c.bad && !(i.standing)(c) && !i.planned.iter().any(|p| p.panel == c.panel);
-    let first = i.crossings.iter().filter(counted).min_by_key(|c| c.at);
+    let first_step = i.acted.first().map(|a| a.0);
+    let before_steps = |c: &&Crossing| first_step.is_none_or(|s| c.at < s);
+    let first = i
+        .crossings
+        .iter()
+        .filter(counted)
+        .filter(before_steps)
+        .filter(|c| bad_at_start(i.crossings, c, i.impact_start))
+        .min_by_key(|c| c.at);
     let alert = i.events.iter().find_map(|(r, e)| match e {
         Event::AlertFiring { name, .. } => Some((r.time, name.clone())),
         _ => None,
@@ -115,6 +132,7 @@ pub fn compute(i: &Input) -> Detection {
         impact_began: i.impact_start.map(|t| Moment::new(t, tz)),
         first_crossing: first.map(|c| Moment::new(c.at, tz)),
         first_crossing_panel: first.map(|c| c.panel.clone()),
+        step_effects: Vec::new(),
         lead: first
             .zip(i.impact_start)
             .filter(|(c, s)| c.at < *s)
@@ -137,8 +155,47 @@ pub fn compute(i: &Input) -> Detection {
         opened_before_signals: first.zip(i.opened).is_some_and(|(c, o)| o < c.at),
         sentences: Vec::new(),
     };
+    d.step_effects = step_effects(i, &|c| counted(&c));
     d.sentences = sentences(i, &d, first);
     d
+}
+
+/// Whether the signal of crossing `c` was still bad when the impact began: it crossed by
+/// then and had not come back before it.
+fn bad_at_start(crossings: &[Crossing], c: &Crossing, start: Option<DateTime<Utc>>) -> bool {
+    let Some(start) = start else {
+        return true;
+    };
+    c.at <= start
+        && !crossings
+            .iter()
+            .any(|o| o.panel == c.panel && !o.bad && o.at > c.at && o.at <= start)
+}
+
+/// The signals whose first bad crossing came after a step acted, each with the last step
+/// begun before it.
+fn step_effects(i: &Input, counted: &dyn Fn(&Crossing) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for c in i.crossings.iter().filter(|c| c.bad) {
+        if seen.contains(&c.panel.as_str()) {
+            continue;
+        }
+        seen.push(&c.panel);
+        if !counted(c) {
+            continue;
+        }
+        let Some((at, title)) = i.acted.iter().rev().find(|a| a.0 <= c.at) else {
+            continue;
+        };
+        out.push(format!(
+            "{} went bad only at {}, after “{title}” began at {}: an effect of that step, not a cause.",
+            words::sentence(&(i.name)(&c.panel)).trim_end_matches('.'),
+            words::clock(c.at, i.tz),
+            words::clock(*at, i.tz)
+        ));
+    }
+    out
 }
 
 fn sentences(i: &Input, d: &Detection, first: Option<&Crossing>) -> Vec<String> {
@@ -160,12 +217,18 @@ fn sentences(i: &Input, d: &Detection, first: Option<&Crossing>) -> Vec<String> 
             (Some(lead), _) => format!(", {lead} before the impact began"),
             _ => String::new(),
         };
+        let still = match (d.impact_began.is_some(), led.is_empty()) {
+            (false, _) => "",
+            (true, true) => " and was still past it when the impact began",
+            (true, false) => ", and was still past it when the impact began",
+        };
         s.push(format!(
-            "The first signal to cross a threshold was {}, at {}{led}.",
+            "The leading signal was {}: it crossed its threshold at {}{led}{still}.",
             name(&c.panel),
             at.clock
         ));
     }
+    s.extend(d.step_effects.iter().cloned());
     match (&d.first_alert, &d.first_alert_name) {
         (Some(at), Some(n)) => s.push(match &d.alert_after {
             Some(after) if d.impact_began.is_some() => format!(

@@ -68,20 +68,30 @@ pub struct Impact {
     pub signal_end: Option<Moment>,
 }
 
-/// A peak read from a panel snapshot.
+/// A peak read from a panel snapshot: the momentary maximum, and the level held for at
+/// least [`super::figures::SUSTAINED`] (the figure the prose leads with).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Peak {
     pub panel: String,
+    /// The momentary maximum.
     pub value: f64,
     /// The value as the draft writes it ("81%", "2.6").
     pub text: String,
     pub at: Moment,
+    /// The highest level held for two minutes or more, when the window is that long.
+    pub sustained: Option<f64>,
+    pub sustained_text: Option<String>,
+    /// It was still at its sustained level (past its warning threshold) when the window
+    /// ends: it rose and stayed.
+    pub stayed: bool,
 }
 
 /// Latency before the impact and at its peak.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Latency {
     pub panel: String,
+    /// What the figures are: "median" (from quantiles or histogram buckets) or "mean".
+    pub statistic: String,
     pub before: f64,
     pub before_text: String,
     pub peak: f64,
@@ -359,6 +369,12 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
     );
 
     let name = |p: &str| board.name(p);
+    // The steps that acted, for telling a signal a step made bad from a cause.
+    let acted: Vec<(DateTime<Utc>, String)> = steps
+        .iter()
+        .filter(|s| s.acting() && !s.manual() && !s.did_nothing())
+        .map(|s| (s.started, s.title.clone()))
+        .collect();
     let detection = detection::compute(&detection::Input {
         events: &events,
         crossings: &crossings,
@@ -371,6 +387,7 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
             None
         },
         opened: summary.opened_at,
+        acted: &acted,
         panels: evidence.panels,
         rules: evidence.rules,
         name: &name,
@@ -381,15 +398,16 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
     let chosen: Vec<usize> = (0..steps.len())
         .filter(|i| steps[*i].acting() || steps[*i].manual())
         .collect();
-    let responses = effects::responses(
-        &steps,
-        &chosen,
-        &planned,
-        &board,
-        start.map(|s| (s, end, impact_panel.as_deref())),
+    let responses = effects::responses(&effects::Input {
+        steps: &steps,
+        chosen: &chosen,
+        planned: &planned,
+        board: &board,
+        impact: start.map(|s| (s, end, impact_panel.as_deref())),
+        events: &events,
         last,
         tz,
-    );
+    });
     let resolution: Vec<Mitigation> = chosen
         .iter()
         .enumerate()
@@ -426,6 +444,8 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
                 words::delay((*at - r.start).num_seconds()),
                 words::and_list(&r.titles)
             ));
+        } else if let Some(later) = effects::uncredited(&responses, &board, *at) {
+            text.push_str(&format!(", {later}"));
         }
         text.push('.');
         Recovery {
@@ -632,6 +652,8 @@ fn mitigation(
         outcome: s.outcome(),
         ok: s.ok(),
         progress,
+        did_nothing: s.did_nothing(),
+        stopped: s.stopped.clone(),
         manual: s.manual(),
         auto_confirmed: s.auto_confirmed,
         planned: planned

@@ -19,6 +19,9 @@ fn from_secs(t: f64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis((t * 1000.0).round() as i64).unwrap_or_default()
 }
 
+/// How long a level must hold to be reported as the peak's sustained level.
+pub const SUSTAINED: f64 = 120.0;
+
 fn peak_of(
     snap: &PanelSnapshot,
     window: (Option<f64>, Option<f64>),
@@ -26,11 +29,23 @@ fn peak_of(
     text: impl Fn(f64) -> String,
 ) -> Option<Peak> {
     let (value, t) = signals::peak(snap, window.0, window.1)?;
+    let (from, to) = (window.0.unwrap_or(f64::MIN), window.1.unwrap_or(f64::MAX));
+    let sustained = signals::sustained(snap, from, to, SUSTAINED);
+    let last = signals::instants(snap, from, to).last().copied();
+    let stayed = match (sustained, last, snap.warn.or(snap.crit)) {
+        (Some(s), Some(l), Some(w)) => signals::worst_at(snap, l).is_some_and(|v| {
+            signals::is_bad(snap, v, w) && (v - s).abs() <= 0.05 * s.abs().max(1e-9)
+        }),
+        _ => false,
+    };
     Some(Peak {
         panel: snap.title.clone(),
         value,
         text: text(value),
         at: Moment::new(from_secs(t), tz),
+        sustained_text: sustained.map(&text),
+        sustained,
+        stayed,
     })
 }
 
@@ -66,7 +81,7 @@ pub fn compute(
         ..Signals::default()
     };
     if let Some(lat) = role(Role::Latency)
-        && let Some(series) = signals::median_series(lat)
+        && let Some((series, statistic)) = signals::central_series(lat)
     {
         let first = series.points.first().map_or(0.0, |p| p[0]);
         let (b_from, b_to) = match start {
@@ -82,6 +97,7 @@ pub fn compute(
         if let (Some(before), Some((peak, t))) = (before, peak) {
             signals.latency = Some(Latency {
                 panel: lat.title.clone(),
+                statistic: statistic.word().to_string(),
                 before,
                 before_text: words::seconds(before),
                 peak,

@@ -109,6 +109,54 @@ pub fn moved(unit: Unit, before: f64, after: f64) -> String {
     format!("{verb} from {b} to {a}")
 }
 
+/// A peak as the draft tells it: the level held for two minutes or more with the momentary
+/// maximum beside it ("Pool saturation held at 89% for two minutes or more (momentary
+/// maximum 100%, 10:14)"), "rose to 100% and stayed there" for one that never came back, the
+/// maximum alone when no level held that long.
+pub fn peak(name: &str, p: &super::facts::Peak) -> String {
+    match (&p.sustained_text, p.stayed) {
+        (Some(s), true) if *s == p.text => {
+            format!("{name} rose to {s} ({}) and stayed there.", p.at.clock)
+        }
+        (Some(s), true) => format!(
+            "{name} rose to {s} and stayed there (momentary maximum {}, {}).",
+            p.text, p.at.clock
+        ),
+        (Some(s), false) if *s == p.text => {
+            format!(
+                "{name} reached {s} and held it for two minutes or more ({}).",
+                p.at.clock
+            )
+        }
+        (Some(s), false) => format!(
+            "{name} held at {s} for two minutes or more (momentary maximum {}, {}).",
+            p.text, p.at.clock
+        ),
+        (None, _) => format!("{name} reached {} for a moment ({}).", p.text, p.at.clock),
+    }
+}
+
+/// A backlog's rate of change before and after, per minute: "rising by 300 a minute →
+/// falling by 520 a minute" ("steady" under one a minute).
+pub fn rate_change(unit: Unit, before: f64, after: f64) -> String {
+    format!("{} → {}", rate(unit, before), rate(unit, after))
+}
+
+fn rate(unit: Unit, per_minute: f64) -> String {
+    if per_minute.abs() < 1.0 {
+        return "steady".into();
+    }
+    let verb = if per_minute > 0.0 {
+        "rising"
+    } else {
+        "falling"
+    };
+    format!(
+        "{verb} by {} a minute",
+        words::value(unit, per_minute.abs())
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

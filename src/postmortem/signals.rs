@@ -170,25 +170,95 @@ pub fn increase(snap: &PanelSnapshot, from: f64, to: f64) -> Option<f64> {
     total
 }
 
-/// The series a latency panel's "median" reads: one labelled p50/0.5, else the one with the
-/// lowest mean (the median is below every higher quantile).
+/// What the central series of a latency panel is, by how it was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    /// A 50th percentile: a series labelled p50/0.5, or a `histogram_quantile(0.5, …)`.
+    Median,
+    /// A mean: a sum over a count (`…_sum / …_count`), or `avg`.
+    Mean,
+}
+
+impl Statistic {
+    /// "median", "mean".
+    pub fn word(self) -> &'static str {
+        match self {
+            Statistic::Median => "median",
+            Statistic::Mean => "mean",
+        }
+    }
+}
+
+/// The series a latency panel's "median" reads: one labelled p50/0.5, else the only series of
+/// a query that asks for the 0.5 quantile. Never a guess: a median comes from quantiles or
+/// histogram buckets only.
 pub fn median_series(snap: &PanelSnapshot) -> Option<&SnapshotSeries> {
     let labelled = snap.series.iter().find(|s| {
         s.labels
             .iter()
             .any(|(k, v)| k.contains("quantile") && matches!(v.as_str(), "p50" | "0.5" | "50"))
     });
-    labelled.or_else(|| {
-        snap.series
-            .iter()
-            .filter(|s| !s.points.is_empty())
-            .min_by(|a, b| {
-                let mean = |s: &SnapshotSeries| {
-                    s.points.iter().map(|p| p[1]).sum::<f64>() / s.points.len() as f64
-                };
-                mean(a).total_cmp(&mean(b))
-            })
+    let q = snap.query.replace(' ', "");
+    let asks = q.contains("quantile(0.5,") || q.contains("quantile(.5,");
+    labelled.or(match snap.series.as_slice() {
+        [only] if asks => Some(only),
+        _ => None,
     })
+}
+
+/// The central series of a latency panel and what it is: its median (see [`median_series`]),
+/// else the first series of a query that computes a mean.
+pub fn central_series(snap: &PanelSnapshot) -> Option<(&SnapshotSeries, Statistic)> {
+    if let Some(m) = median_series(snap) {
+        return Some((m, Statistic::Median));
+    }
+    let q = snap.query.to_lowercase();
+    let mean = (q.contains("_sum") && q.contains("_count")) || q.contains("avg");
+    let first = snap.series.iter().find(|s| !s.points.is_empty())?;
+    mean.then_some((first, Statistic::Mean))
+}
+
+/// The level a signal held for at least `hold` seconds within `[from, to]` (the highest such
+/// level when high values are bad, the lowest otherwise), from its worst readings: the peak
+/// a reader can trust beside the momentary maximum.
+pub fn sustained(snap: &PanelSnapshot, from: f64, to: f64, hold: f64) -> Option<f64> {
+    let at: Vec<(f64, f64)> = instants(snap, from, to)
+        .into_iter()
+        .filter_map(|t| worst_at(snap, t).map(|v| (t, v)))
+        .collect();
+    let below = snap.bad_below();
+    let mut best: Option<f64> = None;
+    for (i, (t, _)) in at.iter().enumerate() {
+        let held: Vec<f64> = at[i..]
+            .iter()
+            .take_while(|(u, _)| *u <= t + hold + 1e-6)
+            .map(|p| p.1)
+            .collect();
+        let Some(&(last, _)) = at[i..]
+            .iter()
+            .take_while(|(u, _)| *u <= t + hold + 1e-6)
+            .last()
+        else {
+            continue;
+        };
+        if last - t < hold - 1e-6 {
+            break;
+        }
+        let level = held.iter().copied().fold(
+            if below {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            },
+            |a, b| if below { a.max(b) } else { a.min(b) },
+        );
+        best = Some(match best {
+            None => level,
+            Some(b) if below => b.min(level),
+            Some(b) => b.max(level),
+        });
+    }
+    best
 }
 
 /// The median of the values of `series` within `[from, to)`.
@@ -277,6 +347,48 @@ mod tests {
                 Some(Role::Restarts)
             ]
         );
+    }
+
+    #[test]
+    fn a_sustained_level_is_held_for_the_whole_span() {
+        // A spike to 100 % for one reading; 80 % held for two minutes.
+        let points: Vec<[f64; 2]> = (0..40)
+            .map(|i| {
+                [
+                    i as f64 * 10.0,
+                    if i == 5 {
+                        1.0
+                    } else if (10..23).contains(&i) {
+                        0.8
+                    } else {
+                        0.3
+                    },
+                ]
+            })
+            .collect();
+        let p = snap("Pool saturation", "percent", vec![points]);
+        assert_eq!(peak(&p, None, None), Some((1.0, 50.0)));
+        assert_eq!(sustained(&p, 0.0, 400.0, 120.0), Some(0.8));
+        assert_eq!(
+            sustained(&p, 0.0, 100.0, 120.0),
+            None,
+            "shorter than the hold"
+        );
+    }
+
+    #[test]
+    fn a_median_only_from_quantiles_a_mean_called_a_mean() {
+        let mut p = snap("Query latency", "seconds", vec![vec![[0.0, 0.9]]]);
+        p.query = "rate(pgbouncer_stats_queries_duration_seconds_total[5m]) / rate(pgbouncer_stats_queries_pooled_total[5m])".into();
+        assert!(median_series(&p).is_none());
+        assert!(
+            central_series(&p).is_none(),
+            "a ratio of totals is not named a median"
+        );
+        p.query = "rate(q_seconds_sum[5m]) / rate(q_seconds_count[5m])".into();
+        assert_eq!(central_series(&p).map(|c| c.1), Some(Statistic::Mean));
+        p.query = "histogram_quantile(0.5, sum by (le) (rate(q_seconds_bucket[1m])))".into();
+        assert_eq!(central_series(&p).map(|c| c.1), Some(Statistic::Median));
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub struct StepRun {
     /// The time of the step's latest record (a confirmation is compared with it: the prompt
     /// follows the record before it at once).
     pub latest: DateTime<Utc>,
+    /// Why it stopped short, as the journal says it: the reason of its last pause (a batch's
+    /// budget exhausted, a gate not passed), else the detail of a failed or cancelled end.
+    pub stopped: Option<String>,
 }
 
 impl StepRun {
@@ -93,6 +96,17 @@ impl StepRun {
                 None => "had not finished when the journal ends".into(),
             },
         }
+    }
+
+    /// True when it acted on nothing: skipped, not confirmed, a batch that ended without
+    /// restarting any target (refused by its budget, aborted at a pause), or a step cancelled
+    /// before it sent a request. Nothing it did can have an effect.
+    pub fn did_nothing(&self) -> bool {
+        let ended_short = !self.ok() && self.state.is_some();
+        self.skipped
+            || self.declined
+            || (self.batch() && self.acted_on.is_empty() && (ended_short || self.run_end.is_some()))
+            || (self.state == Some(StepState::Cancelled) && self.requests.is_empty())
     }
 
     /// True when it finished and succeeded.
@@ -169,6 +183,7 @@ pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
                     acted_on: Vec::new(),
                     run_end: None,
                     latest: r.time,
+                    stopped: None,
                 };
                 if *state == StepState::Started {
                     let note = StepDetail::parse(detail);
@@ -196,6 +211,9 @@ pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
                         s.latest = r.time;
                     } else if let Some(i) = open(&out, &run.run_id, step) {
                         out[i].latest = r.time;
+                        if let Some(StepDetail::Paused { reason }) = note {
+                            out[i].stopped = Some(reason);
+                        }
                     }
                     continue;
                 }
@@ -212,6 +230,10 @@ pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
                 let outcome = detail::outcome_of(*state, detail);
                 s.skipped = outcome == Some(StepOutcome::Skipped);
                 s.declined = outcome == Some(StepOutcome::Declined);
+                let short = matches!(outcome, Some(StepOutcome::Failed | StepOutcome::Cancelled));
+                if short && s.stopped.is_none() && s.batch() && !detail.trim().is_empty() {
+                    s.stopped = Some(detail.trim().to_string());
+                }
             }
             Event::RunbookIntent {
                 run_id,
@@ -360,9 +382,41 @@ mod tests {
         assert_eq!(s[0].title, "Roll back the deploy");
         assert!(s[0].ok() && s[0].auto_confirmed && s[0].acting());
         assert_eq!(s[1].acted_on, ["api-0"]);
+        assert!(!s[1].did_nothing(), "it restarted api-0");
         assert!(!s[1].auto_confirmed, "confirmed 3 s after it asked");
         assert_eq!(s[1].outcome(), "was stopped before it finished");
         assert_eq!(words_of("gateway-off"), "Gateway off");
+    }
+
+    /// A batch its budget refused: paused before any target, aborted. It did nothing, and the
+    /// pause says why it stopped; a batch that acted did something.
+    #[test]
+    fn a_batch_refused_by_its_budget_did_nothing_and_says_why() {
+        use StepState::{Cancelled, Started, Succeeded};
+        let refused = steps(&[
+            (0, "restart", Started, "batch: Restart api one at a time"),
+            (
+                1_000,
+                "restart",
+                Started,
+                "paused: unavailability budget exhausted: 3 unavailable (3 unhealthy before the start), budget 1; nothing started",
+            ),
+            (1_001, "restart", Started, "decision: abort"),
+            (1_002, "restart", Cancelled, "aborted by the operator"),
+            (2_000, "rollback", Started, "http: Roll back"),
+            (3_000, "rollback", Succeeded, "HTTP 200 {}"),
+        ]);
+        let events: Vec<(&Record, &Event)> = refused.iter().map(|r| (r, &r.kind)).collect();
+        let s = runs(&events);
+        assert!(s[0].did_nothing(), "{:?}", s[0]);
+        assert!(
+            s[0].stopped
+                .as_deref()
+                .is_some_and(|t| t.starts_with("unavailability budget exhausted")),
+            "{:?}",
+            s[0].stopped
+        );
+        assert!(!s[1].did_nothing() && s[1].stopped.is_none());
     }
 
     /// Confirmations by `--yes`, skipped and declined steps, as journals hold them.

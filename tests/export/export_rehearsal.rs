@@ -519,8 +519,8 @@ fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator(
         assert!((e.before - at(t0)).abs() <= slack(t0), "{resp:?}");
         assert!((e.after - at(t1)).abs() <= slack(t1), "{resp:?}");
     }
-    // The three steps started together: one response, and the recovery that followed it is
-    // credited to it.
+    // The three runbooks started together: one response, each runbook named in it, and the
+    // recovery that followed it is credited to it.
     let credited: Vec<&Vec<String>> = facts
         .responses
         .iter()
@@ -528,6 +528,12 @@ fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator(
         .map(|r| &r.titles)
         .collect();
     assert_eq!(facts.responses.len(), 1, "{:?}", facts.responses);
+    assert_eq!(
+        facts.responses[0].runbooks.len(),
+        3,
+        "{:?}",
+        facts.responses
+    );
     assert_eq!(credited.len(), 1, "{credited:?}");
 
     // Pinned whole: the draft for seed 1.

@@ -1,12 +1,16 @@
-//! Issue 17's golden drafts: each rehearsal scenario (planner-peak, bird-count, crash-loop)
-//! played headlessly from the command line with its fixing play and with a wrong one, then
-//! drafted by `warroom export`. Every figure the draft states is compared with the simulator's
-//! own record, which the game day reports at every scrape (so a change in the simulator's
-//! fidelity or the rehearsal clock moves both sides): the impact window, the failed and total
-//! user requests, the peak error ratio, each step's effect on the error ratio, which step the
-//! recovery is credited to, the suggested actions whose patterns the record shows; and the
-//! words: one timeline row per event that matters, no step ids or raw bodies, no "rose" for a
-//! falling value, no reading that reads as its threshold.
+//! Issue 17's and issue 32's golden drafts: each rehearsal scenario (planner-peak, bird-count,
+//! crash-loop) played headlessly from the command line with the seed's response, its fixing
+//! play and wrong ones (a rollback alone, retries off alone, six plain restarts, a batch
+//! restart refused by its budget), then drafted by `warroom export`. Every figure the draft
+//! states is compared with the simulator's own record, which the game day reports at every
+//! scrape (so a change in the simulator's fidelity or the rehearsal clock moves both sides):
+//! the impact window, the failed and total user requests, the peak error ratio, each step's
+//! effect on the customers over the windows the draft read (user requests failing, the error
+//! ratio's median), which step the recovery is credited to (only one whose effect window holds
+//! it), no effect for a step that acted on nothing, every wrong move the scenario recorded
+//! named, a share that got worse said to have made it worse, the suggested actions whose
+//! patterns the record shows; and the words: one timeline row per event that matters, no step
+//! ids or raw bodies, no "rose" for a falling value, no reading that reads as its threshold.
 
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
@@ -57,6 +61,8 @@ struct Played {
     /// When the simulator's fault began (seconds from the epoch).
     fault: f64,
     epoch: DateTime<Utc>,
+    /// The game day's report (its `response` holds the scenario's record of wrong moves).
+    report: serde_json::Value,
     _dir: tempfile::TempDir,
 }
 
@@ -217,6 +223,7 @@ fn play(name: &'static str, scenario: &str, plays: &[&str], run_for: &str) -> Pl
             .as_f64()
             .expect("the fault's time"),
         epoch,
+        report,
         _dir: dir,
     }
 }
@@ -350,74 +357,15 @@ fn check(p: &Played) {
         "{name}: peak error ratio {got} vs the simulator's {peak} (jump at the peak {jump})"
     );
 
-    // Each step's effect on the error ratio, before and after, as the simulator saw it.
     let responses = f["responses"].as_array().unwrap();
     for r in responses {
-        let Some(e) = r["effects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["panel"] == "Error ratio")
-        else {
-            continue;
-        };
-        let (t0, t1) = (p.secs(&r["start"]), p.secs(&r["after"]["utc"]));
-        let (before, after) = (e["before"].as_f64().unwrap(), e["after"].as_f64().unwrap());
-        let (sb, sa) = (
-            p.at_or_before(t0).error_ratio,
-            p.at_or_before(t1).error_ratio,
-        );
-        println!(
-            "{name}: {:?} error ratio {before:.3} → {after:.3} (simulator {sb:.3} → {sa:.3})",
-            r["titles"]
-        );
-        assert!(
-            (before - sb).abs() <= 0.03,
-            "{name}: before {before} vs {sb}: {r}"
-        );
-        assert!(
-            (after - sa).abs() <= 0.03,
-            "{name}: after {after} vs {sa}: {r}"
-        );
+        effects_against_the_record(p, r);
     }
-    // The recovery is credited to the last response that started before the simulator's
-    // error ratio had fallen below 5 % for good. The simulator knows the fall to a scrape:
-    // a response that started within one scrape of it may have caused it or not, and the
-    // panel's rate window decides. Anything earlier or later is wrong.
     if recovered {
-        let fallen = p
-            .scrapes
-            .iter()
-            .rfind(|s| s.error_ratio >= CRIT && s.t <= end)
-            .map_or(got_start, |s| s.t + SCRAPE_S);
-        let acting = |r: &&serde_json::Value| r["no_effect"].is_null();
-        let before: Vec<&serde_json::Value> = responses
-            .iter()
-            .filter(acting)
-            .filter(|r| p.secs(&r["start"]) < fallen - SCRAPE_S)
-            .collect();
-        let near: Vec<&serde_json::Value> = responses
-            .iter()
-            .filter(acting)
-            .filter(|r| (p.secs(&r["start"]) - fallen).abs() <= SCRAPE_S)
-            .collect();
-        let credited: Vec<&serde_json::Value> =
-            responses.iter().filter(|r| r["credited"] == true).collect();
-        if let Some(last) = before.last() {
-            assert_eq!(
-                credited.len(),
-                1,
-                "{name}: fallen at {fallen}: {credited:?}"
-            );
-            assert!(
-                credited[0] == *last || near.contains(&credited[0]),
-                "{name}: fallen at {fallen}, credited {} rather than {} or one of {} starting within a scrape of it",
-                credited[0]["titles"],
-                last["titles"],
-                near.len()
-            );
-        }
+        credit_against_the_record(p, got_start, end);
     }
+    steps_that_did_nothing(p);
+    wrong_moves_named(p);
 
     // Suggestions only where the record shows their pattern.
     let patterns = p.patterns();
@@ -548,6 +496,186 @@ fn check(p: &Played) {
     );
 }
 
+/// The share of user requests that failed over `[from, to]`, from the simulator's counters
+/// as the draft defines it: those made less those served (each served once with a 2xx). The
+/// simulator's own failure counter counts a request when its last retry gives up, which over
+/// a minute's window is not the same minute's requests.
+fn share(p: &Played, from: f64, to: f64) -> Option<f64> {
+    let (a, b) = (p.at_or_before(from), p.at_or_before(to));
+    let made = b.logical - a.logical;
+    let served = (b.answered - b.errors) - (a.answered - a.errors);
+    (made > 0.0).then(|| ((made - served) / made).clamp(0.0, 1.0))
+}
+
+/// The median of the simulator's per-scrape error ratio over `[from, to]`.
+fn median_error_ratio(p: &Played, from: f64, to: f64) -> Option<f64> {
+    let v: Vec<f64> = p
+        .scrapes
+        .iter()
+        .filter(|s| s.t >= from - 1e-6 && s.t <= to + 1e-6)
+        .map(|s| s.error_ratio)
+        .collect();
+    warroom::postmortem::window::median(&v)
+}
+
+/// A response's effect on the customers, over the windows the draft read, as the simulator
+/// saw it: the share of user requests failing from its counters (within 2 points), the error
+/// ratio's median from its per-scrape ratio (within 3 points, the panel's rate window and
+/// the simulator's minute sitting a scrape apart); a share that rose beyond its noise is said
+/// to have made it worse, one that fell never is.
+fn effects_against_the_record(p: &Played, r: &serde_json::Value) {
+    let name = p.name;
+    for e in r["effects"].as_array().unwrap() {
+        let w = |k: &str| (p.secs(&e[k][0]), p.secs(&e[k][1]));
+        let ((b0, b1), (a0, a1)) = (w("before_window"), w("after_window"));
+        assert!(
+            b1 - b0 >= 44.0 && a1 - a0 >= 29.0,
+            "{name}: windows too short: {e}"
+        );
+        let (before, after) = (e["before"].as_f64().unwrap(), e["after"].as_f64().unwrap());
+        let truth = match e["panel"].as_str().unwrap() {
+            "User requests" => share(p, b0, b1).zip(share(p, a0, a1)),
+            "Error ratio" => median_error_ratio(p, b0, b1).zip(median_error_ratio(p, a0, a1)),
+            _ => continue,
+        };
+        let Some((sb, sa)) = truth else { continue };
+        let tolerance = if e["panel"] == "User requests" {
+            0.02
+        } else {
+            0.03
+        };
+        println!(
+            "{name}: {:?} {} {before:.3} → {after:.3} (simulator {sb:.3} → {sa:.3}, noise {})",
+            r["titles"], e["panel"], e["noise"]
+        );
+        assert!(
+            (before - sb).abs() <= tolerance,
+            "{name}: before {before} vs {sb}: {r}"
+        );
+        assert!(
+            (after - sa).abs() <= tolerance,
+            "{name}: after {after} vs {sa}: {r}"
+        );
+        let noise = e["noise"].as_f64().unwrap();
+        let worse = r["worse"].as_str().unwrap_or_default();
+        if e["panel"] == "User requests" {
+            if sa - sb > noise + tolerance + 0.01 && (sa - sb) / sa >= 0.1 + tolerance {
+                assert!(worse.contains("user requests"), "{name}: got worse: {r}");
+            }
+            if sb - sa > tolerance {
+                assert!(!worse.contains("user requests"), "{name}: got better: {r}");
+            }
+        }
+    }
+}
+
+/// The recovery is credited to the last response whose effect window (its start to
+/// `effect_end`) holds the moment the simulator's error ratio fell below 5 % for good; to
+/// none when no window does, and then the recovery says how long after the last step it came.
+/// The simulator knows the fall to a scrape: a window edge within a scrape of it may go
+/// either way.
+fn credit_against_the_record(p: &Played, start: f64, end: f64) {
+    let name = p.name;
+    let responses = p.facts["responses"].as_array().unwrap();
+    let fallen = p
+        .scrapes
+        .iter()
+        .rfind(|s| s.error_ratio >= CRIT && s.t <= end)
+        .map_or(start, |s| s.t + SCRAPE_S);
+    let acting = |r: &&serde_json::Value| r["no_effect"].is_null() && r["stopped"].is_null();
+    let span = |r: &serde_json::Value| (p.secs(&r["start"]), p.secs(&r["effect_end"]));
+    let inside: Vec<&serde_json::Value> = responses
+        .iter()
+        .filter(acting)
+        .filter(|r| {
+            let (s, e) = span(r);
+            s < fallen - SCRAPE_S && fallen <= e - SCRAPE_S
+        })
+        .collect();
+    let near: Vec<&serde_json::Value> = responses
+        .iter()
+        .filter(acting)
+        .filter(|r| {
+            let (s, e) = span(r);
+            (s - fallen).abs() <= SCRAPE_S || (e - fallen).abs() <= SCRAPE_S
+        })
+        .collect();
+    let credited: Vec<&serde_json::Value> =
+        responses.iter().filter(|r| r["credited"] == true).collect();
+    match inside.last() {
+        Some(last) => {
+            assert_eq!(
+                credited.len(),
+                1,
+                "{name}: fallen at {fallen}: {credited:?}"
+            );
+            assert!(
+                credited[0] == *last || near.contains(&credited[0]),
+                "{name}: fallen at {fallen}, credited {} rather than {}",
+                credited[0]["titles"],
+                last["titles"]
+            );
+        }
+        None => {
+            assert!(
+                credited.iter().all(|c| near.contains(c)),
+                "{name}: fallen at {fallen}, outside every window, credited {credited:?}"
+            );
+            if credited.is_empty() && responses.iter().any(|r| p.secs(&r["start"]) < fallen) {
+                let text = p.facts["recovery"]["text"].as_str().unwrap();
+                assert!(text.contains("no step is credited"), "{name}: {text}");
+            }
+        }
+    }
+}
+
+/// A step that acted on nothing has no effect and a response of its own that says so, and
+/// why it stopped when the journal says.
+fn steps_that_did_nothing(p: &Played) {
+    let name = p.name;
+    let resolution = p.facts["resolution"].as_array().unwrap();
+    for r in p.facts["responses"].as_array().unwrap() {
+        let steps: Vec<&serde_json::Value> = r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &resolution[i.as_u64().unwrap() as usize])
+            .collect();
+        if steps.iter().all(|m| m["did_nothing"] == true) {
+            assert!(r["stopped"].is_string(), "{name}: {r}");
+            assert!(r["effects"].as_array().unwrap().is_empty(), "{name}: {r}");
+            assert!(
+                r["effect_text"].is_null() && r["credited"] == false,
+                "{name}: {r}"
+            );
+        } else {
+            assert!(
+                steps.iter().all(|m| m["did_nothing"] == false),
+                "{name}: a step that did nothing shares a response: {r}"
+            );
+        }
+    }
+}
+
+/// Every wrong move the scenario recorded is named on the response it happened in.
+fn wrong_moves_named(p: &Played) {
+    let name = p.name;
+    let responses = p.facts["responses"].as_array().unwrap();
+    for w in p.report["response"]["wrong_moves"].as_array().unwrap() {
+        let at = p.secs(&w["at"]);
+        let why = w["what"].as_str().unwrap().split_once(": ").unwrap().1;
+        let r = responses
+            .iter()
+            .rfind(|r| p.secs(&r["start"]) <= at + 2.0)
+            .unwrap_or_else(|| panic!("{name}: no response before the wrong move {w}"));
+        assert!(
+            r["wrong_move"].as_str().is_some_and(|t| t.contains(why)),
+            "{name}: wrong move {w} not named on {r}"
+        );
+        assert!(p.md.contains("wrong move"), "{name}");
+    }
+}
+
 fn between<'a>(text: &'a str, from: &str, to: &str) -> Option<&'a str> {
     let rest = &text[text.find(from)? + from.len()..];
     Some(&rest[..rest.find(to).unwrap_or(rest.len())])
@@ -649,13 +777,14 @@ fn planner_peak_scaled_out_then_rolled_back_late() {
         "{:?}",
         p.patterns()
     );
-    // Rolling back at the peak succeeds and changes nothing the customers see: the stale
+    // Rolling back at the peak succeeds and changes nothing the customers see (user requests
+    // failing, not attempts): the stale
     // connections keep the pools full (the seed needed batch restarts after it).
     let rollback = response("Roll planner-api back");
     assert!(
         rollback["no_effect"]
             .as_str()
-            .is_some_and(|t| t.contains("error ratio")),
+            .is_some_and(|t| t.contains("user requests failing")),
         "{rollback}"
     );
     assert!(
@@ -703,13 +832,7 @@ fn bird_count_with_a_batch_restart_cut_short() {
     );
     check(&p);
     // An unfinished batch that acted is in the resolution, with what it did.
-    let batch = p.facts["resolution"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["kind"] == "batch")
-        .unwrap()
-        .clone();
+    let batch = batch_step(&p);
     assert_eq!(batch["ok"], false, "{batch}");
     assert!(
         batch["progress"]
@@ -751,4 +874,200 @@ fn crash_loop_with_a_batch_restart_during_the_loop() {
     // The loop's own restarts came first: they are the incident's, not the batch's.
     assert!(p.rows().iter().any(|r| r.starts_with("Restarts (5m)")));
     assert!(p.patterns().contains(&"restart-loop".to_string()));
+}
+
+/// The draft's batch step.
+fn batch_step(p: &Played) -> serde_json::Value {
+    p.facts["resolution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["kind"] == "batch")
+        .unwrap_or_else(|| panic!("{}: no batch step", p.name))
+        .clone()
+}
+
+/// The response whose titles include one starting with `title`.
+fn response_titled(p: &Played, title: &str) -> serde_json::Value {
+    p.facts["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["titles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t.as_str().unwrap().starts_with(title))
+        })
+        .unwrap_or_else(|| panic!("{}: no response {title}: {}", p.name, p.facts["responses"]))
+        .clone()
+}
+
+/// The seed's own response (`--play seed`): rollback, retries off, then batch restarts. The
+/// first two leave the failing share of user requests where it was; the restarts bring it back
+/// and are credited; pool saturation led the impact.
+#[test]
+fn planner_peak_with_the_seeds_response() {
+    let p = play("planner-peak, seed", "planner-peak", &["seed"], "110m");
+    check(&p);
+    for title in ["Roll planner-api back", "Disable retries"] {
+        let r = response_titled(&p, title);
+        assert!(
+            r["no_effect"]
+                .as_str()
+                .is_some_and(|t| t.contains("user requests failing")),
+            "{r}"
+        );
+        assert_eq!(r["credited"], false, "{r}");
+    }
+    let restart = response_titled(&p, "Restart planner-api");
+    assert_eq!(restart["credited"], true, "{restart}");
+    assert_eq!(
+        p.facts["detection"]["first_crossing_panel"],
+        "Pool saturation"
+    );
+    assert!(p.md.contains("The leading signal was pool saturation"));
+}
+
+/// A wrong response: the rollback alone, at the start. It fixes the query and nothing the
+/// customers see; nothing is credited, the impact has not ended.
+#[test]
+fn planner_peak_with_the_rollback_alone() {
+    let p = play(
+        "planner-peak, rollback alone",
+        "planner-peak",
+        &["rollback-deploy@+3m"],
+        "30m",
+    );
+    check(&p);
+    let r = response_titled(&p, "Roll planner-api back");
+    assert!(r["no_effect"].is_string() && r["credited"] == false, "{r}");
+    assert!(
+        r["effect_text"]
+            .as_str()
+            .is_none_or(|t| !t.contains("user requests")),
+        "{r}"
+    );
+}
+
+/// The seed's response: retries off (the ratio of attempts falls, the share of user requests
+/// failing does not: no visible effect on it), the pool raised (credited), the backlog
+/// drained at a pace (judged by its rate: it falls after, where it rose or held before).
+#[test]
+fn bird_count_with_the_seeds_response() {
+    let p = play("bird-count, seed", "bird-count", &["seed"], "150m");
+    check(&p);
+    let retries = response_titled(&p, "Disable retries");
+    assert!(
+        retries["no_effect"]
+            .as_str()
+            .is_some_and(|t| t.contains("user requests failing")),
+        "{retries}"
+    );
+    assert!(
+        !retries["effects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["panel"] == "Error ratio"),
+        "attempts' error ratio where user requests were counted: {retries}"
+    );
+    assert_eq!(response_titled(&p, "Set the pool size")["credited"], true);
+    let drain = response_titled(&p, "Drain the backlog");
+    let queue = drain["effects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["panel"] == "Queue depth")
+        .unwrap_or_else(|| panic!("no backlog effect: {drain}"))
+        .clone();
+    assert_eq!(queue["measure"], "rate per minute", "{queue}");
+    assert!(
+        queue["after"].as_f64().unwrap() < 0.0 && queue["visible"] == true,
+        "the drain is a visible fall: {queue}"
+    );
+    assert!(drain["no_effect"].is_null(), "{drain}");
+}
+
+/// A wrong response: retries off alone. The recovery comes much later, as traffic falls, and
+/// is credited to no step.
+#[test]
+fn bird_count_with_retries_off_alone() {
+    let p = play(
+        "bird-count, retries off alone",
+        "bird-count",
+        &["disable-retries@+20m"],
+        "150m",
+    );
+    check(&p);
+    let r = response_titled(&p, "Disable retries");
+    assert_eq!(r["credited"], false, "{r}");
+    let text = p.facts["recovery"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("after Disable retries") && text.contains("no step is credited"),
+        "{text}"
+    );
+    assert!(!p.md.contains("The recovery followed this step"));
+}
+
+/// The seed's response: twice the instances and twice the memory, credited.
+#[test]
+fn crash_loop_with_the_seeds_response() {
+    let p = play("crash-loop, seed", "crash-loop", &["seed"], "40m");
+    check(&p);
+    let r = &p.facts["responses"][0];
+    assert_eq!(r["credited"], true, "{r}");
+    assert!(r["wrong_move"].is_null(), "{r}");
+}
+
+/// A wrong response: six plain restarts, each recorded by the scenario as a wrong move; each
+/// step is named, and the wrong moves are.
+#[test]
+fn crash_loop_with_six_plain_restarts() {
+    let p = play(
+        "crash-loop, six plain restarts",
+        "crash-loop",
+        &["plain-restarts@+10m"],
+        "20m",
+    );
+    check(&p);
+    let r = response_titled(&p, "Restart api-0");
+    assert_eq!(r["titles"].as_array().unwrap().len(), 6, "{r}");
+    assert!(
+        r["wrong_move"]
+            .as_str()
+            .is_some_and(|t| t.contains("6 wrong moves")),
+        "{r}"
+    );
+    assert_eq!(r["credited"], false, "{r}");
+}
+
+/// A wrong response: a batch restart whose unavailability budget refuses every batch. It
+/// acted on nothing: no effect, the reason it stopped, no credit.
+#[test]
+fn crash_loop_with_a_batch_restart_refused_by_its_budget() {
+    let p = play(
+        "crash-loop, batch refused by its budget",
+        "crash-loop",
+        &["budget-restart@+10m"],
+        "20m",
+    );
+    check(&p);
+    let batch = batch_step(&p);
+    assert_eq!(batch["did_nothing"], true, "{batch}");
+    assert!(
+        batch["stopped"]
+            .as_str()
+            .is_some_and(|t| t.contains("unavailability budget exhausted")),
+        "{batch}"
+    );
+    let r = response_titled(&p, "Restart calls-api one instance");
+    assert!(r["effects"].as_array().unwrap().is_empty(), "{r}");
+    let line =
+        p.md.lines()
+            .find(|l| l.contains("budget-restart: Restart calls-api one instance"))
+            .unwrap();
+    assert!(!line.contains("Effect:"), "{line}");
+    assert!(line.contains("acted on nothing"), "{line}");
 }
