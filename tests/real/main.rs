@@ -7,6 +7,7 @@ mod support {
     pub mod expected_presets;
     pub mod expositions;
     pub mod journey;
+    pub mod node_exporter;
     pub mod prometheus;
     pub mod promql_corpus;
     pub mod realstack;
@@ -24,6 +25,7 @@ mod embedded_source;
 mod gameday_headless;
 mod gameday_prometheus;
 mod gameday_seed;
+mod grafana_community;
 mod hostile_labels;
 mod journey_gameday;
 mod presets_engines;
