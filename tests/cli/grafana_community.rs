@@ -9,6 +9,7 @@
 //! converted, no `$` left in a query, and no panel given a level where Grafana draws no
 //! threshold.
 
+use crate::support::grafana_json::source_panels;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -55,23 +56,6 @@ fn community(name: &str) -> (Value, Import) {
         assert!(!p.query.contains('$'), "{name}: {:?} keeps a $", p.query);
     }
     (json, import)
-}
-
-/// Every panel that is not a row, with its JSON path, rows' own panels included.
-fn source_panels(json: &Value) -> Vec<(String, &Value)> {
-    fn walk<'a>(list: &'a Value, at: &str, out: &mut Vec<(String, &'a Value)>) {
-        for (i, p) in list.as_array().into_iter().flatten().enumerate() {
-            let path = format!("{at}[{i}]");
-            if p["type"] == "row" {
-                walk(&p["panels"], &format!("{path}.panels"), out);
-            } else {
-                out.push((path, p));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&json["panels"], "panels", &mut out);
-    out
 }
 
 /// A panel Grafana would query Prometheus for: one shown query with PromQL at least.

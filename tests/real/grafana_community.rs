@@ -11,6 +11,7 @@
 //! choice of a value and the Prometheus data source's `interpolateQueryExpr`. Targets:
 //! converted ≥ 95 %, the same panels with data as Grafana, no false level.
 
+use crate::support::grafana_json::source_panels;
 use crate::support::node_exporter::NodeExporter;
 use crate::support::realstack::{self, prometheus};
 use crate::support::redis::{Redis, RedisExporter};
@@ -61,23 +62,6 @@ fn values(rt: &tokio::runtime::Runtime, c: &PrometheusClient, q: &str) -> Option
 
 fn has_data(rt: &tokio::runtime::Runtime, c: &PrometheusClient, q: &str) -> bool {
     values(rt, c, q).is_some_and(|v| !v.is_empty())
-}
-
-/// Every panel that is not a row, with its JSON path, in the order the importer reads them.
-fn source_panels(json: &Value) -> Vec<(String, &Value)> {
-    fn walk<'a>(list: &'a Value, at: &str, out: &mut Vec<(String, &'a Value)>) {
-        for (i, p) in list.as_array().into_iter().flatten().enumerate() {
-            let path = format!("{at}[{i}]");
-            if p["type"] == "row" {
-                walk(&p["panels"], &format!("{path}.panels"), out);
-            } else {
-                out.push((path, p));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&json["panels"], "panels", &mut out);
-    out
 }
 
 /// A panel's shown PromQL queries, with their JSON paths.

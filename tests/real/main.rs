@@ -6,6 +6,7 @@ mod support {
     pub mod expect;
     pub mod expected_presets;
     pub mod expositions;
+    pub mod grafana_json;
     pub mod journey;
     pub mod node_exporter;
     pub mod prometheus;
