@@ -487,8 +487,8 @@ pub struct GrafanaArgs {
     /// Print only the `[[panel]]` entries (the report goes to stderr).
     #[arg(long)]
     pub toml: bool,
-    /// Look `label_values(...)` variables up in this Prometheus (overrides the config file);
-    /// without one they stay as `$name`.
+    /// Look query variables (`label_values(...)` …) up in this Prometheus (overrides the
+    /// config file); without one, queries that use them are not converted.
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
 }

@@ -6,18 +6,19 @@
 //! **V2 resource** (`spec.elements`, `spec.layout`, `spec.variables`) as far as it goes.
 //!
 //! The work is pure except for one step: [`parse`] reads the file into a [`Dashboard`],
-//! [`Dashboard::resolve`] asks a [`VariableResolver`] (a Prometheus) for the values of
-//! `label_values(…)` variables, and [`Dashboard::convert`] builds the panels and the report.
-//! [`import`] does the three. Nothing is ever silently lost: every panel or query not converted is
-//! in [`Import::skipped`] with its JSON path and the reason, and everything converted with a
-//! caveat (a variable left as `$name`, a unit shown as a count, thresholds dropped) is in
+//! [`Dashboard::resolve`] asks a [`VariableResolver`] (a Prometheus) for the values of query
+//! variables (`label_values(…)`, `query_result(…)` …), and [`Dashboard::convert`] builds the
+//! panels and the report. [`import`] does the three. Nothing is ever silently lost: every panel
+//! or query not converted is in [`Import::skipped`] with its JSON path and the reason, and
+//! everything converted with a caveat (a unit shown as a count, thresholds dropped) is in
 //! [`Import::warnings`]. Every converted query is one clean line of PromQL that the parser
-//! accepts; titles and legends are sanitized.
+//! accepts, with no `$name` left in it; titles and legends are sanitized.
 //!
 //! One Grafana query becomes one panel (`convert`), units are scaled to warroom's base units
 //! (`units`), threshold colours decide `warn`, `crit` and `bad_when` where Grafana draws the
 //! thresholds at all (`thresholds`; the rest are reported, not imported), and
-//! variables and `$__interval`-style globals are filled in (`variables`, `interpolate`).
+//! variables and `$__interval`-style globals are filled in by Grafana's rules (`variables`,
+//! `var_query`, `interpolate`).
 
 mod classic;
 mod convert;
@@ -29,6 +30,7 @@ mod thresholds;
 mod titles;
 mod units;
 mod v2;
+mod var_query;
 mod variables;
 
 use crate::config::panels::PanelConfig;
@@ -44,7 +46,7 @@ pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_PANELS: usize = 500;
 /// Most panels and queries examined; past this one finding says how many were left.
 pub const MAX_EXAMINED: usize = 5_000;
-/// Most `label_values` look-ups sent for one dashboard.
+/// Most variable look-ups sent for one dashboard.
 pub const MAX_LOOKUPS: usize = 50;
 /// Longest expression (after substitution) handed to the PromQL parser, in bytes.
 pub const MAX_EXPR_BYTES: usize = 16 * 1024;
@@ -161,8 +163,9 @@ impl Default for ImportOptions {
 #[error("{0}")]
 pub struct ResolveError(pub String);
 
-/// Answers `label_values` template variables: Prometheus's
-/// `/api/v1/label/<label>/values?match[]=<selector>` ([`prometheus`] has the real one).
+/// Answers the queries of template variables as Grafana's Prometheus data source does:
+/// `label_values`, `label_names`, `metrics` and `query_result` ([`prometheus`] has the real
+/// one).
 pub trait VariableResolver: Send + Sync {
     /// Where values come from, for messages (`prometheus http://…`).
     fn describe(&self) -> String;
@@ -173,6 +176,20 @@ pub trait VariableResolver: Send + Sync {
         label: &str,
         selector: Option<&str>,
     ) -> BoxFuture<'static, Result<Vec<String>, ResolveError>>;
+    /// The label names on the series matching `selector` (all series when `None`).
+    fn label_names(
+        &self,
+        _selector: Option<&str>,
+    ) -> BoxFuture<'static, Result<Vec<String>, ResolveError>> {
+        let why = format!("{} does not answer label_names", self.describe());
+        Box::pin(async move { Err(ResolveError(why)) })
+    }
+    /// `query_result(expr)`: the instant query now, each series as Grafana writes it for a
+    /// variable, `name{a="x",b="y"} value timestamp_ms` (a scalar or string: its value).
+    fn query_result(&self, _expr: &str) -> BoxFuture<'static, Result<Vec<String>, ResolveError>> {
+        let why = format!("{} does not answer query_result", self.describe());
+        Box::pin(async move { Err(ResolveError(why)) })
+    }
 }
 
 /// A dashboard read from its JSON, its variables not yet looked up.
@@ -217,16 +234,16 @@ impl Dashboard {
         self.board.model
     }
 
-    /// The `label_values` variables that need a look-up, as `(name, query)`.
+    /// The query variables that need a look-up, as `(name, query)`.
     pub fn lookups(&self) -> Vec<(String, String)> {
         variables::lookups(&self.board)
     }
 
-    /// Look up the `label_values` variables through `resolver`, in the order the dashboard
-    /// declares them (so a variable may use an earlier one in its selector). At most
+    /// Look up the query variables through `resolver`, each after the variables its query
+    /// uses (chained variables), else in the order the dashboard declares them. At most
     /// [`MAX_LOOKUPS`] requests, one at a time, all within
-    /// [`ImportOptions::resolve_budget`]; a failure leaves the variable as `$name` with a
-    /// warning.
+    /// [`ImportOptions::resolve_budget`]; a failure leaves the variable without a value, with
+    /// a warning, and the queries that use it are not converted.
     pub async fn resolve(&mut self, resolver: &dyn VariableResolver) {
         if self.resolved {
             return;
@@ -239,8 +256,9 @@ impl Dashboard {
         self.warnings.extend(warnings);
     }
 
-    /// Build the panels and the report. Pure. Variables not resolved (no resolver, or a
-    /// failed look-up) stay as `$name` and each says so once.
+    /// Build the panels and the report. Pure. A query that uses a variable without a value
+    /// (no resolver, or a failed look-up) is not converted: it is listed in
+    /// [`Import::skipped`], and the variable says why once in [`Import::warnings`].
     pub fn convert(&self) -> Import {
         let mut warnings = self.warnings.clone();
         if !self.resolved {

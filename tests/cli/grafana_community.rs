@@ -1,14 +1,38 @@
 //! `import::grafana` held out against dashboards nobody here wrote: the postgres_exporter
-//! mixin's overview and node-exporter-full, as their projects commit them
-//! (tests/fixtures/grafana/community/README.md gives source, commit and licence).
+//! mixin's overview, node-exporter-full and the Redis exporter's own dashboard, as their
+//! projects commit them (tests/fixtures/grafana/community/README.md gives source, commit and
+//! licence).
 //!
-//! Each is imported without a Prometheus and checked against what Grafana itself would do,
+//! Each is imported through a resolver that gives every label two values (the real exporters
+//! are in tests/real/grafana_community.rs) and checked against what Grafana itself would do,
 //! worked out here from the JSON and not from the importer: the share of Prometheus panels
-//! converted, and no panel given a level where Grafana draws no threshold.
+//! converted, no `$` left in a query, and no panel given a level where Grafana draws no
+//! threshold.
 
+use crate::support::grafana_json::source_panels;
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde_json::Value;
 use warroom::config::PanelConfig;
-use warroom::import::grafana::{self, Import, ImportOptions};
+use warroom::import::grafana::{self, Import, ImportOptions, ResolveError, VariableResolver};
+
+/// Two values for every label, `label-1` and `label-2`, whatever the selector.
+struct TwoOfEach;
+
+impl VariableResolver for TwoOfEach {
+    fn describe(&self) -> String {
+        "two values of each label".into()
+    }
+
+    fn label_values(
+        &self,
+        label: &str,
+        _: Option<&str>,
+    ) -> BoxFuture<'static, Result<Vec<String>, ResolveError>> {
+        let values = vec![format!("{label}-1"), format!("{label}-2")];
+        async move { Ok(values) }.boxed()
+    }
+}
 
 fn community(name: &str) -> (Value, Import) {
     let path = format!(
@@ -17,27 +41,21 @@ fn community(name: &str) -> (Value, Import) {
     );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
     let json: Value = serde_json::from_str(&text).expect("JSON");
-    let import = grafana::parse(&text, ImportOptions::default())
-        .expect("a dashboard")
-        .convert();
-    (json, import)
-}
-
-/// Every panel that is not a row, with its JSON path, rows' own panels included.
-fn source_panels(json: &Value) -> Vec<(String, &Value)> {
-    fn walk<'a>(list: &'a Value, at: &str, out: &mut Vec<(String, &'a Value)>) {
-        for (i, p) in list.as_array().into_iter().flatten().enumerate() {
-            let path = format!("{at}[{i}]");
-            if p["type"] == "row" {
-                walk(&p["panels"], &format!("{path}.panels"), out);
-            } else {
-                out.push((path, p));
-            }
-        }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let import = rt
+        .block_on(grafana::import(
+            &text,
+            Some(&TwoOfEach),
+            ImportOptions::default(),
+        ))
+        .expect("a dashboard");
+    for p in &import.panels {
+        assert!(!p.query.contains('$'), "{name}: {:?} keeps a $", p.query);
     }
-    let mut out = Vec::new();
-    walk(&json["panels"], "panels", &mut out);
-    out
+    (json, import)
 }
 
 /// A panel Grafana would query Prometheus for: one shown query with PromQL at least.
@@ -208,4 +226,26 @@ fn node_exporter_full_reads_as_grafana_shows_it() {
     let ram = level_of(&import, "RAM Used");
     assert_eq!((ram[0].warn, ram[0].crit), (Some(0.8), Some(0.9)));
     assert_eq!(figures.with_level, 9, "the 5 gauges and 4 Pressure bars");
+}
+
+/// The Redis exporter's dashboard (Grafana.com 763): 13 of 13 Prometheus panels, all 19
+/// queries converted. Its `$namespace` and `$instance` are looked up as Grafana looks them up;
+/// nothing is left as `$name` (before, all 19 queries kept `$namespace` and `$instance` and
+/// none returned data against a plain redis_exporter).
+#[test]
+fn redis_exporter_dashboard_reads_as_grafana_shows_it() {
+    let (figures, import) = check("redis-exporter.json");
+    assert_eq!(
+        (figures.prometheus_panels, figures.converted),
+        (13, 13),
+        "{:#?}",
+        import.skipped
+    );
+    assert_eq!(import.panels.len(), 19, "{:#?}", import.skipped);
+    // `$instance` is multi-value: the first value Grafana picks, regex-formatted.
+    let clients = level_of(&import, "Clients");
+    assert_eq!(
+        clients[0].query,
+        "sum(redis_connected_clients{namespace=~\"namespace-1\", instance=~\"instance-1\"})"
+    );
 }

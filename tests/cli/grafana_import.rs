@@ -191,68 +191,114 @@ fn classic_panels(service: &str, replica: &str, instance: &str) -> Vec<PanelConf
     ]
 }
 
-const CLASSIC_SKIPPED: &[(&str, &str)] = &[
-    ("panels[5]", "\"text\" panel"),
-    ("panels[6].panels[0]", "logs or traces"),
-    ("panels[6].panels[1]", "data source \"loki\""),
-    ("panels[6].panels[2].targets[1]", "hidden"),
-    (
-        "panels[6].panels[3].targets[0]",
-        "PromQL parser rejects the expression after substitution",
-    ),
-    ("panels[7]", "no queries"),
-    ("panels[11]", "library panel \"SLO burn rate\""),
+/// The queries of the classic fixture that use variables, and the variables they use.
+const CLASSIC_USES: &[(&str, &[&str])] = &[
+    ("panels[1].targets[0]", &["service", "pod"]),
+    ("panels[2].targets[0]", &["service"]),
+    ("panels[2].targets[1]", &["service", "replica"]),
+    ("panels[3].targets[0]", &["service"]),
+    ("panels[4].targets[0]", &["service"]),
+    ("panels[6].panels[2].targets[0]", &["instance"]),
+    ("panels[9].targets[0]", &["service"]),
+    // `$cluster` is no variable of the dashboard: never converted.
+    ("panels[12].targets[0]", &["service", "cluster"]),
 ];
 
-const CLASSIC_PANEL_WARNINGS: &[(&str, &str)] = &[
-    (
-        "panels[1].fieldConfig.defaults.thresholds",
-        "thresholds (crit 1000, bad above) not imported as levels: Grafana does not draw them \
-         on this panel, \"Show thresholds\" (custom.thresholdsStyle.mode) is off",
-    ),
-    (
-        "panels[8].targets[0]",
-        "unit \"lengthm\" has no warroom equivalent",
-    ),
-    ("panels[8].targets[0]", "thresholds mark a band"),
-    ("panels[12]", "1 transformation(s)"),
-    ("panels[12].targets[0]", "$cluster is not a variable"),
-];
+/// The classic fixture's panels that can be converted when the variables `unbound` have no
+/// value: those whose query holds no `$` once the rest are filled in.
+fn converted(panels: Vec<PanelConfig>) -> Vec<PanelConfig> {
+    panels
+        .into_iter()
+        .filter(|p| !p.query.contains('$'))
+        .collect()
+}
+
+/// What the classic fixture skips when the variables `unbound` have no value, in order.
+fn classic_skipped(unbound: &[&str]) -> Vec<(&'static str, &'static str)> {
+    let mut out: Vec<(&str, &str)> = vec![
+        ("panels[5]", "\"text\" panel"),
+        ("panels[6].panels[0]", "logs or traces"),
+        ("panels[6].panels[1]", "data source \"loki\""),
+        ("panels[6].panels[2].targets[1]", "hidden"),
+        (
+            "panels[6].panels[3].targets[0]",
+            "PromQL parser rejects the expression after substitution",
+        ),
+        ("panels[7]", "no queries"),
+        ("panels[11]", "library panel \"SLO burn rate\""),
+    ];
+    for (path, uses) in CLASSIC_USES {
+        if uses.iter().any(|u| *u == "cluster" || unbound.contains(u)) {
+            let why = if unbound.iter().any(|u| uses.contains(u)) {
+                "has no value (see templating.list["
+            } else {
+                "$cluster is not a variable of this dashboard"
+            };
+            out.push((path, why));
+        }
+    }
+    // Traversal order: by the indices along the path.
+    let order = |p: &str| {
+        p.replace("panels[", "")
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse::<usize>().unwrap_or(0))
+            .collect::<Vec<_>>()
+    };
+    out.sort_by_key(|(p, _)| order(p));
+    out
+}
+
+/// The panels' own warnings, the thresholds of panels[1] only when it is converted.
+fn classic_panel_warnings(request_rate: bool) -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    if request_rate {
+        out.push((
+            "panels[1].fieldConfig.defaults.thresholds",
+            "thresholds (crit 1000, bad above) not imported as levels: Grafana does not draw them \
+             on this panel, \"Show thresholds\" (custom.thresholdsStyle.mode) is off",
+        ));
+    }
+    out.extend([
+        (
+            "panels[8].targets[0]",
+            "unit \"lengthm\" has no warroom equivalent",
+        ),
+        ("panels[8].targets[0]", "thresholds mark a band"),
+    ]);
+    out
+}
 
 #[test]
 fn classic_dashboard_without_a_prometheus() {
     let import = offline(&fixture("classic.json"));
     assert_eq!(import.model, Model::Classic);
     assert_eq!(import.title.as_deref(), Some("Checkout service"));
-    assert_eq!(
-        import.panels,
-        classic_panels("$service", "$replica", "$instance")
-    );
+    // Nothing looked up: every query using a query variable waits for --prometheus.
+    let panels = converted(classic_panels("$service", "$replica", "$instance"));
+    assert_eq!(panels.len(), 2);
+    assert_eq!(import.panels, panels);
+    let needs = "needs a Prometheus to look up its values, and none was given (--prometheus URL)";
     let mut warnings = vec![
-        (
-            "templating.list[4]",
-            "$service (label_values(app_requests_total, service)) needs a Prometheus",
-        ),
-        (
-            "templating.list[6]",
-            "$replica (label_values(app_requests_total{service=~\"$service\"}, pod)) needs a Prometheus",
-        ),
-        (
-            "templating.list[7]",
-            "$instance (label_values(instance)) needs a Prometheus",
-        ),
+        ("templating.list[4]", needs),
+        ("templating.list[5]", needs),
+        ("templating.list[6]", needs),
+        ("templating.list[7]", needs),
         (
             "templating.list[9]",
             "ad hoc filter variable $Filters has 1 filter",
         ),
         (
             "templating.list[11]",
-            "only label_values(…) is looked up, so it is kept as $version",
+            "$version (query_result(app_build_info)) needs a Prometheus",
         ),
     ];
-    warnings.extend_from_slice(CLASSIC_PANEL_WARNINGS);
+    warnings.extend(classic_panel_warnings(false));
     assert_findings(&import.warnings, &warnings);
-    assert_findings(&import.skipped, CLASSIC_SKIPPED);
+    assert_findings(
+        &import.skipped,
+        &classic_skipped(&["service", "pod", "replica", "instance"]),
+    );
     for f in import.warnings.iter().chain(&import.skipped) {
         assert!(warroom::sanitize::is_clean(&f.message, false), "{f}");
     }
@@ -398,7 +444,22 @@ fn grafana_4_rows() {
 
 #[test]
 fn v2_resource_fixture() {
-    let import = offline(&fixture("v2.json"));
+    // `$service` keeps its saved value, which Prometheus gives.
+    let resolver = Fixed {
+        answers: vec![(
+            "service",
+            Some("db_pool_connections_in_use"),
+            Ok(vec!["checkout"]),
+        )],
+        asked: Mutex::new(Vec::new()),
+    };
+    let import = runtime()
+        .block_on(grafana::import(
+            &fixture("v2.json"),
+            Some(&resolver),
+            ImportOptions::default(),
+        ))
+        .unwrap();
     assert_eq!(import.model, Model::V2Resource);
     assert_eq!(import.title.as_deref(), Some("Database pools (V2)"));
     assert_eq!(
@@ -408,7 +469,7 @@ fn v2_resource_fixture() {
             // minimum interval: 30 s; $__rate_interval is max(30 + 30, 4 × 30) s = 2 m.
             panel(
                 "Pool wait",
-                "(histogram_quantile(0.99, sum by (le) (rate(db_pool_wait_seconds_bucket{service=\"$service\"}[2m])))) / 1000000",
+                "(histogram_quantile(0.99, sum by (le) (rate(db_pool_wait_seconds_bucket{service=\"checkout\"}[2m])))) / 1000000",
                 Unit::Seconds,
                 None,
                 None,
@@ -417,7 +478,7 @@ fn v2_resource_fixture() {
             ),
             panel(
                 "Pool saturation",
-                "max by (pod) (db_pool_connections_in_use{service=\"$service\", pod=~\"checkout-.+\"} / db_pool_connections_max{service=\"$service\", pod=~\"checkout-.+\"})",
+                "max by (pod) (db_pool_connections_in_use{service=\"checkout\", pod=~\"checkout-.+\"} / db_pool_connections_max{service=\"checkout\", pod=~\"checkout-.+\"})",
                 Unit::Percent,
                 Some(0.8),
                 Some(0.95),
@@ -426,13 +487,7 @@ fn v2_resource_fixture() {
             ),
         ]
     );
-    assert_findings(
-        &import.warnings,
-        &[(
-            "spec.variables[0]",
-            "$service (label_values(db_pool_connections_in_use, service)) needs a Prometheus",
-        )],
-    );
+    assert_findings(&import.warnings, &[]);
     assert_findings(
         &import.skipped,
         &[
@@ -484,6 +539,11 @@ impl VariableResolver for Fixed {
         }
         .boxed()
     }
+
+    /// Answered as the label `query_result` with the expression as selector.
+    fn query_result(&self, expr: &str) -> BoxFuture<'static, Result<Vec<String>, ResolveError>> {
+        self.label_values("query_result", Some(expr))
+    }
 }
 
 #[test]
@@ -493,7 +553,12 @@ fn label_values_are_resolved_in_order_through_the_resolver() {
             (
                 "service",
                 Some("app_requests_total"),
-                Ok(vec!["cart", "checkout"]),
+                Ok(vec!["checkout", "cart"]),
+            ),
+            (
+                "pod",
+                Some("app_requests_total{service=\"checkout\"}"),
+                Ok(vec!["checkout-1", "checkout-0"]),
             ),
             (
                 "pod",
@@ -501,6 +566,11 @@ fn label_values_are_resolved_in_order_through_the_resolver() {
                 Ok(vec!["checkout-0", "checkout-1"]),
             ),
             ("instance", None, Err("connection refused")),
+            (
+                "query_result",
+                Some("app_build_info"),
+                Ok(vec!["app_build_info{version=\"1.4.3\"} 1 1700000000000"]),
+            ),
         ],
         asked: Mutex::new(Vec::new()),
     };
@@ -511,36 +581,51 @@ fn label_values_are_resolved_in_order_through_the_resolver() {
             ImportOptions::default(),
         ))
         .unwrap();
-    // `$pod` is "All", which needs no look-up; `$replica` uses the `$service` just resolved.
+    // Each variable after the ones its query uses: `$pod` and `$replica` use the `$service`
+    // just resolved, formatted as each is (`=` single, `=~` a regex).
+    let asked = |l: &str, s: Option<&str>| (l.to_string(), s.map(str::to_string));
     assert_eq!(
         *resolver.asked.lock().unwrap(),
         vec![
-            (
-                "service".to_string(),
-                Some("app_requests_total".to_string())
-            ),
-            (
-                "pod".to_string(),
-                Some("app_requests_total{service=~\"checkout\"}".to_string())
-            ),
-            ("instance".to_string(), None),
+            asked("service", Some("app_requests_total")),
+            asked("pod", Some("app_requests_total{service=\"checkout\"}")),
+            asked("pod", Some("app_requests_total{service=~\"checkout\"}")),
+            asked("instance", None),
+            asked("query_result", Some("app_build_info")),
         ]
     );
+    // `$pod` is "All" without a custom all value: every value, as Grafana spells it (in
+    // the order found: the variable has no sort). `$replica` (multi, saved "retired-7", gone)
+    // takes the first value, as Grafana does.
+    let all = classic_panels("checkout", "checkout-0", "$instance");
     assert_eq!(
-        import.panels,
-        classic_panels("checkout", "(checkout-0|checkout-1)", "$instance")
+        all[0].query,
+        "sum by (pod) ( rate(app_requests_total{service=\"checkout\", pod=~\".*\"}[105s]) )"
     );
+    let mut expected = all.clone();
+    expected[0].query =
+        "sum by (pod) ( rate(app_requests_total{service=\"checkout\", pod=~\"(checkout-1|checkout-0)\"}[105s]) )"
+            .into();
+    assert_eq!(import.panels, converted(expected));
     let mut warnings = vec![
         (
+            "templating.list[6]",
+            "$replica: its saved value \"retired-7\" is not among the 2 found; the panels use the first, \"checkout-0\"",
+        ),
+        (
             "templating.list[7]",
-            "$instance (label_values(instance)) could not be looked up in fixed answers: connection refused; kept as $instance",
+            "$instance (label_values(instance)) could not be looked up in fixed answers: connection refused; queries using $instance are not converted",
         ),
         ("templating.list[9]", "ad hoc filter"),
-        ("templating.list[11]", "kept as $version"),
+        // query_result's text through the variable's regex.
+        (
+            "templating.list[11]",
+            "$version: its saved value \"1.4.2\" is not among the 1 found; the panels use the first, \"1.4.3\"",
+        ),
     ];
-    warnings.extend_from_slice(CLASSIC_PANEL_WARNINGS);
+    warnings.extend(classic_panel_warnings(true));
     assert_findings(&import.warnings, &warnings);
-    assert_findings(&import.skipped, CLASSIC_SKIPPED);
+    assert_findings(&import.skipped, &classic_skipped(&["instance"]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -915,8 +1000,9 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
         ))
         .unwrap();
     // What Prometheus must have answered, from the exposition itself: `$service` keeps its
-    // saved "checkout"; `$replica` (saved "retired-7", gone) becomes every checkout pod, sorted
-    // as Prometheus sorts label values; `$instance` becomes the only target there is.
+    // saved "checkout"; `$pod` ("All") becomes every checkout pod and `$replica` (saved
+    // "retired-7", gone) the first, in the order Prometheus sorts label values; `$instance`
+    // becomes the only target there is.
     let mut replicas: Vec<&str> = PODS
         .iter()
         .filter(|(s, _)| *s == "checkout")
@@ -927,29 +1013,37 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
     let regex: Vec<String> = replicas
         .iter()
         .map(|p| {
-            p.chars()
+            let escaped: String = p
+                .chars()
                 .flat_map(|c| {
                     let special = "\\^$.|?*+()[]{}".contains(c);
                     special.then_some('\\').into_iter().chain([c])
                 })
-                .collect()
+                .collect();
+            escaped.replace('\\', "\\\\").replace('"', "\\\"")
         })
         .collect();
-    let replica = format!("({})", regex.join("|"))
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"");
-    assert_eq!(import.panels, classic_panels("checkout", &replica, &target));
+    let mut expected = classic_panels("checkout", &regex[0], &target);
+    expected[0].query = expected[0]
+        .query
+        .replace("pod=~\".*\"", &format!("pod=~\"({})\"", regex.join("|")));
+    assert_eq!(import.panels, converted(expected));
     let picked = format!(
-        "$instance takes one value, and its saved value \"old-host:9100\" is not among the 1 found; the panels use \"{target}\""
+        "$instance: its saved value \"old-host:9100\" is not among the 1 found; the panels use the first, \"{target}\""
+    );
+    let first = format!(
+        "$replica: its saved value \"retired-7\" is not among the {} found; the panels use the first, \"{}\"",
+        replicas.len(),
+        replicas[0]
     );
     let mut warnings = vec![
+        ("templating.list[6]", first.as_str()),
         ("templating.list[7]", picked.as_str()),
         ("templating.list[9]", "ad hoc filter"),
-        ("templating.list[11]", "kept as $version"),
     ];
-    warnings.extend_from_slice(CLASSIC_PANEL_WARNINGS);
+    warnings.extend(classic_panel_warnings(true));
     assert_findings(&import.warnings, &warnings);
-    assert_findings(&import.skipped, CLASSIC_SKIPPED);
+    assert_findings(&import.skipped, &classic_skipped(&[]));
 
     // The resolved variables select the series they should.
     let by_title = |t: &str| {
@@ -968,7 +1062,7 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
         pods.sort();
         pods
     };
-    assert_eq!(pods_of(&by_title("Latency · p99").query), replicas);
+    assert_eq!(pods_of(&by_title("Latency · p99").query), replicas[..1]);
     assert_eq!(
         pods_of(&by_title("Request rate (payments)").query),
         replicas
@@ -977,7 +1071,8 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
     all.sort();
     assert_eq!(pods_of(&by_title("Memory").query), all);
 
-    // Every query of every fixture, resolved or not, is PromQL Prometheus accepts.
+    // Every query of every fixture, with or without a Prometheus, is PromQL Prometheus
+    // accepts, with no `$` left in it.
     let mut checked = 0;
     for name in ["classic.json", "v1.json", "rows.json", "v2.json"] {
         let with = rt
@@ -988,13 +1083,16 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
             ))
             .unwrap();
         for p in with.panels.iter().chain(&offline(&fixture(name)).panels) {
+            assert!(!p.query.contains('$'), "{name}: {:?}", p.query);
             if let Err(e) = instant(&rt, &c, &p.query) {
                 panic!("{name}: Prometheus refuses {:?}: {e}", p.query);
             }
             checked += 1;
         }
     }
-    assert_eq!(checked, 2 * (10 + 4 + 2 + 2));
+    // Resolved: all but the `$cluster` query of classic; offline, only the queries that use
+    // no query variable.
+    assert_eq!(checked, (9 + 4 + 2 + 2) + (2 + 4 + 2));
 }
 
 #[test]
@@ -1013,25 +1111,27 @@ fn a_prometheus_that_is_down_leaves_the_variables_with_warnings() {
         ))
         .unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let unbound = ["service", "pod", "replica", "instance"];
     assert_eq!(
         import.panels,
-        classic_panels("$service", "$replica", "$instance")
+        converted(classic_panels("$service", "$replica", "$instance"))
     );
     let refused =
         format!("could not be looked up in prometheus http://127.0.0.1:{port}/: unreachable");
     let mut warnings = vec![
         ("templating.list[4]", refused.as_str()),
         (
-            "templating.list[6]",
-            "depends on $service, which has no value, so it was not looked up; kept as $replica",
+            "templating.list[5]",
+            "depends on $service, which has no value, so it was not looked up; queries using $pod are not converted",
         ),
+        ("templating.list[6]", "depends on $service"),
         ("templating.list[7]", refused.as_str()),
         ("templating.list[9]", "ad hoc filter"),
-        ("templating.list[11]", "kept as $version"),
+        ("templating.list[11]", refused.as_str()),
     ];
-    warnings.extend_from_slice(CLASSIC_PANEL_WARNINGS);
+    warnings.extend(classic_panel_warnings(false));
     assert_findings(&import.warnings, &warnings);
-    assert_findings(&import.skipped, CLASSIC_SKIPPED);
+    assert_findings(&import.skipped, &classic_skipped(&unbound));
 }
 
 /// A resolver that never answers.
@@ -1071,21 +1171,22 @@ fn a_hung_resolver_costs_the_budget_and_no_more() {
     let mut warnings = vec![
         (
             "templating.list[4]",
-            "could not be looked up: no answer within 0.3s; kept as $service",
+            "could not be looked up: no answer within 0.3s; queries using $service are not converted",
         ),
+        ("templating.list[5]", "depends on $service"),
         ("templating.list[6]", "depends on $service"),
         (
             "templating.list[7]",
-            "was not looked up: the 0.3s for all look-ups ran out; kept as $instance",
+            "was not looked up: the 0.3s for all look-ups ran out; queries using $instance are not converted",
         ),
         ("templating.list[9]", "ad hoc filter"),
-        ("templating.list[11]", "kept as $version"),
+        ("templating.list[11]", "ran out"),
     ];
-    warnings.extend_from_slice(CLASSIC_PANEL_WARNINGS);
+    warnings.extend(classic_panel_warnings(false));
     assert_findings(&import.warnings, &warnings);
     assert_eq!(
         import.panels,
-        classic_panels("$service", "$replica", "$instance")
+        converted(classic_panels("$service", "$replica", "$instance"))
     );
 }
 

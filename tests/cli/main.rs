@@ -4,6 +4,7 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod github_mock;
+    pub mod grafana_json;
     pub mod prometheus;
     pub mod skip;
 }

@@ -6,7 +6,9 @@ mod support {
     pub mod expect;
     pub mod expected_presets;
     pub mod expositions;
+    pub mod grafana_json;
     pub mod journey;
+    pub mod node_exporter;
     pub mod prometheus;
     pub mod promql_corpus;
     pub mod realstack;
@@ -24,6 +26,7 @@ mod embedded_source;
 mod gameday_headless;
 mod gameday_prometheus;
 mod gameday_seed;
+mod grafana_community;
 mod hostile_labels;
 mod journey_gameday;
 mod presets_engines;

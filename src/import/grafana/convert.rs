@@ -348,7 +348,12 @@ fn convert_panel(
             continue;
         };
         let done = interpolate(raw, &lookup, &b, Mode::Query);
-        warn_references(&done, tp, board, &mut target_warnings);
+        // Never a `$name` sent to Prometheus: a query with one left is not converted.
+        if !done.unresolved.is_empty() {
+            skipped.push(Finding::new(tp, unresolved(&done, board)));
+            continue;
+        }
+        warn_formats(&done, tp, &mut target_warnings);
         let expr = match one_line(&done.text) {
             Ok(e) => e,
             Err(c) => {
@@ -364,21 +369,10 @@ fn convert_panel(
             }
         };
         if let Err(e) = parse_promql(&expr) {
-            let pending: Vec<String> = done
-                .unresolved
-                .iter()
-                .filter(|n| Bindings::declared(board, n))
-                .map(|n| format!("${n}"))
-                .collect();
             skipped.push(Finding::new(
                 tp,
                 format!(
-                    "the PromQL parser rejects the expression after substitution{}: {} (in \"{}\")",
-                    if pending.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({} left unresolved)", pending.join(", "))
-                    },
+                    "the PromQL parser rejects the expression after substitution: {} (in \"{}\")",
                     first_line(&e),
                     crate::sanitize::sanitize(&expr, false, 160)
                 ),
@@ -447,23 +441,29 @@ fn first_line(e: &str) -> String {
     crate::sanitize::sanitize(e.lines().next().unwrap_or(e).trim(), false, 200).into_owned()
 }
 
-fn warn_references(done: &Outcome, path: &str, board: &Board, warnings: &mut Vec<Finding>) {
-    for name in &done.unresolved {
-        if name.starts_with("__") {
-            warnings.push(Finding::new(
-                path,
-                format!("${name} is a Grafana global warroom does not fill in; kept as written"),
-            ));
-        } else if !Bindings::declared(board, name) {
-            warnings.push(Finding::new(
-                path,
-                format!(
-                    "${} is not a variable of this dashboard; kept as written",
-                    crate::sanitize::sanitize(name, false, 60)
-                ),
-            ));
-        }
-    }
+/// Why a query with references left after substitution is not converted, name by name.
+fn unresolved(done: &Outcome, board: &Board) -> String {
+    let why: Vec<String> = done
+        .unresolved
+        .iter()
+        .map(|name| {
+            let shown = crate::sanitize::sanitize(name, false, 60);
+            if name.starts_with("__") {
+                format!("${shown} is a Grafana global warroom does not fill in")
+            } else if let Some(v) = board.variables.iter().find(|v| &v.name == name) {
+                format!("${shown} has no value (see {})", v.path)
+            } else {
+                format!("${shown} is not a variable of this dashboard")
+            }
+        })
+        .collect();
+    format!(
+        "{}; the query is not converted rather than sent to Prometheus with the reference in it",
+        why.join("; ")
+    )
+}
+
+fn warn_formats(done: &Outcome, path: &str, warnings: &mut Vec<Finding>) {
     for f in &done.unknown_formats {
         warnings.push(Finding::new(
             path,

@@ -2,20 +2,26 @@
 //! `${name:format}`, `[[name]]`, `[[name:format]]`, and the global `$__interval`,
 //! `$__rate_interval`, `$__range` (with `_ms`/`_s` forms).
 //!
-//! In a query a single value is escaped for a PromQL string (`\` and `"`); several values, as
-//! Grafana's Prometheus data source does, become a regex `(a|b)` of regex-escaped values (for
-//! `pod=~"$pod"`); "All" becomes the variable's custom all value or `.*`. In titles and legends
-//! values are plain text.
+//! In a query, values are formatted as Grafana's Prometheus data source does
+//! (`interpolateQueryExpr`): a variable that is neither multi-value nor include-all gives its
+//! value escaped for a PromQL string (`\` and `"`); one that is gives its values regex-escaped,
+//! one as it is, several as `(a|b)`, none as `()`; "All" gives every value so, or the
+//! variable's custom all value as written. In titles and legends values are plain text.
 
 use std::time::Duration;
 
 /// What a variable stands for.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Binding {
+    /// The value of a variable that is neither multi-value nor include-all.
     One(String),
+    /// The values of a multi-value or include-all variable (regex-escaped in a query).
     Many(Vec<String>),
-    /// "All", with the variable's custom all value if it has one.
-    All(Option<String>),
+    /// "All": every value of the variable, or its custom all value when it has one.
+    All {
+        values: Vec<String>,
+        custom: Option<String>,
+    },
     /// An interval variable set to `auto`: the panel's `$__interval`.
     AutoInterval,
 }
@@ -211,39 +217,35 @@ fn format_binding(
         return Ok(match binding {
             Binding::One(v) => v.clone(),
             Binding::Many(vs) => vs.join(", "),
-            Binding::All(_) => "All".to_string(),
+            Binding::All { .. } => "All".to_string(),
             Binding::AutoInterval => prom_duration(b.interval),
         });
     }
-    let values: Vec<String> = match binding {
-        Binding::One(v) => vec![v.clone()],
-        Binding::Many(vs) => vs.clone(),
+    let (values, several) = match binding {
+        Binding::One(v) => (std::slice::from_ref(v), false),
+        Binding::Many(vs) => (vs.as_slice(), true),
         Binding::AutoInterval => return Ok(prom_duration(b.interval)),
-        Binding::All(Some(custom)) => return Ok(custom.clone()),
-        Binding::All(None) => {
-            return Ok(match format {
-                Some("glob") => "*".to_string(),
-                Some("csv") | Some("text") => "All".to_string(),
-                _ => ".*".to_string(),
-            });
-        }
+        Binding::All {
+            custom: Some(custom),
+            ..
+        } => return Ok(custom.clone()),
+        Binding::All { values, .. } => (values.as_slice(), true),
     };
-    let several = matches!(binding, Binding::Many(_));
     let default = || {
         if several {
-            string_escape(&regex_list(&values))
+            string_escape(&regex_list(values))
         } else {
             string_escape(&values[0])
         }
     };
     Ok(match format {
         None => default(),
-        Some("regex") => string_escape(&regex_list(&values)),
+        Some("regex") => string_escape(&regex_list(values)),
         Some("raw") | Some("csv") => values.join(","),
         Some("pipe") => values.join("|"),
         Some("text") => values.join(" + "),
         Some("glob") if values.len() > 1 => format!("{{{}}}", values.join(",")),
-        Some("glob") => values[0].clone(),
+        Some("glob") => values.join(""),
         Some("doublequote") => values
             .iter()
             .map(|v| format!("\"{}\"", string_escape(v)))
@@ -258,7 +260,7 @@ fn format_binding(
     })
 }
 
-/// `a` or `(a|b)`, each value regex-escaped.
+/// `a`, `(a|b)` or `()`, each value regex-escaped.
 fn regex_list(values: &[String]) -> String {
     let escaped: Vec<String> = values.iter().map(|v| regex_escape(v)).collect();
     if escaped.len() == 1 {
@@ -409,17 +411,31 @@ mod tests {
                 "many",
                 Binding::Many(vec!["10.0.0.1:9100".into(), "b".into()]),
             ),
-            ("all", Binding::All(None)),
-            ("custom", Binding::All(Some("api-.+".into()))),
+            (
+                "all",
+                Binding::All {
+                    values: vec!["x".into(), "y.z".into()],
+                    custom: None,
+                },
+            ),
+            (
+                "custom",
+                Binding::All {
+                    values: vec!["x".into()],
+                    custom: Some("api-.+".into()),
+                },
+            ),
+            ("none", Binding::Many(Vec::new())),
+            ("empty", Binding::One(String::new())),
         ];
         let o = run(
-            "x{a=\"$one\", b=~\"$many\", c=~\"${all}\", d=~\"[[custom]]\", e=\"${many:pipe}\"}",
+            "x{a=\"$one\", b=~\"$many\", c=~\"${all}\", d=~\"[[custom]]\", e=\"${many:pipe}\", f=~\"$none\", g=\"$empty\"}",
             &vars,
             Mode::Query,
         );
         assert_eq!(
             o.text,
-            "x{a=\"a\\\"b\\\\c\", b=~\"(10\\\\.0\\\\.0\\\\.1:9100|b)\", c=~\".*\", d=~\"api-.+\", e=\"10.0.0.1:9100|b\"}"
+            "x{a=\"a\\\"b\\\\c\", b=~\"(10\\\\.0\\\\.0\\\\.1:9100|b)\", c=~\"(x|y\\\\.z)\", d=~\"api-.+\", e=\"10.0.0.1:9100|b\", f=~\"()\", g=\"\"}"
         );
         let t = run("CPU on $many ($all)", &vars, Mode::Text);
         assert_eq!(t.text, "CPU on 10.0.0.1:9100, b (All)");

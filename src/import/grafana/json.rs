@@ -387,6 +387,10 @@ pub(super) struct Variable {
     pub include_all: bool,
     pub all_value: Option<String>,
     pub regex: Option<String>,
+    /// How the values are sorted, Grafana's `VariableSort` 0 to 8 (V2's names read as the
+    /// same numbers): 0 as found, then ascending and descending pairs of alphabetical,
+    /// numerical, case-insensitive and natural order.
+    pub sort: u8,
     /// Adhoc filters set in the file.
     pub filters: usize,
 }
@@ -420,12 +424,37 @@ impl Variable {
             include_all: flag(obj, "includeAll"),
             all_value: text(obj, "allValue").map(str::to_string),
             regex: text(obj, "regex").map(str::to_string),
+            sort: sort_order(obj.get("sort")),
             filters: match obj.get("filters") {
                 Some(Value::Array(f)) => f.len(),
                 _ => 0,
             },
         }
     }
+}
+
+/// Grafana's `VariableSort`: a number in the classic model, a name in V2.
+fn sort_order(v: Option<&Value>) -> u8 {
+    const NAMES: [&str; 9] = [
+        "disabled",
+        "alphabeticalAsc",
+        "alphabeticalDesc",
+        "numericalAsc",
+        "numericalDesc",
+        "alphabeticalCaseInsensitiveAsc",
+        "alphabeticalCaseInsensitiveDesc",
+        "naturalAsc",
+        "naturalDesc",
+    ];
+    let n = match v {
+        Some(Value::Number(n)) => n.as_u64().unwrap_or(0),
+        Some(Value::String(s)) => NAMES
+            .iter()
+            .position(|n| n == s)
+            .map_or_else(|| s.parse().unwrap_or(0), |i| i as u64),
+        _ => 0,
+    };
+    u8::try_from(n).ok().filter(|n| *n < 9).unwrap_or(0)
 }
 
 /// Read the file's top level and pick the model.

@@ -1,68 +1,33 @@
-//! Template variables to values.
+//! Template variables to values, by Grafana's rules.
 //!
-//! Constant, custom, interval, textbox, switch and group-by variables take the value the file
-//! gives (`current`, else the first option or the query). A `query` variable of the forms
-//! `label_values(label)` and `label_values(selector, label)` is looked up through a
-//! [`VariableResolver`]: a single-value variable takes its current value if Prometheus has it,
-//! else the first value; a multi-value one its current selection, else all values (a regex
-//! `(a|b)` in the query). "All" needs no look-up: it is the custom all value or `.*`, which also
-//! matches series that appear after the import. What cannot be resolved stays `$name`, with a
-//! warning.
+//! Constant, textbox, custom, interval, switch and group-by variables take the value the file
+//! gives (a custom variable's options come from its query, as Grafana reads it). A query
+//! variable is looked up through a [`VariableResolver`] (`var_query` reads its query), after
+//! the variables its query uses; its values are filtered by its regex, sorted by its `sort`,
+//! and one is chosen as Grafana's variables choose (`MultiValueVariable`): with no values, an
+//! include-all variable is "All" of nothing, a multi-value one no value, another the empty
+//! string; "All" (`$__all`) is the custom all value or every value; a multi-value selection
+//! keeps the saved values still offered, else the first; a single value the saved one if
+//! offered, else the first. What cannot be resolved (no resolver, a failed look-up, a variable
+//! it depends on without a value) has no binding: the queries that use it are not converted.
 
 use super::interpolate::{Binding, Builtins, Mode, interpolate};
 use super::json::{Board, VarKind, Variable};
+use super::var_query::{self, VarQuery};
 use super::{Finding, ImportOptions, MAX_LOOKUPS, VariableResolver};
 use std::time::{Duration, Instant};
 
 /// Most variables read from one dashboard.
 pub(super) const MAX_VARIABLES: usize = 200;
-/// Most values one multi-value variable is spelt out with; more become `.*`.
-pub(super) const MAX_SPELT_VALUES: usize = 100;
+/// Most values "All" is spelt out with; more become `.*` (with a warning).
+pub(super) const MAX_SPELT_VALUES: usize = 1000;
 
 /// What each variable stands for, and which still need a look-up.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Bindings {
     bound: Vec<(String, Binding)>,
-    /// Indices into `Board::variables` of `label_values` variables not yet looked up.
+    /// Indices into `Board::variables` of query variables not yet looked up.
     pending: Vec<usize>,
-}
-
-/// `label_values(label)` or `label_values(selector, label)`: `(selector, label)`.
-pub(super) fn parse_label_values(q: &str) -> Option<(Option<String>, String)> {
-    let inner = q.trim().strip_prefix("label_values")?.trim_start();
-    let inner = inner.strip_prefix('(')?.strip_suffix(')')?;
-    // The label follows the last comma outside braces and quotes.
-    let mut depth = 0i32;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    let mut split = None;
-    for (i, c) in inner.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '"' | '\'' | '`' => quote = Some(c),
-            '{' | '(' | '[' => depth += 1,
-            '}' | ')' | ']' => depth -= 1,
-            ',' if depth == 0 => split = Some(i),
-            _ => {}
-        }
-    }
-    let (selector, label) = match split {
-        Some(i) => (Some(inner[..i].trim().to_string()), inner[i + 1..].trim()),
-        None => (None, inner.trim()),
-    };
-    let valid = !label.is_empty()
-        && !label.starts_with(|c: char| c.is_ascii_digit())
-        && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    valid.then(|| (selector.filter(|s| !s.is_empty()), label.to_string()))
 }
 
 fn is_all(v: &Variable) -> bool {
@@ -76,96 +41,131 @@ fn first_value(v: &Variable) -> Option<String> {
         .or_else(|| v.options.first().cloned())
 }
 
-/// A custom variable's values: its options, else its query `a,b,c` (or `text : value` pairs).
+/// A custom variable's values as Grafana reads its query: items split at commas not escaped
+/// as `\,`, each `text : value` or a value; else the options saved in the file.
 fn custom_values(v: &Variable) -> Vec<String> {
-    let options: Vec<String> = v
-        .options
+    let query = v.query.as_deref().unwrap_or("");
+    let mut items: Vec<String> = Vec::new();
+    let mut item = String::new();
+    let mut chars = query.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&',') => item.push(chars.next().unwrap_or(',')),
+            ',' => items.push(std::mem::take(&mut item)),
+            c => item.push(c),
+        }
+    }
+    items.push(item);
+    let values: Vec<String> = items
+        .iter()
+        .map(|i| match i.split_once(" : ") {
+            Some((_, value)) => value.trim().to_string(),
+            None => i.trim().to_string(),
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !values.is_empty() {
+        return values;
+    }
+    v.options
         .iter()
         .filter(|o| o.as_str() != "$__all")
         .cloned()
-        .collect();
-    if !options.is_empty() {
-        return options;
-    }
-    v.query
-        .as_deref()
-        .unwrap_or("")
-        .split(',')
-        .map(|item| match item.split_once(" : ") {
-            Some((_, value)) => value.trim().to_string(),
-            None => item.trim().to_string(),
-        })
-        .filter(|s| !s.is_empty())
         .collect()
 }
 
-/// The binding of a list variable given its known values.
-fn choose(v: &Variable, values: &[String], warnings: &mut Vec<Finding>) -> Option<Binding> {
-    if v.include_all && is_all(v) {
-        return Some(Binding::All(v.all_value.clone()));
-    }
+/// A variable's chosen values as a binding: a list for a multi-value or include-all variable
+/// (regex-formatted in queries), else the one value.
+fn bind_values(v: &Variable, mut values: Vec<String>) -> Binding {
     if v.multi || v.include_all {
-        let selected: Vec<String> = v
-            .current
-            .iter()
-            .filter(|c| values.is_empty() || values.contains(c))
-            .cloned()
-            .collect();
-        if !selected.is_empty() {
-            return Some(Binding::Many(selected));
-        }
-        if values.is_empty() {
-            return None;
-        }
-        if values.len() > MAX_SPELT_VALUES {
-            warnings.push(Finding::new(
-                &v.path,
-                format!(
-                    "${} has {} values, too many to spell out; the queries use \"{}\" (all)",
-                    v.name,
-                    values.len(),
-                    v.all_value.as_deref().unwrap_or(".*")
-                ),
-            ));
-            return Some(Binding::All(v.all_value.clone()));
-        }
-        return Some(Binding::Many(values.to_vec()));
-    }
-    match v.current.first() {
-        Some(c) if values.is_empty() || values.contains(c) => Some(Binding::One(c.clone())),
-        _ => {
-            let first = values.first()?.clone();
-            let saved = v.current.first().is_some_and(|c| !c.is_empty());
-            if saved || values.len() > 1 {
-                let first_shown = crate::sanitize::sanitize(&first, false, 60);
-                let message = match v.current.first() {
-                    Some(c) if saved => format!(
-                        "${} takes one value, and its saved value \"{}\" is not among the {} \
-                         found; the panels use \"{first_shown}\": edit the queries to watch \
-                         another",
-                        v.name,
-                        crate::sanitize::sanitize(c, false, 60),
-                        values.len()
-                    ),
-                    _ => format!(
-                        "${} takes one value and has none saved; of the {} found the panels use \
-                         \"{first_shown}\": edit the queries to watch another",
-                        v.name,
-                        values.len()
-                    ),
-                };
-                warnings.push(Finding::new(&v.path, message));
-            }
-            Some(Binding::One(first))
-        }
+        Binding::Many(values)
+    } else {
+        Binding::One(if values.is_empty() {
+            String::new()
+        } else {
+            values.swap_remove(0)
+        })
     }
 }
 
+/// The binding Grafana gives a variable whose values are `values` (`MultiValueVariable`'s
+/// validation of its saved value against its options).
+fn choose(v: &Variable, values: &[String], warnings: &mut Vec<Finding>) -> Binding {
+    if values.is_empty() {
+        return if v.include_all {
+            Binding::All {
+                values: Vec::new(),
+                custom: v.all_value.clone(),
+            }
+        } else {
+            bind_values(v, Vec::new())
+        };
+    }
+    if is_all(v) {
+        if !v.include_all {
+            return bind_values(v, vec![values[0].clone()]);
+        }
+        if v.all_value.is_none() && values.len() > MAX_SPELT_VALUES {
+            warnings.push(Finding::new(
+                &v.path,
+                format!(
+                    "${} is \"All\" of {} values, too many to spell out as Grafana does; the \
+                     queries use \".*\", which also matches series without the label",
+                    v.name,
+                    values.len()
+                ),
+            ));
+            return Binding::All {
+                values: Vec::new(),
+                custom: Some(".*".into()),
+            };
+        }
+        return Binding::All {
+            values: values.to_vec(),
+            custom: v.all_value.clone(),
+        };
+    }
+    let saved: Vec<String> = v
+        .current
+        .iter()
+        .filter(|c| values.contains(c))
+        .cloned()
+        .collect();
+    if v.multi && !saved.is_empty() {
+        return Binding::Many(saved);
+    }
+    if let Some(c) = saved.into_iter().next() {
+        return bind_values(v, vec![c]);
+    }
+    let first = values[0].clone();
+    let saved = v.current.first().filter(|c| !c.is_empty());
+    if saved.is_some() || values.len() > 1 {
+        let first_shown = crate::sanitize::sanitize(&first, false, 60);
+        let message = match saved {
+            Some(c) => format!(
+                "${}: its saved value \"{}\" is not among the {} found; the panels use the \
+                 first, \"{first_shown}\", as Grafana does: edit the queries to watch another",
+                v.name,
+                crate::sanitize::sanitize(c, false, 60),
+                values.len()
+            ),
+            None => format!(
+                "${} has no value saved; of the {} found the panels use the first, \
+                 \"{first_shown}\", as Grafana does: edit the queries to watch another",
+                v.name,
+                values.len()
+            ),
+        };
+        warnings.push(Finding::new(&v.path, message));
+    }
+    bind_values(v, vec![first])
+}
+
 /// Grafana's variable regex (`/pattern/flags`): keep matching values, the `value` group or
-/// the first group when there is one.
+/// the first group when there is one, each once.
 fn apply_regex(v: &Variable, values: Vec<String>, warnings: &mut Vec<Finding>) -> Vec<String> {
     let Some(raw) = v.regex.as_deref() else {
-        return values;
+        return dedup(values);
     };
     let (pattern, flags) = match raw.strip_prefix('/').and_then(|r| r.rsplit_once('/')) {
         Some((p, f)) => (p, f),
@@ -191,28 +191,62 @@ fn apply_regex(v: &Variable, values: Vec<String>, warnings: &mut Vec<Finding>) -
                     v.name
                 ),
             ));
-            return values;
+            return dedup(values);
         }
     };
-    let mut out: Vec<String> = Vec::new();
-    for value in values {
-        let Some(caps) = re.captures(&value) else {
-            continue;
-        };
-        let kept = caps
-            .name("value")
-            .or_else(|| caps.get(1))
-            .map(|m| m.as_str().to_string())
-            .unwrap_or(value);
-        if !out.contains(&kept) {
-            out.push(kept);
+    let kept = values.into_iter().filter_map(|value| {
+        let caps = re.captures(&value)?;
+        Some(
+            caps.name("value")
+                .or_else(|| caps.get(1))
+                .map_or_else(|| value.clone(), |m| m.as_str().to_string()),
+        )
+    });
+    dedup(kept.collect())
+}
+
+fn dedup(values: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(values.len());
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
         }
     }
     out
 }
 
+/// The first value of an interval variable that is not `auto`, else `auto`'s.
+fn interval_binding(v: &Variable) -> Binding {
+    let current = v.current.first().map(|s| s.trim().to_string());
+    match current {
+        Some(c) if !c.is_empty() && c != "auto" && !c.starts_with("$__auto") => Binding::One(c),
+        Some(_) => Binding::AutoInterval,
+        None => v
+            .query
+            .as_deref()
+            .and_then(|q| q.split(',').map(str::trim).find(|s| !s.is_empty()))
+            .map(|s| Binding::One(s.to_string()))
+            .unwrap_or(Binding::AutoInterval),
+    }
+}
+
+fn builtins(opts: &ImportOptions) -> Builtins {
+    Builtins {
+        interval: opts.scrape_interval,
+        rate_interval: opts.scrape_interval * 4,
+        range: opts.range,
+    }
+}
+
+/// What became of one look-up.
+enum Looked {
+    Values(Vec<String>),
+    /// Not looked up or no answer: the warning's text after `$name (query) `.
+    Failed(String),
+}
+
 impl Bindings {
-    /// Bind everything that needs no look-up; collect the `label_values` variables.
+    /// Bind everything that needs no look-up; collect the query variables.
     pub fn offline(board: &Board, opts: &ImportOptions, warnings: &mut Vec<Finding>) -> Self {
         let mut b = Bindings::default();
         // `${VAR_X}` constants an export asks for at import time, with their default.
@@ -231,116 +265,96 @@ impl Bindings {
                 ));
                 continue;
             }
-            match &v.kind {
-                VarKind::Constant | VarKind::Textbox => {
-                    let raw = v
-                        .query
-                        .clone()
-                        .or_else(|| v.current.first().cloned())
-                        .unwrap_or_default();
-                    let value = b.text(&raw, opts);
-                    b.bind(&v.name, Binding::One(value));
-                }
-                VarKind::Custom => {
-                    let values = custom_values(v);
-                    match choose(v, &values, warnings) {
-                        Some(binding) => b.bind(&v.name, binding),
-                        None => warnings.push(Finding::new(
-                            &v.path,
-                            format!(
-                                "custom variable ${} has no values; kept as ${}",
-                                v.name, v.name
-                            ),
-                        )),
-                    }
-                }
-                VarKind::Interval => {
-                    let current = v.current.first().map(|s| s.trim().to_string());
-                    let binding = match current {
-                        Some(c) if !c.is_empty() && c != "auto" && !c.starts_with("$__auto") => {
-                            Binding::One(c)
-                        }
-                        Some(_) => Binding::AutoInterval,
-                        None => v
-                            .query
-                            .as_deref()
-                            .and_then(|q| q.split(',').map(str::trim).find(|s| !s.is_empty()))
-                            .map(|s| Binding::One(s.to_string()))
-                            .unwrap_or(Binding::AutoInterval),
-                    };
-                    b.bind(&v.name, binding);
-                }
-                VarKind::Datasource => {
-                    let value = v
-                        .query
-                        .clone()
-                        .or_else(|| first_value(v))
-                        .unwrap_or_default();
-                    b.bind(&v.name, Binding::One(value));
-                }
-                VarKind::Switch => {
-                    b.bind(
-                        &v.name,
-                        Binding::One(first_value(v).unwrap_or("false".into())),
-                    );
-                }
-                VarKind::GroupBy => match v.current.is_empty() {
-                    false => b.bind(&v.name, Binding::One(v.current.join(","))),
-                    true => warnings.push(Finding::new(
+            b.offline_one(i, v, opts, warnings);
+        }
+        b
+    }
+
+    fn offline_one(
+        &mut self,
+        i: usize,
+        v: &Variable,
+        opts: &ImportOptions,
+        warnings: &mut Vec<Finding>,
+    ) {
+        let kept = |what: String| {
+            Finding::new(
+                &v.path,
+                format!("{what}; queries using ${} are not converted", v.name),
+            )
+        };
+        match &v.kind {
+            VarKind::Constant | VarKind::Textbox => {
+                // A textbox shows what was typed (`current`), its query being the default.
+                let (first, second) = match v.kind {
+                    VarKind::Textbox => (v.current.first().cloned(), v.query.clone()),
+                    _ => (v.query.clone(), v.current.first().cloned()),
+                };
+                let raw = first.or(second).unwrap_or_default();
+                let value = self.text(&raw, opts);
+                self.bind(&v.name, Binding::One(value));
+            }
+            VarKind::Custom => {
+                let binding = choose(v, &custom_values(v), warnings);
+                self.bind(&v.name, binding);
+            }
+            VarKind::Interval => self.bind(&v.name, interval_binding(v)),
+            VarKind::Datasource => {
+                let value = v
+                    .query
+                    .clone()
+                    .or_else(|| first_value(v))
+                    .unwrap_or_default();
+                self.bind(&v.name, Binding::One(value));
+            }
+            VarKind::Switch => {
+                self.bind(
+                    &v.name,
+                    Binding::One(first_value(v).unwrap_or("false".into())),
+                );
+            }
+            VarKind::GroupBy => match v.current.is_empty() {
+                false => self.bind(&v.name, Binding::One(v.current.join(","))),
+                true => warnings.push(kept(format!(
+                    "group-by variable ${} has no labels chosen",
+                    v.name
+                ))),
+            },
+            VarKind::Adhoc => {
+                if v.filters > 0 {
+                    warnings.push(Finding::new(
                         &v.path,
                         format!(
-                            "group-by variable ${} has no labels chosen; kept as ${}",
-                            v.name, v.name
+                            "ad hoc filter variable ${} has {} filter(s), which Grafana adds to \
+                             every query and warroom does not; add them to the queries by hand",
+                            v.name, v.filters
                         ),
-                    )),
-                },
-                VarKind::Adhoc => {
-                    if v.filters > 0 {
-                        warnings.push(Finding::new(
-                            &v.path,
-                            format!(
-                                "ad hoc filter variable ${} has {} filter(s), which Grafana adds to \
-                                 every query and warroom does not; add them to the queries by hand",
-                                v.name, v.filters
-                            ),
-                        ));
-                    }
+                    ));
                 }
-                VarKind::Other(kind) => warnings.push(Finding::new(
-                    &v.path,
-                    format!(
-                        "variable ${} is of kind \"{}\", which warroom does not know; kept as ${}",
-                        v.name,
-                        crate::sanitize::sanitize(kind, false, 40),
-                        v.name
-                    ),
-                )),
-                VarKind::Query => {
-                    if v.include_all && is_all(v) {
-                        b.bind(&v.name, Binding::All(v.all_value.clone()));
-                        continue;
-                    }
-                    match v.query.as_deref().map(parse_label_values) {
-                        Some(Some(_)) => b.pending.push(i),
-                        Some(None) => warnings.push(Finding::new(
-                            &v.path,
-                            format!(
-                                "query variable ${} uses \"{}\"; only label_values(…) is looked up, \
-                                 so it is kept as ${}",
-                                v.name,
-                                crate::sanitize::sanitize(v.query.as_deref().unwrap_or(""), false, 120),
-                                v.name
-                            ),
-                        )),
-                        None => warnings.push(Finding::new(
-                            &v.path,
-                            format!("query variable ${} has no query; kept as ${}", v.name, v.name),
-                        )),
-                    }
+            }
+            VarKind::Other(kind) => warnings.push(kept(format!(
+                "variable ${} is of kind \"{}\", which warroom does not know",
+                v.name,
+                crate::sanitize::sanitize(kind, false, 40)
+            ))),
+            VarKind::Query => {
+                if v.include_all && is_all(v) && v.all_value.is_some() {
+                    // The custom all value needs no values.
+                    let custom = v.all_value.clone();
+                    self.bind(
+                        &v.name,
+                        Binding::All {
+                            values: Vec::new(),
+                            custom,
+                        },
+                    );
+                } else if v.query.is_some() {
+                    self.pending.push(i);
+                } else {
+                    warnings.push(kept(format!("query variable ${} has no query", v.name)));
                 }
             }
         }
-        b
     }
 
     fn bind(&mut self, name: &str, binding: Binding) {
@@ -361,15 +375,11 @@ impl Bindings {
     /// Text with the bindings so far (for a constant that refers to an input).
     fn text(&self, raw: &str, opts: &ImportOptions) -> String {
         let lookup = |n: &str| self.get(n);
-        let builtins = Builtins {
-            interval: opts.scrape_interval,
-            rate_interval: opts.scrape_interval * 4,
-            range: opts.range,
-        };
-        interpolate(raw, &lookup, &builtins, Mode::Text).text
+        interpolate(raw, &lookup, &builtins(opts), Mode::Text).text
     }
 
-    /// Look up the pending `label_values` variables in declaration order.
+    /// Look up the pending query variables, each once every variable its query uses is
+    /// bound (Grafana's chained variables), in declaration order among those ready.
     pub async fn resolve(
         &mut self,
         board: &Board,
@@ -378,103 +388,130 @@ impl Bindings {
         warnings: &mut Vec<Finding>,
     ) {
         let started = Instant::now();
-        let pending = std::mem::take(&mut self.pending);
         let mut sent = 0usize;
-        for i in pending {
-            let v = &board.variables[i];
-            let Some((selector, label)) = v.query.as_deref().and_then(parse_label_values) else {
-                continue;
-            };
+        loop {
+            let names: Vec<&str> = self
+                .pending
+                .iter()
+                .map(|i| board.variables[*i].name.as_str())
+                .collect();
+            let ready = self.pending.iter().position(|i| {
+                let q = board.variables[*i].query.as_deref().unwrap_or("");
+                let lookup = |_: &str| None;
+                let refs = interpolate(q, &lookup, &builtins(opts), Mode::Query).unresolved;
+                !refs.iter().any(|r| names.contains(&r.as_str()))
+            });
+            let Some(at) = ready else { break };
+            let v = &board.variables[self.pending.remove(at)];
             let shown = crate::sanitize::sanitize(v.query.as_deref().unwrap_or(""), false, 120)
                 .into_owned();
-            let kept = |why: String| {
-                Finding::new(
+            let looked = self.look_up(v, opts, resolver, started, &mut sent).await;
+            match looked {
+                Looked::Values(values) => {
+                    let mut values = apply_regex(v, values, warnings);
+                    var_query::sort_values(&mut values, v.sort);
+                    let binding = choose(v, &values, warnings);
+                    self.bind(&v.name, binding);
+                }
+                Looked::Failed(why) => warnings.push(Finding::new(
                     &v.path,
-                    format!("${} ({shown}) {why}; kept as ${}", v.name, v.name),
-                )
-            };
-            let selector = match selector {
-                None => None,
-                Some(s) => {
-                    let lookup = |n: &str| self.get(n);
-                    let builtins = Builtins {
-                        interval: opts.scrape_interval,
-                        rate_interval: opts.scrape_interval * 4,
-                        range: opts.range,
-                    };
-                    let out = interpolate(&s, &lookup, &builtins, Mode::Query);
-                    if let Some(n) = out.unresolved.first() {
-                        warnings.push(kept(format!(
-                            "depends on ${n}, which has no value, so it was not looked up"
-                        )));
-                        continue;
-                    }
-                    if !is_selector(&out.text) {
-                        warnings.push(kept(
-                            "does not give a series selector warroom can send to Prometheus"
-                                .to_string(),
-                        ));
-                        continue;
-                    }
-                    Some(out.text)
-                }
-            };
-            if sent >= MAX_LOOKUPS {
-                warnings.push(kept(format!(
-                    "was not looked up: at most {MAX_LOOKUPS} look-ups are made for one dashboard"
-                )));
-                continue;
+                    format!(
+                        "${} ({shown}) {why}; queries using ${} are not converted",
+                        v.name, v.name
+                    ),
+                )),
             }
-            let left = opts.resolve_budget.saturating_sub(started.elapsed());
-            if left.is_zero() {
-                warnings.push(kept(format!(
-                    "was not looked up: the {} for all look-ups ran out",
-                    fmt_secs(opts.resolve_budget)
-                )));
-                continue;
-            }
-            sent += 1;
-            let asked = resolver.label_values(&label, selector.as_deref());
-            let values = match tokio::time::timeout(left, asked).await {
-                Ok(Ok(values)) => values,
-                Ok(Err(e)) => {
-                    warnings.push(kept(format!(
-                        "could not be looked up in {}: {e}",
-                        crate::sanitize::sanitize(&resolver.describe(), false, 120)
-                    )));
-                    continue;
-                }
-                Err(_) => {
-                    warnings.push(kept(format!(
-                        "could not be looked up: no answer within {}",
-                        fmt_secs(left)
-                    )));
-                    continue;
-                }
-            };
-            let values = apply_regex(v, values, warnings);
-            if values.is_empty() {
-                warnings.push(kept(format!(
-                    "has no values in {}",
-                    crate::sanitize::sanitize(&resolver.describe(), false, 120)
-                )));
-                continue;
-            }
-            if let Some(binding) = choose(v, &values, warnings) {
-                self.bind(&v.name, binding);
-            }
+        }
+        // What is left depends on itself through others.
+        for i in std::mem::take(&mut self.pending) {
+            let v = &board.variables[i];
+            warnings.push(Finding::new(
+                &v.path,
+                format!("${} depends on itself through other variables; queries using ${} are not converted", v.name, v.name),
+            ));
         }
     }
 
-    /// One warning for each `label_values` variable left unresolved for want of a resolver.
+    /// Run one variable's query through `resolver`, within the look-up count and budget.
+    async fn look_up(
+        &self,
+        v: &Variable,
+        opts: &ImportOptions,
+        resolver: &dyn VariableResolver,
+        started: Instant,
+        sent: &mut usize,
+    ) -> Looked {
+        let lookup = |n: &str| self.get(n);
+        let raw = v.query.as_deref().unwrap_or("");
+        let done = interpolate(raw, &lookup, &builtins(opts), Mode::Query);
+        if let Some(n) = done.unresolved.first() {
+            return Looked::Failed(format!(
+                "depends on ${n}, which has no value, so it was not looked up"
+            ));
+        }
+        let Some(query) = var_query::parse(&done.text) else {
+            return Looked::Failed("is not a query warroom can send to Prometheus".into());
+        };
+        if let Some(why) = unsendable(&query) {
+            return Looked::Failed(why);
+        }
+        if *sent >= MAX_LOOKUPS {
+            return Looked::Failed(format!(
+                "was not looked up: at most {MAX_LOOKUPS} look-ups are made for one dashboard"
+            ));
+        }
+        let left = opts.resolve_budget.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Looked::Failed(format!(
+                "was not looked up: the {} for all look-ups ran out",
+                fmt_secs(opts.resolve_budget)
+            ));
+        }
+        *sent += 1;
+        let asked = match &query {
+            VarQuery::LabelValues { selector, label } => {
+                resolver.label_values(label, selector.as_deref())
+            }
+            VarQuery::LabelNames(selector) => resolver.label_names(selector.as_deref()),
+            VarQuery::Metrics(_) => resolver.label_values("__name__", None),
+            VarQuery::QueryResult(expr) => resolver.query_result(expr),
+        };
+        let values = match tokio::time::timeout(left, asked).await {
+            Ok(Ok(values)) => values,
+            Ok(Err(e)) => {
+                return Looked::Failed(format!(
+                    "could not be looked up in {}: {e}",
+                    crate::sanitize::sanitize(&resolver.describe(), false, 120)
+                ));
+            }
+            Err(_) => {
+                return Looked::Failed(format!(
+                    "could not be looked up: no answer within {}",
+                    fmt_secs(left)
+                ));
+            }
+        };
+        match &query {
+            VarQuery::Metrics(pattern) => match regex::RegexBuilder::new(pattern)
+                .size_limit(1 << 20)
+                .build()
+            {
+                Ok(re) => Looked::Values(values.into_iter().filter(|m| re.is_match(m)).collect()),
+                Err(_) => Looked::Failed("has a metrics() regex warroom cannot read".into()),
+            },
+            _ => Looked::Values(values),
+        }
+    }
+
+    /// One warning for each query variable left unresolved for want of a resolver.
     pub fn warn_unresolved(&self, board: &Board, warnings: &mut Vec<Finding>) {
         for i in &self.pending {
             let v = &board.variables[*i];
             warnings.push(Finding::new(
                 &v.path,
                 format!(
-                    "${} ({}) needs a Prometheus to look up its values, and none was given; kept \
-                     as ${}",
+                    "${} ({}) needs a Prometheus to look up its values, and none was given \
+                     (--prometheus URL); queries using ${} are not converted",
                     v.name,
                     crate::sanitize::sanitize(v.query.as_deref().unwrap_or(""), false, 120),
                     v.name
@@ -482,15 +519,23 @@ impl Bindings {
             ));
         }
     }
+}
 
-    /// Whether `name` is a variable of the dashboard (bound or not), or a constant the export
-    /// asks for. A data source input (`${DS_…}`) is not: it has no place in a query.
-    pub fn declared(board: &Board, name: &str) -> bool {
-        board.variables.iter().any(|v| v.name == name)
-            || board
-                .inputs
-                .iter()
-                .any(|i| i.name == name && i.kind == "constant")
+/// Why a variable query is not sent: a selector that is not one, or PromQL the parser refuses.
+fn unsendable(q: &VarQuery) -> Option<String> {
+    match q {
+        VarQuery::LabelValues {
+            selector: Some(s), ..
+        }
+        | VarQuery::LabelNames(Some(s)) => (!is_selector(s))
+            .then(|| "does not give a series selector warroom can send to Prometheus".to_string()),
+        VarQuery::QueryResult(e) => super::convert::parse_promql(e).err().map(|e| {
+            format!(
+                "does not give PromQL warroom can send: {}",
+                crate::sanitize::sanitize(e.lines().next().unwrap_or(""), false, 120)
+            )
+        }),
+        _ => None,
     }
 }
 
@@ -509,39 +554,21 @@ fn is_selector(s: &str) -> bool {
     )
 }
 
-/// The `label_values` look-ups a dashboard needs, as `(name, query)`.
+/// The query variables a dashboard looks up, as `(name, query)`.
 pub(super) fn lookups(board: &Board) -> Vec<(String, String)> {
     board
         .variables
         .iter()
-        .filter(|v| v.kind == VarKind::Query && !(v.include_all && is_all(v)))
-        .filter_map(|v| {
-            let q = v.query.as_deref()?;
-            parse_label_values(q)?;
-            Some((v.name.clone(), q.to_string()))
+        .filter(|v| {
+            v.kind == VarKind::Query && !(v.include_all && is_all(v) && v.all_value.is_some())
         })
+        .filter_map(|v| Some((v.name.clone(), v.query.clone()?)))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn label_values_forms() {
-        assert_eq!(
-            parse_label_values("label_values(pod)"),
-            Some((None, "pod".into()))
-        );
-        assert_eq!(
-            parse_label_values(" label_values(up{job=\"a,b\", x=~\"$y\"}, instance) "),
-            Some((Some("up{job=\"a,b\", x=~\"$y\"}".into()), "instance".into()))
-        );
-        assert_eq!(parse_label_values("label_values(up, 1x)"), None);
-        assert_eq!(parse_label_values("query_result(up)"), None);
-        assert_eq!(parse_label_values("label_values(up,"), None);
-        assert_eq!(parse_label_values("label_values()"), None);
-    }
 
     fn var(multi: bool, all: bool, current: &[&str]) -> Variable {
         Variable {
@@ -558,37 +585,81 @@ mod tests {
             include_all: all,
             all_value: None,
             regex: None,
+            sort: 0,
             filters: 0,
         }
     }
 
+    fn strings(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| (*s).to_string()).collect()
+    }
+
     #[test]
-    fn choosing_values() {
-        let values: Vec<String> = vec!["a".into(), "b".into(), "c".into()];
+    fn choosing_values_as_grafana_does() {
+        let values = strings(&["a", "b", "c"]);
         let mut w = Vec::new();
+        let one = |s: &str| Binding::One(s.into());
+        let many = |s: &[&str]| Binding::Many(strings(s));
         assert_eq!(
             choose(&var(false, false, &["b"]), &values, &mut w),
-            Some(Binding::One("b".into()))
+            one("b")
         );
         assert!(w.is_empty());
+        // A saved value not offered: the first, with a word.
         assert_eq!(
             choose(&var(false, false, &["gone"]), &values, &mut w),
-            Some(Binding::One("a".into()))
+            one("a")
         );
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(
             choose(&var(true, false, &["c", "gone"]), &values, &mut w),
-            Some(Binding::Many(vec!["c".into()]))
+            many(&["c"])
         );
         assert_eq!(
             choose(&var(true, true, &["gone"]), &values, &mut w),
-            Some(Binding::Many(values.clone()))
+            many(&["a"])
         );
+        // Include-all but single: one value, regex-formatted.
         assert_eq!(
-            choose(&var(true, true, &["$__all"]), &values, &mut w),
-            Some(Binding::All(None))
+            choose(&var(false, true, &["b"]), &values, &mut w),
+            many(&["b"])
         );
-        assert_eq!(choose(&var(false, false, &[]), &[], &mut w), None);
+        let all = Binding::All {
+            values: values.clone(),
+            custom: None,
+        };
+        assert_eq!(choose(&var(true, true, &["$__all"]), &values, &mut w), all);
+        let mut custom = var(false, true, &["$__all"]);
+        custom.all_value = Some(".+".into());
+        let all = Binding::All {
+            values: values.clone(),
+            custom: Some(".+".into()),
+        };
+        assert_eq!(choose(&custom, &values, &mut w), all);
+        // "$__all" saved on a variable without All: the first value.
+        assert_eq!(
+            choose(&var(false, false, &["$__all"]), &values, &mut w),
+            one("a")
+        );
+        // No values: the empty string, no value, or All of nothing.
+        assert_eq!(choose(&var(false, false, &["x"]), &[], &mut w), one(""));
+        assert_eq!(choose(&var(true, false, &["x"]), &[], &mut w), many(&[]));
+        let none = Binding::All {
+            values: Vec::new(),
+            custom: None,
+        };
+        assert_eq!(choose(&var(true, true, &[]), &[], &mut w), none);
+    }
+
+    #[test]
+    fn custom_values_as_grafana_splits_them() {
+        let mut v = var(false, false, &[]);
+        v.kind = VarKind::Custom;
+        v.query = Some("a, b\\,c ,Prod : prod-1,".into());
+        assert_eq!(custom_values(&v), strings(&["a", "b,c", "prod-1"]));
+        v.query = None;
+        v.options = strings(&["$__all", "x"]);
+        assert_eq!(custom_values(&v), strings(&["x"]));
     }
 
     #[test]
@@ -596,22 +667,12 @@ mod tests {
         let mut v = var(false, false, &[]);
         v.regex = Some("/api-(.*)/".into());
         let mut w = Vec::new();
-        let out = apply_regex(
-            &v,
-            vec!["api-1".into(), "db-1".into(), "api-2".into()],
-            &mut w,
-        );
-        assert_eq!(out, vec!["1".to_string(), "2".to_string()]);
+        let out = apply_regex(&v, strings(&["api-1", "db-1", "api-2", "api-1"]), &mut w);
+        assert_eq!(out, strings(&["1", "2"]));
         v.regex = Some("/(?P<text>x)(?P<value>y)/".into());
-        assert_eq!(
-            apply_regex(&v, vec!["xy".into()], &mut w),
-            vec!["y".to_string()]
-        );
+        assert_eq!(apply_regex(&v, strings(&["xy"]), &mut w), strings(&["y"]));
         v.regex = Some("/(unclosed/".into());
-        assert_eq!(
-            apply_regex(&v, vec!["a".into()], &mut w),
-            vec!["a".to_string()]
-        );
+        assert_eq!(apply_regex(&v, strings(&["a"]), &mut w), strings(&["a"]));
         assert_eq!(w.len(), 1);
     }
 }
