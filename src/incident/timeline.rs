@@ -10,6 +10,10 @@ use chrono_tz::Tz;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// How a record written after a rehearsal ended is marked (in `incident timeline` and the
+/// draft): it is stamped at the end, so only its place says it came later.
+pub const ADDED_AFTER_REHEARSAL: &str = "[added after the rehearsal]";
+
 fn labels(map: &BTreeMap<String, String>) -> String {
     if map.is_empty() {
         return String::new();
@@ -212,7 +216,7 @@ pub fn render_table(records: &[Record], tz: Tz) -> String {
                 let _ = write!(what, "  [corrected by #{by}]");
             }
             if ended.is_some_and(|end| r.seq > end) {
-                what.push_str("  [added after the rehearsal]");
+                let _ = write!(what, "  {ADDED_AFTER_REHEARSAL}");
             }
             [
                 format!("#{}", r.seq),

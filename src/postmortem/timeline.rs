@@ -229,9 +229,15 @@ fn status_row(s: Status) -> String {
     }
 }
 
-/// Rows for the events people and systems recorded (everything but crossings and steps).
+/// Rows for the events people and systems recorded (everything but crossings and steps). A
+/// record written after a rehearsal ended is marked as `incident timeline` marks it.
 fn record_rows(input: &Input, full: bool) -> Vec<Row> {
     let tz = input.tz;
+    let ended = input
+        .events
+        .iter()
+        .find(|(_, e)| matches!(e, Event::RehearsalEnded { .. }))
+        .map(|(r, _)| r.seq);
     let mut out = Vec::new();
     let mut severity: Option<Severity> = None;
     let mut fired: BTreeMap<&str, usize> = BTreeMap::new();
@@ -296,6 +302,13 @@ fn record_rows(input: &Input, full: bool) -> Vec<Row> {
                 (r.time, format!("warroom was interrupted ({signal})."))
             }
             _ => continue,
+        };
+        let text = match ended {
+            Some(end) if r.seq > end => format!(
+                "{text} {}",
+                crate::incident::timeline::ADDED_AFTER_REHEARSAL
+            ),
+            _ => text,
         };
         out.push(row(at, text, tz));
     }

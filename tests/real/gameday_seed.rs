@@ -199,6 +199,35 @@ fn crash_loop_recovers_with_the_seeds_response_and_a_later_note_is_stamped_at_it
         .find(|l| l.contains("written the next day"))
         .unwrap_or_else(|| panic!("{table}"));
     assert!(line.contains("[added after the rehearsal]"), "{line}");
+    // The draft marks it the same way.
+    let out_dir = dir.path().join("draft");
+    let out = journey::warroom(dir.path())
+        .args(["export", &id, "--format", "json", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let facts: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("facts.json")).unwrap()).unwrap();
+    let rows: Vec<&str> = facts["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["event"].as_str())
+        .collect();
+    let row = rows
+        .iter()
+        .find(|r| r.contains("written the next day"))
+        .unwrap_or_else(|| panic!("{rows:#?}"));
+    assert!(row.ends_with("[added after the rehearsal]"), "{row}");
+    assert!(
+        rows.iter().filter(|r| r.contains("[added after")).count() == 1,
+        "only the later note: {rows:#?}"
+    );
     // `gameday history` lists it with its figures.
     let out = journey::warroom(dir.path())
         .args(["gameday", "history", "crash-loop"])

@@ -6,9 +6,17 @@ use crate::app::effect::Effect;
 use crate::app::model::Model;
 use crate::app::workers::advice::judge::{Advice, Headline};
 
-/// The round due at the tick: the runbooks that can act here and name a symptom.
+/// The round due at the tick: the runbooks that can act here and name a symptom. Only while
+/// the source answers: a round against a source that is down or has not answered yet would
+/// only add queries to a struggling Prometheus, and its answer would not be shown.
 pub fn tick(model: &mut Model) -> Vec<Effect> {
     if model.replay.is_some() || !model.advice.due(model.now) {
+        return Vec::new();
+    }
+    if !matches!(
+        model.source.health.state(),
+        crate::metrics::health::HealthState::Up { .. }
+    ) {
         return Vec::new();
     }
     let Some(entries) = &model.runbooks.entries else {
@@ -97,6 +105,12 @@ mod tests {
             &mut m,
             Msg::RunbooksLoaded(crate::runbook::catalog::load(&[])),
         );
+        assert!(
+            !(update(&mut m, Msg::Tick(t0())).iter()).any(|e| matches!(e, Effect::Advise(_))),
+            "nothing asked of a source that has not answered yet"
+        );
+        let pass = m.source.health.admit(m.now).unwrap();
+        (m.source.health).report(pass, Ok(()), m.now, &mut rand::rng());
         let asked = update(&mut m, Msg::Tick(t0()));
         let Some(Effect::Advise(runbooks)) = asked.iter().find(|e| matches!(e, Effect::Advise(_)))
         else {
