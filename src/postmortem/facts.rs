@@ -293,12 +293,7 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         .collect();
     let is_standing = |c: &Crossing| standing(&board, c);
 
-    let w = impact::window(
-        &summary,
-        &crossings,
-        error_panel.map(|s| s.title.as_str()),
-        board.role(Role::QueueDepth).map(|s| s.title.as_str()),
-    );
+    let w = impact::window(&summary, &crossings, error_panel.map(|s| s.title.as_str()));
     let (start, end) = (w.start, w.end);
     let impact = start.map(|s| Impact {
         start: Moment::new(s, tz),

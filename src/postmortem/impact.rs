@@ -1,6 +1,5 @@
 //! When customers were affected: the impact window a person set in the journal, else the one
-//! the threshold crossings give. Customers are affected until their work is done: a backlog
-//! still past its level when the errors stop keeps the impact open until it has drained.
+//! the threshold crossings give.
 
 use super::timeline::Crossing;
 use crate::incident::event::Level;
@@ -66,59 +65,10 @@ fn signal_window(set: &[&Crossing]) -> (Option<(DateTime<Utc>, String)>, Option<
     (start, end)
 }
 
-/// When `panel` (a backlog) was back for good after `after`, having been past a level then:
-/// `Some(Some(back))` when it drained, `Some(None)` when it never did, `None` when it was not
-/// past a level at `after`.
-fn drained_after(
-    crossings: &[Crossing],
-    panel: &str,
-    after: DateTime<Utc>,
-) -> Option<Option<Back>> {
-    let mine: Vec<&Crossing> = crossings.iter().filter(|c| c.panel == panel).collect();
-    let mut bad: BTreeSet<bool> = BTreeSet::new();
-    for c in mine.iter().take_while(|c| c.at <= after) {
-        let crit = c.level == Level::Crit;
-        if c.bad {
-            bad.insert(crit);
-        } else {
-            bad.remove(&crit);
-        }
-    }
-    if bad.is_empty() {
-        return None;
-    }
-    let mut back = None;
-    for c in mine.iter().filter(|c| c.at > after) {
-        let crit = c.level == Level::Crit;
-        if c.bad {
-            bad.insert(crit);
-            back = None;
-        } else {
-            bad.remove(&crit);
-            if bad.is_empty() {
-                back = Some((c.at, c.panel.clone()));
-            }
-        }
-    }
-    Some(back)
-}
-
-/// The impact window: what a person set wins; the crossings fill in the rest, the backlog
-/// panel's (`backlog_panel`) included.
-pub fn window(
-    summary: &Summary,
-    crossings: &[Crossing],
-    error_panel: Option<&str>,
-    backlog_panel: Option<&str>,
-) -> Window {
+/// The impact window: what a person set wins; the crossings fill in the rest.
+pub fn window(summary: &Summary, crossings: &[Crossing], error_panel: Option<&str>) -> Window {
     let set = impact_crossings(crossings, error_panel);
-    let (sig, mut sig_end) = signal_window(&set);
-    // The errors stopped with work still queued: the impact lasts until the queue drained.
-    if let (Some((at, _)), Some(queue)) = (&sig_end, backlog_panel)
-        && let Some(drained) = drained_after(crossings, queue, *at)
-    {
-        sig_end = drained;
-    }
+    let (sig, sig_end) = signal_window(&set);
     let sig_start = sig.as_ref().map(|s| s.0);
     let start = summary.impact_start.or(sig_start);
     let end = summary
@@ -169,64 +119,23 @@ mod tests {
             c(20, "Error ratio", Level::Crit, false),
             c(25, "Pool saturation", Level::Crit, false),
         ];
-        let w = window(&Summary::default(), &all, Some("Error ratio"), None);
+        let w = window(&Summary::default(), &all, Some("Error ratio"));
         let at = |m: i64| DateTime::from_timestamp(m * 60, 0).unwrap();
         assert_eq!(
             (w.start, w.end, w.source),
             (Some(at(5)), Some(at(20)), "signals")
         );
-        let still_bad = window(&Summary::default(), &all[..5], Some("Error ratio"), None);
+        let still_bad = window(&Summary::default(), &all[..5], Some("Error ratio"));
         assert_eq!(still_bad.end, None);
         let by_hand = Summary {
             impact_start: Some(at(2)),
             ..Summary::default()
         };
-        let w = window(&by_hand, &all, None, None);
+        let w = window(&by_hand, &all, None);
         assert_eq!(
             (w.start, w.end, w.source),
             (Some(at(2)), Some(at(20)), "journal and signals")
         );
         assert_eq!(w.signal_start, Some(at(5)));
-    }
-
-    #[test]
-    fn a_backlog_left_when_the_errors_stop_keeps_the_impact_open_until_it_drains() {
-        let at = |m: i64| DateTime::from_timestamp(m * 60, 0).unwrap();
-        let q = "Queue depth";
-        let errors = [
-            c(5, "Error ratio", Level::Crit, true),
-            c(20, "Error ratio", Level::Crit, false),
-        ];
-        let with = |queue: &[Crossing]| {
-            let mut all: Vec<Crossing> = errors.iter().chain(queue).cloned().collect();
-            all.sort_by_key(|c| c.at);
-            window(&Summary::default(), &all, Some("Error ratio"), Some(q))
-        };
-        // Still queued at 20, drained (warn and crit both back) at 45.
-        let w = with(&[
-            c(8, q, Level::Warn, true),
-            c(10, q, Level::Crit, true),
-            c(40, q, Level::Crit, false),
-            c(45, q, Level::Warn, false),
-        ]);
-        assert_eq!(w.end, Some(at(45)));
-        assert_eq!(w.signal_end, Some((at(45), q.to_string())));
-        // Never drained: no end.
-        assert_eq!(with(&[c(8, q, Level::Warn, true)]).end, None);
-        // Drained before the errors stopped: the errors' end.
-        let w = with(&[c(8, q, Level::Warn, true), c(15, q, Level::Warn, false)]);
-        assert_eq!(w.end, Some(at(20)));
-        // A person's end wins.
-        let by_hand = Summary {
-            impact_end: Some(at(30)),
-            ..Summary::default()
-        };
-        let all: Vec<Crossing> = errors
-            .iter()
-            .cloned()
-            .chain([c(8, q, Level::Warn, true)])
-            .collect();
-        let w = window(&by_hand, &all, Some("Error ratio"), Some(q));
-        assert_eq!(w.end, Some(at(30)));
     }
 }

@@ -19,8 +19,6 @@ use std::time::Duration;
 
 const SCRAPE_S: f64 = 5.0;
 const CRIT: f64 = 0.05;
-/// The queue-depth panel's warn level (the simulator's preset).
-const QUEUE_WARN: f64 = 1000.0;
 const SPEED: &str = "50";
 
 fn runbooks() -> PathBuf {
@@ -47,7 +45,6 @@ struct Scrape {
     logical: f64,
     failed: f64,
     duplicates: f64,
-    queue_depth: f64,
 }
 
 /// A played and drafted rehearsal.
@@ -178,7 +175,6 @@ fn play(name: &'static str, scenario: &str, plays: &[&str], run_for: &str) -> Pl
                 logical: f("logical"),
                 failed: f("logical_failed"),
                 duplicates: f("duplicates"),
-                queue_depth: f("queue_depth"),
             }
         })
         .collect::<Vec<Scrape>>();
@@ -267,8 +263,7 @@ fn check(p: &Played) {
     nothing_dated_after_the_record(p);
     // The impact window: the first scrape where the simulator's error ratio reached 5 %, and
     // the scrape after the last one still above the way back (5 % less 5 % hysteresis), when
-    // it came back for good before the record ends; customers still waiting in a backlog past
-    // its level then keep it open until the backlog is back under it.
+    // it came back for good before the record ends.
     let start = p
         .scrapes
         .iter()
@@ -281,13 +276,6 @@ fn check(p: &Played) {
         .rfind(|s| s.error_ratio >= CRIT * 0.95)
         .unwrap()
         .t;
-    let queued = p
-        .scrapes
-        .iter()
-        .rfind(|s| s.queue_depth >= QUEUE_WARN * 0.95)
-        .map(|s| s.t)
-        .filter(|t| *t >= last_bad);
-    let last_bad = queued.unwrap_or(last_bad);
     let recovered = last_bad + 120.0 < p.scrapes.last().unwrap().t;
     let got_start = p.secs(&f["impact"]["start"]["utc"]);
     assert!(
@@ -418,14 +406,7 @@ fn check(p: &Played) {
     ];
     for panel in panels {
         let n = rows.iter().filter(|r| r.starts_with(panel)).count();
-        // The panel whose return ended the impact (a drained backlog) has that row too.
-        let ended = rows
-            .iter()
-            .any(|r| r.starts_with(panel) && r.ends_with("Impact ended."));
-        assert!(
-            n <= 1 + usize::from(ended),
-            "{name}: {n} rows for {panel}: {rows:#?}"
-        );
+        assert!(n <= 1, "{name}: {n} rows for {panel}: {rows:#?}");
     }
     let errors = rows.iter().filter(|r| r.starts_with("Error ratio")).count();
     assert!(errors <= 2, "{name}: {errors} error-ratio rows: {rows:#?}");
