@@ -15,7 +15,7 @@ pub mod runbooks;
 pub mod score;
 pub mod stage;
 
-pub use stage::Stage;
+pub use stage::{Stage, StageSpec};
 
 /// A rehearsal's panels: the config's `[[panel]]` if it has any, else the simulator's.
 pub fn panels(config: &crate::config::Config) -> Vec<crate::config::PanelConfig> {

@@ -14,7 +14,7 @@ use crate::incident::{Event, JournalWriter, Source};
 use crate::metrics::embedded::DEFAULT_RETENTION;
 use crate::rehearsal::clock::epoch;
 use crate::rehearsal::stage::CONTROL_ADDR;
-use crate::rehearsal::{Stage, reflow, score::score_text};
+use crate::rehearsal::{Stage, StageSpec, reflow, score::score_text};
 use crate::sim::Scenario;
 use crate::theme::Theme;
 use chrono::Utc;
@@ -60,55 +60,38 @@ pub async fn run(
     };
     let end_s = scenario.duration_s;
     let wall: Arc<dyn Clock> = Arc::new(crate::clock::WallClock);
-    let r = Stage::start_with(
+    let spec = StageSpec {
         scenario,
         seed,
         speed,
         epoch,
         listen,
-        DEFAULT_RETENTION,
-        false,
-        wall,
-    )
-    .await?;
+        retention: DEFAULT_RETENTION,
+    };
+    let r = Stage::start_with(spec, false, wall).await?;
     r.pacer().set_end(end_s.max(r.start_at));
-    let (service, store, control) = (r.service.clone(), r.store.clone(), r.addr);
+    let control = r.addr;
+    let names = Names {
+        name,
+        title,
+        briefing,
+    };
     if let Some(url) = metrics.prometheus {
-        let names = Names {
-            name,
-            title,
-            briefing,
-        };
         return on_prometheus(config, data_dir, url, r, names, speed).await;
     }
 
     // Refresh once a wall-clock second: in simulated time that is `speed` seconds.
     config.refresh = Duration::from_secs_f64(speed.max(1.0));
-    let clock: Arc<dyn Clock> = Arc::new(r.clock());
-    let source_name = format!("embedded · {name} {speed}× · control http://{control}");
-    let names = Names {
-        name: name.clone(),
-        title,
-        briefing,
+    let feed = Feed {
+        source: Arc::new(r.store.clone()),
+        source_name: format!(
+            "embedded · {} {speed}× · control http://{control}",
+            names.name
+        ),
+        clock: Arc::new(r.clock()),
+        in_sim_time: true,
     };
-    let source: Arc<dyn crate::metrics::Source> = Arc::new(store.clone());
-    let (model, services) = rehearsal_console(
-        &config,
-        data_dir,
-        &r,
-        source,
-        source_name,
-        &clock,
-        names,
-        true,
-    )
-    .await?;
-    let result = super::runtime::run_terminal(model, services, clock).await;
-    drop(r);
-    let code = result?;
-    let score = service.with_sim(|s| s.score().clone());
-    println!("warroom demo: {name}\n{}", score_text(&score));
-    Ok(code)
+    play(&config, data_dir, r, feed, names, "demo").await
 }
 
 /// Records the scenario's service as the one affected, as the headless game day does, so the
@@ -141,16 +124,29 @@ struct Names {
 /// incident opened (records in simulated time when `in_sim_time`, else the wall clock's, as the
 /// data are), and the services that act on the stage.
 #[allow(clippy::too_many_arguments)]
+/// Where a rehearsal's console reads its data, and in which clock.
+struct Feed {
+    source: Arc<dyn crate::metrics::Source>,
+    source_name: String,
+    clock: Arc<dyn Clock>,
+    /// The journal is stamped in simulated time (the embedded store), not wall time.
+    in_sim_time: bool,
+}
+
 async fn rehearsal_console(
     config: &Config,
     data_dir: &Path,
     r: &Stage,
-    source: Arc<dyn crate::metrics::Source>,
-    source_name: String,
-    clock: &Arc<dyn Clock>,
+    feed: Feed,
     names: Names,
-    in_sim_time: bool,
 ) -> color_eyre::Result<(Model, super::workers::Services)> {
+    let Feed {
+        source,
+        source_name,
+        clock,
+        in_sim_time,
+    } = feed;
+    let clock = &clock;
     let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
     let mut model = Model::new(config, theme, source_name, clock.now());
     model.briefing = Some(names.briefing);
@@ -208,23 +204,32 @@ async fn on_prometheus(
         names.name,
         r.addr
     );
-    let name = names.name.clone();
-    let (model, services) = rehearsal_console(
-        &config,
-        data_dir,
-        &r,
+    let feed = Feed {
         source,
         source_name,
-        &clock,
-        names,
-        false,
-    )
-    .await?;
+        clock,
+        in_sim_time: false,
+    };
+    play(&config, data_dir, r, feed, names, "gameday").await
+}
+
+/// Runs the rehearsal's console until it quits, then prints the score under `command`'s name.
+async fn play(
+    config: &Config,
+    data_dir: &Path,
+    r: Stage,
+    feed: Feed,
+    names: Names,
+    command: &str,
+) -> color_eyre::Result<ExitCode> {
+    let name = names.name.clone();
+    let clock = feed.clock.clone();
+    let (model, services) = rehearsal_console(config, data_dir, &r, feed, names).await?;
     let result = super::runtime::run_terminal(model, services, clock).await;
     let service = r.service.clone();
     drop(r);
     let code = result?;
     let score = service.with_sim(|s| s.score().clone());
-    println!("warroom gameday: {name}\n{}", score_text(&score));
+    println!("warroom {command}: {name}\n{}", score_text(&score));
     Ok(code)
 }

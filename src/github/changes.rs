@@ -147,9 +147,10 @@ impl ChangesFeed {
         let to = window.end.unwrap_or_else(|| self.gh.timer().now());
         let mut all = Vec::new();
         for repo in &self.repos {
-            self.deployments(repo, from, to, &mut all).await?;
-            self.releases(repo, from, to, &mut all).await?;
-            self.merged(repo, from, to, &mut all).await?;
+            let span = Span { repo, from, to };
+            self.deployments(&span, &mut all).await?;
+            self.releases(&span, &mut all).await?;
+            self.merged(&span, &mut all).await?;
         }
         all.retain(|c| !self.seen.contains(&c.key));
         all.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.key.cmp(&b.key)));
@@ -167,24 +168,18 @@ impl ChangesFeed {
             .unwrap_or_default())
     }
 
-    async fn deployments(
-        &self,
-        repo: &RepoName,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        out: &mut Vec<Change>,
-    ) -> Result<(), GithubError> {
-        let r = format!("/repos/{}/{}", repo.owner, repo.name);
-        for d in self
-            .list(format!("{r}/deployments?per_page={PER_PAGE}"))
-            .await?
-        {
-            let Some(at) = time(&d["created_at"]).filter(|t| *t >= from && *t <= to) else {
+    async fn deployments(&self, span: &Span<'_>, out: &mut Vec<Change>) -> Result<(), GithubError> {
+        let repo = span.repo;
+        for d in self.list(span.path("deployments?")).await? {
+            let Some(at) = span.within(&d["created_at"]) else {
                 continue;
             };
             let id = d["id"].as_u64().unwrap_or_default();
             let statuses = self
-                .list(format!("{r}/deployments/{id}/statuses?per_page=1"))
+                .list(format!(
+                    "{}/deployments/{id}/statuses?per_page=1",
+                    span.repo_path()
+                ))
                 .await?;
             let status = statuses.first();
             let state = status
@@ -220,22 +215,13 @@ impl ChangesFeed {
         Ok(())
     }
 
-    async fn releases(
-        &self,
-        repo: &RepoName,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        out: &mut Vec<Change>,
-    ) -> Result<(), GithubError> {
-        let r = format!("/repos/{}/{}", repo.owner, repo.name);
-        for rel in self
-            .list(format!("{r}/releases?per_page={PER_PAGE}"))
-            .await?
-        {
+    async fn releases(&self, span: &Span<'_>, out: &mut Vec<Change>) -> Result<(), GithubError> {
+        let repo = span.repo;
+        for rel in self.list(span.path("releases?")).await? {
             if rel["draft"].as_bool() == Some(true) {
                 continue;
             }
-            let Some(at) = time(&rel["published_at"]).filter(|t| *t >= from && *t <= to) else {
+            let Some(at) = span.within(&rel["published_at"]) else {
                 continue;
             };
             let tag = rel["tag_name"].as_str().unwrap_or("?");
@@ -256,18 +242,11 @@ impl ChangesFeed {
         Ok(())
     }
 
-    async fn merged(
-        &self,
-        repo: &RepoName,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        out: &mut Vec<Change>,
-    ) -> Result<(), GithubError> {
-        let r = format!("/repos/{}/{}", repo.owner, repo.name);
-        let path =
-            format!("{r}/pulls?state=closed&sort=updated&direction=desc&per_page={PER_PAGE}");
+    async fn merged(&self, span: &Span<'_>, out: &mut Vec<Change>) -> Result<(), GithubError> {
+        let repo = span.repo;
+        let path = span.path("pulls?state=closed&sort=updated&direction=desc&");
         for pr in self.list(path).await? {
-            let Some(at) = time(&pr["merged_at"]).filter(|t| *t >= from && *t <= to) else {
+            let Some(at) = span.within(&pr["merged_at"]) else {
                 continue;
             };
             let n = pr["number"].as_u64().unwrap_or_default();
@@ -282,6 +261,29 @@ impl ChangesFeed {
             ));
         }
         Ok(())
+    }
+}
+
+/// One repository's changes between two instants.
+struct Span<'a> {
+    repo: &'a RepoName,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+}
+
+impl Span<'_> {
+    fn repo_path(&self) -> String {
+        format!("/repos/{}/{}", self.repo.owner, self.repo.name)
+    }
+
+    /// A list's path: `query` is the list and its parameters up to the page size.
+    fn path(&self, query: &str) -> String {
+        format!("{}/{query}per_page={PER_PAGE}", self.repo_path())
+    }
+
+    /// The instant in `v` when it falls inside the span.
+    fn within(&self, v: &Value) -> Option<DateTime<Utc>> {
+        time(v).filter(|t| *t >= self.from && *t <= self.to)
     }
 }
 

@@ -1,6 +1,16 @@
 use super::*;
 use crate::metrics::presets::Presets;
 
+/// The names that make a PostgreSQL and an HAProxy stack.
+const PG_AND_HAPROXY: &[&str] = &[
+    "pg_up",
+    "pg_stat_activity_count",
+    "pg_settings_max_connections",
+    "pg_settings_superuser_reserved_connections",
+    "haproxy_backend_current_sessions",
+    "haproxy_backend_limit_sessions",
+];
+
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(std::string::ToString::to_string).collect()
 }
@@ -45,16 +55,7 @@ fn the_names_selector_parses_covers_every_name_and_stays_short() {
 fn only_the_stacks_whose_names_exist_are_detected() {
     let d = detect(
         Presets::builtin(),
-        &names(&[
-            "pg_up",
-            "pg_stat_activity_count",
-            "pg_settings_max_connections",
-            "pg_settings_superuser_reserved_connections",
-            "haproxy_backend_current_sessions",
-            "haproxy_backend_limit_sessions",
-            "node_cpu_seconds_total",
-            "up",
-        ]),
+        &names(&[PG_AND_HAPROXY, &["node_cpu_seconds_total", "up"]].concat()),
     );
     let ids: Vec<&str> = d.iter().map(|d| d.stack.id.as_str()).collect();
     assert_eq!(ids, vec!["postgres", "haproxy"]);
@@ -194,15 +195,7 @@ fn postgres_lock_waits_need_the_wait_event_labels() {
 #[test]
 fn the_dashboard_orders_by_priority_and_names_its_stacks() {
     let f = found_of(
-        &[
-            "pg_up",
-            "pg_stat_activity_count",
-            "pg_settings_max_connections",
-            "pg_settings_superuser_reserved_connections",
-            "haproxy_backend_current_sessions",
-            "haproxy_backend_limit_sessions",
-            "haproxy_backend_http_responses_total",
-        ],
+        &[PG_AND_HAPROXY, &["haproxy_backend_http_responses_total"]].concat(),
         &[
             ("haproxy", &["proxy"]),
             ("postgres", &["datname", "instance"]),

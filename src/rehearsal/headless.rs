@@ -8,7 +8,7 @@ use super::clock::{at, epoch};
 use super::error::RehearsalError;
 use super::plays::{self, Play};
 use super::recording::Recording;
-use super::stage::{Scrape, Stage};
+use super::stage::{Scrape, Stage, StageSpec};
 use crate::runbook::executor::Control;
 use crate::runbook::report::RunOutcome;
 use crate::sim::Scenario;
@@ -126,14 +126,14 @@ pub async fn run(
     let title = scenario.title.clone();
     let duration = scenario.duration_s;
     let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
-    let stage = Stage::start(
+    let stage = Stage::start(StageSpec {
         scenario,
-        args.seed,
-        args.speed,
+        seed: args.seed,
+        speed: args.speed,
         epoch,
-        args.listen.as_deref(),
-        args.retention,
-    )
+        listen: args.listen.as_deref(),
+        retention: args.retention,
+    })
     .await?;
     let end = match args.run_for {
         Some(d) => stage.start_at + d.as_secs_f64(),

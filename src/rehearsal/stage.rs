@@ -161,36 +161,44 @@ impl Pacer {
     }
 }
 
+/// What a stage plays and where it serves.
+pub struct StageSpec<'a> {
+    pub scenario: Scenario,
+    pub seed: u64,
+    /// Simulated seconds per wall second.
+    pub speed: f64,
+    /// The wall time of simulated second 0.
+    pub epoch: DateTime<Utc>,
+    pub listen: Option<&'a str>,
+    /// Simulated time the store keeps.
+    pub retention: Duration,
+}
+
 impl Stage {
-    /// Stage `scenario` five minutes before its first fault with twenty minutes of history in
-    /// the store (keeping `retention` of simulated time), simulated second 0 being `epoch`,
-    /// serving on `listen`, or by default on the shipped runbooks' default target, falling
-    /// back to any free loopback port.
-    pub async fn start(
-        scenario: Scenario,
-        seed: u64,
-        speed: f64,
-        epoch: DateTime<Utc>,
-        listen: Option<&str>,
-        retention: Duration,
-    ) -> Result<Stage, RehearsalError> {
+    /// Stage `spec.scenario` five minutes before its first fault with twenty minutes of
+    /// history in the store (keeping `retention` of simulated time), simulated second 0 being
+    /// `epoch`, serving on `listen`, or by default on the shipped runbooks' default target,
+    /// falling back to any free loopback port.
+    pub async fn start(spec: StageSpec<'_>) -> Result<Stage, RehearsalError> {
         let wall: crate::clock::SharedClock = Arc::new(crate::clock::WallClock);
-        Stage::start_with(scenario, seed, speed, epoch, listen, retention, true, wall).await
+        Stage::start_with(spec, true, wall).await
     }
 
     /// [`Stage::start`], paused unless `running` (the demo's time starts when the briefing is
     /// dismissed), its pace following `wall` (the wall clock; tests drive a manual one).
-    #[allow(clippy::too_many_arguments)]
     pub async fn start_with(
-        scenario: Scenario,
-        seed: u64,
-        speed: f64,
-        epoch: DateTime<Utc>,
-        listen: Option<&str>,
-        retention: Duration,
+        spec: StageSpec<'_>,
         running: bool,
         wall: crate::clock::SharedClock,
     ) -> Result<Stage, RehearsalError> {
+        let StageSpec {
+            scenario,
+            seed,
+            speed,
+            epoch,
+            listen,
+            retention,
+        } = spec;
         crate::clock::check_speed(speed, crate::clock::REHEARSAL_SPEED)?;
         let service_label = scenario.service.clone();
         let name = scenario.name.clone();

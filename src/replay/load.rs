@@ -167,6 +167,16 @@ mod tests {
         }
     }
 
+    /// A store in a temporary directory with one incident made at 14:00.
+    fn made() -> (tempfile::TempDir, Store, IncidentId) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let made = store
+            .create("2026-11-29T14:00:00Z".parse().unwrap())
+            .unwrap();
+        (dir, store, made)
+    }
+
     fn id() -> IncidentId {
         IncidentId::parse("2026-11-29-1").unwrap()
     }
@@ -217,11 +227,7 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_is_left_out_and_left_in_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let made = store
-            .create("2026-11-29T14:00:00Z".parse().unwrap())
-            .unwrap();
+        let (_dir, store, made) = made();
         let mut bytes = Vec::new();
         for (i, t) in ["14:00:00", "14:01:00"].iter().enumerate() {
             let r = record(i as u64 + 1, &format!("2026-11-29T{t}Z"), "note");
@@ -245,11 +251,7 @@ mod tests {
 
     #[test]
     fn damage_in_the_middle_stops_with_the_journal_message() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let made = store
-            .create("2026-11-29T14:00:00Z".parse().unwrap())
-            .unwrap();
+        let (_dir, store, made) = made();
         let mut bytes = Vec::new();
         for i in 1..=3u64 {
             bytes.extend(record(i, "2026-11-29T14:00:00Z", "note").encode().unwrap());

@@ -293,6 +293,18 @@ impl Rollout {
         self.phase = Phase::Finished(f);
     }
 
+    /// The batch's actions are being sent at `now`, after `waited` at its confirmation: the
+    /// instances' deadlines start now, and the run deadline does not count the wait (a person
+    /// reading a confirmation is not the rollout being slow).
+    pub fn sent(&mut self, now: Duration, waited: Duration) {
+        for &i in &self.in_batch {
+            if let State::InFlight { started } = &mut self.instances[i].state {
+                *started = now;
+            }
+        }
+        self.deadline += waited;
+    }
+
     /// A health reading of `target` at `now`.
     pub fn observe(&mut self, now: Duration, target: &str, healthy: bool) {
         let Some(&i) = self.index.get(target) else {

@@ -63,6 +63,20 @@ pub(crate) enum Stop {
 }
 
 impl Executor {
+    /// Pauses on `step` for the operator's decision, both recorded.
+    pub(crate) async fn decide(&self, step: &str, reason: String) -> Result<Decision, Stop> {
+        self.emit(RunEvent::Paused {
+            step: step.to_string(),
+            reason: reason.clone(),
+        })?;
+        let decision = self.operator.decide(step, &reason).await;
+        self.emit(RunEvent::Decided {
+            step: step.to_string(),
+            decision,
+        })?;
+        Ok(decision)
+    }
+
     pub(crate) fn emit(&self, event: RunEvent) -> Result<(), Stop> {
         let record = RunRecord {
             at: self.clock.now(),
@@ -209,15 +223,7 @@ impl Executor {
                 StepOutcome::Cancelled => return Err(Stop::Aborted),
                 StepOutcome::Failed | StepOutcome::TimedOut => {
                     let reason = format!("{outcome:?}: {detail}");
-                    self.emit(RunEvent::Paused {
-                        step: step.id.clone(),
-                        reason: reason.clone(),
-                    })?;
-                    let d = self.operator.decide(&step.id, &reason).await;
-                    self.emit(RunEvent::Decided {
-                        step: step.id.clone(),
-                        decision: d,
-                    })?;
+                    let d = self.decide(&step.id, reason).await?;
                     match d {
                         Decision::Continue => i += 1,
                         Decision::Retry => {}

@@ -277,6 +277,16 @@ struct LegendEntry {
     value: Option<f64>,
 }
 
+impl LegendEntry {
+    /// `name value`, the value in the panel's unit when there is one.
+    fn text(&self, unit: Unit) -> String {
+        match self.value {
+            Some(x) => format!("{} {}", self.name, unit.format(x)),
+            None => self.name.clone(),
+        }
+    }
+}
+
 /// The legend's entries as lines of `width` columns: `━ name value`, each series in its own
 /// colour and with its value (so series whose colours repeat past the palette still tell
 /// apart), at most `rows` lines, the rest counted.
@@ -288,13 +298,6 @@ fn legend_lines(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
-    let text = |e: &LegendEntry| {
-        let v = e
-            .value
-            .map(|x| format!(" {}", unit.format(x)))
-            .unwrap_or_default();
-        format!("{}{v}", e.name)
-    };
     for (k, e) in entries.iter().enumerate() {
         if lines.len() + 1 >= rows && k + 1 < entries.len() {
             lines.push(Line::styled(
@@ -303,7 +306,7 @@ fn legend_lines(
             ));
             break;
         }
-        let body: String = text(e).chars().take(width.saturating_sub(2)).collect();
+        let body: String = e.text(unit).chars().take(width.saturating_sub(2)).collect();
         lines.push(Line::from(vec![
             Span::styled("━ ", e.style),
             Span::styled(body, theme.text),
@@ -324,11 +327,7 @@ fn legend_rows(
     let mut spans: Vec<Span> = Vec::new();
     let mut used = 0;
     for (k, e) in entries.iter().enumerate() {
-        let v = e
-            .value
-            .map(|x| format!(" {}", unit.format(x)))
-            .unwrap_or_default();
-        let item = format!("{}{v}  ", e.name);
+        let item = format!("{}  ", e.text(unit));
         let w = item.chars().count() + 2;
         // The last row keeps room to count what does not fit.
         let room = if lines.len() + 1 == rows {

@@ -18,8 +18,8 @@ use warroom::clock::Clock;
 use warroom::config::Config;
 use warroom::incident::event::StepState;
 use warroom::incident::{Event, Store};
-use warroom::rehearsal::Stage;
 use warroom::rehearsal::runbooks::setup as demo_runbooks;
+use warroom::rehearsal::{Stage, StageSpec};
 use warroom::runbook::report::RunOutcome;
 use warroom::sim::Scenario;
 use warroom::sim::retry::Layer;
@@ -130,14 +130,14 @@ async fn console(
     runbook_dirs: Vec<std::path::PathBuf>,
 ) -> (Console, Stage, String) {
     let scenario = Scenario::load("planner-peak").expect("scenario");
-    let r = Stage::start(
+    let r = Stage::start(StageSpec {
         scenario,
-        1,
-        30.0,
-        epoch(),
-        Some("127.0.0.1:0"),
-        warroom::metrics::embedded::DEFAULT_RETENTION,
-    )
+        seed: 1,
+        speed: 30.0,
+        epoch: epoch(),
+        listen: Some("127.0.0.1:0"),
+        retention: warroom::metrics::embedded::DEFAULT_RETENTION,
+    })
     .await
     .expect("rehearsal");
     let clock: Arc<dyn Clock> = Arc::new(r.clock());

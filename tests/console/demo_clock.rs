@@ -15,7 +15,7 @@ use warroom::app::{Model, Msg, update};
 use warroom::clock::{Clock, ManualClock};
 use warroom::config::Config;
 use warroom::incident::{Event, Store};
-use warroom::rehearsal::Stage;
+use warroom::rehearsal::{Stage, StageSpec};
 use warroom::sim::Scenario;
 use warroom::theme::Theme;
 
@@ -69,18 +69,17 @@ async fn settles_at(stage: &Stage, t: f64) {
 async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) {
     let scenario = Scenario::load("crash-loop").unwrap();
     let end = scenario.duration_s;
-    let stage = Stage::start_with(
+    let spec = StageSpec {
         scenario,
-        1,
-        SPEED,
-        "2026-02-11T22:30:00Z".parse().unwrap(),
-        Some("127.0.0.1:0"),
-        Duration::from_secs(3600),
-        false,
-        Arc::new(wall.clone()),
-    )
-    .await
-    .expect("the stage starts paused");
+        seed: 1,
+        speed: SPEED,
+        epoch: "2026-02-11T22:30:00Z".parse().unwrap(),
+        listen: Some("127.0.0.1:0"),
+        retention: Duration::from_secs(3600),
+    };
+    let stage = Stage::start_with(spec, false, Arc::new(wall.clone()))
+        .await
+        .expect("the stage starts paused");
     stage.pacer().set_end(end);
     let clock: Arc<dyn Clock> = Arc::new(stage.clock());
     let config = Config::default().with_panels(warroom::metrics::presets::sim_panels());

@@ -7,8 +7,8 @@
 use std::time::Duration;
 use warroom::config::Config;
 use warroom::incident::{Event, Source, Store};
-use warroom::rehearsal::Stage;
 use warroom::rehearsal::recording::Recording;
+use warroom::rehearsal::{Stage, StageSpec};
 use warroom::sim::Scenario;
 
 fn epoch() -> chrono::DateTime<chrono::Utc> {
@@ -16,14 +16,14 @@ fn epoch() -> chrono::DateTime<chrono::Utc> {
 }
 
 async fn stage(speed: f64) -> Stage {
-    Stage::start(
-        Scenario::load("crash-loop").unwrap(),
-        1,
+    Stage::start(StageSpec {
+        scenario: Scenario::load("crash-loop").unwrap(),
+        seed: 1,
         speed,
-        epoch(),
-        Some("127.0.0.1:0"),
-        Duration::from_secs(3600),
-    )
+        epoch: epoch(),
+        listen: Some("127.0.0.1:0"),
+        retention: Duration::from_secs(3600),
+    })
     .await
     .expect("the stage starts")
 }

@@ -336,3 +336,46 @@ fn readings_right_after_the_action_are_ignored() {
     r.observe(S(7), "a", true);
     assert_eq!(r.next(S(7)), Next::Gate { batch: 1 });
 }
+
+/// Issue 33, point 1: a person who takes 14 s to type "batch 1" loses nothing. The instance
+/// deadline (10 s here) starts when the actions are sent, and the run deadline (20 s) does not
+/// count the wait either; without `sent`, the same timeline loses the whole batch.
+#[test]
+fn time_at_the_confirmation_is_not_counted_against_the_deadlines() {
+    for told in [true, false] {
+        let mut c = cfg(3, 3);
+        c.gated = false;
+        c.soak = S(0);
+        c.instance_deadline = S(10);
+        c.run_deadline = S(20);
+        let targets = (0..6).map(|i| (format!("api-{i}"), true)).collect();
+        let mut r = Rollout::new(c, targets);
+        let Next::Act { targets, .. } = r.next(S(0)) else {
+            panic!("the first batch is proposed at 0 s");
+        };
+        // Typed at 14 s; the instances are back 6 s after their action.
+        if told {
+            r.sent(S(14), S(14));
+        }
+        for n in &targets {
+            r.observe(S(16), n, false);
+        }
+        let at_16 = r.next(S(16));
+        if !told {
+            assert!(
+                matches!(&at_16, Next::WaitOperator(Pause::InstancesLost { targets, .. }) if targets.len() == 3),
+                "the control: counting the wait loses the batch: {at_16:?}"
+            );
+            continue;
+        }
+        assert!(matches!(at_16, Next::Watch(_)), "{at_16:?}");
+        for n in &targets {
+            r.observe(S(20), n, true);
+        }
+        let at_20 = r.next(S(20));
+        assert!(
+            matches!(at_20, Next::Act { batch: 2, .. }),
+            "the run deadline (20 s) does not count the 14 s wait: {at_20:?}"
+        );
+    }
+}

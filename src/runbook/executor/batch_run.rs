@@ -201,11 +201,24 @@ impl Executor {
                         // A batch half done is not a step to go on without.
                         skippable: false,
                     };
+                    let asked = self.clock.since(start);
                     if self.confirm(&c).await? != Consent::Given {
                         return Ok((
                             StepOutcome::Declined,
                             format!("batch {batch} not confirmed"),
                         ));
+                    }
+                    let now = self.clock.since(start);
+                    let waited = now.saturating_sub(asked);
+                    r.sent(now, waited);
+                    if waited >= Duration::from_secs(1) {
+                        self.emit(RunEvent::Output {
+                            step: step.id.clone(),
+                            line: format!(
+                                "batch {batch} confirmed after {} s at the confirmation; its deadlines start now",
+                                waited.as_secs()
+                            ),
+                        })?;
                     }
                     for t in &targets {
                         self.checkpoint().await?;
@@ -241,16 +254,7 @@ impl Executor {
                     });
                 }
                 Next::WaitOperator(p) => {
-                    let reason = p.to_string();
-                    self.emit(RunEvent::Paused {
-                        step: step.id.clone(),
-                        reason: reason.clone(),
-                    })?;
-                    let d = self.operator.decide(&step.id, &reason).await;
-                    self.emit(RunEvent::Decided {
-                        step: step.id.clone(),
-                        decision: d,
-                    })?;
+                    let d = self.decide(&step.id, p.to_string()).await?;
                     r.decide(self.clock.since(start), d);
                 }
                 Next::Finished(f) => {

@@ -380,24 +380,47 @@ fn hold_resume_and_abort_ask_first_and_quit_waits_for_the_run() {
     assert_eq!(m.quit, Some(Quit::User));
 }
 
+/// The executor asks run `id` to confirm `step` by typing `word`; the reply the answer goes to.
+fn ask_confirm(m: &mut Model, id: &str, step: &str, word: &str, skippable: bool) -> Reply {
+    let summary = format!("Step \"{step}\"");
+    ask(
+        m,
+        id,
+        Question::Confirm(Confirmation {
+            step: step.into(),
+            summary,
+            word: word.into(),
+            skippable,
+        }),
+    )
+    .0
+}
+
+/// The executor asks run `id` to decide about a failed `step`.
+fn ask_decide(m: &mut Model, id: &str, step: &str, reason: &str) -> (Reply, Vec<Effect>) {
+    let question = Question::Decide {
+        step: step.into(),
+        reason: reason.into(),
+    };
+    ask(m, id, question)
+}
+
+/// The executor's `question` reaches the console; the reply it waits on and what the console did.
+fn ask(m: &mut Model, id: &str, question: Question) -> (Reply, Vec<Effect>) {
+    let (reply, _rx) = Reply::new();
+    let msg = Msg::Ask {
+        run_id: id.into(),
+        question,
+        reply: reply.clone(),
+    };
+    (reply, update(m, msg))
+}
+
 #[test]
 fn executor_questions_become_dialogs_and_answers_go_back() {
     let mut m = model();
     let id = started(&mut m, "pool-exhaustion");
-    let (reply, _rx) = Reply::new();
-    update(
-        &mut m,
-        Msg::Ask {
-            run_id: id.clone(),
-            question: Question::Confirm(Confirmation {
-                step: "restart".into(),
-                summary: "Batch 1: api-0, api-1, api-2".into(),
-                word: "batch 1".into(),
-                skippable: false,
-            }),
-            reply: reply.clone(),
-        },
-    );
+    let reply = ask_confirm(&mut m, &id, "restart", "batch 1", false);
     assert!(m.runbooks.run.as_ref().unwrap().waiting.is_some());
     typed(&mut m, "batch 2");
     assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
@@ -411,17 +434,11 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
         }]
     );
     // Decisions: safest first; down picks retry.
-    let (reply, _rx) = Reply::new();
-    update(
+    let (reply, _) = ask_decide(
         &mut m,
-        Msg::Ask {
-            run_id: id.clone(),
-            question: Question::Decide {
-                step: "restart".into(),
-                reason: "health gate after batch 1 did not pass".into(),
-            },
-            reply: reply.clone(),
-        },
+        &id,
+        "restart",
+        "health gate after batch 1 did not pass",
     );
     let d = m.dialog.as_ref().unwrap();
     assert_eq!(d.selected(), Some(0));
@@ -434,18 +451,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
         }]
     );
     // Esc on a decision does not answer it: a failed step's decision is chosen.
-    let (reply, _rx) = Reply::new();
-    update(
-        &mut m,
-        Msg::Ask {
-            run_id: id.clone(),
-            question: Question::Decide {
-                step: "restart".into(),
-                reason: "gate failed".into(),
-            },
-            reply: reply.clone(),
-        },
-    );
+    let (reply, _) = ask_decide(&mut m, &id, "restart", "gate failed");
     assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
     assert!(m.dialog.as_ref().unwrap().error.is_some());
     assert_eq!(
@@ -456,20 +462,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
         }]
     );
     // Esc on a confirmation declines that step only: ask again, or abort.
-    let (reply, _rx) = Reply::new();
-    update(
-        &mut m,
-        Msg::Ask {
-            run_id: id.clone(),
-            question: Question::Confirm(Confirmation {
-                step: "rollback".into(),
-                summary: "x".into(),
-                word: "rollback".into(),
-                skippable: false,
-            }),
-            reply: reply.clone(),
-        },
-    );
+    let reply = ask_confirm(&mut m, &id, "rollback", "rollback", false);
     typed(&mut m, "roll");
     assert!(
         update(&mut m, code(KeyCode::Esc)).is_empty(),
@@ -500,20 +493,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
         }]
     );
     // A step the runbook lets the run go on without: esc offers to skip it, and only it.
-    let (reply, _rx) = Reply::new();
-    update(
-        &mut m,
-        Msg::Ask {
-            run_id: id.clone(),
-            question: Question::Confirm(Confirmation {
-                step: "cancel-long".into(),
-                summary: "x".into(),
-                word: "cancel-long".into(),
-                skippable: true,
-            }),
-            reply: reply.clone(),
-        },
-    );
+    let reply = ask_confirm(&mut m, &id, "cancel-long", "cancel-long", true);
     assert!(update(&mut m, code(KeyCode::Esc)).is_empty());
     let d = m.dialog.as_ref().unwrap();
     assert!(
@@ -528,18 +508,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
         }]
     );
     // A question from a run this console did not start is refused at once.
-    let (reply, _rx) = Reply::new();
-    let effects = update(
-        &mut m,
-        Msg::Ask {
-            run_id: "someone-else".into(),
-            question: Question::Decide {
-                step: "s".into(),
-                reason: "r".into(),
-            },
-            reply: reply.clone(),
-        },
-    );
+    let (reply, effects) = ask_decide(&mut m, "someone-else", "s", "r");
     assert!(m.dialog.is_none());
     assert_eq!(
         effects,
