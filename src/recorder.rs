@@ -20,8 +20,9 @@ use crate::alerts::{AlertIntake, AlertReport, source_name};
 use crate::config::Config;
 use crate::github::{ChangesIntake, ChangesReport};
 use crate::incident::store::Store;
-use crate::incident::timeline::{describe, format_time};
+use crate::incident::timeline::format_time;
 use crate::incident::{Event, JournalWriter, Record, Source};
+use crate::runbook::journal::describe;
 
 use panel_watch::{PanelReport, PanelWatch};
 use std::process::ExitCode;

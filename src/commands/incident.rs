@@ -165,7 +165,8 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                     out.write_all(&r.encode()?)?;
                 }
             } else {
-                out.write_all(render_table(&recovery.records, tz).as_bytes())?;
+                let table = render_table(&recovery.records, tz, &crate::runbook::journal::describe);
+                out.write_all(table.as_bytes())?;
             }
             if let Some(torn) = recovery.torn {
                 eprintln!(

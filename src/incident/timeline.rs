@@ -184,7 +184,7 @@ pub fn format_time(at: DateTime<Utc>, tz: Tz, with_date: bool) -> String {
 /// The timeline as a plain-text table in `tz`. Dates are shown on every row only when the
 /// incident spans more than one day there; otherwise once, above the table. Records that a
 /// correction superseded are marked.
-pub fn render_table(records: &[Record], tz: Tz) -> String {
+pub fn render_table(records: &[Record], tz: Tz, describe: &dyn Fn(&Event) -> String) -> String {
     let corrected = summarize(records).corrected;
     let day = |r: &Record| r.time.with_timezone(&tz).date_naive();
     let multi_day = records.first().map(day) != records.last().map(day);
@@ -280,6 +280,7 @@ mod tests {
                 rec(2, t0 + 60, Event::note("a\nb")),
             ],
             Tz::UTC,
+            &describe,
         );
         assert_eq!(one_day.lines().count(), 4, "{one_day}");
         assert!(
@@ -289,6 +290,7 @@ mod tests {
         let days = render_table(
             &[rec(1, t0, opened), rec(2, t0 + 86_400, Event::note("x"))],
             Tz::America__New_York,
+            &describe,
         );
         assert_eq!(days.lines().count(), 3, "{days}");
         assert!(

@@ -214,9 +214,9 @@ pub async fn run(
                         *lock(&control) = Some(r.control.clone());
                         let outcome = r.task.await.unwrap_or(RunOutcome::Failed);
                         let stamp = at(epoch, time.now()).with_timezone(&tz).format("%H:%M:%S");
-                        eprintln!("[{stamp}] {runbook} ended: {outcome:?}");
+                        eprintln!("[{stamp}] {runbook} ended: {}", outcome.word());
                         let mut rep = lock(&report);
-                        rep.outcome = Some(format!("{outcome:?}").to_lowercase());
+                        rep.outcome = Some(outcome.word().to_string());
                         rep.exit_code = Some(i32::from(outcome.exit_code()));
                     }
                     Err(e) => {

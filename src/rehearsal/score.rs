@@ -111,7 +111,7 @@ pub fn response(records: &[Record]) -> Response {
         .iter()
         .filter(after_fault)
         .find(|r| human(r))
-        .map(|r| moment(r, crate::incident::timeline::describe(&r.kind)));
+        .map(|r| moment(r, crate::runbook::journal::describe(&r.kind)));
     let first_mitigation = during
         .iter()
         .filter(after_fault)

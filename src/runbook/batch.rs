@@ -167,6 +167,47 @@ impl BatchEvent {
     }
 }
 
+/// The event in words, for the run pane, the timeline and a run's progress lines.
+impl fmt::Display for BatchEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            BatchEvent::BatchStarted { batch, targets } => {
+                format!("batch {batch} started: {}", targets.join(", "))
+            }
+            BatchEvent::InstanceHealthy { target } => format!("{target} healthy"),
+            BatchEvent::InstanceLost { target } => format!("{target} lost"),
+            BatchEvent::GatePassed { batch } => format!("health gate passed after batch {batch}"),
+            BatchEvent::Paused(p) => format!("paused: {}", p.short()),
+            BatchEvent::Decided { decision } => format!("operator chose {}", decision.word()),
+            BatchEvent::Finished(end) => format!("batches finished: {}", end.word()),
+        };
+        f.write_str(&crate::sanitize::line(&text))
+    }
+}
+
+impl Pause {
+    /// Why the rollout paused, in two words.
+    pub fn short(&self) -> &'static str {
+        match self {
+            Pause::BudgetExhausted { .. } => "budget exhausted",
+            Pause::InstancesLost { .. } => "instances lost",
+            Pause::GateNotPassed { .. } => "gate not passed",
+            Pause::RunDeadline { .. } => "run deadline",
+        }
+    }
+}
+
+impl Finished {
+    /// How the rollout ended, in a word.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Finished::Completed => "completed",
+            Finished::Aborted => "aborted",
+            Finished::Stopped { .. } => "stopped",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
     Waiting,

@@ -222,7 +222,7 @@ impl Executor {
                 StepOutcome::Declined => return Ok(RunOutcome::Aborted),
                 StepOutcome::Cancelled => return Err(Stop::Aborted),
                 StepOutcome::Failed | StepOutcome::TimedOut => {
-                    let reason = format!("{outcome:?}: {detail}");
+                    let reason = format!("{}: {detail}", outcome.word());
                     let d = self.decide(&step.id, reason).await?;
                     match d {
                         Decision::Continue => i += 1,

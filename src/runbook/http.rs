@@ -274,6 +274,53 @@ impl Sender {
 }
 
 /// A short account of a transport error: what failed and its innermost cause.
+/// An answer's body as a person reads it beside its status: a JSON object's top-level values
+/// as `key=value` (nested ones as `…`), anything else its first non-empty line; one line of
+/// at most [`EXCERPT_MAX`] characters, control characters removed.
+pub fn excerpt(body: &str) -> String {
+    use serde_json::Value;
+    let text = match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(fields)) => fields
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                Value::Array(_) | Value::Object(_) => format!("{k}=…"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => body
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let one = crate::sanitize::line(&words.join(" ")).into_owned();
+    if one.chars().count() <= EXCERPT_MAX {
+        return one;
+    }
+    let cut: String = one.chars().take(EXCERPT_MAX - 1).collect();
+    format!("{}…", cut.trim_end())
+}
+
+/// The longest body excerpt a step's result shows.
+pub const EXCERPT_MAX: usize = 80;
+
+/// `HTTP 200 OK: applied=3, ok=true`: a status with its reason and the body's excerpt.
+pub fn answer_text(status: u16, body: &str) -> String {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|c| c.canonical_reason())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default();
+    match excerpt(body) {
+        e if e.is_empty() => format!("HTTP {status}{reason}"),
+        e => format!("HTTP {status}{reason}: {e}"),
+    }
+}
+
 fn error_chain(e: &reqwest::Error) -> String {
     let what = if e.is_connect() {
         "cannot connect"
@@ -311,6 +358,28 @@ async fn read_bounded(mut resp: reqwest::Response) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 33, point 3: a body is summarised, never pasted: a JSON object reads as its
+    /// values, anything long is cut with an ellipsis, control characters never reach a screen.
+    #[test]
+    fn an_answer_reads_as_its_status_and_an_excerpt() {
+        assert_eq!(
+            answer_text(200, r#"{"applied":3,"ok":true,"detail":{"x":1}}"#),
+            "HTTP 200 OK: applied=3, detail=…, ok=true"
+        );
+        assert_eq!(answer_text(204, ""), "HTTP 204 No Content");
+        let hostile = answer_text(503, "\n  upstream\tdown \u{1b}[31m\nsecond line");
+        assert!(
+            hostile.starts_with("HTTP 503 Service Unavailable: upstream down ")
+                && !hostile.contains('\u{1b}')
+                && !hostile.contains("second"),
+            "{hostile}"
+        );
+        let long = answer_text(200, &"x".repeat(500));
+        assert_eq!(long.chars().count(), "HTTP 200 OK: ".len() + EXCERPT_MAX);
+        assert!(long.ends_with('…'), "{long}");
+        assert_eq!(answer_text(799, "[1,2]"), "HTTP 799: [1,2]");
+    }
 
     #[test]
     fn only_the_retryable_statuses_are_retried() {

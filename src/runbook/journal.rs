@@ -65,115 +65,126 @@ impl JournalSink {
         JournalSink { writer, run }
     }
 
-    fn step(&self, step: &str, state: StepState, detail: String) -> Event {
-        Event::RunbookStep {
-            run: self.run.clone(),
-            step: step.to_string(),
-            state,
-            detail: Some(detail),
-        }
-    }
-
-    fn info(&self, step: &str, detail: StepDetail) -> Event {
-        self.step(step, StepState::Started, detail.detail())
-    }
-
     /// The journal event for `e`, or `None` when it stays on the live sinks only.
     fn event(&self, e: &RunEvent) -> Option<Event> {
-        Some(match e {
-            RunEvent::RunStarted { .. } | RunEvent::RunResumed { .. } => Event::RunbookRun {
-                run: self.run.clone(),
-                state: StepState::Started,
-            },
-            RunEvent::RunFinished { outcome } => Event::RunbookRun {
-                run: self.run.clone(),
-                state: run_state(*outcome),
-            },
-            RunEvent::StepStarted { step, kind, title } => self.info(
-                step,
-                StepDetail::Start {
-                    kind: kind.clone(),
-                    title: title.clone(),
-                },
-            ),
-            RunEvent::StepFinished {
-                step,
-                outcome,
-                detail,
-            } => {
-                let (state, detail) = detail::finished(*outcome, detail);
-                self.step(step, state, detail)
-            }
-            // The postmortem tells a check no one made from one a person confirmed.
-            RunEvent::Confirmed {
-                step,
-                what,
-                automatic,
-            } => self.info(
-                step,
-                StepDetail::Confirmed {
-                    by: if *automatic {
-                        Confirmation::Assumed
-                    } else {
-                        Confirmation::Typed
-                    },
-                    what: what.clone(),
-                },
-            ),
-            RunEvent::Declined { step, what } => {
-                self.info(step, StepDetail::NotConfirmed { what: what.clone() })
-            }
-            RunEvent::Paused { step, reason } => self.info(
-                step,
-                StepDetail::Paused {
-                    reason: reason.clone(),
-                },
-            ),
-            RunEvent::Decided { step, decision } => self.info(step, StepDetail::Decided(*decision)),
-            RunEvent::Batch { step, batch_event } => {
-                self.info(step, StepDetail::Batch(batch_event.clone()))
-            }
-            RunEvent::Spawned { step, target, argv } => self.info(
-                step,
-                StepDetail::Spawned {
-                    argv: argv.clone(),
-                    target: target.clone(),
-                },
-            ),
-            RunEvent::Attempt {
-                step,
-                target,
-                attempt,
-                method,
-                url,
-                idempotency_key,
-                status,
-                error,
-            } => {
-                let attempt = Attempted {
-                    attempt: *attempt,
-                    target: target.clone(),
-                    answer: detail::answer(*status, error.as_deref()),
-                };
-                match idempotency_key {
-                    Some(key) => Event::RunbookAck {
-                        run_id: self.run.run_id.clone(),
-                        step: step.clone(),
-                        idempotency_key: key.clone(),
-                        outcome: attempt.outcome(),
-                    },
-                    None => self.info(
-                        step,
-                        StepDetail::Attempt {
-                            attempt,
-                            request: format!("{method} {url}"),
-                        },
-                    ),
-                }
-            }
-            RunEvent::GateReading { .. } | RunEvent::Output { .. } => return None,
-        })
+        journal_event(&self.run, e)
     }
+}
+
+fn step_record(run: &RunRef, step: &str, state: StepState, detail: String) -> Event {
+    Event::RunbookStep {
+        run: run.clone(),
+        step: step.to_string(),
+        state,
+        detail: Some(detail),
+    }
+}
+
+fn info(run: &RunRef, step: &str, detail: StepDetail) -> Event {
+    step_record(run, step, StepState::Started, detail.detail())
+}
+
+/// The journal event run `run`'s transition `e` is recorded as, or `None` when it stays on
+/// the live sinks only (gate readings, output lines).
+pub fn journal_event(run: &RunRef, e: &RunEvent) -> Option<Event> {
+    Some(match e {
+        RunEvent::RunStarted { .. } | RunEvent::RunResumed { .. } => Event::RunbookRun {
+            run: run.clone(),
+            state: StepState::Started,
+        },
+        RunEvent::RunFinished { outcome } => Event::RunbookRun {
+            run: run.clone(),
+            state: run_state(*outcome),
+        },
+        RunEvent::StepStarted { step, kind, title } => info(
+            run,
+            step,
+            StepDetail::Start {
+                kind: kind.clone(),
+                title: title.clone(),
+            },
+        ),
+        RunEvent::StepFinished {
+            step,
+            outcome,
+            detail,
+        } => {
+            let (state, detail) = detail::finished(*outcome, detail);
+            step_record(run, step, state, detail)
+        }
+        // The postmortem tells a check no one made from one a person confirmed.
+        RunEvent::Confirmed {
+            step,
+            what,
+            automatic,
+        } => info(
+            run,
+            step,
+            StepDetail::Confirmed {
+                by: if *automatic {
+                    Confirmation::Assumed
+                } else {
+                    Confirmation::Typed
+                },
+                what: what.clone(),
+            },
+        ),
+        RunEvent::Declined { step, what } => {
+            info(run, step, StepDetail::NotConfirmed { what: what.clone() })
+        }
+        RunEvent::Paused { step, reason } => info(
+            run,
+            step,
+            StepDetail::Paused {
+                reason: reason.clone(),
+            },
+        ),
+        RunEvent::Decided { step, decision } => info(run, step, StepDetail::Decided(*decision)),
+        RunEvent::Batch { step, batch_event } => {
+            info(run, step, StepDetail::Batch(batch_event.clone()))
+        }
+        RunEvent::Spawned { step, target, argv } => info(
+            run,
+            step,
+            StepDetail::Spawned {
+                argv: argv.clone(),
+                target: target.clone(),
+            },
+        ),
+        RunEvent::Attempt {
+            step,
+            target,
+            attempt,
+            method,
+            url,
+            idempotency_key,
+            status,
+            error,
+        } => {
+            let attempt = Attempted {
+                attempt: *attempt,
+                target: target.clone(),
+                answer: detail::answer(*status, error.as_deref()),
+            };
+            match idempotency_key {
+                Some(key) => Event::RunbookAck {
+                    run_id: run.run_id.clone(),
+                    step: step.clone(),
+                    idempotency_key: key.clone(),
+                    outcome: attempt.outcome(),
+                },
+                None => info(
+                    run,
+                    step,
+                    StepDetail::Attempt {
+                        attempt,
+                        request: format!("{method} {url}"),
+                    },
+                ),
+            }
+        }
+        RunEvent::GateReading { .. } | RunEvent::Output { .. } => return None,
+    })
 }
 
 impl JournalSink {
@@ -362,6 +373,26 @@ pub fn unfinished_runs(records: &[Record]) -> Vec<RunRef> {
         }
     }
     open
+}
+
+/// A record in words, as `warroom incident timeline` and the rehearsal's report print it: a
+/// run's step details in words ([`detail::words`]), everything else as the journal's own
+/// [`crate::incident::timeline::describe`] says it.
+pub fn describe(event: &Event) -> String {
+    match event {
+        Event::RunbookStep {
+            run,
+            step,
+            state,
+            detail: Some(d),
+        } => crate::incident::timeline::describe(&Event::RunbookStep {
+            run: run.clone(),
+            step: step.clone(),
+            state: *state,
+            detail: Some(detail::words(d)),
+        }),
+        other => crate::incident::timeline::describe(other),
+    }
 }
 
 #[cfg(test)]

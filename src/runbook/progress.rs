@@ -40,12 +40,13 @@ pub fn line(r: &RunRecord, t: &str) -> String {
                 detail,
             } => {
                 format!(
-                    "{t} {} {step}: {outcome:?} {detail}",
+                    "{t} {} {step}: {} {detail}",
                     if *outcome == StepOutcome::Succeeded {
                         "✓"
                     } else {
                         "•"
-                    }
+                    },
+                    outcome.word()
                 )
             }
             RunEvent::Attempt {
@@ -70,19 +71,16 @@ pub fn line(r: &RunRecord, t: &str) -> String {
             RunEvent::GateReading {
                 reading, verdict, ..
             } => format!("{t}   gate {reading} → {verdict}"),
-            RunEvent::Batch { batch_event, .. } => format!("{t}   batch {}", batch_event.json()),
+            RunEvent::Batch { batch_event, .. } => format!("{t}   {batch_event}"),
             RunEvent::Paused { step, reason } => format!("{t} ‖ {step} paused: {reason}"),
             RunEvent::Decided { step, decision } => {
-                format!("{t}   {step}: operator chose {decision:?}")
+                format!("{t}   {step}: operator chose {}", decision.word())
             }
             RunEvent::Output { line, .. } => format!("{t}   | {line}"),
-            RunEvent::Spawned { argv, .. } => format!(
-                "{t}   exec {}",
-                serde_json::to_string(argv).unwrap_or_default()
-            ),
+            RunEvent::Spawned { argv, .. } => format!("{t}   exec {}", argv.join(" ")),
             RunEvent::Confirmed { what, .. } => format!("{t}   confirmed \"{what}\""),
             RunEvent::Declined { what, .. } => format!("{t}   NOT confirmed \"{what}\""),
-            RunEvent::RunFinished { outcome } => format!("{t} run finished: {outcome:?}"),
+            RunEvent::RunFinished { outcome } => format!("{t} run finished: {}", outcome.word()),
         };
         crate::sanitize::line(&line).into_owned()
     }

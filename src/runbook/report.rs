@@ -45,7 +45,31 @@ pub enum RunOutcome {
     DryRun,
 }
 
+impl StepOutcome {
+    /// The outcome in words: "succeeded", "timed out".
+    pub fn word(self) -> &'static str {
+        match self {
+            StepOutcome::Succeeded => "succeeded",
+            StepOutcome::Failed => "failed",
+            StepOutcome::TimedOut => "timed out",
+            StepOutcome::Cancelled => "cancelled",
+            StepOutcome::Declined => "declined",
+            StepOutcome::Skipped => "skipped",
+        }
+    }
+}
+
 impl RunOutcome {
+    /// The outcome in words: "succeeded", "dry run".
+    pub fn word(self) -> &'static str {
+        match self {
+            RunOutcome::Succeeded => "succeeded",
+            RunOutcome::Failed => "failed",
+            RunOutcome::Aborted => "aborted",
+            RunOutcome::DryRun => "dry run",
+        }
+    }
+
     /// The process exit status for this outcome.
     pub fn exit_code(self) -> u8 {
         match self {

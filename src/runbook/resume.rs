@@ -24,7 +24,7 @@ pub struct ResumePoint {
 pub enum ResumeError {
     #[error("no run was recorded; start a new run")]
     NoRun,
-    #[error("run \"{0}\" already finished ({1:?}); start a new run")]
+    #[error("run \"{0}\" already finished ({outcome}); start a new run", outcome = .1.word())]
     Finished(String, RunOutcome),
     #[error(
         "runbook \"{name}\" changed since run \"{run_id}\" started (recorded {recorded}, now {current}); a changed runbook cannot resume: start a new run"

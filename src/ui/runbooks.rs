@@ -263,7 +263,7 @@ fn run_lines(run: &RunPane, t: &Theme, height: usize) -> Vec<Line<'static>> {
         let detail = if s.detail.is_empty() {
             String::new()
         } else {
-            format!(" · {}", crate::app::panes::timeline::words(&s.detail))
+            format!(" · {}", crate::runbook::journal::detail::words(&s.detail))
         };
         l.push(Line::from(vec![
             Span::styled(format!("{sym} "), style),
@@ -289,8 +289,8 @@ fn run_lines(run: &RunPane, t: &Theme, height: usize) -> Vec<Line<'static>> {
                 l.push(Line::styled(
                     format!(
                         "    gate reads {} → {}",
-                        crate::app::panes::timeline::verdict(reading),
-                        crate::app::panes::timeline::verdict(verdict)
+                        crate::runbook::journal::detail::verdict(reading),
+                        crate::runbook::journal::detail::verdict(verdict)
                     ),
                     t.muted,
                 ));

@@ -69,9 +69,9 @@ fn kill_9_while_a_runbook_runs_loses_no_acknowledged_step() {
             Some(rest.split_once(" of \"notes\"")?.0.to_string())
         });
         for l in out.lines() {
-            // "HH:MM:SSZ ✓ n12: Succeeded ", a whole line (the kill may cut the last one).
+            // "HH:MM:SSZ ✓ n12: succeeded ", a whole line (the kill may cut the last one).
             if let (Some(run), Some(rest)) = (&run_id, l.split("✓ ").nth(1))
-                && let Some((step, _)) = rest.split_once(": Succeeded")
+                && let Some((step, _)) = rest.split_once(": succeeded")
             {
                 acknowledged.insert((run.clone(), step.to_string()));
             }

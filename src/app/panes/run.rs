@@ -2,7 +2,7 @@
 //! the last gate reading, what the run waits for, and the tail of its output. Built only from
 //! the executor's events, so the pane shows what the journal records.
 
-use crate::runbook::batch::{BatchEvent, Finished, Pause};
+use crate::runbook::batch::BatchEvent;
 use crate::runbook::executor::Control;
 use crate::runbook::journal::detail::answer;
 use crate::runbook::model::Runbook;
@@ -227,42 +227,7 @@ impl RunPane {
             _ => {}
         }
         if let Some(l) = self.line(step) {
-            l.detail = batch_text(ev);
+            l.detail = ev.to_string();
         }
-    }
-}
-
-/// A batch event in words, for the pane and the timeline.
-pub fn batch_text(ev: &BatchEvent) -> String {
-    let text = match ev {
-        BatchEvent::BatchStarted { batch, targets } => {
-            format!("batch {batch} started: {}", targets.join(", "))
-        }
-        BatchEvent::InstanceHealthy { target } => format!("{target} healthy"),
-        BatchEvent::InstanceLost { target } => format!("{target} lost"),
-        BatchEvent::GatePassed { batch } => format!("health gate passed after batch {batch}"),
-        BatchEvent::Paused(p) => format!("paused: {}", pause_word(p)),
-        BatchEvent::Decided { decision } => format!("operator chose {}", decision.word()),
-        BatchEvent::Finished(f) => format!("batches finished: {}", finished_word(f)),
-    };
-    crate::sanitize::line(&text).into_owned()
-}
-
-/// Why a rollout paused, in two words.
-fn pause_word(p: &Pause) -> &'static str {
-    match p {
-        Pause::BudgetExhausted { .. } => "budget exhausted",
-        Pause::InstancesLost { .. } => "instances lost",
-        Pause::GateNotPassed { .. } => "gate not passed",
-        Pause::RunDeadline { .. } => "run deadline",
-    }
-}
-
-/// How a rollout ended, in a word.
-fn finished_word(f: &Finished) -> &'static str {
-    match f {
-        Finished::Completed => "completed",
-        Finished::Aborted => "aborted",
-        Finished::Stopped { .. } => "stopped",
     }
 }

@@ -7,7 +7,7 @@
 use crate::config::Unit;
 use crate::incident::event::{Direction, Level, StepState};
 use crate::incident::{Event, Record, Source};
-use crate::runbook::journal::detail::{self, StepDetail};
+use crate::runbook::journal::detail::words;
 use chrono::{DateTime, Utc};
 
 /// The pane's scroll and search.
@@ -338,96 +338,6 @@ pub fn describe(e: &Event, unit: &dyn Fn(&str) -> Option<Unit>) -> (String, Tone
     }
 }
 
-/// A run's detail in words: batch events (recorded as JSON; one this version cannot read is
-/// shown as it is), spawned argv (a JSON list), Debug-printed verdicts and decisions.
-pub fn words(detail: &str) -> String {
-    let d = crate::sanitize::line(detail);
-    match StepDetail::parse(&d) {
-        Some(StepDetail::Batch(ev)) => super::run::batch_text(&ev),
-        Some(StepDetail::Spawned { argv, target }) => {
-            format!("ran {}{}", argv.join(" "), detail::on(target.as_deref()))
-        }
-        _ => verdict(&d),
-    }
-}
-
-/// `Fail(2.59)` → `fail (2.59)`, `Inconclusive("no data")` → `inconclusive: no data`,
-/// `Pending` → `pending`: the executor's verdicts as words.
-pub fn verdict(s: &str) -> String {
-    let names = [
-        ("Success", "success"),
-        ("Fail", "fail"),
-        ("Failure", "failure"),
-        ("Pending", "pending"),
-        ("Inconclusive", "inconclusive"),
-        ("Error", "error"),
-    ];
-    let mut out = s.to_string();
-    for (debug, word) in names {
-        // `Name(arg)` with the argument's quotes dropped.
-        while let Some(i) = find_word(&out, &format!("{debug}(")) {
-            let open = i + debug.len();
-            let Some(close) = matching(&out, open) else {
-                break;
-            };
-            let arg = out[open + 1..close].trim_matches('"').to_string();
-            let arg = if arg.parse::<f64>().is_ok() {
-                format!(" ({})", trim_number(&arg))
-            } else {
-                format!(": {arg}")
-            };
-            out.replace_range(i..=close, &format!("{word}{arg}"));
-        }
-        while let Some(i) = find_word(&out, debug) {
-            out.replace_range(i..i + debug.len(), word);
-        }
-    }
-    out
-}
-
-fn find_word(s: &str, w: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(k) = s[from..].find(w) {
-        let i = from + k;
-        let before = s[..i].chars().next_back();
-        let after = s[i + w.len()..].chars().next();
-        let word_end = w.ends_with('(') || !after.is_some_and(char::is_alphanumeric);
-        if !before.is_some_and(char::is_alphanumeric) && word_end {
-            return Some(i);
-        }
-        from = i + w.len();
-    }
-    None
-}
-
-fn matching(s: &str, open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in s[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `2.5912345678` → `2.59`: a reading as people read it.
-fn trim_number(s: &str) -> String {
-    match s.parse::<f64>() {
-        Ok(v) if v.fract() != 0.0 => {
-            let t = format!("{v:.3}");
-            t.trim_end_matches('0').trim_end_matches('.').to_string()
-        }
-        _ => s.to_string(),
-    }
-}
-
 impl TimelinePane {
     /// The rows in display order (newest first unless `oldest_first`), only `filter`'s source.
     pub fn shown(all: Vec<Row>, filter: Option<Source>, oldest_first: bool) -> Vec<Row> {
@@ -454,6 +364,7 @@ impl TimelinePane {
 mod tests {
     use super::*;
     use crate::incident::event::RunRef;
+    use crate::runbook::journal::detail::verdict;
 
     fn rec(seq: u64, kind: Event) -> Record {
         Record {

@@ -250,7 +250,7 @@ impl Executor {
                     };
                     r.gate_result(match v {
                         Verdict::Success => Ok(()),
-                        other => Err(format!("batch {batch}: {other:?}")),
+                        other => Err(format!("batch {batch}: {other}")),
                     });
                 }
                 Next::WaitOperator(p) => {

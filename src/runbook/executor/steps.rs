@@ -116,19 +116,16 @@ impl Executor {
         if let Some(e) = record_err {
             return Err(e);
         }
-        let body: String = self
-            .vars
-            .masker
-            .mask(&resp.body)
-            .chars()
-            .take(300)
-            .collect();
+        let body = self.vars.masker.mask(&resp.body);
         Ok(match resp.failure {
             None => (
                 StepOutcome::Succeeded,
-                format!("HTTP {} {body}", resp.status.unwrap_or_default()),
+                crate::runbook::http::answer_text(resp.status.unwrap_or_default(), &body),
             ),
-            Some(f) => (StepOutcome::Failed, format!("{f} {body}")),
+            Some(f) => match crate::runbook::http::excerpt(&body) {
+                e if e.is_empty() => (StepOutcome::Failed, f),
+                e => (StepOutcome::Failed, format!("{f}: {e}")),
+            },
         })
     }
 

@@ -273,6 +273,97 @@ pub fn outcome_of(state: StepState, detail: &str) -> Option<StepOutcome> {
     })
 }
 
+/// A run's detail in words: batch events (recorded as JSON; one this version cannot read is
+/// shown as it is), spawned argv (a JSON list), and the Debug-printed verdicts and outcomes
+/// that journals written before 2026-12-04 hold (this version writes words).
+pub fn words(detail: &str) -> String {
+    let d = crate::sanitize::line(detail);
+    match StepDetail::parse(&d) {
+        Some(StepDetail::Batch(ev)) => ev.to_string(),
+        Some(StepDetail::Spawned { argv, target }) => {
+            format!("ran {}{}", argv.join(" "), on(target.as_deref()))
+        }
+        _ => verdict(&d),
+    }
+}
+
+/// `Fail(2.59)` → `fail (2.59)`, `Inconclusive("no data")` → `inconclusive: no data`,
+/// `Pending` → `pending`: the executor's verdicts as words.
+pub fn verdict(s: &str) -> String {
+    let names = [
+        ("Success", "success"),
+        ("Fail", "fail"),
+        ("Failure", "failure"),
+        ("Pending", "pending"),
+        ("Inconclusive", "inconclusive"),
+        ("Error", "error"),
+    ];
+    let mut out = s.to_string();
+    for (debug, word) in names {
+        // `Name(arg)` with the argument's quotes dropped.
+        while let Some(i) = find_word(&out, &format!("{debug}(")) {
+            let open = i + debug.len();
+            let Some(close) = matching(&out, open) else {
+                break;
+            };
+            let arg = out[open + 1..close].trim_matches('"').to_string();
+            let arg = if arg.parse::<f64>().is_ok() {
+                format!(" ({})", trim_number(&arg))
+            } else {
+                format!(": {arg}")
+            };
+            out.replace_range(i..=close, &format!("{word}{arg}"));
+        }
+        while let Some(i) = find_word(&out, debug) {
+            out.replace_range(i..i + debug.len(), word);
+        }
+    }
+    out
+}
+
+fn find_word(s: &str, w: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(k) = s[from..].find(w) {
+        let i = from + k;
+        let before = s[..i].chars().next_back();
+        let after = s[i + w.len()..].chars().next();
+        let word_end = w.ends_with('(') || !after.is_some_and(char::is_alphanumeric);
+        if !before.is_some_and(char::is_alphanumeric) && word_end {
+            return Some(i);
+        }
+        from = i + w.len();
+    }
+    None
+}
+
+fn matching(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `2.5912345678` → `2.59`: a reading as people read it.
+fn trim_number(s: &str) -> String {
+    match s.parse::<f64>() {
+        Ok(v) if v.fract() != 0.0 => {
+            let t = format!("{v:.3}");
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+        _ => s.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -997,3 +997,257 @@ fn no_key_acts_while_the_terminal_is_too_small() {
     update(&mut m, key('n'));
     assert_eq!(m.mode, Mode::Note);
 }
+
+/// One of every run event, its texts made by the code that makes them in a run (verdicts,
+/// readings, pauses, HTTP answers, failure reasons). The match has no wildcard: a new event
+/// kind does not compile until it has a sample here.
+fn every_run_event() -> Vec<RunEvent> {
+    use crate::runbook::batch::{BatchEvent, Finished, Pause};
+    use crate::runbook::gate::{Reading, Verdict};
+    use crate::runbook::report::StepOutcome;
+    let step = || "restart".to_string();
+    let fail = Verdict::Fail(format!(
+        "2 failed readings > failure limit 1 (last {})",
+        Reading::Fail(1.0)
+    ));
+    let pauses = [
+        Pause::BudgetExhausted {
+            unavailable: 2,
+            already_unhealthy: 1,
+            budget: 1,
+        },
+        Pause::InstancesLost {
+            batch: 1,
+            targets: vec!["api-0".into()],
+        },
+        Pause::GateNotPassed {
+            batch: 1,
+            verdict: fail.to_string(),
+        },
+        Pause::RunDeadline {
+            after: std::time::Duration::from_secs(600),
+        },
+    ];
+    let mut batch = vec![
+        BatchEvent::BatchStarted {
+            batch: 1,
+            targets: vec!["api-0".into(), "api-1".into()],
+        },
+        BatchEvent::InstanceHealthy {
+            target: "api-0".into(),
+        },
+        BatchEvent::InstanceLost {
+            target: "api-1".into(),
+        },
+        BatchEvent::GatePassed { batch: 1 },
+        BatchEvent::Decided {
+            decision: Decision::Retry,
+        },
+        BatchEvent::Finished(Finished::Completed),
+        BatchEvent::Finished(Finished::Stopped {
+            reason: "failure budget spent".into(),
+        }),
+    ];
+    batch.extend(pauses.iter().cloned().map(BatchEvent::Paused));
+    let mut all = vec![
+        RunEvent::RunStarted {
+            runbook: "pool-exhaustion".into(),
+            hash: "abc".into(),
+            dry_run: false,
+            variables: [("service".to_string(), "planner-api".to_string())].into(),
+        },
+        RunEvent::RunResumed { from_step: step() },
+        RunEvent::StepStarted {
+            step: step(),
+            kind: "batch".into(),
+            title: "Restart planner-api in batches".into(),
+        },
+        RunEvent::Confirmed {
+            step: step(),
+            what: "batch 1".into(),
+            automatic: false,
+        },
+        RunEvent::Declined {
+            step: step(),
+            what: "batch 2".into(),
+        },
+        RunEvent::Attempt {
+            step: step(),
+            target: Some("api-0".into()),
+            attempt: 1,
+            method: "POST".into(),
+            url: "http://127.0.0.1:9/restart".into(),
+            idempotency_key: None,
+            status: Some(503),
+            error: None,
+        },
+        RunEvent::Spawned {
+            step: step(),
+            target: Some("api-0".into()),
+            argv: vec!["kubectl".into(), "rollout".into(), "restart".into()],
+        },
+        RunEvent::Output {
+            step: step(),
+            line: "batch 1 confirmed after 14 s at the confirmation".into(),
+        },
+        RunEvent::GateReading {
+            step: step(),
+            reading: Reading::Fail(1.0).to_string(),
+            verdict: fail.to_string(),
+        },
+        RunEvent::Decided {
+            step: step(),
+            decision: Decision::Continue,
+        },
+        RunEvent::RunFinished {
+            outcome: RunOutcome::Failed,
+        },
+    ];
+    for p in pauses {
+        all.push(RunEvent::Paused {
+            step: step(),
+            reason: p.to_string(),
+        });
+    }
+    all.extend(batch.into_iter().map(|batch_event| RunEvent::Batch {
+        step: step(),
+        batch_event,
+    }));
+    for outcome in [
+        StepOutcome::Succeeded,
+        StepOutcome::Failed,
+        StepOutcome::TimedOut,
+        StepOutcome::Cancelled,
+        StepOutcome::Declined,
+        StepOutcome::Skipped,
+    ] {
+        let detail = match outcome {
+            StepOutcome::Succeeded => crate::runbook::http::answer_text(
+                200,
+                r#"{"applied":{"pool_size":40},"ok":true,"note":"raised"}"#,
+            ),
+            o => format!("{}: {fail}", o.word()),
+        };
+        all.push(RunEvent::StepFinished {
+            step: step(),
+            outcome,
+            detail,
+        });
+    }
+    for e in &all {
+        match e {
+            RunEvent::RunStarted { .. }
+            | RunEvent::RunResumed { .. }
+            | RunEvent::StepStarted { .. }
+            | RunEvent::Confirmed { .. }
+            | RunEvent::Declined { .. }
+            | RunEvent::Attempt { .. }
+            | RunEvent::Spawned { .. }
+            | RunEvent::Output { .. }
+            | RunEvent::GateReading { .. }
+            | RunEvent::Batch { .. }
+            | RunEvent::Paused { .. }
+            | RunEvent::Decided { .. }
+            | RunEvent::StepFinished { .. }
+            | RunEvent::RunFinished { .. } => {}
+        }
+    }
+    all
+}
+
+/// Debug output and raw JSON in a text a person reads. `words`: also the enums' variant names
+/// alone ("operator chose Continue"), for texts that hold no panel title ("Retry amplification").
+fn machine_text(text: &str, words: bool) -> Option<&'static str> {
+    const MARKS: [&str; 9] = [
+        "{\"", "\":", "Fail(", "Some(", "None", "Ok(", "Err(", "TimedOut", "DryRun",
+    ];
+    const WORDS: [&str; 7] = [
+        "Success",
+        "Pending",
+        "Inconclusive",
+        "Succeeded",
+        "Decided",
+        "Continue",
+        "Retry",
+    ];
+    let found = MARKS.into_iter().find(|m| text.contains(m));
+    found.or_else(|| {
+        words
+            .then(|| WORDS.into_iter().find(|m| text.contains(m)))
+            .flatten()
+    })
+}
+
+/// Issue 33, point 3: every run event, as the run pane, the console's timeline, `warroom
+/// incident timeline` and `warroom runbook run`'s progress show it, reads as words: no Debug
+/// output, no JSON.
+#[test]
+fn every_run_event_reads_as_words_everywhere_it_is_shown() {
+    use crate::incident::event::RunRef;
+    use ratatui::{Terminal, backend::TestBackend};
+    let mut m = model();
+    let id = started(&mut m, "pool-exhaustion");
+    let run = RunRef {
+        run_id: id.clone(),
+        runbook: "pool-exhaustion".into(),
+        hash: "abc".into(),
+    };
+    let mut records = Vec::new();
+    let mut screens = String::new();
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    for (n, event) in every_run_event().into_iter().enumerate() {
+        let record = RunRecord {
+            at: m.now,
+            run_id: id.clone(),
+            event,
+        };
+        let line = crate::runbook::progress::line(&record, "12:00:00");
+        if let Some(mark) = machine_text(&line, true) {
+            panic!("`runbook run` printed {mark:?}: {line}");
+        }
+        let journaled =
+            crate::runbook::journal::journal_event(&run, &record.event).map(|kind| Record {
+                seq: n as u64 + 1,
+                time: m.now,
+                source: crate::incident::Source::Runbook,
+                actor: "run".into(),
+                host: String::new(),
+                kind,
+            });
+        if let Some(r) = &journaled {
+            let cli = crate::runbook::journal::describe(&r.kind);
+            if let Some(mark) = machine_text(&cli, true) {
+                panic!("`incident timeline` printed {mark:?}: {cli}");
+            }
+            records.push(r.clone());
+        }
+        let msg = Msg::Run {
+            record: Box::new(record),
+            journaled: journaled.map(Box::new),
+        };
+        update(&mut m, msg);
+        terminal.draw(|f| crate::ui::view(f, &m)).unwrap();
+        let buffer = terminal.backend().buffer();
+        for y in 0..buffer.area.height {
+            let row: String = (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect();
+            screens.push_str(row.trim_end());
+            screens.push('\n');
+        }
+    }
+    for row in crate::app::panes::timeline::rows(&records, &|_| None) {
+        if let Some(mark) = machine_text(&row.text, true) {
+            panic!("the console's timeline shows {mark:?}: {}", row.text);
+        }
+    }
+    for line in screens.lines() {
+        if let Some(mark) = machine_text(line, false) {
+            panic!("the screen shows {mark:?}: {line}");
+        }
+    }
+    assert!(
+        screens.contains("HTTP 200 OK"),
+        "the run pane was on screen"
+    );
+}
