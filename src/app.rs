@@ -31,6 +31,7 @@ pub mod pacer;
 pub mod panes;
 pub mod runtime;
 pub mod sharing;
+pub mod typing;
 pub mod update;
 pub mod workers;
 

@@ -209,6 +209,10 @@ pub struct Model {
     pub dialog: Option<super::panes::dialog::Dialog>,
     /// Dialogs waiting for the one shown to close (the executor may ask while a form is open).
     pub dialogs_waiting: std::collections::VecDeque<super::panes::dialog::Dialog>,
+    /// How many times what keys go to (a dialog, a mode) changed by something other than a key:
+    /// keys typed before such a change were not meant for what is there now
+    /// ([`crate::app::typing`]).
+    pub targets_changed: u64,
     /// The timeline pane shows only this source, when set.
     pub timeline_filter: Option<crate::incident::Source>,
     /// The timeline pane lists the oldest record first.
@@ -292,6 +296,12 @@ fn detector(p: &crate::config::PanelConfig) -> crate::incident::crossing::Detect
 }
 
 impl Model {
+    /// What keys go to now: the dialog shown (by its title), the search, the mode.
+    pub fn input_target(&self) -> (Option<String>, bool, crate::keymap::Mode) {
+        let dialog = self.dialog.as_ref().map(|d| d.title.clone());
+        (dialog, self.search.is_some(), self.mode)
+    }
+
     /// A model for `config`, showing `source_name`, starting at `now`.
     pub fn new(config: &Config, theme: Theme, source_name: String, now: DateTime<Utc>) -> Model {
         let range_idx = RANGES
@@ -347,6 +357,7 @@ impl Model {
             advice: Default::default(),
             dialog: None,
             dialogs_waiting: std::collections::VecDeque::new(),
+            targets_changed: 0,
             timeline_filter: None,
             oldest_first: false,
             jumped: None,

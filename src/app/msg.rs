@@ -10,6 +10,9 @@ use crossterm::event::KeyEvent;
 pub enum Msg {
     /// A key from the terminal.
     Key(KeyEvent),
+    /// A key of a burst begun before a dialog came up by itself: typed for what was there
+    /// before, so it is dropped ([`crate::app::typing`]).
+    KeyAhead(KeyEvent),
     /// The terminal changed size.
     Resize { width: u16, height: u16 },
     /// The slow tick: clocks, staleness ages, refresh scheduling.

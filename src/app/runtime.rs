@@ -357,6 +357,7 @@ where
         _serving: serving,
         first_wave: None,
         editor,
+        typing: Default::default(),
     };
     // The first tick schedules the first fetches; they go with the first wave.
     run.first_wave = Some(update(&mut run.model, Msg::Tick(run.clock.now())));
@@ -370,7 +371,10 @@ where
         let was_dirty = run.model.dirty;
         let woke = tokio::select! {
             ev = input.next(), if input_open => match ev {
-                Some(Ok(Event::Key(k))) => Some(Msg::Key(k)),
+                Some(Ok(Event::Key(k))) => Some(match run.typing.fresh(now()) {
+                    true => Msg::Key(k),
+                    false => Msg::KeyAhead(k),
+                }),
                 Some(Ok(Event::Resize(width, height))) => Some(Msg::Resize { width, height }),
                 Some(Ok(_)) => None,
                 Some(Err(e)) => return Err(e).wrap_err("reading terminal input failed"),
@@ -394,6 +398,7 @@ where
             Some(msg) => {
                 let wake = wake_of(&msg);
                 run.handle(terminal, msg).await;
+                run.typing.target(run.model.targets_changed, now());
                 wake
             }
             None => Wake::Other,
@@ -417,7 +422,7 @@ fn now() -> std::time::Instant {
 /// the rest of the refresh.
 fn wake_of(msg: &Msg) -> Wake {
     match msg {
-        Msg::Key(_) | Msg::Resize { .. } => Wake::Key,
+        Msg::Key(_) | Msg::KeyAhead(_) | Msg::Resize { .. } => Wake::Key,
         Msg::Answer { .. } | Msg::Latest { .. } => Wake::Answer,
         _ => Wake::Other,
     }
@@ -438,6 +443,8 @@ struct Running {
     first_wave: Option<Vec<Effect>>,
     /// How to lend the terminal to an editor (`None`: there is no terminal to lend).
     editor: Option<crate::tui::editor::Suspend>,
+    /// Which keys were typed for what is on screen.
+    typing: super::typing::Typing,
 }
 
 impl Running {

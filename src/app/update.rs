@@ -30,8 +30,37 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::Key(ev) => {
             let effects = key(model, &ev);
             model.dirty = true;
-            return effects;
+            effects
         }
+        Msg::KeyAhead(_) => {
+            key_ahead(model);
+            Vec::new()
+        }
+        msg => {
+            let before = model.input_target();
+            let effects = apply(model, msg);
+            if model.input_target() != before {
+                model.targets_changed += 1;
+            }
+            effects
+        }
+    }
+}
+
+/// A key typed before a dialog came up by itself: not an answer to it.
+fn key_ahead(model: &mut Model) {
+    const WHY: &str = "keys typed before this came up were ignored: answer it now";
+    match model.dialog.as_mut() {
+        Some(d) => d.error = Some(WHY.into()),
+        None => model.notify(WHY.to_string(), true, Some(5)),
+    }
+    model.dirty = true;
+}
+
+/// Apply one message other than a key.
+fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Key(_) | Msg::KeyAhead(_) => unreachable!("keys are handled by update"),
         Msg::RunbooksUnresolved(unresolved) => {
             model.runbooks.unresolved = unresolved;
             model.dirty = true;

@@ -42,7 +42,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
         }
         Body::Choose { options, selected } => {
             for (i, o) in options.iter().enumerate() {
-                let sel = i == *selected;
+                let sel = *selected == Some(i);
                 lines.push(Line::from(vec![
                     Span::styled(if sel { "▸ " } else { "  " }, t.accent),
                     Span::styled(o.clone(), if sel { t.selection } else { t.text }),

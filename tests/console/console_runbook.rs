@@ -443,8 +443,14 @@ async fn pool_exhaustion_recovers_the_demo() {
                     c.type_text(&w);
                     c.key(KeyCode::Enter);
                 }
-                // A decision: abort (the safest answer) and let the test fail below.
-                _ => c.key(KeyCode::Enter),
+                // A decision: abort (the safest answer, highlighted first) and let the
+                // test fail below.
+                _ => {
+                    if d.selected().is_none() {
+                        c.key(KeyCode::Down);
+                    }
+                    c.key(KeyCode::Enter);
+                }
             }
             continue;
         }

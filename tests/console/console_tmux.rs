@@ -39,7 +39,7 @@ fn demo_runs_a_runbook_from_the_pane() {
     term.type_text("disable-retries");
     term.send(&["Enter"]);
     term.expect("Confirm step \"disable\"", Duration::from_secs(20));
-    term.type_text("disable");
+    term.answer("disable");
     term.send(&["Enter"]);
     let screen = term.expect("✓ disable", Duration::from_secs(20));
     assert!(screen.contains("HTTP 200"), "{screen}");

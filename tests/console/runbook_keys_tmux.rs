@@ -63,6 +63,7 @@ fn esc_declines_one_step_abort_asks_and_the_run_resumes_from_the_pane() {
 
     // Esc on the step's confirmation: that step is declined, the run is not.
     term.expect("Confirm step \"disable\"", Duration::from_secs(20));
+    term.read_pause();
     term.send(&["Escape"]);
     let screen = term.expect("Step \"disable\" not confirmed", Duration::from_secs(5));
     assert!(screen.contains("nothing was sent for it"), "{screen}");

@@ -138,7 +138,7 @@ impl Journey {
                 answered.len() < max_questions,
                 "journey: more than {max_questions} confirmations ({answered:?}); the screen:\n{screen}"
             );
-            self.text(&word);
+            self.term.answer(&word);
             self.keys(&["Enter"]);
             answered.push(word.clone());
             // The dialog closes before the next question can open.

@@ -73,6 +73,19 @@ impl Tmux {
         assert!(out.status.success(), "send-keys failed");
     }
 
+    /// Answer a dialog that came up by itself (a step's confirmation): a person reads it
+    /// first. The console drops the rest of a burst of keys begun before such a dialog came up
+    /// (`warroom::app::typing`: keys closer than 300 ms), so the answer waits as long.
+    pub fn answer(&self, text: &str) {
+        self.read_pause();
+        self.type_text(text);
+    }
+
+    /// The time a person takes to read what came up by itself before pressing a key.
+    pub fn read_pause(&self) {
+        std::thread::sleep(Duration::from_millis(350));
+    }
+
     /// Type literal text.
     pub fn type_text(&self, text: &str) {
         let out = self.tmux(&["send-keys", "-t", "w", "-l", text]);

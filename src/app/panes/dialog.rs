@@ -100,7 +100,8 @@ pub enum Body {
     },
     Choose {
         options: Vec<String>,
-        selected: usize,
+        /// `None`: nothing highlighted yet (a decision), so Enter cannot answer by accident.
+        selected: Option<usize>,
     },
     Form {
         fields: Vec<Field>,
@@ -146,7 +147,10 @@ impl Dialog {
         Dialog {
             title,
             text,
-            body: Body::Choose { options, selected },
+            body: Body::Choose {
+                options,
+                selected: Some(selected),
+            },
             purpose,
             error: None,
         }
@@ -191,21 +195,39 @@ impl Dialog {
         true
     }
 
-    /// Move to the next (`forward`) or previous field or choice.
+    /// Move to the next (`forward`) or previous field or choice; from no choice highlighted,
+    /// to the first or the last.
     pub fn step(&mut self, forward: bool) {
-        let (pos, n) = match &mut self.body {
-            Body::Choose { options, selected } => (selected, options.len()),
-            Body::Form { fields, focus } => (focus, fields.len()),
-            Body::Type { .. } => return,
+        let next = |pos: usize, n: usize| {
+            if forward {
+                (pos + 1) % n
+            } else {
+                (pos + n - 1) % n
+            }
         };
-        if n == 0 {
-            return;
+        match &mut self.body {
+            Body::Choose { options, selected } if !options.is_empty() => {
+                let n = options.len();
+                *selected = Some(match *selected {
+                    Some(pos) => next(pos, n),
+                    None if forward => 0,
+                    None => n - 1,
+                });
+                self.error = None;
+            }
+            Body::Form { fields, focus } if !fields.is_empty() => {
+                *focus = next(*focus, fields.len());
+            }
+            _ => {}
         }
-        *pos = if forward {
-            (*pos + 1) % n
-        } else {
-            (*pos + n - 1) % n
-        };
+    }
+
+    /// Nothing highlighted: the answer must be chosen with a key before Enter takes it.
+    pub fn unselected(mut self) -> Dialog {
+        if let Body::Choose { selected, .. } = &mut self.body {
+            *selected = None;
+        }
+        self
     }
 
     /// The value of form field `i` (trimmed), or "".
@@ -219,7 +241,7 @@ impl Dialog {
     /// The selected choice, if a choice.
     pub fn selected(&self) -> Option<usize> {
         match &self.body {
-            Body::Choose { selected, .. } => Some(*selected),
+            Body::Choose { selected, .. } => *selected,
             _ => None,
         }
     }

@@ -81,15 +81,20 @@ fn submit(model: &mut Model) -> Vec<Effect> {
     };
     let effects = match &d.purpose {
         Purpose::Confirm { .. } if !d.typed_matches() => {
-            let word = match &d.body {
-                Body::Type { word, .. } => word.clone(),
+            // A wrong answer is cleared: the next attempt starts from nothing.
+            let mut d = d;
+            let why = match &mut d.body {
+                Body::Type { word, typed, caret } => {
+                    let why = format!(
+                        "\"{typed}\" is not \"{word}\": type exactly \"{word}\" to go ahead, or esc to say no"
+                    );
+                    typed.clear();
+                    *caret = crate::app::panes::text::Caret::END;
+                    why
+                }
                 _ => String::new(),
             };
-            return keep(
-                model,
-                d,
-                format!("type exactly \"{word}\" to go ahead, or esc to say no"),
-            );
+            return keep(model, d, why);
         }
         Purpose::StartRun(rb)
             if !crate::runbook::operator::typed_confirms(Some(d.field(0)), &rb.name) =>
@@ -157,7 +162,10 @@ fn submit(model: &mut Model) -> Vec<Effect> {
         Purpose::Publish => super::publish::confirmed(model, &d),
         Purpose::TakeOver => super::sharing::take_over_answered(model, d.selected().unwrap_or(1)),
         Purpose::Decide { reply, .. } => {
-            let i = d.selected().unwrap_or(0);
+            let Some(i) = d.selected() else {
+                let why = "choose with ↑/↓ first, then enter: nothing is highlighted";
+                return keep(model, d, why.into());
+            };
             vec![Effect::Answer {
                 reply: reply.clone(),
                 answer: Answer::Decided(runbooks::DECISIONS[i.min(2)].0),

@@ -541,7 +541,8 @@ pub fn ask(
             DECISIONS.iter().map(|(_, t)| (*t).to_string()).collect(),
             0,
             Purpose::Decide { run_id, reply },
-        ),
+        )
+        .unselected(),
     };
     let d = Dialog {
         title: crate::sanitize::line(&d.title).into_owned(),

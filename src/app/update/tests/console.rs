@@ -264,8 +264,11 @@ fn variables_changed_in_the_run_dialog_reach_the_run() {
     );
 }
 
-/// Answer the choice dialog shown with option `i` (down `i` times, then enter).
+/// Answer the choice dialog shown with option `i` (down to it, then enter).
 fn choose(m: &mut Model, i: usize) -> Vec<Effect> {
+    if m.dialog.as_ref().is_some_and(|d| d.selected().is_none()) {
+        update(m, code(KeyCode::Down));
+    }
     for _ in 0..i {
         update(m, code(KeyCode::Down));
     }
@@ -424,8 +427,14 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
     assert!(m.runbooks.run.as_ref().unwrap().waiting.is_some());
     typed(&mut m, "batch 2");
     assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
-    erase(&mut m, 1);
-    typed(&mut m, "1");
+    // A wrong answer is cleared, not left to be edited into the right one.
+    let d = m.dialog.as_ref().unwrap();
+    assert!(
+        matches!(&d.body, Body::Type { typed, .. } if typed.is_empty()),
+        "{d:?}"
+    );
+    assert!(d.error.as_ref().unwrap().contains("\"batch 2\" is not"));
+    typed(&mut m, "batch 1");
     assert_eq!(
         update(&mut m, code(KeyCode::Enter)),
         vec![Effect::Answer {
@@ -433,7 +442,7 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
             answer: Answer::Confirmed(true)
         }]
     );
-    // Decisions: safest first; down picks retry.
+    // Decisions: safest first, nothing highlighted: a stray enter answers nothing.
     let (reply, _) = ask_decide(
         &mut m,
         &id,
@@ -441,7 +450,15 @@ fn executor_questions_become_dialogs_and_answers_go_back() {
         "health gate after batch 1 did not pass",
     );
     let d = m.dialog.as_ref().unwrap();
-    assert_eq!(d.selected(), Some(0));
+    assert_eq!(d.selected(), None);
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    assert!(m.dialog.as_ref().unwrap().error.is_some(), "it says why");
+    update(&mut m, code(KeyCode::Down));
+    assert_eq!(
+        m.dialog.as_ref().unwrap().selected(),
+        Some(0),
+        "abort first"
+    );
     update(&mut m, code(KeyCode::Down));
     assert_eq!(
         update(&mut m, code(KeyCode::Enter)),
@@ -1250,4 +1267,50 @@ fn every_run_event_reads_as_words_everywhere_it_is_shown() {
         screens.contains("HTTP 200 OK"),
         "the run pane was on screen"
     );
+}
+
+/// Issue 33, point 2: a dialog that comes up by itself counts as a new target for keys (the
+/// runtime then drops the rest of a burst begun before it, `app::typing`), and a key typed
+/// ahead answers nothing, even an Enter on a highlighted choice, nor reaches the dashboard.
+#[test]
+fn keys_typed_before_a_dialog_came_up_answer_nothing() {
+    let mut m = model();
+    let id = started(&mut m, "pool-exhaustion");
+    let before = m.targets_changed;
+    let reply = ask_confirm(&mut m, &id, "restart", "batch 3", false);
+    assert_eq!(
+        m.targets_changed,
+        before + 1,
+        "the question changed the target"
+    );
+    for c in "batch 3".chars() {
+        assert!(update(&mut m, Msg::KeyAhead(KeyEvent::from(KeyCode::Char(c)))).is_empty());
+    }
+    assert!(update(&mut m, Msg::KeyAhead(KeyEvent::from(KeyCode::Enter))).is_empty());
+    let d = m.dialog.as_ref().unwrap();
+    assert!(
+        matches!(&d.body, Body::Type { typed, .. } if typed.is_empty()),
+        "{d:?}"
+    );
+    assert!(d.error.as_ref().unwrap().contains("typed before"), "{d:?}");
+    // Typed for it, it is answered.
+    typed(&mut m, "batch 3");
+    assert_eq!(
+        update(&mut m, code(KeyCode::Enter)),
+        vec![Effect::Answer {
+            reply,
+            answer: Answer::Confirmed(true)
+        }]
+    );
+    // With no dialog, a key typed ahead does not reach the dashboard ('a' adds an action item).
+    let mode = m.mode;
+    update(&mut m, Msg::KeyAhead(KeyEvent::from(KeyCode::Char('a'))));
+    assert_eq!(m.mode, mode);
+    assert!(m.dialog.is_none());
+    // A key's own dialog is no change of target.
+    let mut m = incident_model();
+    let before = m.targets_changed;
+    update(&mut m, key('s'));
+    assert!(m.dialog.is_some(), "s opens the status dialog");
+    assert_eq!(m.targets_changed, before);
 }
