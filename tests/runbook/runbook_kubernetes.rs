@@ -219,7 +219,7 @@ fn k8s_rollback_of_a_deployment_prometheus_does_not_know_touches_nothing() {
     );
     assert!(
         all.lines()
-            .any(|l| l.contains("deployed: Failed") && l.contains("no series")),
+            .any(|l| l.contains("deployed: failed") && l.contains("no series")),
         "the failed step says why:\n{all}"
     );
 }
@@ -249,7 +249,7 @@ fn a_kubectl_that_is_not_there_fails_its_step_with_one_clear_line() {
     );
     let line = all
         .lines()
-        .find(|l| l.contains("history: Failed"))
+        .find(|l| l.contains("history: failed"))
         .unwrap_or_else(|| panic!("no line says the step failed:\n{all}"));
     assert!(
         line.contains(&format!("cannot start \"{}\"", missing.display()))
