@@ -226,11 +226,16 @@ pub fn response_text(r: &Response, tz: chrono_tz::Tz) -> String {
             "from the fault to the first five minutes in a row within the objective: {objective}"
         ),
     );
-    let list = |v: &[Moment]| {
-        v.iter()
+    // "what they are: 23:05 a; 23:10 b", or only what they are when there are none.
+    let listed = |what: &str, v: &[Moment]| {
+        let l: Vec<String> = v
+            .iter()
             .map(|m| format!("{} {}", m.at.with_timezone(&tz).format("%H:%M"), m.what))
-            .collect::<Vec<_>>()
-            .join("; ")
+            .collect();
+        match l.is_empty() {
+            true => what.to_string(),
+            false => format!("{what}: {}", l.join("; ")),
+        }
     };
     let moves = r.wrong_moves.len();
     line(
@@ -239,35 +244,21 @@ pub fn response_text(r: &Response, tz: chrono_tz::Tz) -> String {
         if moves == 0 {
             "moves the scenario knows make it worse: none made".into()
         } else {
-            format!(
-                "moves the scenario knows make it worse: {}",
-                list(&r.wrong_moves)
-            )
+            listed("moves the scenario knows make it worse", &r.wrong_moves)
         },
     );
     line(
         "gates skipped",
         r.gates_skipped.len().to_string(),
-        format!("runbook steps that failed and were continued past{}", {
-            let l = list(&r.gates_skipped);
-            if l.is_empty() {
-                String::new()
-            } else {
-                format!(": {l}")
-            }
-        }),
+        listed(
+            "runbook steps that failed and were continued past",
+            &r.gates_skipped,
+        ),
     );
     line(
         "steps declined",
         r.steps_declined.len().to_string(),
-        format!("runbook steps not confirmed{}", {
-            let l = list(&r.steps_declined);
-            if l.is_empty() {
-                String::new()
-            } else {
-                format!(": {l}")
-            }
-        }),
+        listed("runbook steps not confirmed", &r.steps_declined),
     );
     if let Some(f) = &r.figures {
         out.push_str("System (the simulator's own count)\n");

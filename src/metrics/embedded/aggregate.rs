@@ -11,21 +11,10 @@ use std::collections::HashMap;
 
 /// The labels an element is grouped under.
 pub fn group_labels(labels: &Labels, modifier: Option<&LabelModifier>) -> Labels {
-    match modifier {
-        None => Labels::new(),
-        Some(LabelModifier::Include(keep)) => labels
-            .iter()
-            .filter(|(k, v)| !v.is_empty() && keep.labels.iter().any(|l| l == *k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        Some(LabelModifier::Exclude(drop)) => labels
-            .iter()
-            .filter(|(k, v)| {
-                !v.is_empty() && k.as_str() != "__name__" && !drop.labels.iter().any(|l| l == *k)
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-    }
+    group_key(labels, modifier)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// The grouping key of an element, borrowed from its labels (no allocation per element).
