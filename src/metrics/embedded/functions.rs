@@ -36,26 +36,20 @@ pub fn call<'a>(ev: &Evaluator<'a>, c: &Call, t: i64) -> Result<Value<'a>, EvalE
             ))),
         }
     };
+    let wrong = |i: usize, what: &str| {
+        EvalError::Execution(format!("{name}() needs {what} as argument {}", i + 1))
+    };
     let vector = |i: usize| match arg(i)? {
         Value::Vector(v) => Ok(v),
-        _ => Err(EvalError::Execution(format!(
-            "{name}() needs an instant vector as argument {}",
-            i + 1
-        ))),
+        _ => Err(wrong(i, "an instant vector")),
     };
     let scalar = |i: usize| match arg(i)? {
         Value::Scalar(v) => Ok(v),
-        _ => Err(EvalError::Execution(format!(
-            "{name}() needs a scalar as argument {}",
-            i + 1
-        ))),
+        _ => Err(wrong(i, "a scalar")),
     };
     let string = |i: usize| match arg(i)? {
         Value::Str(s) => Ok(s),
-        _ => Err(EvalError::Execution(format!(
-            "{name}() needs a string as argument {}",
-            i + 1
-        ))),
+        _ => Err(wrong(i, "a string")),
     };
     let strings_from = |i: usize| (i..args.len()).map(string).collect::<Result<Vec<_>, _>>();
     if calendar::NAMES.contains(&name) {
