@@ -278,6 +278,20 @@ fn a_silence_from_the_cli_suppresses_the_alert_survives_a_restart_and_expires_on
         timeline.contains("ana expired the silence of alertname=\"PoolSaturated\""),
         "{timeline}"
     );
+    // The postmortem's timeline says both.
+    let out = stack.data.path().join("draft");
+    stack.ok(&["export", &id, "--out", out.to_str().unwrap()]);
+    let draft: String = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(
+        draft.contains("ana silenced alertname=\"PoolSaturated\""),
+        "{draft}"
+    );
+    assert!(draft.contains("ana expired the silence of"), "{draft}");
 }
 
 #[test]
@@ -387,4 +401,53 @@ fn every_refusal_of_point_5_sends_nothing_and_records_nothing() {
     assert!(out.contains("2 alert(s) match it now"), "{out}");
     assert_eq!(stack.silences().len(), 1);
     assert_eq!(stack.silence_records(&id).len(), 1);
+}
+
+/// A create whose answer is lost is looked for before it is sent again, and found: one POST,
+/// one silence; every request carries the tenant header.
+#[tokio::test]
+async fn a_lost_answer_to_a_create_is_looked_for_not_sent_again_and_the_tenant_goes_along() {
+    use warroom::alerts::silence::{SilenceClient, SilenceSpec};
+    use warroom::incident::silence::IncidentMark;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    let server = MockServer::start().await;
+    let spec = SilenceSpec::new(
+        &IncidentMark::new("2026-12-04-1"),
+        vec!["alertname=PoolSaturated".parse().unwrap()],
+        chrono::Utc::now(),
+        Duration::from_secs(3600),
+        "ana",
+        "pager storm",
+    );
+    // The create reached Alertmanager, but its answer is a proxy's 502.
+    Mock::given(method("POST"))
+        .and(path("/api/v2/silences"))
+        .respond_with(ResponseTemplate::new(502).set_body_string("bad gateway"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let mut listed = serde_json::to_value(&spec).unwrap();
+    listed["id"] = "4c1d0a5e-0000-4000-8000-000000000001".into();
+    listed["status"] = serde_json::json!({"state": "active"});
+    listed["updatedAt"] = listed["startsAt"].clone();
+    Mock::given(method("GET"))
+        .and(path("/api/v2/silences"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([listed])))
+        .mount(&server)
+        .await;
+    let headers = vec![("X-Scope-OrgID".to_string(), "tenant-1".to_string())];
+    let client = SilenceClient::new(&server.uri(), &headers, Duration::from_secs(3)).unwrap();
+    let id = client.create(&spec, None, 3).await.unwrap();
+    assert_eq!(id, "4c1d0a5e-0000-4000-8000-000000000001");
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 2, "one create, one look: {requests:#?}");
+    assert!(
+        requests.iter().all(|r| r
+            .headers
+            .get("x-scope-orgid")
+            .is_some_and(|v| v == "tenant-1")),
+        "the tenant header on every request"
+    );
 }
