@@ -276,6 +276,20 @@ mod tests {
     }
 
     #[test]
+    fn an_alerts_labels_make_equal_matchers_alertname_first() {
+        let labels: std::collections::BTreeMap<String, String> =
+            [("alertname", "X"), ("job", "api"), ("pod", "api-1")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let m = Matcher::of_labels("PoolSaturated", &labels);
+        assert_eq!(
+            Matcher::list(&m),
+            "alertname=\"PoolSaturated\", job=\"api\", pod=\"api-1\""
+        );
+    }
+
+    #[test]
     fn the_mark_tells_this_incident_from_one_whose_id_extends_it() {
         let mark = IncidentMark::new("2026-12-04-1");
         let c = mark.comment("pager storm");
