@@ -12,6 +12,7 @@ pub mod board;
 pub mod endpoint;
 pub mod intake;
 pub mod parse;
+pub mod silence;
 
 pub use board::{AlertBoard, AlertKey};
 pub use endpoint::AlertEndpoint;

@@ -45,6 +45,9 @@ pub enum Command {
     /// Create and feed incidents without the console.
     #[command(subcommand)]
     Incident(IncidentCmd),
+    /// Alertmanager silences that belong to an incident: made, listed and expired.
+    #[command(subcommand)]
+    Silence(SilenceCmd),
     /// Record an incident headlessly: polling, threshold crossings, alerts.
     Record(RecordArgs),
     /// Export the postmortem draft of an incident.
@@ -277,13 +280,19 @@ pub enum IncidentCmd {
         #[command(flatten)]
         via: Via,
     },
-    /// Set the status: investigating, identified, monitoring, resolved.
+    /// Set the status: investigating, identified, monitoring, resolved. Resolving lists the
+    /// incident's silences still in force.
     Status {
         #[arg(add = ArgValueCandidates::new(complete::incidents))]
         id: String,
         status: String,
+        /// With `resolved`: expire the incident's silences still in force too.
+        #[arg(long)]
+        expire_silences: bool,
         #[command(flatten)]
         via: Via,
+        #[command(flatten)]
+        alertmanager: AlertmanagerArg,
     },
     /// Set the severity: SEV-1 .. SEV-4.
     Severity {
@@ -363,6 +372,64 @@ pub enum IncidentCmd {
         #[arg(long, default_value_t = 1000)]
         count: u64,
     },
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum SilenceCmd {
+    /// Silence alerts in Alertmanager for the incident: the comment carries the incident id,
+    /// `createdBy` the author ($WARROOM_ACTOR), and the journal records it.
+    Add {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        /// A label matcher: name=value, name!=value, name=~regex or name!~regex. Repeatable;
+        /// at least one.
+        #[arg(long = "match", value_name = "MATCHER")]
+        matchers: Vec<String>,
+        /// How long (default: until the incident is resolved, at most the ceiling,
+        /// [alertmanager] silence_ceiling, 12h unless set).
+        #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration)]
+        length: Option<std::time::Duration>,
+        /// Why: it follows the incident id in the silence's comment.
+        #[arg(long)]
+        comment: Option<String>,
+        /// Accept a matcher that matches every value of its label (`job=~".*"`, `job!=""`).
+        #[arg(long)]
+        confirm_broad: bool,
+        #[command(flatten)]
+        via: Via,
+        #[command(flatten)]
+        alertmanager: AlertmanagerArg,
+    },
+    /// The incident's silences in Alertmanager; one the journal lacks (a record lost to a
+    /// crash) is recorded.
+    List {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        #[command(flatten)]
+        via: Via,
+        #[command(flatten)]
+        alertmanager: AlertmanagerArg,
+    },
+    /// Expire the incident's silences: those named (an id or its first characters), or every
+    /// one still in force.
+    Expire {
+        #[arg(add = ArgValueCandidates::new(complete::incidents))]
+        id: String,
+        #[arg(value_name = "SILENCE")]
+        silences: Vec<String>,
+        #[command(flatten)]
+        via: Via,
+        #[command(flatten)]
+        alertmanager: AlertmanagerArg,
+    },
+}
+
+/// The Alertmanager to ask, over the config's.
+#[derive(Debug, Args, Clone, Default)]
+pub struct AlertmanagerArg {
+    /// Alertmanager base URL (overrides the config file), e.g. http://127.0.0.1:9093
+    #[arg(long = "alertmanager", value_name = "URL")]
+    pub url: Option<String>,
 }
 
 /// Where an incident command records when another process holds the incident.

@@ -17,6 +17,7 @@ pub mod publish;
 pub mod record;
 pub mod replay;
 pub mod runbook;
+pub mod silence;
 pub mod sim;
 
 use crate::cli::{Cli, Command, GamedayArgs, ImportCmd, RunbookCmd};
@@ -133,6 +134,15 @@ fn overrides(command: &Command) -> Overrides<'_> {
             alertmanager: a.alertmanager.as_deref(),
             ..Default::default()
         },
+        Command::Silence(
+            crate::cli::SilenceCmd::Add { alertmanager, .. }
+            | crate::cli::SilenceCmd::List { alertmanager, .. }
+            | crate::cli::SilenceCmd::Expire { alertmanager, .. },
+        )
+        | Command::Incident(crate::cli::IncidentCmd::Status { alertmanager, .. }) => Overrides {
+            alertmanager: alertmanager.url.as_deref(),
+            ..Default::default()
+        },
         Command::Export(a) => Overrides {
             prometheus: a.prometheus.as_deref(),
             ..Default::default()
@@ -157,7 +167,8 @@ pub async fn run(ctx: &Context, command: Command) -> color_eyre::Result<ExitCode
         Command::Gameday(args) => gameday::run(ctx, args).await,
         Command::Sim(cmd) => sim::run(cmd).await,
         Command::Runbook(cmd) => runbook::run(ctx, cmd).await,
-        Command::Incident(cmd) => incident::run(ctx, cmd),
+        Command::Incident(cmd) => incident::run(ctx, cmd).await,
+        Command::Silence(cmd) => silence::run(ctx, cmd).await,
         Command::Record(args) => record::run(ctx, args).await,
         Command::Export(args) => export::run(ctx, args).await,
         Command::Publish(args) => publish::run(ctx, args).await,

@@ -184,6 +184,28 @@ struct RawPrometheus {
 #[serde(deny_unknown_fields)]
 struct RawAlertmanager {
     url: Spanned<String>,
+    headers: Option<BTreeMap<String, String>>,
+    silence_ceiling: Option<Spanned<String>>,
+}
+
+/// `[SECTION] headers`, each a valid HTTP header.
+fn check_headers(
+    section: &str,
+    headers: BTreeMap<String, String>,
+) -> Result<Vec<(String, String)>, String> {
+    headers
+        .into_iter()
+        .map(|(name, value)| {
+            if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+                || reqwest::header::HeaderValue::from_str(&value).is_err()
+            {
+                return Err(format!(
+                    "[{section}.headers]: \"{name}\" is not a valid HTTP header"
+                ));
+            }
+            Ok((name, value))
+        })
+        .collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,27 +281,27 @@ impl Config {
                 cfg.prometheus.timeout =
                     parse_duration(&t, "timeout", 1..=300).map_err(|m| err(t.span(), m))?;
             }
-            for (name, value) in p.headers {
-                if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
-                    || reqwest::header::HeaderValue::from_str(&value).is_err()
-                {
-                    return Err(err(
-                        0..0,
-                        format!("[prometheus.headers]: \"{name}\" is not a valid HTTP header"),
-                    ));
-                }
-                cfg.prometheus.headers.push((name, value));
-            }
+            cfg.prometheus.headers =
+                check_headers("prometheus", p.headers).map_err(|m| err(0..0, m))?;
             if let Some(auth) = p.auth {
                 let span = auth.span();
                 cfg.prometheus.auth = auth_config(auth.into_inner()).map_err(|m| err(span, m))?;
             }
         }
-        if let Some(am) = raw.alertmanager {
-            cfg.alertmanager = Some(check_url(&am.url).map_err(|m| err(am.url.span(), m))?);
-        }
         if let Some(a) = raw.alerts {
             cfg.alerts = a.validate().map_err(|(span, m)| err(span, m))?;
+        }
+        if let Some(am) = raw.alertmanager {
+            cfg.alertmanager = Some(check_url(&am.url).map_err(|m| err(am.url.span(), m))?);
+            if let Some(h) = am.headers {
+                cfg.alerts.alertmanager_headers =
+                    Some(check_headers("alertmanager", h).map_err(|m| err(0..0, m))?);
+            }
+            if let Some(c) = am.silence_ceiling {
+                cfg.alerts.silence_ceiling =
+                    parse_duration(&c, "[alertmanager] silence_ceiling", 60..=30 * 86_400)
+                        .map_err(|m| err(c.span(), m))?;
+            }
         }
         if let Some(r) = raw.refresh {
             cfg.refresh = parse_duration(&r, "refresh", 1..=3600).map_err(|m| err(r.span(), m))?;

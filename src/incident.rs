@@ -15,6 +15,7 @@ pub mod journal;
 pub mod open;
 pub mod record;
 pub mod serve;
+pub mod silence;
 pub mod snapshot;
 pub mod storage;
 pub mod store;

@@ -69,71 +69,14 @@ impl AlertEndpoint {
         timeout: Duration,
     ) -> Result<AlertEndpoint, EndpointError> {
         let what = super::source_name(source);
-        let parsed = Url::parse(base.trim());
-        // Never echo a password written into the URL.
-        let shown = match &parsed {
-            Ok(u) if u.password().is_some() => {
-                let mut u = u.clone();
-                let _ = u.set_password(Some("***"));
-                u.to_string()
-            }
-            Ok(_) => base.to_string(),
-            Err(_) if base.contains('@') => "(not shown: it may hold a password)".to_string(),
-            Err(_) => base.to_string(),
-        };
-        let bad = |reason: String| EndpointError::BadUrl {
-            what,
-            url: sanitize::line(&shown).into_owned(),
-            reason,
-        };
-        let mut url = parsed.map_err(|e| bad(e.to_string()))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(bad("the scheme must be http or https".into()));
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(bad(
-                "it contains a user name or password; put credentials in the auth settings".into(),
-            ));
-        }
-        url.set_query(None);
-        url.set_fragment(None);
-        if !url.path().ends_with('/') {
-            let path = format!("{}/", url.path());
-            url.set_path(&path);
-        }
         let path = match source {
             AlertSource::Prometheus => "api/v1/alerts",
             AlertSource::Alertmanager => "api/v2/alerts",
         };
-        let url = url.join(path).map_err(|e| bad(e.to_string()))?;
-        let mut map = reqwest::header::HeaderMap::new();
-        for (name, value) in headers {
-            let client = |reason: String| EndpointError::Client { what, reason };
-            let n = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
-                .map_err(|e| client(e.to_string()))?;
-            let mut v = reqwest::header::HeaderValue::from_str(value.trim())
-                .map_err(|e| client(e.to_string()))?;
-            v.set_sensitive(true);
-            map.append(n, v);
-        }
-        let http = reqwest::Client::builder()
-            .use_rustls_tls()
-            .default_headers(map)
-            .user_agent(concat!("warroom/", env!("CARGO_PKG_VERSION")))
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
-            .redirect(reqwest::redirect::Policy::none())
-            .retry(reqwest::retry::never())
-            .pool_max_idle_per_host(1)
-            .build()
-            .map_err(|e| EndpointError::Client {
-                what,
-                reason: e.to_string(),
-            })?;
         Ok(AlertEndpoint {
             source,
-            url,
-            http,
+            url: api_url(what, base, path)?,
+            http: http_client(what, headers, timeout)?,
             auth,
             timeout,
             budget: crate::metrics::prometheus::Budget::new(MAX_BODY),
@@ -158,15 +101,19 @@ impl AlertEndpoint {
     }
 
     async fn get(&self) -> Result<Vec<u8>, SourceError> {
-        let mut req = self
-            .http
-            .get(self.url.clone())
-            .header(reqwest::header::ACCEPT, "application/json");
-        req = match &self.auth {
-            Auth::None => req,
-            Auth::Basic { user, password } => req.basic_auth(user, Some(password.expose())),
-            Auth::Bearer(token) => req.bearer_auth(token.expose()),
-        };
+        self.call(self.http.get(self.url.clone())).await
+    }
+
+    /// The client requests to this source's API are built on (its headers and deadline).
+    pub(super) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// Sends `req` with this source's auth and reads the answer within the body bound: the
+    /// body of a 2xx, or the error the answer says.
+    pub(super) async fn call(&self, req: reqwest::RequestBuilder) -> Result<Vec<u8>, SourceError> {
+        let mut req = req.header(reqwest::header::ACCEPT, "application/json");
+        req = self.auth.apply(req);
         let mut resp = req.send().await.map_err(|e| self.transport(e))?;
         let status = resp.status().as_u16();
         let header = |name| {
@@ -209,4 +156,71 @@ impl AlertEndpoint {
         let e = e.without_url();
         SourceError::Unreachable(crate::diagnostic::error_chain(&e))
     }
+}
+
+/// `path` under the API's base URL `base` (a path prefix is kept), refused with a message that
+/// never echoes a password written into the URL.
+pub(super) fn api_url(what: &'static str, base: &str, path: &str) -> Result<Url, EndpointError> {
+    let parsed = Url::parse(base.trim());
+    let shown = match &parsed {
+        Ok(u) if u.password().is_some() => {
+            let mut u = u.clone();
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(_) => base.to_string(),
+        Err(_) if base.contains('@') => "(not shown: it may hold a password)".to_string(),
+        Err(_) => base.to_string(),
+    };
+    let bad = |reason: String| EndpointError::BadUrl {
+        what,
+        url: sanitize::line(&shown).into_owned(),
+        reason,
+    };
+    let mut url = parsed.map_err(|e| bad(e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("the scheme must be http or https".into()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad(
+            "it contains a user name or password; put credentials in the auth settings".into(),
+        ));
+    }
+    url.set_query(None);
+    url.set_fragment(None);
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    url.join(path).map_err(|e| bad(e.to_string()))
+}
+
+/// The HTTP client of one API: `headers` (sensitive) with every request, one deadline for the
+/// whole request, no redirect followed and nothing retried (callers decide).
+pub(super) fn http_client(
+    what: &'static str,
+    headers: &[(String, String)],
+    timeout: Duration,
+) -> Result<reqwest::Client, EndpointError> {
+    let client = |reason: String| EndpointError::Client { what, reason };
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let n = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|e| client(e.to_string()))?;
+        let mut v = reqwest::header::HeaderValue::from_str(value.trim())
+            .map_err(|e| client(e.to_string()))?;
+        v.set_sensitive(true);
+        map.append(n, v);
+    }
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .default_headers(map)
+        .user_agent(concat!("warroom/", env!("CARGO_PKG_VERSION")))
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(5)))
+        .redirect(reqwest::redirect::Policy::none())
+        .retry(reqwest::retry::never())
+        .pool_max_idle_per_host(1)
+        .build()
+        .map_err(|e| client(e.to_string()))
 }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 /// The timezone times are shown in: the config's `timezone`. A config that cannot be read
 /// does not stop an incident from being fed: it is reported and times are shown in UTC.
-fn timezone(ctx: &Context) -> Tz {
+pub(super) fn timezone(ctx: &Context) -> Tz {
     match ctx.config() {
         Ok(c) => c.timezone,
         Err(e) => {
@@ -36,7 +36,7 @@ fn timezone(ctx: &Context) -> Tz {
 }
 
 /// Runs one `incident` subcommand.
-pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
+pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
     let store = ctx.store.clone();
     let tz = timezone(ctx);
     let mut out = std::io::stdout().lock();
@@ -65,10 +65,23 @@ pub fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             let written = write_one(&store, &id, Event::note(text), &via)?;
             acknowledge(&mut out, &written, tz)?;
         }
-        IncidentCmd::Status { id, status, via } => {
+        IncidentCmd::Status {
+            id,
+            status,
+            expire_silences,
+            via,
+            ..
+        } => {
             let status = status.parse::<Status>()?;
+            if expire_silences && status != Status::Resolved {
+                bail!("--expire-silences goes with `resolved`: silences are lifted at the end");
+            }
             let written = write_one(&store, &id, Event::StatusChanged { status }, &via)?;
             acknowledge(&mut out, &written, tz)?;
+            if status == Status::Resolved {
+                drop(out);
+                super::silence::on_resolved(ctx, &id, expire_silences, &via).await?;
+            }
         }
         IncidentCmd::Severity { id, severity, via } => {
             let severity = severity.parse::<Severity>()?;
@@ -196,8 +209,8 @@ fn append(incident: &mut OpenIncident, event: Event) -> Result<Record> {
 }
 
 /// A record and who wrote it to the journal: this command, or the holder it went through.
-struct Written {
-    record: Record,
+pub(super) struct Written {
+    pub(super) record: Record,
     through: Option<String>,
 }
 
@@ -208,7 +221,7 @@ const HANDOVER_WAIT: Duration = Duration::from_secs(5);
 /// Records `event`: through `--socket` when given; otherwise directly when nobody holds the
 /// incident, and through the holder's socket when someone does. Returns only once the record
 /// is synced; a request the holder took without answering is reported, never re-sent.
-fn write_one(store: &Store, id: &str, event: Event, via: &Via) -> Result<Written> {
+pub(super) fn write_one(store: &Store, id: &str, event: Event, via: &Via) -> Result<Written> {
     check_client_event(&event, Utc::now()).map_err(|e| eyre!("{e}; nothing was recorded"))?;
     let actor = crate::incident::actor::current();
     if let Some(path) = &via.socket {
@@ -304,7 +317,7 @@ fn parse_local_time(s: &str, tz: Tz) -> Result<chrono::DateTime<Utc>> {
         })
 }
 
-fn acknowledge(out: &mut impl Write, written: &Written, tz: Tz) -> Result<()> {
+pub(super) fn acknowledge(out: &mut impl Write, written: &Written, tz: Tz) -> Result<()> {
     let record = &written.record;
     write!(
         out,
@@ -344,12 +357,8 @@ fn list(store: &Store, tz: Tz, out: &mut impl Write) -> Result<()> {
                     s.opened_at
                         .map(|t| format_time(t, tz, true))
                         .unwrap_or_else(|| "-".into()),
-                    s.severity
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    s.status
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "-".into()),
+                    dash(s.severity),
+                    dash(s.status),
                     s.title
                 )?;
             }
@@ -357,6 +366,11 @@ fn list(store: &Store, tz: Tz, out: &mut impl Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A value as shown, or `-` when there is none.
+fn dash(v: Option<impl std::fmt::Display>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
 fn show(store: &Store, id: &str, tz: Tz, out: &mut impl Write) -> Result<()> {
@@ -368,20 +382,8 @@ fn show(store: &Store, id: &str, tz: Tz, out: &mut impl Write) -> Result<()> {
             .unwrap_or_else(|| "-".into())
     };
     writeln!(out, "Incident {found}: {}", s.title)?;
-    writeln!(
-        out,
-        "Severity:  {}",
-        s.severity
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "-".into())
-    )?;
-    writeln!(
-        out,
-        "Status:    {}",
-        s.status
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "-".into())
-    )?;
+    writeln!(out, "Severity:  {}", dash(s.severity))?;
+    writeln!(out, "Status:    {}", dash(s.status))?;
     if !s.services.is_empty() {
         writeln!(out, "Services:  {}", s.services.join(", "))?;
     }

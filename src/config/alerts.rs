@@ -22,6 +22,20 @@ pub struct AlertsConfig {
     pub interval: Duration,
     /// Deadline of one request, connection and body included.
     pub timeout: Duration,
+    /// `[alertmanager] headers`: sent with every request to Alertmanager (a Mimir or Cortex
+    /// tenant); `None`: the `[prometheus] headers` are (one tenant for both, as Mimir has it).
+    pub alertmanager_headers: Option<Vec<(String, String)>>,
+    /// `[alertmanager] silence_ceiling`: the longest silence warroom makes (issue 35).
+    pub silence_ceiling: Duration,
+}
+
+impl AlertsConfig {
+    /// The headers requests to Alertmanager carry, given Prometheus's.
+    pub fn alertmanager_headers(&self, prometheus: &[(String, String)]) -> Vec<(String, String)> {
+        self.alertmanager_headers
+            .clone()
+            .unwrap_or_else(|| prometheus.to_vec())
+    }
 }
 
 impl Default for AlertsConfig {
@@ -30,6 +44,8 @@ impl Default for AlertsConfig {
             prometheus: true,
             interval: Duration::from_secs(15),
             timeout: Duration::from_secs(10),
+            alertmanager_headers: None,
+            silence_ceiling: Duration::from_secs(12 * 3600),
         }
     }
 }
@@ -82,6 +98,30 @@ mod tests {
             (c.alerts.interval, c.alerts.timeout),
             (Duration::from_secs(2), Duration::from_secs(3))
         );
+    }
+
+    #[test]
+    fn the_silence_ceiling_and_alertmanager_headers() {
+        let c = Config::parse("w.toml", "").unwrap();
+        assert_eq!(c.alerts.silence_ceiling, Duration::from_secs(12 * 3600));
+        let text = "[prometheus]\nheaders = { \"X-Scope-OrgID\" = \"t1\" }\n\
+                    [alertmanager]\nurl = \"http://127.0.0.1:9093\"\n";
+        let c = Config::parse("w.toml", text).unwrap();
+        let tenant = vec![("X-Scope-OrgID".to_string(), "t1".to_string())];
+        assert_eq!(c.alerts.alertmanager_headers(&c.prometheus.headers), tenant);
+        let text =
+            format!("{text}silence_ceiling = \"2h\"\nheaders = {{ \"X-Scope-OrgID\" = \"t2\" }}\n");
+        let c = Config::parse("w.toml", &text).unwrap();
+        assert_eq!(c.alerts.silence_ceiling, Duration::from_secs(7200));
+        assert_eq!(
+            c.alerts.alertmanager_headers(&c.prometheus.headers)[0].1,
+            "t2"
+        );
+        let bad = "[alertmanager]\nurl = \"http://a:9093\"\nsilence_ceiling = \"5s\"\n";
+        let Err(ConfigError::Invalid(d)) = Config::parse("w.toml", bad) else {
+            panic!("a 5 s ceiling was accepted");
+        };
+        assert!(d.to_string().contains("w.toml:3:"), "{d}");
     }
 
     #[test]

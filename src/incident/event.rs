@@ -5,6 +5,7 @@
 //! once, when the event enters the journal ([`Event::sanitized`]), so nothing that reads the
 //! journal later has to think about terminal escapes.
 
+pub use super::silence::{Matcher, SilenceChange, SilenceRecord};
 pub use super::vocabulary::{
     AlertSource, Direction, Level, Priority, Severity, Source, Status, StepState, Tag, UnknownWord,
 };
@@ -173,6 +174,8 @@ pub enum Event {
     JournalNotice {
         message: String,
     },
+    /// An Alertmanager silence of the incident made, extended or expired (issue 35).
+    Silence(SilenceRecord),
 }
 
 /// The simulator's own figures at the end of a rehearsal: the system side of the score.
@@ -338,6 +341,7 @@ impl Event {
             Event::Interrupted { signal } => one(signal),
             Event::IncidentUid { uid } => one(uid),
             Event::JournalNotice { message } => many_lines(message),
+            Event::Silence(r) => *r = r.clone().sanitized(),
             Event::SeverityChanged { .. }
             | Event::StatusChanged { .. }
             | Event::ImpactStart { .. }

@@ -167,6 +167,7 @@ pub fn describe(event: &Event) -> String {
         Event::Interrupted { signal } => format!("warroom interrupted by {signal}"),
         Event::JournalNotice { message } => format!("Journal: {message}"),
         Event::IncidentUid { uid } => format!("Global incident id: {uid}"),
+        Event::Silence(s) => s.sentence(Tz::UTC),
     };
     sanitize::line(&text).into_owned()
 }

@@ -301,6 +301,7 @@ fn record_rows(input: &Input, full: bool) -> Vec<Row> {
             Event::Interrupted { signal } if full => {
                 (r.time, format!("warroom was interrupted ({signal})."))
             }
+            Event::Silence(s) => (r.time, closed(&s.sentence(tz))),
             _ => continue,
         };
         let text = match ended {

@@ -3,6 +3,7 @@
 #[path = "../support"]
 #[allow(dead_code, unused_imports)]
 mod support {
+    pub mod alertmanager;
     pub mod github_mock;
     pub mod grafana_json;
     pub mod prometheus;
@@ -21,3 +22,4 @@ mod runbook_cli;
 mod runbook_journal_cli;
 mod runbook_load;
 mod runbook_plan;
+mod silence_cli;

@@ -55,13 +55,28 @@ pub fn start() -> Option<AlertmanagerServer> {
          repeat_interval: 1h\nreceivers:\n  - name: nowhere\n",
     )
     .expect("write alertmanager.yml");
-    let log = std::fs::File::create(dir.path().join("alertmanager.log")).expect("log file");
-    let child = Command::new(bin)
-        .arg(format!("--config.file={}", cfg.display()))
+    let server = AlertmanagerServer {
+        child: spawn(&bin, dir.path(), port),
+        url: format!("http://127.0.0.1:{port}"),
+        port,
+        dir,
+    };
+    server.wait_ready();
+    Some(server)
+}
+
+fn spawn(bin: &std::path::Path, dir: &std::path::Path, port: u16) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("alertmanager.log"))
+        .expect("log file");
+    Command::new(bin)
         .arg(format!(
-            "--storage.path={}",
-            dir.path().join("data").display()
+            "--config.file={}",
+            dir.join("alertmanager.yml").display()
         ))
+        .arg(format!("--storage.path={}", dir.join("data").display()))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         // No gossip port: tests run side by side and must not collide on 9094.
         .arg("--cluster.listen-address=")
@@ -69,17 +84,38 @@ pub fn start() -> Option<AlertmanagerServer> {
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
-        .expect("start alertmanager");
-    let server = AlertmanagerServer {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-        port,
-        dir,
-    };
-    assert!(
-        wait_ready(port, "/-/ready", Duration::from_secs(30)),
-        "alertmanager did not become ready; log: {}",
-        server.log()
-    );
-    Some(server)
+        .expect("start alertmanager")
+}
+
+impl AlertmanagerServer {
+    fn wait_ready(&self) {
+        assert!(
+            wait_ready(self.port, "/-/ready", Duration::from_secs(30)),
+            "alertmanager did not become ready; log: {}",
+            self.log()
+        );
+    }
+
+    /// Stops it (SIGTERM, so it writes its silences to its storage as it does on any orderly
+    /// shutdown) and waits until it is gone (bounded).
+    pub fn stop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while self.child.try_wait().expect("wait alertmanager").is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "alertmanager did not stop on SIGTERM; log: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts it again on the same port and storage after [`stop`](Self::stop).
+    pub fn start_again(&mut self) {
+        let bin = require_binary(BINARY).expect("it ran before");
+        self.child = spawn(&bin, self.dir.path(), self.port);
+        self.wait_ready();
+    }
 }

@@ -241,10 +241,11 @@ pub fn check_client_event(event: &Event, now: chrono::DateTime<chrono::Utc>) -> 
         | Event::ActionItem { .. }
         | Event::Correction { .. }
         | Event::ImpactStart { .. }
-        | Event::ImpactEnd { .. } => Ok(()),
+        | Event::ImpactEnd { .. }
+        | Event::Silence(_) => Ok(()),
         other => Err(format!(
             "only the holder records {}; a client may record notes, status, severity, title, \
-             services, action items, corrections and impact marks",
+             services, action items, corrections, impact marks and silences",
             kind_name(other)
         )),
     }

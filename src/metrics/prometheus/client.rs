@@ -432,11 +432,7 @@ impl Inner {
             // Set here, reqwest adds no `gzip` of its own.
             req = req.header(reqwest::header::ACCEPT_ENCODING, "identity");
         }
-        req = match &self.auth {
-            Auth::None => req,
-            Auth::Basic { user, password } => req.basic_auth(user, Some(password.expose())),
-            Auth::Bearer(token) => req.bearer_auth(token.expose()),
-        };
+        req = self.auth.apply(req);
         let mut resp = req.send().await.map_err(|e| self.transport_error(e))?;
         let status = resp.status().as_u16();
         let header = |name: reqwest::header::HeaderName| {

@@ -22,6 +22,17 @@ pub enum Auth {
     Bearer(Secret),
 }
 
+impl Auth {
+    /// `req` with these credentials.
+    pub fn apply(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self {
+            Auth::None => req,
+            Auth::Basic { user, password } => req.basic_auth(user, Some(password.expose())),
+            Auth::Bearer(token) => req.bearer_auth(token.expose()),
+        }
+    }
+}
+
 /// Where the server is and how to talk to it. `Debug` shows header names, never their values.
 #[derive(Clone)]
 pub struct ClientOptions {
