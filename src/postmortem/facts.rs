@@ -119,11 +119,6 @@ pub struct Recovery {
     pub text: String,
     /// The titles of the response credited with it.
     pub after: Vec<String>,
-    /// How long after the credited response it came ("2 minutes").
-    pub delay: Option<String>,
-    /// How long after which steps it came: "2 minutes after Roll the deploy back", or "52
-    /// minutes after Disable retries, as traffic fell; no step is credited with it".
-    pub after_text: Option<String>,
 }
 
 /// An action item row.
@@ -537,7 +532,11 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         missing,
         prose: Prose::default(),
     };
-    facts.prose = prose::compute(&facts, &causes);
+    let after = w
+        .signal_end
+        .as_ref()
+        .and_then(|(at, _)| recovered_after(&board, &facts.responses, *at));
+    facts.prose = prose::compute(&facts, &causes, after);
     facts
 }
 
@@ -577,13 +576,7 @@ fn recovery(
             words::clock(*at, tz)
         ),
     };
-    let credited = responses.iter().find(|r| r.credited);
-    let delay = credited.map(|r| words::delay((*at - r.start).num_seconds()));
-    let after = match (credited, &delay) {
-        (Some(r), Some(d)) => Some(format!("{d} after {}", words::and_list(&r.titles))),
-        _ => effects::uncredited(responses, board, *at),
-    };
-    if let Some(a) = &after {
+    if let Some(a) = recovered_after(board, responses, *at) {
         text.push_str(&format!(", {a}"));
     }
     text.push('.');
@@ -591,9 +584,25 @@ fn recovery(
         panel: panel.clone(),
         at: Moment::new(*at, tz),
         text,
-        after: credited.map(|r| r.titles.clone()).unwrap_or_default(),
-        delay,
-        after_text: after,
+        after: responses
+            .iter()
+            .find(|r| r.credited)
+            .map(|r| r.titles.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// After which steps, and how long, the recovery at `at` came: "2 minutes after Roll the
+/// deploy back", or "52 minutes after Disable retries, as traffic fell; no step is credited
+/// with it".
+fn recovered_after(board: &Board, responses: &[Response], at: DateTime<Utc>) -> Option<String> {
+    match responses.iter().find(|r| r.credited) {
+        Some(r) => Some(format!(
+            "{} after {}",
+            words::delay((at - r.start).num_seconds()),
+            words::and_list(&r.titles)
+        )),
+        None => effects::uncredited(responses, board, at),
     }
 }
 

@@ -10,7 +10,7 @@
 
 use super::customer::Headline;
 use super::effects::Response;
-use super::facts::{Facts, Moment};
+use super::facts::{Facts, Moment, Notes};
 use super::phrases;
 use super::words;
 use chrono::{DateTime, Utc};
@@ -32,22 +32,20 @@ pub struct Cause {
     pub before_impact: Option<String>,
 }
 
-/// The sentences built from the facts, by section.
+/// The sentences built from the facts, by the sections the notes seed (`sections`: the
+/// Summary's opening paragraphs and Root Cause's after the tagged notes, the cause on the
+/// timeline and the measured mechanism; What Went Well, What Went Poorly and Lessons Learned's
+/// lines, each a suggestion the author keeps, rewords or deletes), and what they quote that no
+/// other fact holds: the time from the impact's start to the first response (time to first
+/// mitigation), the first fault or change the timeline records before the impact ended, and
+/// after which steps and how long the recovery came ("2 minutes after Roll the deploy back",
+/// "52 minutes after Disable retries, as traffic fell; no step is credited with it").
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Prose {
-    /// The Summary's opening paragraphs (the notes tagged #summary follow them).
-    pub summary: Vec<String>,
-    /// Root Cause's paragraphs after the tagged notes: the cause on the timeline and the
-    /// measured mechanism.
-    pub root_cause: Vec<String>,
-    /// Suggestions, each for the author to keep or delete.
-    pub went_well: Vec<String>,
-    pub went_poorly: Vec<String>,
-    pub lessons: Vec<String>,
-    /// From the impact's start to the first response (time to first mitigation).
+    pub sections: Notes,
     pub first_mitigation_after: Option<String>,
-    /// The first fault or change the timeline records before the impact ended.
     pub cause: Option<Cause>,
+    pub recovered_after: Option<String>,
 }
 
 fn instant(m: &Moment) -> Option<DateTime<Utc>> {
@@ -66,19 +64,23 @@ fn titles(r: &Response) -> String {
 }
 
 /// The prose of `f`, whose causes the timeline recorded.
-pub fn compute(f: &Facts, causes: &[Cause]) -> Prose {
+pub fn compute(f: &Facts, causes: &[Cause], recovered_after: Option<String>) -> Prose {
     let cause = first_cause(f, causes);
     let first_mitigation_after = mitigation_s(f).filter(|s| *s >= 0).map(words::delay);
     let mut p = Prose {
         first_mitigation_after,
         cause,
+        recovered_after,
         ..Prose::default()
     };
-    p.summary = summary(f, &p);
-    p.root_cause = root_cause(f, &p);
-    p.went_well = went_well(f, &p);
-    p.went_poorly = went_poorly(f, &p);
-    p.lessons = lessons(f);
+    p.sections = Notes {
+        summary: summary(f, &p),
+        root_cause: root_cause(f, &p),
+        went_well: went_well(f, &p),
+        went_poorly: went_poorly(f, &p),
+        lesson: lessons(f),
+        ..Notes::default()
+    };
     p
 }
 
@@ -163,7 +165,7 @@ fn summary(f: &Facts, p: &Prose) -> Vec<String> {
             "{panel} crossed its threshold first, {lead} before customers were affected."
         ));
     }
-    second.push(restored(f));
+    second.push(restored(f, p));
     out.push(second.join(" "));
     out
 }
@@ -196,7 +198,7 @@ fn backlog(f: &Facts) -> Option<String> {
 }
 
 /// How service came back: the response credited, or how long after the last one it came.
-fn restored(f: &Facts) -> String {
+fn restored(f: &Facts, p: &Prose) -> String {
     let end = f.impact.as_ref().and_then(|i| i.end.as_ref());
     match (&f.recovery, end) {
         (Some(r), _) => {
@@ -209,7 +211,7 @@ fn restored(f: &Facts) -> String {
             } else {
                 "Service was restored"
             };
-            match &r.after_text {
+            match &p.recovered_after {
                 Some(a) => format!("{verb} at {}, {a}.", r.at.clock),
                 None => format!("{verb} at {}.", r.at.clock),
             }
@@ -281,10 +283,10 @@ fn went_well(f: &Facts, p: &Prose) -> Vec<String> {
             "The first mitigation started {after} after the impact began."
         ));
     }
-    if let Some(r) = f.responses.iter().find(|r| r.credited)
-        && let Some(d) = f.recovery.as_ref().and_then(|r| r.delay.as_ref())
+    if f.recovery.as_ref().is_some_and(|r| !r.after.is_empty())
+        && let Some(a) = &p.recovered_after
     {
-        out.push(format!("{} ended the errors within {d}.", titles(r)));
+        out.push(format!("The errors ended {a}."));
     }
     out
 }
@@ -350,7 +352,7 @@ fn went_poorly(f: &Facts, p: &Prose) -> Vec<String> {
     }
     if let Some(r) = &f.recovery
         && r.after.is_empty()
-        && let Some(a) = &r.after_text
+        && let Some(a) = &p.recovered_after
     {
         out.push(format!("Service came back at {}, {a}.", r.at.clock));
     }

@@ -724,18 +724,12 @@ fn numbers(text: &str) -> Vec<String> {
 
 /// Every string the facts hold, but the prose's own sentences.
 fn fact_strings(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
-    const PROSE: [&str; 5] = [
-        "summary",
-        "root_cause",
-        "went_well",
-        "went_poorly",
-        "lessons",
-    ];
+    const PROSE: &str = "sections";
     match v {
         serde_json::Value::String(s) => out.push(s.clone()),
         serde_json::Value::Object(m) => {
             for (k, v) in m {
-                if path == "prose" && PROSE.contains(&k.as_str()) {
+                if path == "prose" && k == PROSE {
                     continue;
                 }
                 fact_strings(v, k, out);
@@ -748,17 +742,13 @@ fn fact_strings(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
 
 /// The prose's sentences, all sections.
 fn prose_sentences(p: &Played) -> Vec<String> {
-    [
-        "summary",
-        "root_cause",
-        "went_well",
-        "went_poorly",
-        "lessons",
-    ]
-    .iter()
-    .flat_map(|k| p.facts["prose"][k].as_array().unwrap().clone())
-    .map(|s| s.as_str().unwrap().to_string())
-    .collect()
+    p.facts["prose"]["sections"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|v| v.as_array().unwrap().clone())
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
 }
 
 /// The Summary opens with sentences built from the record: the service the scenario runs,
@@ -768,7 +758,7 @@ fn prose_sentences(p: &Played) -> Vec<String> {
 /// facts hold, none typed in the template; each sentence is in the draft.
 fn prose_against_the_record(p: &Played, scenario: &str) {
     let name = p.name;
-    let summary = p.facts["prose"]["summary"]
+    let summary = p.facts["prose"]["sections"]["summary"]
         .as_array()
         .unwrap()
         .iter()
@@ -1195,7 +1185,7 @@ fn backlog_against_the_record(p: &Played) {
         (rate - truth).abs() <= truth * 0.05,
         "{name}: rate {rate} vs {truth}"
     );
-    let summary = f["prose"]["summary"][0].as_str().unwrap();
+    let summary = f["prose"]["sections"]["summary"][0].as_str().unwrap();
     assert!(
         summary.contains(&format!(
             "drained by {}",
