@@ -713,6 +713,126 @@ fn wrong_moves_named(p: &Played) {
     }
 }
 
+/// A draft with what changes from run to run masked: every run of digits (the rehearsal runs
+/// in real time at 50×, so a step lands a few simulated seconds either way and counts move
+/// by a few units), the month (the rehearsal is dated today) and which signals a step's
+/// "Effect:" lists (a signal near its noise floor is in it on one run and not the next).
+fn masked(md: &str) -> String {
+    let effects = regex::Regex::new(r"Effect: [^.]*? within").unwrap();
+    let md = effects.replace_all(md, "Effect: … within");
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let mut out = String::with_capacity(md.len());
+    let mut digits = false;
+    for c in md.chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('#');
+            }
+            digits = true;
+        } else {
+            digits = false;
+            out.push(c);
+        }
+    }
+    MONTHS.iter().fold(out, |t, m| t.replace(m, "Month"))
+}
+
+/// The scenario's draft with the seed's response, as checked in under
+/// `tests/fixtures/export/drafts/SCENARIO/` (the README links them): the same draft, line for
+/// line, but for the figures and the date, which move from run to run. With
+/// `UPDATE_DRAFTS=1` the checked-in draft and its charts are replaced by this run's.
+fn golden(p: &Played, scenario: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/export/drafts")
+        .join(scenario);
+    let file = dir.join("postmortem.md");
+    if std::env::var_os("UPDATE_DRAFTS").is_some() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("charts")).unwrap();
+        std::fs::write(&file, &p.md).unwrap();
+        let charts = p._dir.path().join("out/charts");
+        for e in std::fs::read_dir(&charts).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dir.join("charts").join(e.file_name())).unwrap();
+        }
+        println!("{}: wrote {}", p.name, file.display());
+        return;
+    }
+    let kept = std::fs::read_to_string(&file).unwrap_or_default();
+    let (want, got) = (masked(&kept), masked(&p.md));
+    readme_excerpt(scenario, &want);
+    if want != got {
+        let diff: Vec<String> = want
+            .lines()
+            .zip(got.lines())
+            .filter(|(a, b)| a != b)
+            .take(20)
+            .map(|(a, b)| format!("- {a}\n+ {b}"))
+            .collect();
+        panic!(
+            "{}: the draft is not the one in {} ({} lines there, {} now; digits and months \
+             masked); the lines that differ:\n{}\nIf the change is meant, update the drafts \
+             (the README shows one) with\n  UPDATE_DRAFTS=1 cargo test --test export \
+             with_the_seeds_response\nand review `git diff tests/fixtures/export/drafts`.",
+            p.name,
+            file.display(),
+            want.lines().count(),
+            got.lines().count(),
+            diff.join("\n")
+        );
+    }
+}
+
+/// The README links the three drafts and shows an excerpt of one in its ```markdown block (of
+/// the draft linked last before it): the excerpt's lines are that draft's, masked as
+/// [`golden`] compares them, and there are at most 12.
+fn readme_excerpt(scenario: &str, masked_draft: &str) {
+    const DRAFTS: &str = "tests/fixtures/export/drafts/";
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let link = format!("{DRAFTS}{scenario}/postmortem.md");
+    assert!(readme.contains(&link), "the README does not link {link}");
+    let Some(at) = readme.find("```markdown\n") else {
+        panic!("the README shows no excerpt of a draft (a ```markdown block)");
+    };
+    let before = &readme[..at];
+    let shown = before[before.rfind(DRAFTS).unwrap() + DRAFTS.len()..]
+        .split('/')
+        .next()
+        .unwrap();
+    if shown != scenario {
+        return;
+    }
+    let block = readme[at + "```markdown\n".len()..]
+        .split("```")
+        .next()
+        .unwrap();
+    assert!(
+        block.lines().count() <= 12,
+        "the README's excerpt is over 12 lines"
+    );
+    let lines: Vec<&str> = masked_draft.lines().collect();
+    for l in masked(block).lines() {
+        assert!(
+            lines.contains(&l),
+            "the README's excerpt of {link} has a line the draft does not: {l}"
+        );
+    }
+}
+
 /// The numbers a text holds ("1,922,020", "2.6", "07" and "00" of "07:00").
 fn numbers(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
@@ -1070,6 +1190,7 @@ fn planner_peak_with_the_seeds_response() {
     let p = play("planner-peak, seed", "planner-peak", &["seed"], "110m");
     check(&p);
     prose_against_the_record(&p, "planner-peak");
+    golden(&p, "planner-peak");
     for title in ["Roll planner-api back", "Disable retries"] {
         let r = response_titled(&p, title);
         assert!(
@@ -1119,6 +1240,7 @@ fn bird_count_with_the_seeds_response() {
     let p = play("bird-count, seed", "bird-count", &["seed"], "170m");
     check(&p);
     prose_against_the_record(&p, "bird-count");
+    golden(&p, "bird-count");
     backlog_against_the_record(&p);
     let retries = response_titled(&p, "Disable retries");
     assert!(
@@ -1222,6 +1344,7 @@ fn crash_loop_with_the_seeds_response() {
     let p = play("crash-loop, seed", "crash-loop", &["seed"], "40m");
     check(&p);
     prose_against_the_record(&p, "crash-loop");
+    golden(&p, "crash-loop");
     let r = &p.facts["responses"][0];
     assert_eq!(r["credited"], true, "{r}");
     assert!(r["wrong_move"].is_null(), "{r}");
