@@ -7,7 +7,8 @@
 //! [`window`] reads a signal over windows on each side of a step, with its noise floor;
 //! [`customer`] counts the users' failed requests, [`detection`] and [`rules`] say what was
 //! noticed when and what no alert watched, [`suggest`] proposes the lessons the data shows,
-//! [`status`] writes the public page; [`template`] renders the facts through the built-in
+//! [`status`] writes the public page; [`prose`] writes the judgement sections' opening
+//! sentences from the facts; [`template`] renders the facts through the built-in
 //! house format or another house's `minijinja` template; [`chart`] draws each panel that moved
 //! as SVG; [`lint`] says what the author must still do. [`draft`] does all of that without I/O
 //! and [`export`] reads the incident and writes the files (sync: the console calls it from
@@ -31,6 +32,7 @@ pub mod figures;
 pub mod impact;
 pub mod lint;
 pub mod phrases;
+pub mod prose;
 pub mod rules;
 pub mod signals;
 pub mod status;
@@ -264,22 +266,9 @@ pub fn draft_with(
 /// What the charts mark: the impact window, each step taken (by its title) and each fault or
 /// change (by what it was).
 fn chart_marks(facts: &facts::Facts, records: &[Record]) -> chart::Marks {
-    use crate::incident::event::Event;
-    let faults = timeline::effective(records)
+    let faults = timeline::causes(&timeline::effective(records))
         .into_iter()
-        .filter_map(|(r, e)| match e {
-            Event::SimFault {
-                fault,
-                active: true,
-                at,
-                ..
-            } => Some((at.unwrap_or(r.time), fault.clone())),
-            Event::Change { reference, at, .. } => {
-                Some((at.unwrap_or(r.time), format!("change {reference}")))
-            }
-            _ => None,
-        })
-        .map(|(t, what)| (t.timestamp_millis() as f64 / 1000.0, what))
+        .map(|c| (c.at.timestamp_millis() as f64 / 1000.0, c.mark))
         .collect();
     chart::Marks {
         impact: facts.impact.as_ref().and_then(|i| {

@@ -32,6 +32,8 @@ pub struct Backlog {
     /// When it fell back below its warning threshold after the peak.
     pub drained: Option<Moment>,
     pub drain_time: Option<String>,
+    /// How fast it drained: the fall per minute from its peak to when it drained.
+    pub rate: Option<Figure>,
     /// What was left at the end of the snapshot when it had not drained.
     pub left: Option<Figure>,
 }
@@ -188,10 +190,7 @@ pub fn compute(
             .role(Role::RetryAmplification)
             .is_some_and(|s| moved(s, from, to).is_some())
     {
-        bullets.push(format!(
-            "Retries made roughly {} attempts for each user request at the peak ({}).",
-            a.text, a.at.clock
-        ));
+        bullets.push(super::phrases::amplification(a));
     }
     if let Some(d) = board
         .fact(fact::DUPLICATES)
@@ -229,11 +228,17 @@ pub fn compute(
             _ => None,
         };
         let last = signals::instants(q, at, f64::MAX).last().copied();
+        let rate = drained.and_then(|t| {
+            let fell = peak - signals::worst_at(q, t)?;
+            let minutes = (t - at) / MINUTE;
+            (minutes > 0.0).then(|| fell / minutes)
+        });
         let b = Backlog {
             queue: queue.clone(),
             peak: figure(peak, words::number(peak, 0), Some(instant(at)), tz),
             drained: drained.map(|t| Moment::new(instant(t), tz)),
             drain_time: drained.map(|t| words::between_minutes(instant(at), instant(t))),
+            rate: rate.map(|r| figure(r, words::number(r, 0), None, tz)),
             left: match (drained, last) {
                 (None, Some(l)) => signals::worst_at(q, l)
                     .map(|v| figure(v, words::number(v, 0), Some(instant(l)), tz)),
@@ -246,9 +251,13 @@ pub fn compute(
         };
         let tail = match (&b.drained, &b.drain_time, &b.left) {
             (Some(d), Some(dt), _) => format!(
-                "and drained below {} by {}, {dt} after its peak",
+                "and drained below {} by {}, {dt} after its peak{}",
                 words::number(warn, 0),
-                d.clock
+                d.clock,
+                b.rate
+                    .as_ref()
+                    .map(|r| format!(", at about {} a minute", r.text))
+                    .unwrap_or_default()
             ),
             (_, _, Some(l)) => format!(
                 "and had not drained by {} ({} waiting)",
@@ -293,21 +302,11 @@ pub fn compute(
             p,
         ));
     }
-    if let Some(l) = &peaks.latency
-        && l.peak > l.before * 1.5
-        && l.peak_text != l.before_text
-    {
-        bullets.push(format!(
-            "{} query latency rose from {} before the impact to {} at its peak ({}).",
-            words::sentence(&l.statistic).trim_end_matches('.'),
-            l.before_text,
-            l.peak_text,
-            l.at.clock
-        ));
+    if let Some(l) = &peaks.latency {
+        bullets.extend(super::phrases::latency_rose(l));
     }
-    for n in notes {
-        bullets.push(words::sentence(n));
-    }
+    // The notes are sentences already (facts::seeded_notes).
+    bullets.extend(notes.iter().cloned());
     // The headline: from the users' failures when the counters tell them, else the attempts.
     let share = c
         .worst_minute

@@ -10,6 +10,7 @@ use super::detection::{self, Detection};
 use super::effects::{self, Mitigation, Response};
 use super::figures;
 use super::impact;
+use super::prose::{self, Prose};
 use super::rules::AlertRule;
 use super::signals::{self, Role};
 use super::status::{self, StatusPage};
@@ -193,6 +194,8 @@ pub struct Facts {
     pub status_page: StatusPage,
     /// Facts that could not be computed, and why (missing snapshots, …).
     pub missing: Vec<String>,
+    /// The judgement sections' sentences, built from the facts above.
+    pub prose: Prose,
 }
 
 /// The text of a note without its `#tags`, lines joined.
@@ -242,6 +245,8 @@ fn seeded_notes(summary: &crate::incident::summary::Summary) -> Notes {
         if text.is_empty() {
             continue;
         }
+        // Every note is a sentence in the draft, whatever the shorthand it was typed in.
+        let text = words::as_sentence(&text);
         for tag in &n.tags {
             let list = match tag {
                 Tag::Summary => &mut notes.summary,
@@ -293,7 +298,12 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         .collect();
     let is_standing = |c: &Crossing| standing(&board, c);
 
-    let w = impact::window(&summary, &crossings, error_panel.map(|s| s.title.as_str()));
+    let w = impact::window(
+        &summary,
+        &crossings,
+        error_panel.map(|s| s.title.as_str()),
+        board.role(Role::QueueDepth).map(|s| s.title.as_str()),
+    );
     let (start, end) = (w.start, w.end);
     let impact = start.map(|s| Impact {
         start: Moment::new(s, tz),
@@ -325,19 +335,11 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         );
     }
 
-    let end_crossing = match (w.signal_end.as_ref(), summary.impact_end) {
-        (Some((at, panel)), None) => {
-            let back = |l: crate::incident::event::Level| {
-                crossings
-                    .iter()
-                    .rfind(|c| c.at == *at && &c.panel == panel && !c.bad && c.level == l)
-            };
-            back(crate::incident::event::Level::Crit)
-                .or_else(|| back(crate::incident::event::Level::Warn))
-                .cloned()
-        }
-        _ => None,
-    };
+    let end_crossing = w
+        .end_back
+        .as_ref()
+        .filter(|_| summary.impact_end.is_none())
+        .and_then(|b| back_crossing(&crossings, b));
     let unit = |p: &str| board.unit(p);
     let rows = timeline::rows(
         &timeline::Input {
@@ -398,7 +400,8 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         chosen: &chosen,
         planned: &planned,
         board: &board,
-        impact: start.map(|s| (s, end, impact_panel.as_deref())),
+        // The recovery a step is credited with is the errors' end, not a backlog's drain.
+        impact: start.map(|s| (s, w.errors_end, impact_panel.as_deref())),
         events: &events,
         last,
         tz,
@@ -414,41 +417,9 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         None => Customer::default(),
     };
 
-    let recovery = w.signal_end.as_ref().map(|(at, panel)| {
-        let credited = responses.iter().find(|r| r.credited);
-        let mut text = match &end_crossing {
-            Some(c) => format!(
-                "{} {} at {} and stayed there",
-                c.panel,
-                super::phrases::threshold_phrase(
-                    board.unit(&c.panel),
-                    c.bad_above,
-                    false,
-                    c.crossed()
-                ),
-                words::clock(*at, tz)
-            ),
-            None => format!(
-                "{panel} came back within its thresholds at {} and stayed there",
-                words::clock(*at, tz)
-            ),
-        };
-        if let Some(r) = credited {
-            text.push_str(&format!(
-                ", {} after {}",
-                words::delay((*at - r.start).num_seconds()),
-                words::and_list(&r.titles)
-            ));
-        } else if let Some(later) = effects::uncredited(&responses, &board, *at) {
-            text.push_str(&format!(", {later}"));
-        }
-        text.push('.');
-        Recovery {
-            panel: panel.clone(),
-            at: Moment::new(*at, tz),
-            text,
-            after: credited.map(|r| r.titles.clone()).unwrap_or_default(),
-        }
+    let recovery = w.signal_end.as_ref().map(|back| {
+        let crossing = back_crossing(&crossings, back).filter(|_| summary.impact_end.is_none());
+        recovery(&board, crossing.as_ref(), &responses, back, tz)
     });
 
     let filed: Vec<String> = summary.actions.iter().map(|a| a.action.clone()).collect();
@@ -518,7 +489,15 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
             .zip(summary.resolved_at)
             .map(|(o, r)| words::between_minutes(o, r)),
     };
-    Facts {
+    let causes: Vec<prose::Cause> = timeline::causes(&events)
+        .into_iter()
+        .map(|c| prose::Cause {
+            at: Moment::new(c.at, tz),
+            what: c.what,
+            before_impact: None,
+        })
+        .collect();
+    let mut facts = Facts {
         incident: id.to_string(),
         title: summary.title.clone(),
         severity: summary.severity.map(|s| s.to_string()),
@@ -551,6 +530,79 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         charts,
         status_page,
         missing,
+        prose: Prose::default(),
+    };
+    let after = w
+        .signal_end
+        .as_ref()
+        .and_then(|(at, _)| recovered_after(&board, &facts.responses, *at));
+    facts.prose = prose::compute(&facts, &causes, after);
+    facts
+}
+
+/// The crossing that brought `back`'s panel back at its instant (the critical level's, else
+/// the warning's).
+fn back_crossing(crossings: &[Crossing], back: &impact::Back) -> Option<Crossing> {
+    let (at, panel) = back;
+    let find = |l: crate::incident::event::Level| {
+        crossings
+            .iter()
+            .rfind(|c| c.at == *at && &c.panel == panel && !c.bad && c.level == l)
+    };
+    find(crate::incident::event::Level::Crit)
+        .or_else(|| find(crate::incident::event::Level::Warn))
+        .cloned()
+}
+
+/// The recovery: the errors' return (`back`, by `crossing` when the signals ended the impact)
+/// and the response credited with it, or how long after the last one it came.
+fn recovery(
+    board: &Board,
+    crossing: Option<&Crossing>,
+    responses: &[Response],
+    back: &impact::Back,
+    tz: Tz,
+) -> Recovery {
+    let (at, panel) = back;
+    let mut text = match crossing {
+        Some(c) => format!(
+            "{} {} at {} and stayed there",
+            c.panel,
+            super::phrases::threshold_phrase(board.unit(&c.panel), c.bad_above, false, c.crossed()),
+            words::clock(*at, tz)
+        ),
+        None => format!(
+            "{panel} came back within its thresholds at {} and stayed there",
+            words::clock(*at, tz)
+        ),
+    };
+    if let Some(a) = recovered_after(board, responses, *at) {
+        text.push_str(&format!(", {a}"));
+    }
+    text.push('.');
+    Recovery {
+        panel: panel.clone(),
+        at: Moment::new(*at, tz),
+        text,
+        after: responses
+            .iter()
+            .find(|r| r.credited)
+            .map(|r| r.titles.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// After which steps, and how long, the recovery at `at` came: "2 minutes after Roll the
+/// deploy back", or "52 minutes after Disable retries, as traffic fell; no step is credited
+/// with it".
+fn recovered_after(board: &Board, responses: &[Response], at: DateTime<Utc>) -> Option<String> {
+    match responses.iter().find(|r| r.credited) {
+        Some(r) => Some(format!(
+            "{} after {}",
+            words::delay((at - r.start).num_seconds()),
+            words::and_list(&r.titles)
+        )),
+        None => effects::uncredited(responses, board, at),
     }
 }
 

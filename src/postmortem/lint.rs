@@ -232,8 +232,9 @@ pub fn unfinished(markdown: &str) -> Vec<Finding> {
         out.push(Finding {
             kind: "unfinished",
             message: format!(
-                "{rows} row(s) marked {SUGGESTED} are still in the draft (line {}): keep each as \
-                 an action item (`warroom incident action`) or delete it, then export again",
+                "{rows} line(s) marked {SUGGESTED} are still in the draft (line {}): keep each \
+                 (a corrective action as an action item, `warroom incident action`; a judgement \
+                 as a note with its tag), reword it or delete it, then export again",
                 at(&lines)
             ),
         });
@@ -271,7 +272,7 @@ mod tests {
             "# T\n| [Suggested] a | [Author: owner] | [Author: due] |\nok\n> **[Author]** say\n";
         let found = unfinished(md);
         assert_eq!(found.len(), 2);
-        assert!(found[0].message.starts_with("1 row(s)"), "{found:?}");
+        assert!(found[0].message.starts_with("1 line(s)"), "{found:?}");
         assert!(found[0].message.contains("(line 2)"), "{found:?}");
         assert!(found[1].message.starts_with("3 [Author"), "{found:?}");
         assert!(found[1].message.contains("(line 2, 4)"), "{found:?}");

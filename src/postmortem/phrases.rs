@@ -136,6 +136,29 @@ pub fn peak(name: &str, p: &super::facts::Peak) -> String {
     }
 }
 
+/// Retry amplification at its peak: "Retries made roughly 2.6 attempts for each user request
+/// at the peak (07:20)."
+pub fn amplification(a: &super::facts::Peak) -> String {
+    format!(
+        "Retries made roughly {} attempts for each user request at the peak ({}).",
+        a.text, a.at.clock
+    )
+}
+
+/// Latency that rose by half or more: "Median query latency rose from 39 milliseconds before
+/// the impact to 9.2 seconds at its peak (07:02)."; `None` when it did not.
+pub fn latency_rose(l: &super::facts::Latency) -> Option<String> {
+    (l.peak > l.before * 1.5 && l.peak_text != l.before_text).then(|| {
+        format!(
+            "{} query latency rose from {} before the impact to {} at its peak ({}).",
+            words::sentence(&l.statistic).trim_end_matches('.'),
+            l.before_text,
+            l.peak_text,
+            l.at.clock
+        )
+    })
+}
+
 /// A backlog's rate of change before and after, per minute: "rising by 300 a minute →
 /// falling by 520 a minute" ("steady" under one a minute).
 pub fn rate_change(unit: Unit, before: f64, after: f64) -> String {

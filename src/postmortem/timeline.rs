@@ -193,27 +193,6 @@ fn row(at: DateTime<Utc>, event: String, tz: Tz) -> Row {
     }
 }
 
-/// A text ended with a full stop (its first letter left alone: it may be a version or a name).
-fn closed(text: &str) -> String {
-    let t = text.trim();
-    if t.ends_with(['.', '!', '?']) {
-        t.to_string()
-    } else {
-        format!("{t}.")
-    }
-}
-
-/// A text with its first letter capitalized when its first word is a plain lower-case word
-/// ("latency rises" → "Latency rises"; "planner-api-2026.07.17.1 deployed" stays).
-fn capitalized(text: &str) -> String {
-    let first = text.split_whitespace().next().unwrap_or_default();
-    if !first.is_empty() && first.chars().all(|c| c.is_ascii_lowercase()) {
-        words::sentence(text).trim_end_matches('.').to_string()
-    } else {
-        text.to_string()
-    }
-}
-
 fn severity_row(before: Option<Severity>, now: Severity) -> String {
     match before {
         Some(b) if now < b => format!("Severity raised to {now}."),
@@ -227,6 +206,50 @@ fn status_row(s: Status) -> String {
         Status::Resolved => "Incident resolved.".into(),
         other => format!("Status set to {other}."),
     }
+}
+
+/// A fault that began or a change that was made, at its own instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub at: DateTime<Utc>,
+    /// In the journal's words ("planner-api-2026.07.17.1 deployed", "change #42 in acme/api:
+    /// merged: x").
+    pub what: String,
+    /// How a chart labels it (the fault's name, "change #42").
+    pub mark: String,
+}
+
+/// The faults that began and the changes made, by when they happened.
+pub fn causes(events: &[(&Record, &Event)]) -> Vec<Recorded> {
+    let mut out: Vec<Recorded> = events
+        .iter()
+        .filter_map(|(r, e)| match e {
+            Event::SimFault {
+                fault,
+                active: true,
+                at,
+                ..
+            } => Some(Recorded {
+                at: at.unwrap_or(r.time),
+                what: fault.clone(),
+                mark: fault.clone(),
+            }),
+            Event::Change {
+                repo,
+                reference,
+                title,
+                at,
+                ..
+            } => Some(Recorded {
+                at: at.unwrap_or(r.time),
+                what: format!("change {reference} in {repo}: {title}"),
+                mark: format!("change {reference}"),
+            }),
+            _ => None,
+        })
+        .collect();
+    out.sort_by_key(|c| c.at);
+    out
 }
 
 /// Rows for the events people and systems recorded (everything but crossings and steps). A
@@ -253,17 +276,19 @@ fn record_rows(input: &Input, full: bool) -> Vec<Row> {
                 (r.time, t)
             }
             Event::StatusChanged { status } => (r.time, status_row(*status)),
-            Event::TitleChanged { title } if full => (r.time, closed(&format!("Title: {title}"))),
+            Event::TitleChanged { title } if full => {
+                (r.time, words::closed(&format!("Title: {title}")))
+            }
             Event::ServicesChanged { services } if full => (
                 r.time,
-                closed(&format!("Affected services: {}", services.join(", "))),
+                words::closed(&format!("Affected services: {}", services.join(", "))),
             ),
             Event::Note { text, .. } => {
                 let t = super::facts::strip_tags(text);
                 if t.is_empty() {
                     continue;
                 }
-                (r.time, t)
+                (r.time, words::as_sentence(&t))
             }
             Event::AlertFiring { name, .. } => {
                 let n = fired.entry(name.as_str()).or_insert(0);
@@ -284,16 +309,16 @@ fn record_rows(input: &Input, full: bool) -> Vec<Row> {
                 ..
             } => (
                 at.unwrap_or(r.time),
-                closed(&format!("Change {reference} in {repo}: {title}")),
+                words::closed(&format!("Change {reference} in {repo}: {title}")),
             ),
             Event::SimFault {
                 fault, active, at, ..
             } => (
                 at.unwrap_or(r.time),
                 if *active {
-                    closed(&capitalized(fault))
+                    words::as_sentence(fault)
                 } else {
-                    closed(&format!("Fault cleared: {fault}"))
+                    words::closed(&format!("Fault cleared: {fault}"))
                 },
             ),
             Event::ImpactStart { at } if full => (*at, "Impact start set by hand.".into()),
@@ -349,7 +374,7 @@ fn step_end(input: &Input, i: usize, s: &StepRun) -> String {
         t.push_str("; as planned, ");
         t.push_str(&words::and_list(&planned));
     }
-    closed(&t)
+    words::closed(&t)
 }
 
 fn manual_text(s: &StepRun) -> String {
@@ -362,7 +387,7 @@ fn manual_text(s: &StepRun) -> String {
     } else {
         s.outcome()
     };
-    closed(&format!("{}: {how}", s.title))
+    words::closed(&format!("{}: {how}", s.title))
 }
 
 fn step_rows(input: &Input, full: bool) -> Vec<Row> {
@@ -382,7 +407,7 @@ fn step_rows(input: &Input, full: bool) -> Vec<Row> {
                 if s.state.is_some() {
                     out.push(row(
                         until,
-                        closed(&format!("{}: {}", s.title, s.outcome())),
+                        words::closed(&format!("{}: {}", s.title, s.outcome())),
                         tz,
                     ));
                 }

@@ -185,12 +185,19 @@ pub fn user_failures(board: &Board, t0: f64, after: f64, limit: f64) -> Option<R
         .filter_map(|t| failed_share(board, t - WINDOW, t))
         .collect();
     let (window, b, a) = spans(&minutes, t0, after, limit);
-    // The counters are read between their own readings: the spans say which.
+    // The counters are read between their own readings: the spans say which. The window
+    // before starts at the last reading at or before its start, so it covers its minute
+    // whatever the snapshot's step (a long record's step is coarser); the window after never
+    // reaches back before the step.
     let read = |(from, to): Span| {
         let at = super::signals::instants(snap, from, to);
         Some((*at.first()?, *at.last()?))
     };
+    let earlier = super::signals::instants(snap, f64::MIN, b.0)
+        .last()
+        .copied();
     let (b, a) = (read(b)?, read(a)?);
+    let b = (earlier.unwrap_or(b.0).min(b.0), b.1);
     Some(Read {
         before: failed_share(board, b.0, b.1)?,
         after: failed_share(board, a.0, a.1)?,

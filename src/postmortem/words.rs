@@ -244,6 +244,35 @@ pub fn sentence(text: &str) -> String {
     out
 }
 
+/// A note or a recorded line as a sentence, its own words kept: the first letter capitalized
+/// only when the first word is a plain lower-case word ("latency rises" → "Latency rises.";
+/// "planner-api-2026.07.17.1 deployed" keeps its name), a full stop added unless it ends with
+/// other punctuation.
+pub fn as_sentence(text: &str) -> String {
+    closed(&capitalized(text))
+}
+
+/// `text` ending with a full stop unless it ends with other punctuation already.
+pub fn closed(text: &str) -> String {
+    let t = text.trim();
+    if t.ends_with(['.', '!', '?']) {
+        t.to_string()
+    } else {
+        format!("{t}.")
+    }
+}
+
+/// A text with its first letter capitalized when its first word is a plain lower-case word
+/// ("latency rises" → "Latency rises"; "planner-api-2026.07.17.1 deployed" stays).
+pub fn capitalized(text: &str) -> String {
+    let first = text.split_whitespace().next().unwrap_or_default();
+    if !first.is_empty() && first.chars().all(|c| c.is_ascii_lowercase()) {
+        sentence(text).trim_end_matches('.').to_string()
+    } else {
+        text.to_string()
+    }
+}
+
 /// The minute an instant falls in (what [`clock`] shows): windows and durations are taken
 /// between these, so "07:00 to 07:22" is always 22 minutes.
 pub fn minute(at: DateTime<Utc>) -> DateTime<Utc> {

@@ -50,6 +50,8 @@ pub struct Scrape {
     pub logical_failed: f64,
     /// Duplicate writes since the start.
     pub duplicates: f64,
+    /// Jobs waiting in the backlog (what `queue_depth` exposes).
+    pub queue_depth: f64,
 }
 
 impl Scrape {
@@ -71,6 +73,7 @@ impl Scrape {
                 .sum(),
             logical_failed: sim.totals().logical_failed,
             duplicates: sim.totals().duplicates,
+            queue_depth: sim.backlog.depth.floor(),
         }
     }
 }

@@ -541,3 +541,51 @@ fn an_impact_window_set_by_hand_wins_and_the_lint_says_when_signals_disagree() {
         "{impact:#?}"
     );
 }
+
+/// Issue 32, point 7: the judgement sections open with sentences built from the facts and
+/// every tagged note is a sentence (capitalized, with its full stop), not a pasted fragment;
+/// what the draft judges on its own is marked `[Suggested]`, which the lint knows.
+#[test]
+fn notes_become_sentences_and_the_facts_open_the_judgement_sections() {
+    let (md, _dir, _) = markdown(&[
+        "pools full on every instance #root-cause",
+        "the canary ran before the peak #went-poorly",
+        "retries doubled the load #lesson",
+    ]);
+    let section = |name: &str| -> String {
+        let from = md.find(&format!("## {name}\n")).unwrap();
+        let rest = &md[from + name.len() + 4..];
+        rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+    };
+    let summary = section("Summary");
+    assert!(summary.trim_start().starts_with("On "), "{summary}");
+    assert!(summary.contains("user requests failed"), "{summary}");
+    // The fixed incident recovered 23 minutes after its last step, credited to none.
+    assert!(
+        summary.contains("Service recovered at 08:53, 23 minutes after Restart"),
+        "{summary}"
+    );
+    let root = section("Root Cause");
+    assert!(root.contains("Pools full on every instance.\n"), "{root}");
+    assert!(
+        root.contains("Database connection-pool saturation"),
+        "{root}"
+    );
+    let poorly = section("What Went Poorly");
+    assert!(
+        poorly.contains("- The canary ran before the peak.\n"),
+        "{poorly}"
+    );
+    assert!(section("Lessons Learned").contains("Retries doubled the load.\n"));
+    for name in ["What Went Well", "What Went Poorly"] {
+        let s = section(name);
+        for line in s.lines().filter(|l| l.starts_with("- [Suggested]")) {
+            assert!(line.ends_with('.'), "{line}");
+        }
+    }
+    let found = postmortem::lint::unfinished(&md);
+    assert!(
+        found.iter().any(|f| f.message.contains("[Suggested]")),
+        "{found:?}"
+    );
+}

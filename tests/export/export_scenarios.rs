@@ -19,6 +19,8 @@ use std::time::Duration;
 
 const SCRAPE_S: f64 = 5.0;
 const CRIT: f64 = 0.05;
+/// The queue-depth panel's warn level (the simulator's preset).
+const QUEUE_WARN: f64 = 1000.0;
 const SPEED: &str = "50";
 
 fn runbooks() -> PathBuf {
@@ -45,6 +47,7 @@ struct Scrape {
     logical: f64,
     failed: f64,
     duplicates: f64,
+    queue_depth: f64,
 }
 
 /// A played and drafted rehearsal.
@@ -175,6 +178,7 @@ fn play(name: &'static str, scenario: &str, plays: &[&str], run_for: &str) -> Pl
                 logical: f("logical"),
                 failed: f("logical_failed"),
                 duplicates: f("duplicates"),
+                queue_depth: f("queue_depth"),
             }
         })
         .collect::<Vec<Scrape>>();
@@ -256,27 +260,51 @@ fn nothing_dated_after_the_record(p: &Played) {
     }
 }
 
+/// The impact window from the simulator's record: the first scrape where its error ratio
+/// reached 5 %, and the scrape after the last one still above the way back (5 % less 5 %
+/// hysteresis); customers still waiting in a backlog past its level then keep it open until
+/// the backlog is back under it. Whether it ended (for good, before the record ends) too.
+fn truth_window(p: &Played) -> (f64, f64, bool) {
+    let start = p
+        .scrapes
+        .iter()
+        .find(|s| s.error_ratio >= CRIT)
+        .unwrap_or_else(|| panic!("{}: the simulator never reached 5 %", p.name))
+        .t;
+    let errors = errors_end(p);
+    let queued = p
+        .scrapes
+        .iter()
+        .rfind(|s| s.queue_depth >= QUEUE_WARN * 0.95)
+        .map(|s| s.t + SCRAPE_S)
+        .filter(|t| *t >= errors);
+    let end = queued.unwrap_or(errors);
+    (start, end, ended(p, end))
+}
+
+/// The scrape after the last one where the simulator's error ratio was still above the way
+/// back (5 % less 5 % hysteresis): when the errors ended, backlog or not.
+fn errors_end(p: &Played) -> f64 {
+    p.scrapes
+        .iter()
+        .rfind(|s| s.error_ratio >= CRIT * 0.95)
+        .unwrap()
+        .t
+        + SCRAPE_S
+}
+
+/// An end the record holds two minutes of good readings after.
+fn ended(p: &Played, end: f64) -> bool {
+    end - SCRAPE_S + 120.0 < p.scrapes.last().unwrap().t
+}
+
 /// The checks every draft passes, against the simulator's record.
 fn check(p: &Played) {
     let name = p.name;
     let f = &p.facts;
     nothing_dated_after_the_record(p);
-    // The impact window: the first scrape where the simulator's error ratio reached 5 %, and
-    // the scrape after the last one still above the way back (5 % less 5 % hysteresis), when
-    // it came back for good before the record ends.
-    let start = p
-        .scrapes
-        .iter()
-        .find(|s| s.error_ratio >= CRIT)
-        .unwrap_or_else(|| panic!("{name}: the simulator never reached 5 %"))
-        .t;
-    let last_bad = p
-        .scrapes
-        .iter()
-        .rfind(|s| s.error_ratio >= CRIT * 0.95)
-        .unwrap()
-        .t;
-    let recovered = last_bad + 120.0 < p.scrapes.last().unwrap().t;
+    let (start, last_bad, recovered) = truth_window(p);
+    let last_bad = last_bad - SCRAPE_S;
     let got_start = p.secs(&f["impact"]["start"]["utc"]);
     assert!(
         (got_start - start).abs() <= 2.0 * SCRAPE_S,
@@ -349,8 +377,9 @@ fn check(p: &Played) {
     for r in responses {
         effects_against_the_record(p, r);
     }
-    if recovered {
-        credit_against_the_record(p, got_start, end);
+    // The recovery a step is credited with is the errors' end, backlog or not.
+    if ended(p, errors_end(p)) {
+        credit_against_the_record(p, got_start, errors_end(p));
     }
     steps_that_did_nothing(p);
     wrong_moves_named(p);
@@ -406,7 +435,14 @@ fn check(p: &Played) {
     ];
     for panel in panels {
         let n = rows.iter().filter(|r| r.starts_with(panel)).count();
-        assert!(n <= 1, "{name}: {n} rows for {panel}: {rows:#?}");
+        // The panel whose return ended the impact (a drained backlog) has that row too.
+        let ended = rows
+            .iter()
+            .any(|r| r.starts_with(panel) && r.ends_with("Impact ended."));
+        assert!(
+            n <= 1 + usize::from(ended),
+            "{name}: {n} rows for {panel}: {rows:#?}"
+        );
     }
     let errors = rows.iter().filter(|r| r.starts_with("Error ratio")).count();
     assert!(errors <= 2, "{name}: {errors} error-ratio rows: {rows:#?}");
@@ -555,8 +591,13 @@ fn effects_against_the_record(p: &Played, r: &serde_json::Value) {
 /// none when no window does, and then the recovery says how long after the last step it came.
 /// The simulator knows the fall to a scrape: a window edge within a scrape of it may go
 /// either way.
-fn credit_against_the_record(p: &Played, start: f64, end: f64) {
-    let name = p.name;
+/// When the simulator's error ratio fell below 5 % for good (by `end`), the acting responses
+/// whose effect windows hold it, and those whose window edges are within a scrape of it.
+fn holding_the_fall(
+    p: &Played,
+    start: f64,
+    end: f64,
+) -> (f64, Vec<&serde_json::Value>, Vec<&serde_json::Value>) {
     let responses = p.facts["responses"].as_array().unwrap();
     let fallen = p
         .scrapes
@@ -581,6 +622,21 @@ fn credit_against_the_record(p: &Played, start: f64, end: f64) {
             (s - fallen).abs() <= SCRAPE_S || (e - fallen).abs() <= SCRAPE_S
         })
         .collect();
+    (fallen, inside, near)
+}
+
+/// The titles of the step that restored service as the simulator saw it (the last response
+/// whose window holds the errors' fall, or one within a scrape of it), `None` when none does.
+fn restoring(p: &Played, start: f64) -> Option<Vec<Vec<String>>> {
+    let (_, inside, near) = holding_the_fall(p, start, errors_end(p));
+    let last = inside.last()?;
+    Some(std::iter::once(*last).chain(near).map(titles).collect())
+}
+
+fn credit_against_the_record(p: &Played, start: f64, end: f64) {
+    let name = p.name;
+    let responses = p.facts["responses"].as_array().unwrap();
+    let (fallen, inside, near) = holding_the_fall(p, start, end);
     let credited: Vec<&serde_json::Value> =
         responses.iter().filter(|r| r["credited"] == true).collect();
     match inside.last() {
@@ -657,6 +713,244 @@ fn wrong_moves_named(p: &Played) {
     }
 }
 
+/// A draft with what changes from run to run masked: every run of digits (the rehearsal runs
+/// in real time at 50×, so a step lands a few simulated seconds either way and counts move
+/// by a few units), the month (the rehearsal is dated today) and which signals a step's
+/// "Effect:" lists (a signal near its noise floor is in it on one run and not the next).
+fn masked(md: &str) -> String {
+    let effects = regex::Regex::new(r"Effect: [^.]*? within").unwrap();
+    let md = effects.replace_all(md, "Effect: … within");
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let mut out = String::with_capacity(md.len());
+    let mut digits = false;
+    for c in md.chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('#');
+            }
+            digits = true;
+        } else {
+            digits = false;
+            out.push(c);
+        }
+    }
+    MONTHS.iter().fold(out, |t, m| t.replace(m, "Month"))
+}
+
+/// The scenario's draft with the seed's response, as checked in under
+/// `tests/fixtures/export/drafts/SCENARIO/` (the README links them): the same draft, line for
+/// line, but for the figures and the date, which move from run to run. With
+/// `UPDATE_DRAFTS=1` the checked-in draft and its charts are replaced by this run's.
+fn golden(p: &Played, scenario: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/export/drafts")
+        .join(scenario);
+    let file = dir.join("postmortem.md");
+    if std::env::var_os("UPDATE_DRAFTS").is_some() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("charts")).unwrap();
+        std::fs::write(&file, &p.md).unwrap();
+        let charts = p._dir.path().join("out/charts");
+        for e in std::fs::read_dir(&charts).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dir.join("charts").join(e.file_name())).unwrap();
+        }
+        println!("{}: wrote {}", p.name, file.display());
+        return;
+    }
+    let kept = std::fs::read_to_string(&file).unwrap_or_default();
+    let (want, got) = (masked(&kept), masked(&p.md));
+    readme_excerpt(scenario, &want);
+    if want != got {
+        let diff: Vec<String> = want
+            .lines()
+            .zip(got.lines())
+            .filter(|(a, b)| a != b)
+            .take(20)
+            .map(|(a, b)| format!("- {a}\n+ {b}"))
+            .collect();
+        panic!(
+            "{}: the draft is not the one in {} ({} lines there, {} now; digits and months \
+             masked); the lines that differ:\n{}\nIf the change is meant, update the drafts \
+             (the README shows one) with\n  UPDATE_DRAFTS=1 cargo test --test export \
+             with_the_seeds_response\nand review `git diff tests/fixtures/export/drafts`.",
+            p.name,
+            file.display(),
+            want.lines().count(),
+            got.lines().count(),
+            diff.join("\n")
+        );
+    }
+}
+
+/// The README links the three drafts and shows an excerpt of one in its ```markdown block (of
+/// the draft linked last before it): the excerpt's lines are that draft's, masked as
+/// [`golden`] compares them, and there are at most 12.
+fn readme_excerpt(scenario: &str, masked_draft: &str) {
+    const DRAFTS: &str = "tests/fixtures/export/drafts/";
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let link = format!("{DRAFTS}{scenario}/postmortem.md");
+    assert!(readme.contains(&link), "the README does not link {link}");
+    let Some(at) = readme.find("```markdown\n") else {
+        panic!("the README shows no excerpt of a draft (a ```markdown block)");
+    };
+    let before = &readme[..at];
+    let shown = before[before.rfind(DRAFTS).unwrap() + DRAFTS.len()..]
+        .split('/')
+        .next()
+        .unwrap();
+    if shown != scenario {
+        return;
+    }
+    let block = readme[at + "```markdown\n".len()..]
+        .split("```")
+        .next()
+        .unwrap();
+    assert!(
+        block.lines().count() <= 12,
+        "the README's excerpt is over 12 lines"
+    );
+    let lines: Vec<&str> = masked_draft.lines().collect();
+    for l in masked(block).lines() {
+        assert!(
+            lines.contains(&l),
+            "the README's excerpt of {link} has a line the draft does not: {l}"
+        );
+    }
+}
+
+/// The numbers a text holds ("1,922,020", "2.6", "07" and "00" of "07:00").
+fn numbers(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+        .map(|t| t.trim_matches(|c| c == ',' || c == '.'))
+        .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every string the facts hold, but the prose's own sentences.
+fn fact_strings(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    const PROSE: &str = "sections";
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                if path == "prose" && k == PROSE {
+                    continue;
+                }
+                fact_strings(v, k, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| fact_strings(v, path, out)),
+        _ => {}
+    }
+}
+
+/// The prose's sentences, all sections.
+fn prose_sentences(p: &Played) -> Vec<String> {
+    p.facts["prose"]["sections"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|v| v.as_array().unwrap().clone())
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The Summary opens with sentences built from the record: the service the scenario runs,
+/// the impact's duration as the simulator's error ratio (and backlog) give it, and the step
+/// whose effect window holds the errors' end as the simulator saw it (or that none does, or
+/// that customers were still affected); every number any prose sentence holds is one the
+/// facts hold, none typed in the template; each sentence is in the draft.
+fn prose_against_the_record(p: &Played, scenario: &str) {
+    let name = p.name;
+    let summary = p.facts["prose"]["sections"]["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("runbooks/gameday/{scenario}.toml"));
+    let toml: toml::Table = toml::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let service = toml["service"].as_str().unwrap();
+    assert!(
+        summary.contains(service),
+        "{name}: {service} not in {summary}"
+    );
+    let (start, end, recovered) = truth_window(p);
+    if recovered {
+        let minute = |t: f64| (t / 60.0).floor();
+        let truth = minute(end) - minute(start);
+        let said: Vec<String> = (-1..=1)
+            .map(|d| {
+                let m = (truth + f64::from(d)) as i64;
+                warroom::postmortem::words::duration(m * 60)
+            })
+            .collect();
+        assert!(
+            said.iter()
+                .any(|d| summary.contains(&format!(" for {d}, from"))),
+            "{name}: {truth} minutes (±1: {said:?}) not in {summary}"
+        );
+        match restoring(p, start) {
+            Some(candidates) => {
+                let joined: Vec<String> = candidates
+                    .iter()
+                    .map(|t| warroom::postmortem::words::and_list(t))
+                    .collect();
+                assert!(
+                    (summary.contains("Service was restored at")
+                        || summary.contains("The errors stopped at"))
+                        && joined.iter().any(|j| summary.contains(j.as_str())),
+                    "{name}: restored by {joined:?}? {summary}"
+                );
+            }
+            None => assert!(
+                summary.contains("no step is credited") || !summary.contains("was restored"),
+                "{name}: {summary}"
+            ),
+        }
+    } else {
+        assert!(
+            summary.contains("still") || summary.contains("not ended"),
+            "{name}: {summary}"
+        );
+    }
+    let mut strings = Vec::new();
+    fact_strings(&p.facts, "", &mut strings);
+    let known: std::collections::BTreeSet<String> =
+        strings.iter().flat_map(|s| numbers(s)).collect();
+    for sentence in prose_sentences(p) {
+        for n in numbers(&sentence) {
+            assert!(
+                known.contains(&n),
+                "{name}: {n} in {sentence:?} is in no fact"
+            );
+        }
+        let first = sentence.split(' ').take(4).collect::<Vec<_>>().join(" ");
+        assert!(
+            p.md.contains(&first),
+            "{name}: {sentence:?} not in the draft"
+        );
+    }
+}
+
 fn between<'a>(text: &'a str, from: &str, to: &str) -> Option<&'a str> {
     let rest = &text[text.find(from)? + from.len()..];
     Some(&rest[..rest.find(to).unwrap_or(rest.len())])
@@ -667,14 +961,17 @@ fn response_titles(p: &Played) -> Vec<Vec<String>> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| {
-            r["titles"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_str().unwrap().to_string())
-                .collect()
-        })
+        .map(titles)
+        .collect()
+}
+
+/// A response's step titles.
+fn titles(r: &serde_json::Value) -> Vec<String> {
+    r["titles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
         .collect()
 }
 
@@ -892,6 +1189,8 @@ fn response_titled(p: &Played, title: &str) -> serde_json::Value {
 fn planner_peak_with_the_seeds_response() {
     let p = play("planner-peak, seed", "planner-peak", &["seed"], "110m");
     check(&p);
+    prose_against_the_record(&p, "planner-peak");
+    golden(&p, "planner-peak");
     for title in ["Roll planner-api back", "Disable retries"] {
         let r = response_titled(&p, title);
         assert!(
@@ -937,8 +1236,12 @@ fn planner_peak_with_the_rollback_alone() {
 /// drained at a pace (judged by its rate: it falls after, where it rose or held before).
 #[test]
 fn bird_count_with_the_seeds_response() {
-    let p = play("bird-count, seed", "bird-count", &["seed"], "150m");
+    // Long enough for the backlog to drain after the errors end.
+    let p = play("bird-count, seed", "bird-count", &["seed"], "170m");
     check(&p);
+    prose_against_the_record(&p, "bird-count");
+    golden(&p, "bird-count");
+    backlog_against_the_record(&p);
     let retries = response_titled(&p, "Disable retries");
     assert!(
         retries["no_effect"]
@@ -971,6 +1274,49 @@ fn bird_count_with_the_seeds_response() {
     assert!(drain["no_effect"].is_null(), "{drain}");
 }
 
+/// The backlog's drain is a fact of its own: the impact lasts until the queue is back under
+/// its level (when the simulator's queue depth was), the errors' recovery comes before it and
+/// is still credited to the step that ended them, and the drain's rate is the queue's fall
+/// from its peak over the time it took, as the simulator counted it.
+fn backlog_against_the_record(p: &Played) {
+    let name = p.name;
+    let f = &p.facts;
+    let b = &f["customer"]["backlog"];
+    let drained = p.secs(&b["drained"]["utc"]);
+    let end = p.secs(&f["impact"]["end"]["utc"]);
+    assert!(
+        (drained - end).abs() <= SCRAPE_S,
+        "{name}: drained {drained}, impact end {end}"
+    );
+    let recovered = p.secs(&f["recovery"]["at"]["utc"]);
+    assert!(
+        recovered + 600.0 < end,
+        "{name}: the errors' end {recovered}, impact {end}"
+    );
+    assert!(
+        (recovered - errors_end(p)).abs() <= 2.0 * SCRAPE_S,
+        "{name}: {recovered}"
+    );
+    let peak = p.scrapes.iter().map(|s| s.queue_depth).fold(0.0, f64::max);
+    let peak_at = p.scrapes.iter().find(|s| s.queue_depth == peak).unwrap().t;
+    let after = p.at(drained).queue_depth;
+    let truth = (peak - after) / ((drained - peak_at) / 60.0);
+    let rate = b["rate"]["value"].as_f64().unwrap();
+    println!("{name}: drained at {rate:.0} a minute (simulator {truth:.0})");
+    assert!(
+        (rate - truth).abs() <= truth * 0.05,
+        "{name}: rate {rate} vs {truth}"
+    );
+    let summary = f["prose"]["sections"]["summary"][0].as_str().unwrap();
+    assert!(
+        summary.contains(&format!(
+            "drained by {}",
+            b["drained"]["clock"].as_str().unwrap()
+        )),
+        "{name}: {summary}"
+    );
+}
+
 /// A wrong response: retries off alone. The recovery comes much later, as traffic falls, and
 /// is credited to no step.
 #[test]
@@ -997,6 +1343,8 @@ fn bird_count_with_retries_off_alone() {
 fn crash_loop_with_the_seeds_response() {
     let p = play("crash-loop, seed", "crash-loop", &["seed"], "40m");
     check(&p);
+    prose_against_the_record(&p, "crash-loop");
+    golden(&p, "crash-loop");
     let r = &p.facts["responses"][0];
     assert_eq!(r["credited"], true, "{r}");
     assert!(r["wrong_move"].is_null(), "{r}");
