@@ -298,7 +298,12 @@ impl Bindings {
                 self.bind(&v.name, binding);
                 self.offered.push((v.name.clone(), values));
             }
-            VarKind::Interval => self.bind(&v.name, interval_binding(v)),
+            VarKind::Interval => {
+                self.bind(&v.name, interval_binding(v));
+                let listed = v.query.as_deref().unwrap_or("").split(',');
+                let values = listed.map(str::trim).filter(|s| !s.is_empty());
+                (self.offered).push((v.name.clone(), values.map(String::from).collect()));
+            }
             VarKind::Datasource => {
                 let value = v
                     .query
@@ -384,6 +389,13 @@ impl Bindings {
         (self.failed.iter())
             .find(|(n, _)| n == name)
             .map(|(_, w)| w.as_str())
+    }
+
+    /// Give up on the query variables still waiting for a look-up, saying `why`.
+    pub fn leave_unresolved(&mut self, vars: &[Variable], why: &str) {
+        for i in std::mem::take(&mut self.pending) {
+            self.failed.push((vars[i].name.clone(), why.to_string()));
+        }
     }
 
     /// Whether `name` is a query variable still waiting for its look-up.
