@@ -8,9 +8,10 @@ pub mod alerts;
 pub mod github;
 pub mod panels;
 pub mod runbooks;
+pub mod variables;
 
 use crate::diagnostic::Diagnostic;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,9 @@ pub struct Config {
     /// Prometheus builds its dashboard from what the Prometheus exports, and a rehearsal shows
     /// the simulator's panels (each asks for them; the config knows no preset).
     pub panels: Vec<PanelConfig>,
+    /// `[[variable]]`: the template variables the panels' queries use (`$name`), resolved
+    /// against the Prometheus when a console or recorder starts.
+    pub variables: Vec<crate::variables::Variable>,
     /// `[runbooks] dir` (or the older top-level `runbook_dir`).
     pub runbook_dir: Option<PathBuf>,
     /// `[runbooks.vars]`: values for every runbook that declares the variable.
@@ -99,7 +103,7 @@ pub enum SecretRef {
 }
 
 /// One key or several.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum KeyList {
     One(String),
@@ -132,6 +136,7 @@ impl Default for Config {
             theme: "default".into(),
             keys: KeyOverrides::default(),
             panels: Vec::new(),
+            variables: Vec::new(),
             runbook_dir: None,
             runbook_vars: Vec::new(),
             github: None,
@@ -157,6 +162,9 @@ struct RawConfig {
     /// `[[panel]]` entries replace the default dashboard.
     #[serde(default)]
     panel: Vec<Spanned<panels::RawPanel>>,
+    /// `[[variable]]` entries the panels' queries use.
+    #[serde(default)]
+    variable: Vec<Spanned<variables::RawVariable>>,
     github: Option<github::RawGithub>,
     export: Option<RawExport>,
 }
@@ -358,14 +366,52 @@ impl Config {
                 place: Some(Diagnostic::at(file, text, Some(span), String::new())),
             };
         }
-        cfg.panels = raw
-            .panel
-            .into_iter()
-            .map(|p| {
-                let span = p.span();
-                p.into_inner().validate().map_err(|m| err(span.clone(), m))
-            })
-            .collect::<Result<_, _>>()?;
+        let mut spans = Vec::new();
+        for v in raw.variable {
+            let span = v.span();
+            spans.push(span.clone());
+            let v = v
+                .into_inner()
+                .validate()
+                .map_err(|m| err(span.clone(), m))?;
+            if cfg.variables.iter().any(|w| w.name == v.name) {
+                return Err(err(
+                    span,
+                    format!("a second [[variable]] named ${}", v.name),
+                ));
+            }
+            cfg.variables.push(v);
+        }
+        for (v, span) in cfg.variables.iter().zip(spans) {
+            let query = v.query.as_deref().unwrap_or("");
+            if let Some(n) = variables::undeclared(query, &cfg.variables) {
+                return Err(err(
+                    span,
+                    format!(
+                        "variable ${}'s query uses ${n}, which no [[variable]] declares",
+                        v.name
+                    ),
+                ));
+            }
+        }
+        for p in raw.panel {
+            let span = p.span();
+            let p = p
+                .into_inner()
+                .validate()
+                .map_err(|m| err(span.clone(), m))?;
+            if let Some(n) = variables::undeclared(&p.query, &cfg.variables) {
+                return Err(err(
+                    span,
+                    format!(
+                        "panel \"{}\" uses ${n}, which no [[variable]] declares: add one (as \
+                         `warroom import grafana` writes them) or write the value in the query",
+                        p.title
+                    ),
+                ));
+            }
+            cfg.panels.push(p);
+        }
         if let Some(gh) = raw.github {
             cfg.github = Some(gh.validate().map_err(|(span, m)| err(span, m))?);
         }

@@ -148,6 +148,7 @@ actions! {
     Top = "top", "timeline: to the newest record (the top)";
     Bottom = "bottom", "timeline: to the oldest record (the end)";
     Search = "search", "timeline: search (enter finds the next match)";
+    Variables = "variables", "set a dashboard variable ($name)";
 }
 
 /// The default bindings, one row per action and mode, in the order help lists them: the mode,
@@ -190,6 +191,7 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
     (Mode::Dashboard, Action::Changes, &["C"], None),
     (Mode::Dashboard, Action::Runbooks, &["b"], None),
     (Mode::Dashboard, Action::Declare, &["D"], None),
+    (Mode::Dashboard, Action::Variables, &["V"], None),
     (Mode::Dashboard, Action::Status, &["s"], None),
     (Mode::Dashboard, Action::Severity, &["v"], None),
     (Mode::Dashboard, Action::ActionItem, &["a"], None),

@@ -15,8 +15,9 @@
 //!    catalog, executor and its one builder, step kinds), [`incident`] (the journal, opening an
 //!    incident, the actor), [`alerts`], [`postmortem`], [`github`], [`sim`] (the simulator),
 //!    [`rehearsal`] (stage, simulated clock, faults, plays, recording, score), [`recorder`]
-//!    (the headless recording engine), [`config`] and [`import`] (dashboards of other tools
-//!    made into panels; it writes for the config, which never names it). No two domain rooms
+//!    (the headless recording engine), [`config`], [`import`] (dashboards of other tools
+//!    made into panels; it writes for the config, which never names it) and [`variables`]
+//!    (Grafana's template variables, which the importer and the console both resolve). No two domain rooms
 //!    name each other, directly or through others: `domain_rooms_form_no_loop` checks it.
 //! 4. **Support**, used by all: [`backoff`], [`clock`], [`sanitize`], [`secret`],
 //!    [`diagnostic`], [`paths`], [`logging`], [`strings`] (user text said in more than one place), and [`signals`] (SIGINT/SIGTERM as one stream,
@@ -56,6 +57,7 @@ pub mod strings;
 pub mod theme;
 pub mod tui;
 pub mod ui;
+pub mod variables;
 
 /// The layers, checked by a scan of the sources: a domain or support module that names a layer
 /// above it fails the build's tests.
@@ -75,6 +77,7 @@ mod layers {
         "rehearsal",
         "recorder",
         "import",
+        "variables",
     ];
     const SUPPORT: &[&str] = &[
         "strings",

@@ -64,6 +64,9 @@ pub enum Effect {
     /// Take the snapshots of these panels (the dashboard as it is now) over the incident so
     /// far and export the postmortem draft, off the loop; answers as `Msg::Exported`.
     Export(Vec<crate::config::PanelConfig>),
+    /// Resolve the dashboard's variables (with the values chosen) against the Prometheus, by
+    /// Grafana's rules; answers as `Msg::VariablesResolved`.
+    ResolveVariables(Vec<crate::variables::Variable>),
     /// Ask the Prometheus which exporters it holds and build the dashboard from the presets;
     /// answers as `Msg::Discovered`.
     Discover,

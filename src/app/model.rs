@@ -207,6 +207,8 @@ pub struct Model {
     pub advice: super::workers::advice::judge::Board,
     /// The dialog shown over everything, which gets keys first.
     pub dialog: Option<super::panes::dialog::Dialog>,
+    /// The dashboard's `[[variable]]`s and their values (`V` sets one).
+    pub variables: super::panes::variables::Variables,
     /// Dialogs waiting for the one shown to close (the executor may ask while a form is open).
     pub dialogs_waiting: std::collections::VecDeque<super::panes::dialog::Dialog>,
     /// How many times what keys go to (a dialog, a mode) changed by something other than a key:
@@ -308,8 +310,15 @@ impl Model {
             .iter()
             .position(|r| *r >= config.range)
             .unwrap_or(RANGES.len() - 1);
+        let variables = super::panes::variables::Variables::new(config.variables.clone());
         Model {
-            panels: config.panels.iter().cloned().map(Panel::new).collect(),
+            panels: (config.panels.iter().cloned())
+                .map(|p| match variables.used_by(&p.query) {
+                    true => Panel::templated(p),
+                    false => Panel::new(p),
+                })
+                .collect(),
+            variables,
             selected: 0,
             zoomed: false,
             mode: Mode::Dashboard,

@@ -44,6 +44,8 @@ pub enum Msg {
     Refused(String),
     /// The export finished: where the draft is and the lint's findings, or why it failed.
     Exported(Result<(String, Vec<String>), String>),
+    /// The dashboard's variables were resolved (at start, or after a choice).
+    VariablesResolved(Box<crate::variables::Bindings>),
     /// Discovery answered: the dashboard it built, or why it could not.
     Discovered(Result<Discovered, DiscoverFailure>),
     /// The runbook list was (re)loaded.

@@ -9,3 +9,4 @@ pub mod publish;
 pub mod run;
 pub mod text;
 pub mod timeline;
+pub mod variables;

@@ -111,6 +111,9 @@ fn start(config: &Config) -> color_eyre::Result<(Model, Services, Arc<dyn Clock>
     }
     // No `[[panel]]`: the dashboard is what the Prometheus exports, found after the first
     // frame (the simulator's panels would only say "no data" on a real service).
+    // The `[[variable]]`s resolve against the same Prometheus as the panels' queries.
+    let variables = (!config.variables.is_empty())
+        .then(|| client.clone() as Arc<dyn crate::variables::VariableResolver>);
     let discovery = config.panels.is_empty().then(|| {
         model.discovery = Some(super::model::Discovery::Due {
             at: None,
@@ -124,6 +127,7 @@ fn start(config: &Config) -> color_eyre::Result<(Model, Services, Arc<dyn Clock>
         runbooks: crate::runbook::setup::RunbookSetup::from_config(config),
         serve: true,
         discovery,
+        variables,
         ..Services::metrics_only(source)
     };
     Ok((model, services, clock))

@@ -19,6 +19,7 @@ mod resume;
 mod runbooks;
 mod search;
 mod sharing;
+mod variables;
 
 pub use advice::headline as advice_headline;
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
@@ -173,6 +174,7 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.now = now;
             expire_notice(model);
             let mut effects = discovery::tick(model);
+            effects.extend(variables::tick(model));
             effects.extend(schedule(model));
             effects.extend(advice::tick(model));
             return effects;
@@ -186,6 +188,7 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.paused = true;
             model.dirty = true;
         }
+        Msg::VariablesResolved(bindings) => return variables::resolved(model, *bindings),
         Msg::Discovered(result) => {
             let mut effects = discovery::answered(model, result);
             effects.extend(schedule(model));
@@ -468,7 +471,8 @@ pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
         }
         let i = (model.selected + k) % n;
         let p = &mut model.panels[i];
-        if p.busy() || p.next_due.is_some_and(|due| !due_now(due)) {
+        // A query with a variable without a value is never sent.
+        if p.busy() || p.unset.is_some() || p.next_due.is_some_and(|due| !due_now(due)) {
             continue;
         }
         let Some(pass) = model.source.health.admit(now) else {

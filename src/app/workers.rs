@@ -56,6 +56,8 @@ pub struct Services {
     pub follow: Option<super::sharing::FollowSetup>,
     /// The Prometheus client discovery asks, when the dashboard is built by discovery.
     pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
+    /// What the dashboard's `[[variable]]`s are resolved against.
+    pub variables: Option<Arc<dyn crate::variables::VariableResolver>>,
 }
 
 impl Services {
@@ -73,6 +75,26 @@ impl Services {
             serve: false,
             follow: None,
             discovery: None,
+            variables: None,
+        }
+    }
+}
+
+/// The variables resolved against `resolver`; without one, the query variables say why they
+/// have no value.
+async fn resolve_variables(
+    resolver: Option<Arc<dyn crate::variables::VariableResolver>>,
+    vars: Vec<crate::variables::Variable>,
+) -> crate::variables::Bindings {
+    use crate::variables::{Bindings, Finding};
+    let opts = crate::app::panes::variables::Variables::options();
+    match resolver {
+        Some(r) => Bindings::resolve_all(&vars, &opts, r.as_ref()).await.0,
+        None => {
+            let mut w: Vec<Finding> = Vec::new();
+            let mut b = Bindings::offline(&vars, &[], &opts, &mut w);
+            b.leave_unresolved(&vars, "this console has no Prometheus to look it up in");
+            b
         }
     }
 }
@@ -187,6 +209,15 @@ pub fn spawn_all(
                 let _ = tx.send(Msg::Declared(Err(
                     "only the console's loop declares an incident".into(),
                 )));
+            }
+            Effect::ResolveVariables(vars) => {
+                let tx = tx.clone();
+                let resolver = services.variables.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::VariablesResolved(Box::new(
+                        resolve_variables(resolver, vars).await,
+                    )));
+                });
             }
             Effect::Discover => {
                 let tx = tx.clone();

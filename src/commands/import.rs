@@ -1,6 +1,7 @@
 //! `warroom import grafana FILE.json [--toml] [--prometheus URL]`: a Grafana dashboard as
 //! `[[panel]]` entries, and a report of every panel not converted (its JSON path and why) and
-//! every caveat worth a look.
+//! every caveat worth a look. Without `--prometheus`, the query variables the panels use are
+//! written as `[[variable]]` entries, which the console resolves when it opens.
 
 use super::Context;
 use crate::cli::GrafanaArgs;
@@ -30,7 +31,11 @@ pub async fn grafana(ctx: &Context, args: GrafanaArgs) -> color_eyre::Result<Exi
         ..ImportOptions::default()
     };
     let import = grafana::import(&text, resolver, options).await?;
-    let panels = crate::config::panels::render_toml(&import.panels);
+    let mut panels = crate::config::panels::render_toml(&import.panels);
+    if !import.variables.is_empty() {
+        panels.push('\n');
+        panels.push_str(&crate::config::variables::render_toml(&import.variables));
+    }
     let mut report = String::new();
     let say = |out: &mut String, head: &str, findings: &[Finding]| {
         if findings.is_empty() {
@@ -47,6 +52,16 @@ pub async fn grafana(ctx: &Context, args: GrafanaArgs) -> color_eyre::Result<Exi
         import.panels.len(),
         import.model.name()
     ));
+    if !import.variables.is_empty() {
+        let names: Vec<String> = (import.variables.iter())
+            .map(|v| format!("${}", v.name))
+            .collect();
+        report.push_str(&format!(
+            "resolved when the console opens, against its Prometheus ({}): {}\n",
+            names.len(),
+            names.join(", ")
+        ));
+    }
     say(&mut report, "not converted", &import.skipped);
     say(&mut report, "to check", &import.warnings);
     if args.toml {

@@ -151,6 +151,8 @@ fn the_example_parses_as_it_is_and_with_every_setting_in_use() {
     let c = Config::parse("example.toml", &used).unwrap_or_else(|e| panic!("{e}\n{used}"));
     assert_eq!(c.panels.len(), 1);
     assert_eq!(c.panels[0].title, "Pool saturation");
+    assert_eq!(c.variables.len(), 1);
+    assert_eq!(c.variables[0].all_value.as_deref(), Some(".*"));
     assert!(c.github.is_some() && c.alertmanager.is_some());
     assert_eq!(
         c.prometheus.url.as_deref(),
@@ -170,4 +172,75 @@ fn the_example_parses_as_it_is_and_with_every_setting_in_use() {
             "{l:?}"
         );
     }
+}
+
+#[test]
+fn variables_parse_and_round_trip() {
+    let text = r#"
+[[panel]]
+title = "CPU"
+query = 'rate(cpu{instance=~"$instance", job="${job}"}[$__rate_interval])'
+
+[[variable]]
+name = "job"
+kind = "custom"
+query = "node,db"
+
+[[variable]]
+name = "instance"
+query = 'label_values(up{job="$job"}, instance)'
+current = ["a:9100", "b:9100"]
+multi = true
+include_all = true
+regex = "/.*:9100/"
+sort = 1
+"#;
+    let c = Config::parse("w.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.variables.len(), 2);
+    let v = &c.variables[1];
+    assert_eq!(v.kind, crate::variables::VarKind::Query);
+    assert_eq!(v.current, ["a:9100", "b:9100"]);
+    assert!(v.multi && v.include_all);
+    assert_eq!(v.path, "[[variable]] instance");
+    // What the importer writes reads back the same.
+    let again = format!(
+        "{}\n{}",
+        panels::render_toml(&c.panels),
+        variables::render_toml(&c.variables)
+    );
+    let d = Config::parse("w.toml", &again).unwrap_or_else(|e| panic!("{e}\n{again}"));
+    assert_eq!(d.variables, c.variables);
+    assert_eq!(d.panels, c.panels);
+}
+
+#[test]
+fn variables_are_checked_with_their_line() {
+    let d = invalid("[[variable]]\nname = \"a b\"\nquery = \"x\"\n");
+    assert_eq!(d.line, 1, "{d}");
+    assert!(d.message.contains("not a name"), "{d}");
+    let d = invalid("[[variable]]\nname = \"a\"\nkind = \"adhoc\"\n");
+    assert!(d.message.contains("expected query, custom"), "{d}");
+    let d = invalid("[[variable]]\nname = \"a\"\n");
+    assert!(d.message.contains("has no query"), "{d}");
+    let d = invalid(
+        "[[variable]]\nname = \"a\"\nquery = \"x\"\n[[variable]]\nname = \"a\"\nquery = \"y\"\n",
+    );
+    assert_eq!(d.line, 4, "{d}");
+    let d = invalid(
+        "[[variable]]\nname = \"a\"\nquery = \"x\"\n\n[[panel]]\ntitle = \"T\"\nquery = 'up{i=\"$b\"}'\n",
+    );
+    assert_eq!(d.line, 5, "{d}");
+    assert!(
+        d.message
+            .contains("uses $b, which no [[variable]] declares"),
+        "{d}"
+    );
+    let d = invalid("[[variable]]\nname = \"a\"\nquery = 'label_values(up{x=\"$zz\"}, i)'\n");
+    assert!(d.message.contains("$a's query uses $zz"), "{d}");
+    // `$1` of label_replace and `$__interval` are not variables.
+    Config::parse(
+        "w.toml",
+        "[[panel]]\ntitle = \"T\"\nquery = 'label_replace(rate(up[$__interval]), \"a\", \"$1\", \"b\", \"(.*)\")'\n",
+    )
+    .unwrap();
 }

@@ -17,26 +17,24 @@
 //! One Grafana query becomes one panel (`convert`), units are scaled to warroom's base units
 //! (`units`), threshold colours decide `warn`, `crit` and `bad_when` where Grafana draws the
 //! thresholds at all (`thresholds`; the rest are reported, not imported), and
-//! variables and `$__interval`-style globals are filled in by Grafana's rules (`variables`,
-//! `var_query`, `interpolate`).
+//! variables and `$__interval`-style globals are filled in by Grafana's rules
+//! ([`crate::variables`], which the console uses too).
 
 mod classic;
 mod convert;
 mod datasource;
-mod interpolate;
 mod json;
-pub mod prometheus;
 mod thresholds;
 mod titles;
 mod units;
 mod v2;
-mod var_query;
-mod variables;
 
 use crate::config::panels::PanelConfig;
-use futures::future::BoxFuture;
-use std::fmt;
+use crate::variables::{Bindings, Variable};
 use std::time::Duration;
+
+pub use crate::variables::promql::MAX_EXPR_BYTES;
+pub use crate::variables::{Finding, MAX_LOOKUPS, ResolveError, VariableResolver};
 
 pub use units::{Factor, UnitMapping, map_unit};
 
@@ -46,35 +44,6 @@ pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_PANELS: usize = 500;
 /// Most panels and queries examined; past this one finding says how many were left.
 pub const MAX_EXAMINED: usize = 5_000;
-/// Most variable look-ups sent for one dashboard.
-pub const MAX_LOOKUPS: usize = 50;
-/// Longest expression (after substitution) handed to the PromQL parser, in bytes.
-pub const MAX_EXPR_BYTES: usize = 16 * 1024;
-
-/// One thing the report says about one place in the dashboard.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// Where in the JSON: `panels[3].panels[1]`, `spec.elements["panel-2"]`,
-    /// `templating.list[0]`, or `dashboard` for the file as a whole.
-    pub path: String,
-    /// What happened and, where there is something to do, what to do (sanitized).
-    pub message: String,
-}
-
-impl Finding {
-    pub(crate) fn new(path: impl Into<String>, message: impl AsRef<str>) -> Self {
-        Finding {
-            path: path.into(),
-            message: crate::sanitize::line(message.as_ref()).into_owned(),
-        }
-    }
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
 
 /// Which of Grafana's dashboard models the file was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +74,10 @@ pub struct Import {
     /// The dashboard's own title (sanitized), if it has one.
     pub title: Option<String>,
     pub panels: Vec<PanelConfig>,
+    /// The query variables the panels' queries still use (an import without a Prometheus):
+    /// `[[variable]]` entries the console resolves when it opens, with the dashboard's
+    /// current values.
+    pub variables: Vec<Variable>,
     /// Converted, but with a caveat the user should read.
     pub warnings: Vec<Finding>,
     /// Not converted: the JSON path of the panel or query, and why.
@@ -148,6 +121,17 @@ pub struct ImportOptions {
     pub resolve_budget: Duration,
 }
 
+impl ImportOptions {
+    /// What the variables' look-ups go by.
+    pub(crate) fn variables(&self) -> crate::variables::Options {
+        crate::variables::Options {
+            scrape_interval: self.scrape_interval,
+            range: self.range,
+            budget: self.resolve_budget,
+        }
+    }
+}
+
 impl Default for ImportOptions {
     fn default() -> Self {
         ImportOptions {
@@ -158,46 +142,12 @@ impl Default for ImportOptions {
     }
 }
 
-/// Why a look-up gave no values (the text says what happened; it is shown in a warning).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ResolveError(pub String);
-
-/// Answers the queries of template variables as Grafana's Prometheus data source does:
-/// `label_values`, `label_names`, `metrics` and `query_result` ([`prometheus`] has the real
-/// one).
-pub trait VariableResolver: Send + Sync {
-    /// Where values come from, for messages (`prometheus http://…`).
-    fn describe(&self) -> String;
-    /// The values `label` takes among the series matching `selector` (all series when
-    /// `None`), raw as stored.
-    fn label_values(
-        &self,
-        label: &str,
-        selector: Option<&str>,
-    ) -> BoxFuture<'static, Result<Vec<String>, ResolveError>>;
-    /// The label names on the series matching `selector` (all series when `None`).
-    fn label_names(
-        &self,
-        _selector: Option<&str>,
-    ) -> BoxFuture<'static, Result<Vec<String>, ResolveError>> {
-        let why = format!("{} does not answer label_names", self.describe());
-        Box::pin(async move { Err(ResolveError(why)) })
-    }
-    /// `query_result(expr)`: the instant query now, each series as Grafana writes it for a
-    /// variable, `name{a="x",b="y"} value timestamp_ms` (a scalar or string: its value).
-    fn query_result(&self, _expr: &str) -> BoxFuture<'static, Result<Vec<String>, ResolveError>> {
-        let why = format!("{} does not answer query_result", self.describe());
-        Box::pin(async move { Err(ResolveError(why)) })
-    }
-}
-
 /// A dashboard read from its JSON, its variables not yet looked up.
 #[derive(Debug, Clone)]
 pub struct Dashboard {
     board: json::Board,
     options: ImportOptions,
-    bindings: variables::Bindings,
+    bindings: Bindings,
     /// Warnings found while reading and resolving, before any panel.
     warnings: Vec<Finding>,
     resolved: bool,
@@ -218,7 +168,13 @@ pub fn parse(text: &str, options: ImportOptions) -> Result<Dashboard, GrafanaErr
     })?;
     let board = json::read_board(&value)?;
     let mut warnings = board.warnings.clone();
-    let bindings = variables::Bindings::offline(&board, &options, &mut warnings);
+    let constants = board.constants();
+    let bindings = Bindings::offline(
+        &board.variables,
+        &constants,
+        &options.variables(),
+        &mut warnings,
+    );
     Ok(Dashboard {
         board,
         options,
@@ -236,7 +192,7 @@ impl Dashboard {
 
     /// The query variables that need a look-up, as `(name, query)`.
     pub fn lookups(&self) -> Vec<(String, String)> {
-        variables::lookups(&self.board)
+        crate::variables::bindings::lookups(&self.board.variables)
     }
 
     /// Look up the query variables through `resolver`, each after the variables its query
@@ -251,7 +207,12 @@ impl Dashboard {
         self.resolved = true;
         let mut warnings = Vec::new();
         self.bindings
-            .resolve(&self.board, &self.options, resolver, &mut warnings)
+            .resolve(
+                &self.board.variables,
+                &self.options.variables(),
+                resolver,
+                &mut warnings,
+            )
             .await;
         self.warnings.extend(warnings);
     }
@@ -262,7 +223,8 @@ impl Dashboard {
     pub fn convert(&self) -> Import {
         let mut warnings = self.warnings.clone();
         if !self.resolved {
-            self.bindings.warn_unresolved(&self.board, &mut warnings);
+            self.bindings
+                .warn_unresolved(&self.board.variables, &mut warnings);
         }
         // Variable warnings in the order the dashboard declares its variables.
         let order = |f: &Finding| {
@@ -274,20 +236,59 @@ impl Dashboard {
         };
         warnings.sort_by_key(order);
         let mut skipped = Vec::new();
+        let mut used = Vec::new();
         let panels = convert::panels(
             &self.board,
             &self.bindings,
             &self.options,
             &mut warnings,
             &mut skipped,
+            &mut used,
         );
         Import {
             model: self.board.model,
             title: self.board.title.clone(),
+            variables: self.left_for_the_console(used),
             panels,
             warnings,
             skipped,
         }
+    }
+}
+
+impl Dashboard {
+    /// The query variables `used` (and those their queries use, chained), in the order the
+    /// dashboard declares them, each query with the values the import filled in.
+    fn left_for_the_console(&self, mut used: Vec<String>) -> Vec<Variable> {
+        let vars = &self.board.variables;
+        let opts = self.options.variables();
+        let mut out: Vec<Variable> = Vec::new();
+        // Each round adds the variables the last ones use; a chain is at most all of them.
+        for _ in 0..=vars.len() {
+            let before = out.len();
+            for v in vars {
+                if !used.contains(&v.name)
+                    || !self.bindings.is_pending(vars, &v.name)
+                    || out.iter().any(|o| o.name == v.name)
+                {
+                    continue;
+                }
+                let mut kept = v.clone();
+                if let Some(q) = &v.query {
+                    let (text, refs) = self.bindings.partial(q, &opts);
+                    kept.query = Some(text);
+                    used.extend(refs);
+                }
+                kept.options.clear();
+                kept.path = format!("[[variable]] {}", v.name);
+                out.push(kept);
+            }
+            if out.len() == before {
+                break;
+            }
+        }
+        out.sort_by_key(|o| vars.iter().position(|v| v.name == o.name));
+        out
     }
 }
 

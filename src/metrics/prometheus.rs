@@ -10,6 +10,7 @@ pub mod errors;
 pub mod labels;
 pub mod options;
 pub mod parse;
+pub mod variables;
 
 pub(crate) use body::{Budget, read as read_body};
 pub use client::{Auth, BuildInfo, ClientError, ClientOptions, PrometheusClient};

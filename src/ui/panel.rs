@@ -108,6 +108,7 @@ pub fn state_tag(state: &PanelState, theme: &Theme) -> (String, Style) {
         PanelState::Stale { age_secs } => (format!("◷ stale {}", age(*age_secs)), theme.stale),
         PanelState::Partial { .. } => ("◐ partial".into(), theme.partial),
         PanelState::Failing { .. } => ("✖ failing".into(), theme.failing),
+        PanelState::Unset { .. } => ("◇ not sent".into(), theme.stale),
     }
 }
 
@@ -212,7 +213,10 @@ pub fn headline(v: &PanelView) -> Line<'static> {
             spans.push(Span::styled("waiting for the first answer…", theme.muted));
         }
         // A failing query's reason comes first: "no series" would be a guess.
-        None if matches!(v.state, PanelState::Failing { .. }) => {}
+        None if matches!(
+            v.state,
+            PanelState::Failing { .. } | PanelState::Unset { .. }
+        ) => {}
         // An empty answer says which metric the query needed and where to look.
         // (Only for an answer that came back empty: a failing query has no answer at all.)
         None => match v.panel.empty_hint() {
@@ -235,6 +239,9 @@ pub fn headline(v: &PanelView) -> Line<'static> {
         ));
     }
     match &v.state {
+        PanelState::Unset { reason } => {
+            spans.push(Span::styled(format!("◇ {reason}"), theme.stale));
+        }
         PanelState::Failing { reason } => {
             spans.push(Span::raw("  "));
             spans.push(Span::styled(format!("✖ {reason}"), theme.failing));

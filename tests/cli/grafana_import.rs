@@ -27,6 +27,36 @@ fn offline(text: &str) -> Import {
         .convert()
 }
 
+/// The queries a console sends for an offline import: its TOML read back as `warroom.toml`,
+/// the `[[variable]]` entries resolved against `c` by Grafana's rules, the panels' queries
+/// filled in (none may keep a variable without a value).
+fn console_queries(
+    rt: &tokio::runtime::Runtime,
+    c: &warroom::metrics::prometheus::PrometheusClient,
+    import: &Import,
+) -> Vec<String> {
+    let text = format!(
+        "{}\n{}",
+        warroom::config::panels::render_toml(&import.panels),
+        warroom::config::variables::render_toml(&import.variables)
+    );
+    let cfg = warroom::config::Config::parse("import.toml", &text)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let opts = warroom::variables::Options::default();
+    let (bindings, _) = rt.block_on(warroom::variables::Bindings::resolve_all(
+        &cfg.variables,
+        &opts,
+        c,
+    ));
+    (cfg.panels.iter())
+        .map(|p| {
+            bindings
+                .apply(&p.query, &opts)
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect()
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -274,10 +304,24 @@ fn classic_dashboard_without_a_prometheus() {
     let import = offline(&fixture("classic.json"));
     assert_eq!(import.model, Model::Classic);
     assert_eq!(import.title.as_deref(), Some("Checkout service"));
-    // Nothing looked up: every query using a query variable waits for --prometheus.
-    let panels = converted(classic_panels("$service", "$replica", "$instance"));
-    assert_eq!(panels.len(), 2);
+    // Nothing looked up: every query using a query variable keeps it, for the console to
+    // resolve (issue 31 point 2: it used to be refused, and 2 of 10 panels were converted).
+    // Only the query using `$cluster`, no variable of the dashboard, is not converted.
+    let mut panels = classic_panels("$service", "$replica", "$instance");
+    let cluster = panels.pop().unwrap();
+    assert!(cluster.query.contains("$cluster"));
+    panels[0].query = panels[0].query.replace("pod=~\".*\"", "pod=~\"$pod\"");
+    assert_eq!(panels.len(), 9);
     assert_eq!(import.panels, panels);
+    // The variables they use, chained ones included, with the dashboard's current values.
+    let names: Vec<&str> = import.variables.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["service", "pod", "replica", "instance"]);
+    assert_eq!(import.variables[0].current, ["checkout"]);
+    assert_eq!(import.variables[1].current, ["$__all"]);
+    assert_eq!(
+        import.variables[2].query.as_deref(),
+        Some("label_values(app_requests_total{service=~\"$service\"}, pod)")
+    );
     let needs = "needs a Prometheus to look up its values, and none was given (--prometheus URL)";
     let mut warnings = vec![
         ("templating.list[4]", needs),
@@ -293,12 +337,9 @@ fn classic_dashboard_without_a_prometheus() {
             "$version (query_result(app_build_info)) needs a Prometheus",
         ),
     ];
-    warnings.extend(classic_panel_warnings(false));
+    warnings.extend(classic_panel_warnings(true));
     assert_findings(&import.warnings, &warnings);
-    assert_findings(
-        &import.skipped,
-        &classic_skipped(&["service", "pod", "replica", "instance"]),
-    );
+    assert_findings(&import.skipped, &classic_skipped(&[]));
     for f in import.warnings.iter().chain(&import.skipped) {
         assert!(warroom::sanitize::is_clean(&f.message, false), "{f}");
     }
@@ -1072,7 +1113,9 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
     assert_eq!(pods_of(&by_title("Memory").query), all);
 
     // Every query of every fixture, with or without a Prometheus, is PromQL Prometheus
-    // accepts, with no `$` left in it.
+    // accepts, with no `$` left in it. Imported offline, the queries keep their variables;
+    // resolved as the console resolves them (its `[[variable]]` entries read back from the
+    // TOML, against the same Prometheus), they are the queries `--prometheus` gives.
     let mut checked = 0;
     for name in ["classic.json", "v1.json", "rows.json", "v2.json"] {
         let with = rt
@@ -1082,17 +1125,22 @@ fn label_values_come_from_a_real_prometheus_and_every_query_runs_there() {
                 ImportOptions::default(),
             ))
             .unwrap();
-        for p in with.panels.iter().chain(&offline(&fixture(name)).panels) {
-            assert!(!p.query.contains('$'), "{name}: {:?}", p.query);
-            if let Err(e) = instant(&rt, &c, &p.query) {
-                panic!("{name}: Prometheus refuses {:?}: {e}", p.query);
+        let opened = console_queries(&rt, &c, &offline(&fixture(name)));
+        let queries: Vec<&str> = with.panels.iter().map(|p| p.query.as_str()).collect();
+        assert_eq!(opened, queries, "{name}");
+        for q in queries
+            .iter()
+            .chain(&opened.iter().map(String::as_str).collect::<Vec<_>>())
+        {
+            assert!(!q.contains('$'), "{name}: {q:?}");
+            if let Err(e) = instant(&rt, &c, q) {
+                panic!("{name}: Prometheus refuses {q:?}: {e}");
             }
             checked += 1;
         }
     }
-    // Resolved: all but the `$cluster` query of classic; offline, only the queries that use
-    // no query variable.
-    assert_eq!(checked, (9 + 4 + 2 + 2) + (2 + 4 + 2));
+    // All but the `$cluster` query of classic, with and without a Prometheus at import.
+    assert_eq!(checked, (9 + 4 + 2 + 2) * 2);
 }
 
 #[test]

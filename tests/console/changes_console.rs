@@ -135,6 +135,7 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
         serve: false,
         follow: None,
         discovery: None,
+        variables: None,
     };
     let (store2, id2) = (store.clone(), id.clone());
     // Several more polls of the same changes once they are recorded.

@@ -183,6 +183,7 @@ async fn console(
         serve: false,
         follow: None,
         discovery: None,
+        variables: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

@@ -119,6 +119,7 @@ async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) 
         rehearsal: Some(stage.live()),
         github: None,
         discovery: None,
+        variables: None,
         serve: false,
         follow: None,
     };

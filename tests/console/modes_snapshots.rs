@@ -268,3 +268,31 @@ fn resume_asks_where_the_run_goes_on() {
         insta::assert_snapshot!(format!("resume_asks_{w}x{h}"), text);
     }
 }
+
+#[test]
+fn the_variable_chooser_lists_the_variables_then_the_values() {
+    use warroom::app::panes::variables::Variables;
+    use warroom::variables::Bindings;
+    let cfg = warroom::config::Config::parse(
+        "w.toml",
+        "[[variable]]\nname = \"pod\"\nkind = \"custom\"\nquery = \"api-0,api-1,api-2\"\n\
+         current = \"api-1\"\ninclude_all = true\n\n\
+         [[variable]]\nname = \"window\"\nkind = \"interval\"\nquery = \"1m,5m\"\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for (w, h) in SIZES {
+        let mut m = model(w, h);
+        let mut vars = Variables::new(cfg.variables.clone());
+        let opts = Variables::options();
+        vars.bindings = Some(Bindings::offline(&vars.defs, &[], &opts, &mut Vec::new()));
+        m.variables = vars;
+        key(&mut m, 'V');
+        let text = render(&m).to_string();
+        assert!(text.contains("$pod = api-1 (4 to choose from)"), "{text}");
+        insta::assert_snapshot!(format!("variables_list_{w}x{h}"), text);
+        press(&mut m, KeyCode::Enter);
+        let text = render(&m).to_string();
+        assert!(text.contains("All") && text.contains("api-2"), "{text}");
+        insta::assert_snapshot!(format!("variables_values_{w}x{h}"), text);
+    }
+}

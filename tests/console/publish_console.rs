@@ -128,6 +128,7 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
         serve: false,
         follow: None,
         discovery: None,
+        variables: None,
     };
     run_console(model, services, 120, Duration::from_secs(40), drive).await
 }

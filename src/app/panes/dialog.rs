@@ -60,6 +60,13 @@ pub enum Purpose {
     Publish,
     /// The followed holder went away: take the incident over, or keep watching.
     TakeOver,
+    /// Which dashboard variable to set (the choice is its index).
+    PickVariable,
+    /// The value of variable `index`: the choice is one of `choices`.
+    SetVariable {
+        index: usize,
+        choices: Vec<super::variables::Choice>,
+    },
 }
 
 /// One field of a form.

@@ -21,6 +21,8 @@ pub enum PanelState {
     Partial { warning: String },
     /// The last query failed; older data may still be drawn.
     Failing { reason: String },
+    /// The query uses a variable without a value: it is not sent (the reason says which).
+    Unset { reason: String },
 }
 
 /// A panel and its data.
@@ -46,6 +48,11 @@ pub struct Panel {
     /// discover`): the metric the query needs. Read from the query when first asked for (an
     /// answer came back empty), not on the way to the first frame: parsing PromQL is not free.
     empty_hint: std::sync::OnceLock<Option<String>>,
+    /// The query as configured, when it uses `[[variable]]`s (`config.query` is then what is
+    /// sent: the template with their values).
+    pub template: Option<String>,
+    /// Why the query is not sent: a variable it uses has no value (yet).
+    pub unset: Option<String>,
 }
 
 impl Panel {
@@ -63,6 +70,34 @@ impl Panel {
             next_due: None,
             bytes_received: 0,
             omitted: 0,
+            template: None,
+            unset: None,
+        }
+    }
+
+    /// The panel, its query using variables: nothing is sent until they resolve.
+    pub fn templated(config: PanelConfig) -> Self {
+        let mut panel = Panel::new(config);
+        panel.template = Some(panel.config.query.clone());
+        panel.unset = Some("the variables are being resolved against the Prometheus".into());
+        panel
+    }
+
+    /// Send the template with the variables' values (`Ok`), or nothing (`Err`: why). A
+    /// changed query starts afresh: its data are the old query's.
+    pub fn set_query(&mut self, query: Result<String, String>) {
+        match query {
+            Ok(q) if self.unset.is_none() && q == self.config.query => {}
+            Ok(q) => {
+                self.config.query = q;
+                self.unset = None;
+                self.empty_hint = std::sync::OnceLock::new();
+                self.reset();
+            }
+            Err(why) => {
+                self.unset = Some(why);
+                self.reset();
+            }
         }
     }
 
@@ -95,6 +130,11 @@ impl Panel {
 
     /// The state to show at `now`, given the refresh interval.
     pub fn state(&self, now: DateTime<Utc>, refresh_secs: i64) -> PanelState {
+        if let Some(reason) = &self.unset {
+            return PanelState::Unset {
+                reason: reason.clone(),
+            };
+        }
         if let Some((at, reason)) = &self.last_error
             && self.last_ok.is_none_or(|ok| *at >= ok)
         {

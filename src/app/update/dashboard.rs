@@ -28,6 +28,7 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
             Vec::new()
         }
         Action::Declare => incident::declare(model),
+        Action::Variables => super::variables::open(model),
         a @ (Action::PageUp | Action::PageDown | Action::Top | Action::Bottom) => {
             scroll_timeline(model, a);
             Vec::new()

@@ -160,6 +160,14 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             answer: Answer::Confirmed(true),
         }],
         Purpose::Publish => super::publish::confirmed(model, &d),
+        Purpose::PickVariable => {
+            model.dialog = None;
+            super::variables::values(model, d.selected().unwrap_or(0))
+        }
+        Purpose::SetVariable { index, choices } => match choices.get(d.selected().unwrap_or(0)) {
+            Some(c) => super::variables::chosen(model, *index, c),
+            None => Vec::new(),
+        },
         Purpose::TakeOver => super::sharing::take_over_answered(model, d.selected().unwrap_or(1)),
         Purpose::Decide { reply, .. } => {
             let Some(i) = d.selected() else {

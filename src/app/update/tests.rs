@@ -2,6 +2,7 @@ use super::*;
 
 mod console;
 mod sharing;
+mod variables;
 use crate::app::PanelState;
 use crate::config::Config;
 use crate::incident::{Event, Record, Source};

@@ -369,7 +369,7 @@ fn read_variables(templating: Option<&Value>, path: &str) -> Vec<Variable> {
     let base = join(path, "list");
     list.iter()
         .enumerate()
-        .take(super::variables::MAX_VARIABLES)
+        .take(crate::variables::MAX_VARIABLES)
         .filter_map(|(i, v)| read_variable(v, &index(&base, i)))
         .collect()
 }
@@ -402,5 +402,5 @@ fn read_variable(v: &Value, path: &str) -> Option<Variable> {
     .or_else(|| text(v, "definition").map(str::to_string));
     let current = v.get("current");
     let current = strings(current.and_then(|c| c.get("value")));
-    Some(Variable::new(path, name, kind, query, current, v))
+    Some(super::json::variable(path, name, kind, query, current, v))
 }

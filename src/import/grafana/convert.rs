@@ -8,18 +8,16 @@
 //! the query's legend without its `{{label}}` parts, else its `refId`.
 
 use super::datasource::{Source, classify};
-use super::interpolate::{Builtins, Mode, Outcome, interpolate, one_line};
 use super::json::{Board, FieldSettings, SourcePanel, SourceTarget};
 use super::thresholds::{Levels, drawn, levels};
 use super::titles::{MAX_TITLE, clean_text, dedupe_titles, legend_template, panel_title, suffixes};
 use super::units::map_unit;
-use super::variables::Bindings;
-use super::{Finding, ImportOptions, MAX_EXPR_BYTES, MAX_PANELS};
+use super::{Finding, ImportOptions, MAX_PANELS};
 use crate::config::panels::{BadWhen, PanelConfig};
+use crate::variables::Bindings;
+use crate::variables::interpolate::{Binding, Builtins, Mode, Outcome, interpolate, one_line};
+use crate::variables::promql::parse_promql;
 use std::time::Duration;
-
-/// Deepest bracket nesting handed to the parser.
-const MAX_NESTING: usize = 64;
 
 /// Panel types that never hold a chartable query.
 const NOT_DATA: &[&str] = &[
@@ -35,115 +33,6 @@ const NOT_DATA: &[&str] = &[
 ];
 /// Panel types whose data are logs or traces, not time series.
 const LOGS_OR_TRACES: &[&str] = &["logs", "traces", "nodeGraph", "flamegraph"];
-
-/// Parse PromQL with bounds the parser itself does not have: length and nesting.
-pub(super) fn parse_promql(q: &str) -> Result<promql_parser::parser::Expr, String> {
-    if q.len() > MAX_EXPR_BYTES {
-        return Err(format!(
-            "the expression is {} bytes, over the {MAX_EXPR_BYTES} bytes read",
-            q.len()
-        ));
-    }
-    if nesting(q) > MAX_NESTING {
-        return Err(format!(
-            "the expression nests brackets deeper than {MAX_NESTING} levels"
-        ));
-    }
-    if let Some(n) = huge_duration(q) {
-        return Err(format!(
-            "the duration {n} is beyond any range Prometheus can hold"
-        ));
-    }
-    // promql-parser 0.11 panics on some input it should refuse (a unitless duration past
-    // u64 seconds); the check above catches the known case, this any other.
-    std::panic::catch_unwind(|| promql_parser::parser::parse(q))
-        .unwrap_or_else(|_| Err("the PromQL parser failed on this expression".to_string()))
-}
-
-/// Largest unitless number taken as a duration (about 31 million years of seconds).
-const MAX_DURATION_NUMBER: f64 = 1e15;
-
-/// A unitless number where PromQL reads a duration (`x[N]`, `x[5m:N]`, `offset N`) too large
-/// to be one, as written.
-fn huge_duration(q: &str) -> Option<String> {
-    static NUMBER: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"^(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)").ok()
-    });
-    let number = NUMBER.as_ref()?;
-    let chars: Vec<(usize, char)> = q.char_indices().collect();
-    let mut stack: Vec<char> = Vec::new();
-    let mut after_offset = false;
-    let mut i = 0;
-    while i < chars.len() {
-        let (at, c) = chars[i];
-        match c {
-            '"' | '\'' | '`' => {
-                i += 1;
-                while i < chars.len() && chars[i].1 != c {
-                    if chars[i].1 == '\\' && c != '`' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                after_offset = false;
-            }
-            '(' | '[' | '{' => {
-                stack.push(c);
-                after_offset = false;
-            }
-            ')' | ']' | '}' => {
-                stack.pop();
-                after_offset = false;
-            }
-            c if c.is_ascii_alphabetic() || c == '_' => {
-                let start = at;
-                while i + 1 < chars.len()
-                    && (chars[i + 1].1.is_ascii_alphanumeric() || chars[i + 1].1 == '_')
-                {
-                    i += 1;
-                }
-                let end = chars.get(i + 1).map_or(q.len(), |c| c.0);
-                after_offset = q[start..end].eq_ignore_ascii_case("offset");
-            }
-            c if c.is_ascii_digit() || c == '.' => {
-                if let Some(m) = number.find(&q[at..]) {
-                    let text = m.as_str();
-                    let value = match text.strip_prefix("0x").or(text.strip_prefix("0X")) {
-                        Some(hex) => {
-                            u64::from_str_radix(hex, 16).map_or(f64::INFINITY, |v| v as f64)
-                        }
-                        None => text.parse::<f64>().unwrap_or(f64::INFINITY),
-                    };
-                    let in_range = stack.last() == Some(&'[');
-                    if (in_range || after_offset) && value.abs() >= MAX_DURATION_NUMBER {
-                        return Some(crate::sanitize::sanitize(text, false, 40).into_owned());
-                    }
-                    i += text.chars().count().max(1) - 1;
-                }
-                after_offset = false;
-            }
-            c if c.is_whitespace() || c == '-' || c == '+' => {}
-            _ => after_offset = false,
-        }
-        i += 1;
-    }
-    None
-}
-
-fn nesting(q: &str) -> usize {
-    let (mut depth, mut max) = (0usize, 0usize);
-    for c in q.chars() {
-        match c {
-            '(' | '[' | '{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            ')' | ']' | '}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
 
 /// The global variables' durations for one panel: `$__interval` is the range over 300
 /// points, rounded up to a whole multiple of the panel's resolution (its minimum interval,
@@ -175,17 +64,20 @@ fn builtins(panel: &SourcePanel, board: &Board, opts: &ImportOptions) -> Builtin
 }
 
 /// Convert every panel; record warnings and skips in traversal order.
+/// `used` gets the query variables left in the converted queries for the console to resolve.
 pub(super) fn panels(
     board: &Board,
     bindings: &Bindings,
     opts: &ImportOptions,
     warnings: &mut Vec<Finding>,
     skipped: &mut Vec<Finding>,
+    used: &mut Vec<String>,
 ) -> Vec<PanelConfig> {
     let mut out: Vec<(PanelConfig, Option<String>)> = Vec::new();
     for panel in &board.panels {
         let before = out.len();
-        convert_panel(panel, board, bindings, opts, &mut out, warnings, skipped);
+        let found = (&mut *warnings, &mut *skipped, &mut *used);
+        convert_panel(panel, board, bindings, opts, &mut out, found);
         if out.len() > MAX_PANELS {
             out.truncate(MAX_PANELS.max(before));
             skipped.push(Finding::new(
@@ -273,15 +165,13 @@ fn refusal(panel: &SourcePanel) -> Option<Finding> {
     None
 }
 
-#[allow(clippy::too_many_arguments)]
 fn convert_panel(
     panel: &SourcePanel,
     board: &Board,
     bindings: &Bindings,
     opts: &ImportOptions,
     out: &mut Vec<(PanelConfig, Option<String>)>,
-    warnings: &mut Vec<Finding>,
-    skipped: &mut Vec<Finding>,
+    (warnings, skipped, used): (&mut Vec<Finding>, &mut Vec<Finding>, &mut Vec<String>),
 ) {
     if let Some(f) = refusal(panel) {
         skipped.push(f);
@@ -348,9 +238,21 @@ fn convert_panel(
             continue;
         };
         let done = interpolate(raw, &lookup, &b, Mode::Query);
-        // Never a `$name` sent to Prometheus: a query with one left is not converted.
-        if !done.unresolved.is_empty() {
+        // Never a `$name` sent to Prometheus: a query with one left is not converted, unless
+        // each is a query variable left for the console to resolve (an offline import).
+        let waiting = |n: &String| bindings.is_pending(&board.variables, n);
+        if !done.unresolved.is_empty() && !done.unresolved.iter().all(waiting) {
             skipped.push(Finding::new(tp, unresolved(&done, board)));
+            continue;
+        }
+        // The console fills in the text written: a value filled in now must not read as a
+        // reference then.
+        if !done.unresolved.is_empty() && !same_when_opened(raw, &done, bindings, &b) {
+            skipped.push(Finding::new(
+                tp,
+                "a value filled in holds a variable reference of its own, which the console \
+                 would read again; import with --prometheus URL to resolve it now",
+            ));
             continue;
         }
         warn_formats(&done, tp, &mut target_warnings);
@@ -368,7 +270,7 @@ fn convert_panel(
                 continue;
             }
         };
-        if let Err(e) = parse_promql(&expr) {
+        if let Err(e) = parse_promql(&with_placeholders(&expr, &done.unresolved, &b)) {
             skipped.push(Finding::new(
                 tp,
                 format!(
@@ -378,6 +280,11 @@ fn convert_panel(
                 ),
             ));
             continue;
+        }
+        for n in done.unresolved {
+            if !used.contains(&n) {
+                used.push(n);
+            }
         }
         ready.push(Ready { target: t, expr });
     }
@@ -437,6 +344,33 @@ fn convert_panel(
     }
 }
 
+/// `expr` with each of the variables `names` standing for a placeholder value, for the parser
+/// to check a query whose variables the console resolves later.
+fn with_placeholders(expr: &str, names: &[String], b: &Builtins) -> String {
+    if names.is_empty() {
+        return expr.to_string();
+    }
+    let placeholder = Binding::One("x".into());
+    let lookup = |n: &str| names.iter().any(|m| m == n).then_some(&placeholder);
+    interpolate(expr, &lookup, b, Mode::Query).text
+}
+
+/// Whether filling in the variables left in `done` later gives what filling in all of `raw`'s
+/// at once would: no value filled in now holds a reference (or a global) of its own.
+fn same_when_opened(raw: &str, done: &Outcome, bindings: &Bindings, b: &Builtins) -> bool {
+    let placeholder = Binding::One("x".into());
+    let lookup = |n: &str| {
+        (bindings.get(n)).or_else(|| {
+            done.unresolved
+                .iter()
+                .any(|m| m == n)
+                .then_some(&placeholder)
+        })
+    };
+    interpolate(raw, &lookup, b, Mode::Query).text
+        == with_placeholders(&done.text, &done.unresolved, b)
+}
+
 fn first_line(e: &str) -> String {
     crate::sanitize::sanitize(e.lines().next().unwrap_or(e).trim(), false, 200).into_owned()
 }
@@ -483,7 +417,7 @@ fn build<'b>(
     title: &str,
     suffix: Option<String>,
     settings: &FieldSettings,
-    lookup: &dyn Fn(&str) -> Option<&'b super::interpolate::Binding>,
+    lookup: &dyn Fn(&str) -> Option<&'b Binding>,
     b: &Builtins,
 ) -> (PanelConfig, Vec<String>, Option<Finding>) {
     let mut notes = Vec::new();
@@ -584,45 +518,4 @@ fn describe(l: &Levels) -> String {
     };
     parts.push(side.to_string());
     format!(" ({})", parts.join(", "))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deep_or_long_expressions_are_refused_before_parsing() {
-        let deep = format!("{}up{}", "(".repeat(500), ")".repeat(500));
-        assert!(parse_promql(&deep).unwrap_err().contains("nests"));
-        let long = format!("up{{a=\"{}\"}}", "x".repeat(MAX_EXPR_BYTES));
-        assert!(parse_promql(&long).unwrap_err().contains("bytes"));
-        assert!(parse_promql("sum(rate(x[1m]))").is_ok());
-        // The deepest nesting allowed parses on a test thread's small stack.
-        let ok = format!("{}up{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
-        assert!(parse_promql(&ok).is_ok());
-        // Unitless durations past u64 seconds made promql-parser 0.11 panic.
-        for q in [
-            "x[1e20]",
-            "x[5m:18446744073709551615]",
-            "x offset 1e20",
-            "x offset -1e20",
-            "rate(x[ 0xffffffffffffffffff ])",
-        ] {
-            assert!(
-                parse_promql(q).unwrap_err().contains("beyond any range"),
-                "{q}"
-            );
-        }
-        for q in [
-            "x > 1e20",
-            "x[1e9]",
-            "x{a=\"[1e20]\"}",
-            "x @ 1e20",
-            "sum(x offset 5m)",
-        ] {
-            assert!(parse_promql(q).is_ok(), "{q}");
-        }
-        // `one_line` escapes control characters as `\u001b`; the parser takes that.
-        assert!(parse_promql("up{a=\"x\\u001by\"}").is_ok());
-    }
 }

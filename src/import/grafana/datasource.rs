@@ -3,9 +3,9 @@
 //! is a plugin type, an `__inputs` entry (`${DS_PROMETHEUS}`), a data source variable
 //! (`$datasource`), or in old dashboards a bare name.
 
-use super::interpolate::Binding;
 use super::json::{Board, Ds, VarKind};
-use super::variables::Bindings;
+use crate::variables::Binding;
+use crate::variables::Bindings;
 
 /// What a data source reference comes to.
 #[derive(Debug, Clone, PartialEq)]

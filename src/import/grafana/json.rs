@@ -4,6 +4,7 @@
 //! skipped with its path, so one odd panel never costs the others.
 
 use super::{Finding, GrafanaError, MAX_EXAMINED, Model, classic, v2};
+pub(super) use crate::variables::{VarKind, Variable};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -38,6 +39,14 @@ impl Board {
             warnings: Vec::new(),
             examined: 0,
         }
+    }
+
+    /// The `${VAR_X}` constants an export asks for at import time, with their default.
+    pub fn constants(&self) -> Vec<(String, String)> {
+        (self.inputs.iter())
+            .filter(|i| i.kind == "constant")
+            .filter_map(|i| Some((i.name.clone(), i.value.clone()?)))
+            .collect()
     }
 
     /// A finding made while reading, kept in document order among the panels.
@@ -356,80 +365,39 @@ pub(super) struct Input {
     pub value: Option<String>,
 }
 
-/// Variable kinds, classic names (V2 kinds map onto them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum VarKind {
-    Query,
-    Custom,
-    Constant,
-    Interval,
-    Textbox,
-    Datasource,
-    Adhoc,
-    GroupBy,
-    Switch,
-    Other(String),
-}
-
-/// One template variable.
-#[derive(Debug, Clone)]
-pub(super) struct Variable {
-    pub path: String,
-    pub name: String,
-    pub kind: VarKind,
-    /// The query as text: `label_values(…)`, a custom list, a constant's value, an interval
-    /// list, a data source plugin id.
-    pub query: Option<String>,
-    /// `current.value` (a list for multi-value variables).
-    pub current: Vec<String>,
-    pub options: Vec<String>,
-    pub multi: bool,
-    pub include_all: bool,
-    pub all_value: Option<String>,
-    pub regex: Option<String>,
-    /// How the values are sorted, Grafana's `VariableSort` 0 to 8 (V2's names read as the
-    /// same numbers): 0 as found, then ascending and descending pairs of alphabetical,
-    /// numerical, case-insensitive and natural order.
-    pub sort: u8,
-    /// Adhoc filters set in the file.
-    pub filters: usize,
-}
-
-impl Variable {
-    /// A variable whose model-specific parts are read; the rest is named alike in the classic
-    /// model and in V2's `spec` (`obj`).
-    pub fn new(
-        path: &str,
-        name: String,
-        kind: VarKind,
-        query: Option<String>,
-        current: Vec<String>,
-        obj: &Value,
-    ) -> Self {
-        Variable {
-            path: path.to_string(),
-            name,
-            kind,
-            query,
-            current,
-            options: match obj.get("options") {
-                Some(Value::Array(opts)) => opts
-                    .iter()
-                    .take(1000)
-                    .flat_map(|o| strings(o.get("value")))
-                    .collect(),
-                _ => Vec::new(),
-            },
-            multi: flag(obj, "multi"),
-            include_all: flag(obj, "includeAll"),
-            all_value: text(obj, "allValue").map(str::to_string),
-            regex: text(obj, "regex").map(str::to_string),
-            sort: sort_order(obj.get("sort")),
-            filters: match obj.get("filters") {
-                Some(Value::Array(f)) => f.len(),
-                _ => 0,
-            },
-        }
+/// A variable whose model-specific parts are read; the rest is named alike in the classic
+/// model and in V2's `spec` (`obj`).
+pub(super) fn variable(
+    path: &str,
+    name: String,
+    kind: VarKind,
+    query: Option<String>,
+    current: Vec<String>,
+    obj: &Value,
+) -> Variable {
+    Variable {
+        path: path.to_string(),
+        name,
+        kind,
+        query,
+        current,
+        options: match obj.get("options") {
+            Some(Value::Array(opts)) => opts
+                .iter()
+                .take(1000)
+                .flat_map(|o| strings(o.get("value")))
+                .collect(),
+            _ => Vec::new(),
+        },
+        multi: flag(obj, "multi"),
+        include_all: flag(obj, "includeAll"),
+        all_value: text(obj, "allValue").map(str::to_string),
+        regex: text(obj, "regex").map(str::to_string),
+        sort: sort_order(obj.get("sort")),
+        filters: match obj.get("filters") {
+            Some(Value::Array(f)) => f.len(),
+            _ => 0,
+        },
     }
 }
 

@@ -1,9 +1,9 @@
 //! Titles and legends: Grafana's text made one clean line, `{{ pod }}` made warroom's `{{pod}}`,
 //! the suffix that tells a panel's several queries apart, and titles made unique.
 
-use super::interpolate::{Binding, Builtins, Mode, interpolate};
 use super::json::{SourcePanel, SourceTarget};
 use crate::config::panels::PanelConfig;
+use crate::variables::interpolate::{Binding, Builtins, Mode, interpolate};
 
 /// Longest title kept, in characters.
 pub(super) const MAX_TITLE: usize = 120;

@@ -38,7 +38,7 @@ pub(super) fn read(spec: &Value) -> Board {
         board.variables = vars
             .iter()
             .enumerate()
-            .take(super::variables::MAX_VARIABLES)
+            .take(crate::variables::MAX_VARIABLES)
             .filter_map(|(i, v)| read_variable(v, &index("spec.variables", i)))
             .collect();
     }
@@ -272,7 +272,9 @@ fn read_variable(v: &Value, path: &str) -> Option<Variable> {
         Some(c) => strings(c.get("value")),
         None => Vec::new(),
     };
-    Some(Variable::new(path, name, kind, query, current, spec))
+    Some(super::json::variable(
+        path, name, kind, query, current, spec,
+    ))
 }
 
 fn query_text(q: &Map<String, Value>) -> Option<String> {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// What a variable stands for.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Binding {
+pub enum Binding {
     /// The value of a variable that is neither multi-value nor include-all.
     One(String),
     /// The values of a multi-value or include-all variable (regex-escaped in a query).
@@ -28,7 +28,7 @@ pub(super) enum Binding {
 
 /// The durations the global variables stand for in one panel.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Builtins {
+pub struct Builtins {
     pub interval: Duration,
     pub rate_interval: Duration,
     pub range: Duration,
@@ -36,14 +36,14 @@ pub(super) struct Builtins {
 
 /// Where the text goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
+pub enum Mode {
     Query,
     Text,
 }
 
 /// The text with every known variable replaced, and the names that were not.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub(super) struct Outcome {
+pub struct Outcome {
     pub text: String,
     /// Referenced names that are neither bound nor global (each once, in order).
     pub unresolved: Vec<String>,
@@ -54,7 +54,7 @@ pub(super) struct Outcome {
 const MAX_REFERENCE: usize = 200;
 
 /// Replace the variables in `s`.
-pub(super) fn interpolate<'b>(
+pub fn interpolate<'b>(
     s: &str,
     lookup: &dyn Fn(&str) -> Option<&'b Binding>,
     builtins: &Builtins,
@@ -271,7 +271,7 @@ fn regex_list(values: &[String]) -> String {
 }
 
 /// Escape RE2's special characters.
-pub(super) fn regex_escape(v: &str) -> String {
+pub fn regex_escape(v: &str) -> String {
     let mut out = String::with_capacity(v.len());
     for c in v.chars() {
         if "\\^$.|?*+()[]{}".contains(c) {
@@ -283,12 +283,12 @@ pub(super) fn regex_escape(v: &str) -> String {
 }
 
 /// Escape for the inside of a double-quoted PromQL string.
-pub(super) fn string_escape(v: &str) -> String {
+pub fn string_escape(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// A duration as PromQL writes it, in its largest whole unit: `90s`, `1m`, `6h`, `1500ms`.
-pub(super) fn prom_duration(d: Duration) -> String {
+pub fn prom_duration(d: Duration) -> String {
     let ms = d.as_millis().max(1);
     if !ms.is_multiple_of(1000) {
         return format!("{ms}ms");
@@ -306,7 +306,7 @@ pub(super) fn prom_duration(d: Duration) -> String {
 /// blanks outside strings made one space, and characters that must never reach a terminal
 /// escaped inside strings (`\u001b`). `Err` when such a character is outside a string or in a
 /// raw (backtick) string, where PromQL cannot escape it.
-pub(super) fn one_line(q: &str) -> Result<String, char> {
+pub fn one_line(q: &str) -> Result<String, char> {
     let mut out = String::with_capacity(q.len());
     let mut chars = q.chars().peekable();
     let mut blank = false;

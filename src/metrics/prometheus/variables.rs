@@ -1,10 +1,10 @@
 //! The real [`VariableResolver`]: a Prometheus (or a compatible server) through warroom's own
 //! client, so the look-ups have its deadline, its auth and headers and its in-flight limit.
 
-use super::{ResolveError, VariableResolver};
-use crate::metrics::prometheus::PrometheusClient;
+use super::PrometheusClient;
 use crate::metrics::prometheus::client::MAX_LABEL_VALUES;
 use crate::metrics::source::{InstantQuery, QueryAnswer, ResultType, Source, SourceError};
+use crate::variables::{ResolveError, VariableResolver};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
@@ -37,7 +37,7 @@ fn prom_number(v: f64) -> String {
 /// Each series of an instant answer as Grafana's `query_result` writes it for a variable:
 /// `name{a="x",b="y"} value timestamp_ms` (labels in name order, as Prometheus sends them); a
 /// scalar or string answer is its value alone.
-pub(super) fn query_result_texts(answer: &QueryAnswer) -> Vec<String> {
+pub(crate) fn query_result_texts(answer: &QueryAnswer) -> Vec<String> {
     let scalar = matches!(
         answer.result_type,
         Some(ResultType::Scalar | ResultType::String)

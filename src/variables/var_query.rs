@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 
 /// A variable's query, its variables already interpolated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum VarQuery {
+pub enum VarQuery {
     /// `label_names()` / `label_names(selector)`: `/api/v1/labels`.
     LabelNames(Option<String>),
     /// `label_values(label)` / `label_values(selector, label)`: `/api/v1/label/…/values`.
@@ -66,7 +66,7 @@ fn last_top_level_comma(s: &str) -> Option<usize> {
 }
 
 /// `label_values(label)` or `label_values(selector, label)`: `(selector, label)`.
-pub(super) fn parse_label_values(q: &str) -> Option<(Option<String>, String)> {
+pub fn parse_label_values(q: &str) -> Option<(Option<String>, String)> {
     let inner = call(q.trim(), "label_values")?;
     let (selector, label) = match last_top_level_comma(inner) {
         Some(i) => (Some(inner[..i].trim().to_string()), inner[i + 1..].trim()),
@@ -76,7 +76,7 @@ pub(super) fn parse_label_values(q: &str) -> Option<(Option<String>, String)> {
 }
 
 /// Read a variable's query as Grafana's Prometheus data source does; `None` for an empty one.
-pub(super) fn parse(q: &str) -> Option<VarQuery> {
+pub fn parse(q: &str) -> Option<VarQuery> {
     let q = q.trim();
     if q.is_empty() {
         return None;
@@ -147,7 +147,7 @@ fn natural(a: &str, b: &str) -> Ordering {
 /// Sort values by Grafana's `VariableSort` (`sort` 0 to 8): odd ascending, even descending, in
 /// alphabetical, numerical, case-insensitive and natural pairs. The sort is stable, as
 /// lodash's `sortBy` is.
-pub(super) fn sort_values(values: &mut [String], sort: u8) {
+pub fn sort_values(values: &mut [String], sort: u8) {
     if sort == 0 {
         return;
     }

@@ -12,22 +12,25 @@
 //! it depends on without a value) has no binding: the queries that use it are not converted.
 
 use super::interpolate::{Binding, Builtins, Mode, interpolate};
-use super::json::{Board, VarKind, Variable};
 use super::var_query::{self, VarQuery};
-use super::{Finding, ImportOptions, MAX_LOOKUPS, VariableResolver};
+use super::{Finding, MAX_LOOKUPS, Options, VarKind, Variable, VariableResolver};
 use std::time::{Duration, Instant};
 
 /// Most variables read from one dashboard.
-pub(super) const MAX_VARIABLES: usize = 200;
+pub const MAX_VARIABLES: usize = 200;
 /// Most values "All" is spelt out with; more become `.*` (with a warning).
-pub(super) const MAX_SPELT_VALUES: usize = 1000;
+pub const MAX_SPELT_VALUES: usize = 1000;
 
 /// What each variable stands for, and which still need a look-up.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Bindings {
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bindings {
     bound: Vec<(String, Binding)>,
-    /// Indices into `Board::variables` of query variables not yet looked up.
+    /// Indices into the variables of query variables not yet looked up.
     pending: Vec<usize>,
+    /// The values each variable offered (after its regex and sort), for a chooser.
+    offered: Vec<(String, Vec<String>)>,
+    /// Why a variable has no value: its look-up failed or was not made.
+    failed: Vec<(String, String)>,
 }
 
 fn is_all(v: &Variable) -> bool {
@@ -230,7 +233,7 @@ fn interval_binding(v: &Variable) -> Binding {
     }
 }
 
-fn builtins(opts: &ImportOptions) -> Builtins {
+pub(crate) fn builtins(opts: &Options) -> Builtins {
     Builtins {
         interval: opts.scrape_interval,
         rate_interval: opts.scrape_interval * 4,
@@ -247,18 +250,19 @@ enum Looked {
 
 impl Bindings {
     /// Bind everything that needs no look-up; collect the query variables.
-    pub fn offline(board: &Board, opts: &ImportOptions, warnings: &mut Vec<Finding>) -> Self {
+    /// `constants` are bound first (an export's `${VAR_X}` inputs, with their default).
+    pub fn offline(
+        vars: &[Variable],
+        constants: &[(String, String)],
+        opts: &Options,
+        warnings: &mut Vec<Finding>,
+    ) -> Self {
         let mut b = Bindings::default();
-        // `${VAR_X}` constants an export asks for at import time, with their default.
-        for input in &board.inputs {
-            if input.kind == "constant"
-                && let Some(v) = &input.value
-            {
-                b.bind(&input.name, Binding::One(v.clone()));
-            }
+        for (name, value) in constants {
+            b.bind(name, Binding::One(value.clone()));
         }
-        for (i, v) in board.variables.iter().enumerate() {
-            if b.get(&v.name).is_some() || b.pending_index(&board.variables, &v.name).is_some() {
+        for (i, v) in vars.iter().enumerate() {
+            if b.get(&v.name).is_some() || b.pending_index(vars, &v.name).is_some() {
                 warnings.push(Finding::new(
                     &v.path,
                     format!("a second variable named ${}; the first one is used", v.name),
@@ -270,13 +274,7 @@ impl Bindings {
         b
     }
 
-    fn offline_one(
-        &mut self,
-        i: usize,
-        v: &Variable,
-        opts: &ImportOptions,
-        warnings: &mut Vec<Finding>,
-    ) {
+    fn offline_one(&mut self, i: usize, v: &Variable, opts: &Options, warnings: &mut Vec<Finding>) {
         let kept = |what: String| {
             Finding::new(
                 &v.path,
@@ -295,10 +293,17 @@ impl Bindings {
                 self.bind(&v.name, Binding::One(value));
             }
             VarKind::Custom => {
-                let binding = choose(v, &custom_values(v), warnings);
+                let values = custom_values(v);
+                let binding = choose(v, &values, warnings);
                 self.bind(&v.name, binding);
+                self.offered.push((v.name.clone(), values));
             }
-            VarKind::Interval => self.bind(&v.name, interval_binding(v)),
+            VarKind::Interval => {
+                self.bind(&v.name, interval_binding(v));
+                let listed = v.query.as_deref().unwrap_or("").split(',');
+                let values = listed.map(str::trim).filter(|s| !s.is_empty());
+                (self.offered).push((v.name.clone(), values.map(String::from).collect()));
+            }
             VarKind::Datasource => {
                 let value = v
                     .query
@@ -372,8 +377,70 @@ impl Bindings {
         self.bound.iter().find(|(n, _)| n == name).map(|(_, b)| b)
     }
 
+    /// The values `name` offered when it was resolved (a query or custom variable's).
+    pub fn offered(&self, name: &str) -> Option<&[String]> {
+        (self.offered.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// Why `name` has no value, when its look-up failed or was not made.
+    pub fn why_unset(&self, name: &str) -> Option<&str> {
+        (self.failed.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, w)| w.as_str())
+    }
+
+    /// Give up on the query variables still waiting for a look-up, saying `why`.
+    pub fn leave_unresolved(&mut self, vars: &[Variable], why: &str) {
+        for i in std::mem::take(&mut self.pending) {
+            self.failed.push((vars[i].name.clone(), why.to_string()));
+        }
+    }
+
+    /// Whether `name` is a query variable still waiting for its look-up.
+    pub fn is_pending(&self, vars: &[Variable], name: &str) -> bool {
+        self.pending_index(vars, name).is_some()
+    }
+
+    /// Every variable of `vars` resolved as Grafana would: those that need no look-up, then
+    /// the query variables through `resolver`. The findings say what needs a look.
+    pub async fn resolve_all(
+        vars: &[Variable],
+        opts: &Options,
+        resolver: &dyn VariableResolver,
+    ) -> (Bindings, Vec<Finding>) {
+        let mut findings = Vec::new();
+        let mut b = Bindings::offline(vars, &[], opts, &mut findings);
+        b.resolve(vars, opts, resolver, &mut findings).await;
+        (b, findings)
+    }
+
+    /// `query` with the variables' values, formatted as Grafana's Prometheus data source
+    /// formats them; `Err` says why it cannot be sent (a variable without a value), so a
+    /// query with a `$name` left in it never is.
+    pub fn apply(&self, query: &str, opts: &Options) -> Result<String, String> {
+        let lookup = |n: &str| self.get(n);
+        let done = interpolate(query, &lookup, &builtins(opts), Mode::Query);
+        match done.unresolved.first() {
+            None => Ok(done.text),
+            Some(n) => Err(format!(
+                "variable ${n} has no value: {}",
+                self.why_unset(n)
+                    .unwrap_or("it is not among the [[variable]] entries resolved")
+            )),
+        }
+    }
+
+    /// `raw` with the variables bound so far filled in as in a query, and the names left.
+    pub fn partial(&self, raw: &str, opts: &Options) -> (String, Vec<String>) {
+        let lookup = |n: &str| self.get(n);
+        let done = interpolate(raw, &lookup, &builtins(opts), Mode::Query);
+        (done.text, done.unresolved)
+    }
+
     /// Text with the bindings so far (for a constant that refers to an input).
-    fn text(&self, raw: &str, opts: &ImportOptions) -> String {
+    fn text(&self, raw: &str, opts: &Options) -> String {
         let lookup = |n: &str| self.get(n);
         interpolate(raw, &lookup, &builtins(opts), Mode::Text).text
     }
@@ -382,8 +449,8 @@ impl Bindings {
     /// bound (Grafana's chained variables), in declaration order among those ready.
     pub async fn resolve(
         &mut self,
-        board: &Board,
-        opts: &ImportOptions,
+        vars: &[Variable],
+        opts: &Options,
         resolver: &dyn VariableResolver,
         warnings: &mut Vec<Finding>,
     ) {
@@ -393,16 +460,16 @@ impl Bindings {
             let names: Vec<&str> = self
                 .pending
                 .iter()
-                .map(|i| board.variables[*i].name.as_str())
+                .map(|i| vars[*i].name.as_str())
                 .collect();
             let ready = self.pending.iter().position(|i| {
-                let q = board.variables[*i].query.as_deref().unwrap_or("");
+                let q = vars[*i].query.as_deref().unwrap_or("");
                 let lookup = |_: &str| None;
                 let refs = interpolate(q, &lookup, &builtins(opts), Mode::Query).unresolved;
                 !refs.iter().any(|r| names.contains(&r.as_str()))
             });
             let Some(at) = ready else { break };
-            let v = &board.variables[self.pending.remove(at)];
+            let v = &vars[self.pending.remove(at)];
             let shown = crate::sanitize::sanitize(v.query.as_deref().unwrap_or(""), false, 120)
                 .into_owned();
             let looked = self.look_up(v, opts, resolver, started, &mut sent).await;
@@ -412,19 +479,28 @@ impl Bindings {
                     var_query::sort_values(&mut values, v.sort);
                     let binding = choose(v, &values, warnings);
                     self.bind(&v.name, binding);
+                    self.offered.push((v.name.clone(), values));
                 }
-                Looked::Failed(why) => warnings.push(Finding::new(
-                    &v.path,
-                    format!(
-                        "${} ({shown}) {why}; queries using ${} are not converted",
-                        v.name, v.name
-                    ),
-                )),
+                Looked::Failed(why) => {
+                    warnings.push(Finding::new(
+                        &v.path,
+                        format!(
+                            "${} ({shown}) {why}; queries using ${} are not converted",
+                            v.name, v.name
+                        ),
+                    ));
+                    self.failed
+                        .push((v.name.clone(), format!("its query ({shown}) {why}")));
+                }
             }
         }
         // What is left depends on itself through others.
         for i in std::mem::take(&mut self.pending) {
-            let v = &board.variables[i];
+            let v = &vars[i];
+            (self.failed).push((
+                v.name.clone(),
+                "it depends on itself through other variables".into(),
+            ));
             warnings.push(Finding::new(
                 &v.path,
                 format!("${} depends on itself through other variables; queries using ${} are not converted", v.name, v.name),
@@ -436,7 +512,7 @@ impl Bindings {
     async fn look_up(
         &self,
         v: &Variable,
-        opts: &ImportOptions,
+        opts: &Options,
         resolver: &dyn VariableResolver,
         started: Instant,
         sent: &mut usize,
@@ -460,11 +536,11 @@ impl Bindings {
                 "was not looked up: at most {MAX_LOOKUPS} look-ups are made for one dashboard"
             ));
         }
-        let left = opts.resolve_budget.saturating_sub(started.elapsed());
+        let left = opts.budget.saturating_sub(started.elapsed());
         if left.is_zero() {
             return Looked::Failed(format!(
                 "was not looked up: the {} for all look-ups ran out",
-                fmt_secs(opts.resolve_budget)
+                fmt_secs(opts.budget)
             ));
         }
         *sent += 1;
@@ -504,14 +580,15 @@ impl Bindings {
     }
 
     /// One warning for each query variable left unresolved for want of a resolver.
-    pub fn warn_unresolved(&self, board: &Board, warnings: &mut Vec<Finding>) {
+    pub fn warn_unresolved(&self, vars: &[Variable], warnings: &mut Vec<Finding>) {
         for i in &self.pending {
-            let v = &board.variables[*i];
+            let v = &vars[*i];
             warnings.push(Finding::new(
                 &v.path,
                 format!(
                     "${} ({}) needs a Prometheus to look up its values, and none was given \
-                     (--prometheus URL); queries using ${} are not converted",
+                     (--prometheus URL); queries using ${} keep it, and the console resolves \
+                     it against its Prometheus when it opens",
                     v.name,
                     crate::sanitize::sanitize(v.query.as_deref().unwrap_or(""), false, 120),
                     v.name
@@ -529,7 +606,7 @@ fn unsendable(q: &VarQuery) -> Option<String> {
         }
         | VarQuery::LabelNames(Some(s)) => (!is_selector(s))
             .then(|| "does not give a series selector warroom can send to Prometheus".to_string()),
-        VarQuery::QueryResult(e) => super::convert::parse_promql(e).err().map(|e| {
+        VarQuery::QueryResult(e) => super::promql::parse_promql(e).err().map(|e| {
             format!(
                 "does not give PromQL warroom can send: {}",
                 crate::sanitize::sanitize(e.lines().next().unwrap_or(""), false, 120)
@@ -545,20 +622,18 @@ fn fmt_secs(d: Duration) -> String {
 
 /// A bare series selector (`up`, `up{job="x"}`, `{__name__=~"a.*"}`), as `match[]` takes.
 fn is_selector(s: &str) -> bool {
-    if s.len() > super::MAX_EXPR_BYTES {
+    if s.len() > super::promql::MAX_EXPR_BYTES {
         return false;
     }
     matches!(
-        super::convert::parse_promql(s),
+        super::promql::parse_promql(s),
         Ok(promql_parser::parser::Expr::VectorSelector(_))
     )
 }
 
 /// The query variables a dashboard looks up, as `(name, query)`.
-pub(super) fn lookups(board: &Board) -> Vec<(String, String)> {
-    board
-        .variables
-        .iter()
+pub fn lookups(vars: &[Variable]) -> Vec<(String, String)> {
+    vars.iter()
         .filter(|v| {
             v.kind == VarKind::Query && !(v.include_all && is_all(v) && v.all_value.is_some())
         })
