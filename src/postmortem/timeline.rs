@@ -326,7 +326,7 @@ fn record_rows(input: &Input, full: bool) -> Vec<Row> {
             Event::Interrupted { signal } if full => {
                 (r.time, format!("warroom was interrupted ({signal})."))
             }
-            Event::Silence(s) => (r.time, closed(&s.sentence(tz))),
+            Event::Silence(s) => (r.time, words::closed(&s.sentence(tz))),
             _ => continue,
         };
         let text = match ended {

@@ -134,7 +134,7 @@ fn choosing_a_value_changes_the_panels_query_at_once() {
     match &d.body {
         Body::Choose { options, selected } => {
             assert_eq!(options, &["a:9100", "b:9100"]);
-            assert_eq!(*selected, 1);
+            assert_eq!(*selected, Some(1));
         }
         other => panic!("{other:?}"),
     }
