@@ -1,7 +1,7 @@
 //! The timeline in words: one line per record, for `warroom incident timeline`, the console's
 //! timeline pane and the postmortem.
 
-use super::event::{Direction, Event, Level, StepState};
+use super::event::{Direction, Event, StepState};
 use super::record::Record;
 use super::summary::summarize;
 use crate::sanitize;
@@ -89,10 +89,7 @@ pub fn describe(event: &Event) -> String {
             threshold,
             ..
         } => {
-            let level = match level {
-                Level::Warn => "warn",
-                Level::Crit => "crit",
-            };
+            let level = level.word();
             let verb = match direction {
                 Direction::Up => "rose above",
                 Direction::Down => "fell below",

@@ -267,6 +267,16 @@ pub enum Level {
     Crit,
 }
 
+impl Level {
+    /// `warn` or `crit`, as the timeline says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Level::Warn => "warn",
+            Level::Crit => "crit",
+        }
+    }
+}
+
 /// Whether the value went over the threshold (`up`) or came back under it (`down`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

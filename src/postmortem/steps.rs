@@ -301,6 +301,12 @@ mod tests {
         }
     }
 
+    /// The steps the records hold.
+    fn runs_of(records: &[Record]) -> Vec<StepRun> {
+        let events: Vec<(&Record, &Event)> = records.iter().map(|r| (r, &r.kind)).collect();
+        runs(&events)
+    }
+
     /// A run's step records, numbered from 1: (milliseconds, step, state, detail).
     fn steps(entries: &[(i64, &str, StepState, &str)]) -> Vec<Record> {
         (entries.iter().zip(1..))
@@ -376,8 +382,7 @@ mod tests {
                 },
             ),
         ]);
-        let events: Vec<(&Record, &Event)> = records.iter().map(|r| (r, &r.kind)).collect();
-        let s = runs(&events);
+        let s = runs_of(&records);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].title, "Roll back the deploy");
         assert!(s[0].ok() && s[0].auto_confirmed && s[0].acting());
@@ -406,8 +411,7 @@ mod tests {
             (2_000, "rollback", Started, "http: Roll back"),
             (3_000, "rollback", Succeeded, "HTTP 200 {}"),
         ]);
-        let events: Vec<(&Record, &Event)> = refused.iter().map(|r| (r, &r.kind)).collect();
-        let s = runs(&events);
+        let s = runs_of(&refused);
         assert!(s[0].did_nothing(), "{:?}", s[0]);
         assert!(
             s[0].stopped
@@ -436,8 +440,7 @@ mod tests {
             (8_000, "scale", Cancelled, "declined: not confirmed"),
             (9_000, "look", Started, "check: Pool below 80 %"),
         ]);
-        let events: Vec<(&Record, &Event)> = records.iter().map(|r| (r, &r.kind)).collect();
-        let s = runs(&events);
+        let s = runs_of(&records);
         assert_eq!(s.len(), 3, "{s:?}");
         assert!(s[0].auto_confirmed && s[0].skipped && !s[0].declined && s[0].acting());
         assert!(s[1].declined && !s[1].skipped && s[1].manual() && !s[1].acting());

@@ -119,42 +119,38 @@ fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// Up to `close` in `inner`: the reference's head and `:format`, and where `close` starts.
+fn braced<'a>(inner: &'a str, close: &str) -> Option<(&'a str, Option<&'a str>, usize)> {
+    let end = head(inner, MAX_REFERENCE).find(close)?;
+    let body = &inner[..end];
+    Some(match body.split_once(':') {
+        Some((n, f)) => (n, Some(f), end),
+        None => (body, None, end),
+    })
+}
+
 /// A variable reference at the start of `s`, and its length in bytes.
 fn reference_at(s: &str) -> Option<(Reference<'_>, usize)> {
+    let word = |name: &str| !name.is_empty() && name.chars().all(is_word);
     if let Some(inner) = s.strip_prefix("[[") {
-        let end = head(inner, MAX_REFERENCE).find("]]")?;
-        let body = &inner[..end];
-        let (name, format) = match body.split_once(':') {
-            Some((n, f)) => (n, Some(f)),
-            None => (body, None),
-        };
-        if name.is_empty() || !name.chars().all(is_word) {
-            return None;
-        }
-        return Some((
+        let (name, format, end) = braced(inner, "]]")?;
+        let field = false;
+        return word(name).then_some((
             Reference {
                 name,
                 format,
-                field: false,
+                field,
             },
             end + 4,
         ));
     }
     if let Some(inner) = s.strip_prefix("${") {
-        let end = head(inner, MAX_REFERENCE).find('}')?;
-        let body = &inner[..end];
-        let (head, format) = match body.split_once(':') {
-            Some((n, f)) => (n, Some(f)),
-            None => (body, None),
-        };
+        let (head, format, end) = braced(inner, "}")?;
         let (name, field) = match head.split_once('.') {
             Some((n, _)) => (n, true),
             None => (head, false),
         };
-        if name.is_empty() || !name.chars().all(is_word) {
-            return None;
-        }
-        return Some((
+        return word(name).then_some((
             Reference {
                 name,
                 format,

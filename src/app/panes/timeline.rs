@@ -5,7 +5,7 @@
 //! search, which `update` changes and `ui::timeline` reads.
 
 use crate::config::Unit;
-use crate::incident::event::{Direction, Level, StepState};
+use crate::incident::event::{Direction, StepState};
 use crate::incident::{Event, Record, Source};
 use crate::runbook::journal::detail::words;
 use chrono::{DateTime, Utc};
@@ -286,10 +286,7 @@ pub fn describe(e: &Event, unit: &dyn Fn(&str) -> Option<Unit>) -> (String, Tone
             ..
         } => {
             let u = unit(panel).unwrap_or(Unit::Count);
-            let level = match level {
-                Level::Warn => "warn",
-                Level::Crit => "crit",
-            };
+            let level = level.word();
             let (verb, tone, sym) = match direction {
                 Direction::Up => ("rose above", Tone::Bad, "▲"),
                 Direction::Down => ("fell below", Tone::Good, "▼"),
