@@ -174,3 +174,66 @@ argv = ["true"]
         "{e}"
     );
 }
+
+/// Issue 30 point 3: a symptom's and a precondition's `label` say their readings in words;
+/// `runbook check` says where one has no reading mark, names an unknown variable, or sits where
+/// nothing is read.
+#[test]
+fn labels_say_readings_in_words_and_are_checked_where_they_are_written() {
+    let good = r#"name = "p"
+[variables]
+database = { default = "app" }
+
+[applies]
+on = "real"
+symptom = { query = 'sum(waiting)', above = 0 }
+label = "waiting clients of {{database}} {value}"
+
+[[step]]
+id = "room"
+kind = "check"
+precondition = true
+label = "PostgreSQL at {percent} of max_connections"
+gate = { query = 'max(used)', below = 0.8 }
+
+[[step]]
+id = "act"
+kind = "exec"
+argv = ["true"]
+"#;
+    let rb = load::parse("p.toml", Path::new("p.toml"), good).unwrap();
+    let values = warroom::runbook::template::Values::from([("database".into(), "appdb".into())]);
+    let symptom = rb.applies.as_ref().unwrap().label.as_ref().unwrap();
+    assert_eq!(
+        symptom.words(&values).unwrap().reading(30.0),
+        "waiting clients of appdb 30"
+    );
+    let room = rb.step("room").unwrap().label.as_ref().unwrap();
+    let condition = warroom::runbook::gate::Condition::Below(0.8);
+    assert_eq!(
+        room.words(&values).unwrap().short_of(0.89, condition),
+        "PostgreSQL at 89 % of max_connections, needs < 80 %"
+    );
+    let bad = |from: &str, to: &str| {
+        load::parse("p.toml", Path::new("p.toml"), &good.replace(from, to))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = bad("clients of {{database}} {value}", "clients");
+    assert!(e.contains("p.toml:8:") && e.contains("{value}"), "{e}");
+    let e = bad("{{database}} {value}", "{{db}} {value}");
+    assert!(e.contains("unknown variable \"db\""), "{e}");
+    let e = bad("of max_connections\"", "of {value} max_connections\"");
+    assert!(e.contains("p.toml:14:") && e.contains("has 2"), "{e}");
+    let e = bad(
+        "argv = [\"true\"]",
+        "argv = [\"true\"]\nlabel = \"{value} done\"",
+    );
+    assert!(e.contains("this step is no precondition"), "{e}");
+    let e = bad("symptom = { query = 'sum(waiting)', above = 0 }\n", "");
+    assert!(e.contains("[applies] has no symptom"), "{e}");
+    // A reading that is not a number has no words to say it in.
+    let text = "[[step]]\nid = \"mode\"\nkind = \"sql\"\nprecondition = true\nlabel = \"mode {value}\"\ndsn = \"host=127.0.0.1\"\nstatement = \"SHOW CONFIG\"\nread_only = true\nexpect = { column = \"value\", where = { key = \"pool_mode\" }, equals = \"transaction\" }\n\n[[step]]\nid = \"act\"";
+    let e = bad("[[step]]\nid = \"act\"", text);
+    assert!(e.contains("judges none"), "{e}");
+}

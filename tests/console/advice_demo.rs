@@ -108,7 +108,11 @@ async fn the_demo_at_its_fault_suggests_what_recovers_it_and_after_recovery_noth
     let advice = staged.advise().await;
     let (name, why) = advice.suggestion().expect("a suggestion at the fault");
     assert_eq!(name, "pool-exhaustion", "{why}");
-    assert!(why.starts_with("symptom 1 (> 0.95 for 20s)"), "{why}");
+    // In the runbook's words (its `[applies] label`).
+    assert_eq!(
+        why,
+        "pools at 100 % of their size since a new version, errors past 5 %, retries amplifying"
+    );
     let verdict = |n: &str| {
         let f = advice.findings.iter().find(|f| f.runbook == n).unwrap();
         format!("{:?}", f.verdict)
