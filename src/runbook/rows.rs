@@ -252,15 +252,14 @@ impl RowCondition {
             ValueTest::Number(_) => v.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
             ValueTest::Equals(_) => None,
         };
+        // Nothing judged: no number.
+        let unsure = |why: String| Ok((Judgement::Inconclusive(why), None));
         let mut filter = Vec::with_capacity(self.filter.len());
         for (col, v) in &self.filter {
             let Some(i) = rows.column(col) else {
-                return Ok((
-                    Judgement::Inconclusive(format!(
-                        "the result has no column \"{col}\" to select rows by; it has: {}",
-                        rows.columns.join(", ")
-                    )),
-                    None,
+                return unsure(format!(
+                    "the result has no column \"{col}\" to select rows by; it has: {}",
+                    rows.columns.join(", ")
                 ));
             };
             filter.push((i, v.render(values, target, Context::Literal)?));
@@ -284,46 +283,32 @@ impl RowCondition {
             return Ok((j, number(&n.to_string())));
         };
         let Some(ci) = rows.column(column) else {
-            return Ok((
-                Judgement::Inconclusive(format!(
-                    "the result has no column \"{column}\"; it has: {}",
-                    rows.columns.join(", ")
-                )),
-                None,
+            return unsure(format!(
+                "the result has no column \"{column}\"; it has: {}",
+                rows.columns.join(", ")
             ));
         };
         if selected.is_empty() {
-            return Ok((
-                Judgement::Inconclusive(if filter.is_empty() {
-                    "no row to judge".into()
-                } else {
-                    // Say which rows were looked for: a name that does not exist reads as such.
-                    let wanted: Vec<String> = (self.filter.iter().zip(&filter))
-                        .map(|((col, _), (_, v))| {
-                            format!("{col} = \"{}\"", crate::sanitize::line(v))
-                        })
-                        .collect();
-                    format!("no row where {}", wanted.join(" and "))
-                }),
-                None,
-            ));
+            return unsure(if filter.is_empty() {
+                "no row to judge".into()
+            } else {
+                // Say which rows were looked for: a name that does not exist reads as such.
+                let wanted: Vec<String> = (self.filter.iter().zip(&filter))
+                    .map(|((col, _), (_, v))| format!("{col} = \"{}\"", crate::sanitize::line(v)))
+                    .collect();
+                format!("no row where {}", wanted.join(" and "))
+            });
         }
         if !self.each && selected.len() > 1 {
-            return Ok((
-                Judgement::Inconclusive(format!(
-                    "{} rows where one was expected (select one with where = {{ … }}, or set each = true)",
-                    selected.len()
-                )),
-                None,
+            return unsure(format!(
+                "{} rows where one was expected (select one with where = {{ … }}, or set each = true)",
+                selected.len()
             ));
         }
         let mut last = None;
         for r in selected {
             let Some(v) = r.get(ci).and_then(|c| c.as_deref()) else {
-                return Ok((
-                    Judgement::Inconclusive(format!("\"{column}\" is NULL")),
-                    None,
-                ));
+                return unsure(format!("\"{column}\" is NULL"));
             };
             let j = self.test_value(v, &format!("\"{column}\""), values, target)?;
             if !j.holds() {
@@ -331,7 +316,7 @@ impl RowCondition {
             }
             last = Some((j, number(v)));
         }
-        Ok(last.unwrap_or_else(|| (Judgement::Inconclusive("no row to judge".into()), None)))
+        last.map_or_else(|| unsure("no row to judge".into()), Ok)
     }
 
     fn test_value(

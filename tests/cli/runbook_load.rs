@@ -121,11 +121,8 @@ interval = "{{ soak }}"
     assert!(e.to_string().contains("expected a duration"), "{e}");
 }
 
-/// Issue 30: `[applies]` says where a runbook acts and its symptom; `precondition = true` marks
-/// read-only steps that must pass first, before anything changes.
-#[test]
-fn applies_and_preconditions_are_checked_where_they_are_written() {
-    let good = r#"name = "p"
+/// A runbook with `[applies]`, a precondition and a step that acts.
+const APPLIES: &str = r#"name = "p"
 [applies]
 on = "real"
 symptom = { query = 'sum(waiting)', above = 0 }
@@ -141,17 +138,19 @@ id = "act"
 kind = "exec"
 argv = ["true"]
 "#;
+
+/// Issue 30: `[applies]` says where a runbook acts and its symptom; `precondition = true` marks
+/// read-only steps that must pass first, before anything changes.
+#[test]
+fn applies_and_preconditions_are_checked_where_they_are_written() {
+    let good = APPLIES;
     let rb = load::parse("p.toml", Path::new("p.toml"), good).unwrap();
     let a = rb.applies.as_ref().unwrap();
     assert_eq!(a.on, warroom::runbook::model::Acts::Real);
     assert!(a.symptom.is_some());
     let pre: Vec<&str> = rb.preconditions().map(|s| s.id.as_str()).collect();
     assert_eq!(pre, ["room"]);
-    let bad = |src: &str| {
-        load::parse("p.toml", Path::new("p.toml"), src)
-            .unwrap_err()
-            .to_string()
-    };
+    let bad = |src: &str| load_err(src);
     // An `on` of neither kind.
     let e = bad(&good.replace("on = \"real\"", "on = \"prod\""));
     assert!(
@@ -180,28 +179,20 @@ argv = ["true"]
 /// nothing is read.
 #[test]
 fn labels_say_readings_in_words_and_are_checked_where_they_are_written() {
-    let good = r#"name = "p"
-[variables]
-database = { default = "app" }
-
-[applies]
-on = "real"
-symptom = { query = 'sum(waiting)', above = 0 }
-label = "waiting clients of {{database}} {value}"
-
-[[step]]
-id = "room"
-kind = "check"
-precondition = true
-label = "PostgreSQL at {percent} of max_connections"
-gate = { query = 'max(used)', below = 0.8 }
-
-[[step]]
-id = "act"
-kind = "exec"
-argv = ["true"]
-"#;
-    let rb = load::parse("p.toml", Path::new("p.toml"), good).unwrap();
+    let good = APPLIES
+        .replace(
+            "name = \"p\"\n",
+            "name = \"p\"\n[variables]\ndatabase = { default = \"app\" }\n",
+        )
+        .replace(
+            "above = 0 }\n",
+            "above = 0 }\nlabel = \"waiting clients of {{database}} {value}\"\n",
+        )
+        .replace(
+            "precondition = true\n",
+            "precondition = true\nlabel = \"PostgreSQL at {percent} of max_connections\"\n",
+        );
+    let rb = load::parse("p.toml", Path::new("p.toml"), &good).unwrap();
     let values = warroom::runbook::template::Values::from([("database".into(), "appdb".into())]);
     let symptom = rb.applies.as_ref().unwrap().label.as_ref().unwrap();
     assert_eq!(
@@ -214,17 +205,13 @@ argv = ["true"]
         room.words(&values).unwrap().short_of(0.89, condition),
         "PostgreSQL at 89 % of max_connections, needs < 80 %"
     );
-    let bad = |from: &str, to: &str| {
-        load::parse("p.toml", Path::new("p.toml"), &good.replace(from, to))
-            .unwrap_err()
-            .to_string()
-    };
+    let bad = |from: &str, to: &str| load_err(&good.replace(from, to));
     let e = bad("clients of {{database}} {value}", "clients");
-    assert!(e.contains("p.toml:8:") && e.contains("{value}"), "{e}");
+    assert!(e.contains("p.toml:7:") && e.contains("{value}"), "{e}");
     let e = bad("{{database}} {value}", "{{db}} {value}");
     assert!(e.contains("unknown variable \"db\""), "{e}");
     let e = bad("of max_connections\"", "of {value} max_connections\"");
-    assert!(e.contains("p.toml:14:") && e.contains("has 2"), "{e}");
+    assert!(e.contains("p.toml:13:") && e.contains("has 2"), "{e}");
     let e = bad(
         "argv = [\"true\"]",
         "argv = [\"true\"]\nlabel = \"{value} done\"",
@@ -236,4 +223,11 @@ argv = ["true"]
     let text = "[[step]]\nid = \"mode\"\nkind = \"sql\"\nprecondition = true\nlabel = \"mode {value}\"\ndsn = \"host=127.0.0.1\"\nstatement = \"SHOW CONFIG\"\nread_only = true\nexpect = { column = \"value\", where = { key = \"pool_mode\" }, equals = \"transaction\" }\n\n[[step]]\nid = \"act\"";
     let e = bad("[[step]]\nid = \"act\"", text);
     assert!(e.contains("judges none"), "{e}");
+}
+
+/// The error of loading `src` as `p.toml`.
+fn load_err(src: &str) -> String {
+    load::parse("p.toml", Path::new("p.toml"), src)
+        .unwrap_err()
+        .to_string()
 }

@@ -439,12 +439,6 @@ async fn the_advice_on_a_real_stack_is_never_wrong_says_why_not_and_is_quiet_whe
     println!("advice corpus, real stack: {}", real.figures());
     println!("advice corpus, together: {}", both.figures());
     assert!(mislabels.is_empty(), "{mislabels:#?}");
-    assert!(
-        both.wrong.is_empty(),
-        "wrong suggestions: {:#?}",
-        both.wrong
-    );
-    assert_eq!(both.precision(), 1.0);
-    assert!(both.recall() >= 0.8, "recall {}", both.recall());
+    both.assert_trusted();
     assert!(real.wanted >= 2 && real.phases >= 5, "{}", real.figures());
 }

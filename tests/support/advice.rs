@@ -210,6 +210,17 @@ impl Tally {
         self.found as f64 / self.wanted.max(1) as f64
     }
 
+    /// The bar: no wrong suggestion (precision 100 %), recall at least 80 %.
+    pub fn assert_trusted(&self) {
+        assert!(
+            self.wrong.is_empty(),
+            "wrong suggestions: {:#?}",
+            self.wrong
+        );
+        assert_eq!(self.precision(), 1.0);
+        assert!(self.recall() >= 0.8, "recall {}", self.recall());
+    }
+
     /// "14 phases, precision 100 % (5/5), recall 100 % (5/5)".
     pub fn figures(&self) -> String {
         format!(
