@@ -28,6 +28,7 @@ pub mod gate;
 pub mod haproxy;
 pub mod http;
 pub mod journal;
+pub mod label;
 pub mod launch;
 pub mod load;
 pub mod mask;

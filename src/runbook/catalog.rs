@@ -386,6 +386,29 @@ mod tests {
         );
     }
 
+    /// Issue 30 point 3: every shipped symptom, and every shipped precondition that judges a
+    /// number, says its reading in words (`label`): the headline reads as the label says.
+    #[test]
+    fn shipped_symptoms_and_preconditions_say_their_readings_in_words() {
+        let mut labels = 0;
+        for rb in load(&[]).iter().filter_map(Entry::runbook) {
+            let applies = rb.applies.as_ref().unwrap();
+            assert_eq!(
+                applies.symptom.is_some(),
+                applies.label.is_some(),
+                "{}: a symptom and its label",
+                rb.name
+            );
+            for s in rb.preconditions() {
+                let numeric = s.kind.condition().is_some();
+                assert_eq!(numeric, s.label.is_some(), "{}: {}", rb.name, s.id);
+                labels += usize::from(numeric);
+            }
+            labels += usize::from(applies.label.is_some());
+        }
+        assert!(labels >= 20, "{labels} labels");
+    }
+
     /// Issue 30: the list shows first what can act here, the rest after it, each with why not.
     #[test]
     fn the_runbooks_that_can_act_here_come_first() {

@@ -25,6 +25,8 @@ pub(crate) struct RawRunbook {
 pub(crate) struct RawApplies {
     pub on: Spanned<String>,
     pub symptom: Option<Spanned<RawGate>>,
+    /// The symptom's reading in words (`label::Label`).
+    pub label: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +68,8 @@ macro_rules! raw_step_and_action {
             pub mutating: Option<Spanned<bool>>,
             pub skippable: Option<Spanned<bool>>,
             pub precondition: Option<Spanned<bool>>,
+            /// A precondition's reading in words (`label::Label`).
+            pub label: Option<Spanned<String>>,
             $(pub $f: $t,)+
         }
 

@@ -337,7 +337,18 @@ impl Checker<'_> {
             Some(g) => Some(self.gate(g, known, false)?),
             None => None,
         };
-        Some(Applies { on, symptom })
+        let label = match (&raw.label, &symptom) {
+            (Some(l), Some(_)) => Some(self.label(l, known)?),
+            (Some(l), None) => {
+                self.err(
+                    l.span(),
+                    "label says the symptom's reading, and [applies] has no symptom: remove label",
+                );
+                return None;
+            }
+            (None, _) => None,
+        };
+        Some(Applies { on, symptom, label })
     }
 
     /// A precondition is checked before the runbook changes anything: step `id` (its
@@ -469,12 +480,14 @@ impl Checker<'_> {
                 "precondition = true applies to a step that only reads (a check, a read-only sql step, an haproxy show); remove precondition",
             );
         }
+        let label = self.step_label(&s.label, precondition, &kind, known);
         Some(Step {
             id,
             title,
             mutating,
             skippable,
             precondition,
+            label,
             kind,
         })
     }

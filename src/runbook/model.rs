@@ -41,6 +41,8 @@ pub struct Applies {
     pub on: Acts,
     /// Read-only: holds (by the gate's own rules) when this runbook is the move to consider.
     pub symptom: Option<crate::runbook::gate::GateSpec>,
+    /// The symptom's reading in words, for the headline.
+    pub label: Option<crate::runbook::label::Label>,
 }
 
 /// What a runbook acts on.
@@ -147,6 +149,8 @@ pub struct Step {
     pub skippable: bool,
     /// A read-only check that must hold before the runbook helps (`precondition = true`).
     pub precondition: bool,
+    /// A precondition's reading in words, for the headline.
+    pub label: Option<crate::runbook::label::Label>,
     pub kind: StepKind,
 }
 
@@ -282,6 +286,21 @@ impl StepKind {
 
     /// Whether the step reads what it judges (a check's gate, a sql or haproxy step's rows), so
     /// that, when it does not change the system, it can be a precondition.
+    /// The numeric condition a reading step judges: a check's gate, an `sql` or `haproxy`
+    /// step's `expect` on a number; `None` for any other step.
+    pub fn condition(&self) -> Option<crate::runbook::gate::Condition> {
+        let expect = match self {
+            StepKind::Check(g) => return Some(g.condition),
+            StepKind::Sql(s) => s.expect.as_ref(),
+            StepKind::Haproxy(h) => h.expect.as_ref(),
+            _ => None,
+        };
+        match expect?.test {
+            ValueTest::Number(c) => Some(c),
+            ValueTest::Equals(_) => None,
+        }
+    }
+
     pub fn reads(&self) -> bool {
         match self {
             StepKind::Check(_) | StepKind::Sql(_) | StepKind::Haproxy(_) => true,

@@ -170,6 +170,7 @@ fn applies_lines(out: &mut String, rb: &Runbook, v: &Values) {
         Some(g) => {
             let _ = writeln!(out, "  when this holds (read only):");
             gate_lines(out, "    ", g, v, None);
+            label_line(out, "    ", a.label.as_ref(), v);
         }
         None => {
             let _ = writeln!(out, "  no symptom given: never suggested");
@@ -178,6 +179,18 @@ fn applies_lines(out: &mut String, rb: &Runbook, v: &Values) {
     let pre: Vec<&str> = rb.preconditions().map(|s| s.id.as_str()).collect();
     if !pre.is_empty() {
         let _ = writeln!(out, "  and these pass first: {}", pre.join(", "));
+    }
+}
+
+/// How the headline says a reading (`label`), if the runbook says.
+fn label_line(
+    out: &mut String,
+    ind: &str,
+    label: Option<&crate::runbook::label::Label>,
+    v: &Values,
+) {
+    if let Some(l) = label {
+        let _ = writeln!(out, "{ind}said as:   {}", l.shown(v));
     }
 }
 
@@ -222,6 +235,7 @@ pub fn render(
             let _ = writeln!(out, "   {title}");
         }
         let ind = "   ";
+        label_line(&mut out, ind, s.label.as_ref(), v);
         match &s.kind {
             StepKind::Note { text } | StepKind::Manual { text } => {
                 for l in text.lines() {

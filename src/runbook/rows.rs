@@ -237,13 +237,30 @@ impl RowCondition {
         values: &Values,
         target: Option<&str>,
     ) -> Result<Judgement, RenderError> {
+        Ok(self.judge_reading(rows, values, target)?.0)
+    }
+
+    /// [`Self::judge`] with the number judged, when the test is on a number and one was read:
+    /// the row count, or the column's value (the one that failed, else the last).
+    pub fn judge_reading(
+        &self,
+        rows: &Rows,
+        values: &Values,
+        target: Option<&str>,
+    ) -> Result<(Judgement, Option<f64>), RenderError> {
+        let number = |v: &str| match self.test {
+            ValueTest::Number(_) => v.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
+            ValueTest::Equals(_) => None,
+        };
+        // Nothing judged: no number.
+        let unsure = |why: String| Ok((Judgement::Inconclusive(why), None));
         let mut filter = Vec::with_capacity(self.filter.len());
         for (col, v) in &self.filter {
             let Some(i) = rows.column(col) else {
-                return Ok(Judgement::Inconclusive(format!(
+                return unsure(format!(
                     "the result has no column \"{col}\" to select rows by; it has: {}",
                     rows.columns.join(", ")
-                )));
+                ));
             };
             filter.push((i, v.render(values, target, Context::Literal)?));
         }
@@ -262,16 +279,17 @@ impl RowCondition {
             } else {
                 selected.len() as u64
             };
-            return self.test_value(&n.to_string(), "the number of rows", values, target);
+            let j = self.test_value(&n.to_string(), "the number of rows", values, target)?;
+            return Ok((j, number(&n.to_string())));
         };
         let Some(ci) = rows.column(column) else {
-            return Ok(Judgement::Inconclusive(format!(
+            return unsure(format!(
                 "the result has no column \"{column}\"; it has: {}",
                 rows.columns.join(", ")
-            )));
+            ));
         };
         if selected.is_empty() {
-            return Ok(Judgement::Inconclusive(if filter.is_empty() {
+            return unsure(if filter.is_empty() {
                 "no row to judge".into()
             } else {
                 // Say which rows were looked for: a name that does not exist reads as such.
@@ -279,26 +297,26 @@ impl RowCondition {
                     .map(|((col, _), (_, v))| format!("{col} = \"{}\"", crate::sanitize::line(v)))
                     .collect();
                 format!("no row where {}", wanted.join(" and "))
-            }));
+            });
         }
         if !self.each && selected.len() > 1 {
-            return Ok(Judgement::Inconclusive(format!(
+            return unsure(format!(
                 "{} rows where one was expected (select one with where = {{ … }}, or set each = true)",
                 selected.len()
-            )));
+            ));
         }
         let mut last = None;
         for r in selected {
             let Some(v) = r.get(ci).and_then(|c| c.as_deref()) else {
-                return Ok(Judgement::Inconclusive(format!("\"{column}\" is NULL")));
+                return unsure(format!("\"{column}\" is NULL"));
             };
             let j = self.test_value(v, &format!("\"{column}\""), values, target)?;
             if !j.holds() {
-                return Ok(j);
+                return Ok((j, number(v)));
             }
-            last = Some(j);
+            last = Some((j, number(v)));
         }
-        Ok(last.unwrap_or_else(|| Judgement::Inconclusive("no row to judge".into())))
+        last.map_or_else(|| unsure("no row to judge".into()), Ok)
     }
 
     fn test_value(

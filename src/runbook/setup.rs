@@ -44,6 +44,9 @@ pub struct RunbookSetup {
     pub config_vars: Vec<(String, String)>,
     /// The config file those came from, for errors.
     pub config_file: Option<PathBuf>,
+    /// Environment variables this front end was handed, read before the process's own (an
+    /// embedding or a test passes a secret without changing the process's environment).
+    pub env: Vec<(String, String)>,
     pub(crate) controls: Arc<Mutex<HashMap<String, watch::Sender<Control>>>>,
 }
 
@@ -54,6 +57,7 @@ impl RunbookSetup {
             vars,
             config_vars: Vec::new(),
             config_file: None,
+            env: Vec::new(),
             controls: Arc::default(),
         }
     }
@@ -118,7 +122,12 @@ impl RunbookSetup {
                 .map(|(k, v)| format!("{k}={v}")),
         );
         overrides.extend(given.iter().cloned());
-        vars::resolve(rb, &overrides, |k| std::env::var(k).ok()).map_err(|error| {
+        let env = |k: &str| {
+            (self.env.iter().find(|(name, _)| name == k))
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(k).ok())
+        };
+        vars::resolve(rb, &overrides, env).map_err(|error| {
             let Some(name) = error.name() else {
                 return ResolveError::Var(error);
             };
@@ -366,5 +375,11 @@ mod tests {
         let front = RunbookSetup::new(vec![], vec![("token".into(), "s3cret".into())]);
         let r = front.resolve(&rb);
         assert!(r.is_err_and(|e| !e.to_string().contains("s3cret")));
+        // The environment it was handed is read for the secret's variable, and masked.
+        let mut handed = RunbookSetup::new(vec![], vec![]);
+        handed.env = vec![("TOKEN".into(), "s3cret".into())];
+        let r = handed.resolve(&rb).unwrap();
+        assert_eq!(r.values.get("token").map(String::as_str), Some("s3cret"));
+        assert_eq!(r.masker.mask("token s3cret"), "token ***");
     }
 }

@@ -8,12 +8,13 @@
 //!
 //! It names a runbook only as the advice evaluated it (`app::workers::advice`): the one whose
 //! `[applies]` symptom holds over its whole window and whose every precondition holds against
-//! live data now, with the readings that say so, or else one whose symptom holds but which a
-//! precondition holds back, with why. Advice older than two rounds, or with the source down,
-//! says nothing: no suggestion is better than a wrong one.
+//! live data now, with the readings that say so in the runbook's words (its labels), or else one
+//! whose symptom holds but which a precondition holds back, with why. Advice older than two
+//! rounds, or with the source down, says nothing: no suggestion is better than a wrong one.
 //!
 //! ```text
-//! △ 1 WARN Pool wait · → try pgbouncer-raise-pool: symptom 30 (> 0 for 50s); … · watching
+//! △ 1 WARN Pool wait · → try pgbouncer-raise-pool: waiting clients 8, … PostgreSQL at 7 % of max_connections, …
+//! △ 1 WARN Pool wait · pgbouncer-raise-pool held back: PostgreSQL at 87.7 % of max_connections, needs < 80 %
 //! ```
 
 use crate::app::Model;

@@ -121,11 +121,8 @@ interval = "{{ soak }}"
     assert!(e.to_string().contains("expected a duration"), "{e}");
 }
 
-/// Issue 30: `[applies]` says where a runbook acts and its symptom; `precondition = true` marks
-/// read-only steps that must pass first, before anything changes.
-#[test]
-fn applies_and_preconditions_are_checked_where_they_are_written() {
-    let good = r#"name = "p"
+/// A runbook with `[applies]`, a precondition and a step that acts.
+const APPLIES: &str = r#"name = "p"
 [applies]
 on = "real"
 symptom = { query = 'sum(waiting)', above = 0 }
@@ -141,17 +138,19 @@ id = "act"
 kind = "exec"
 argv = ["true"]
 "#;
+
+/// Issue 30: `[applies]` says where a runbook acts and its symptom; `precondition = true` marks
+/// read-only steps that must pass first, before anything changes.
+#[test]
+fn applies_and_preconditions_are_checked_where_they_are_written() {
+    let good = APPLIES;
     let rb = load::parse("p.toml", Path::new("p.toml"), good).unwrap();
     let a = rb.applies.as_ref().unwrap();
     assert_eq!(a.on, warroom::runbook::model::Acts::Real);
     assert!(a.symptom.is_some());
     let pre: Vec<&str> = rb.preconditions().map(|s| s.id.as_str()).collect();
     assert_eq!(pre, ["room"]);
-    let bad = |src: &str| {
-        load::parse("p.toml", Path::new("p.toml"), src)
-            .unwrap_err()
-            .to_string()
-    };
+    let bad = |src: &str| load_err(src);
     // An `on` of neither kind.
     let e = bad(&good.replace("on = \"real\"", "on = \"prod\""));
     assert!(
@@ -173,4 +172,62 @@ argv = ["true"]
         e.contains("step \"after\" comes after \"act\", which changes the system"),
         "{e}"
     );
+}
+
+/// Issue 30 point 3: a symptom's and a precondition's `label` say their readings in words;
+/// `runbook check` says where one has no reading mark, names an unknown variable, or sits where
+/// nothing is read.
+#[test]
+fn labels_say_readings_in_words_and_are_checked_where_they_are_written() {
+    let good = APPLIES
+        .replace(
+            "name = \"p\"\n",
+            "name = \"p\"\n[variables]\ndatabase = { default = \"app\" }\n",
+        )
+        .replace(
+            "above = 0 }\n",
+            "above = 0 }\nlabel = \"waiting clients of {{database}} {value}\"\n",
+        )
+        .replace(
+            "precondition = true\n",
+            "precondition = true\nlabel = \"PostgreSQL at {percent} of max_connections\"\n",
+        );
+    let rb = load::parse("p.toml", Path::new("p.toml"), &good).unwrap();
+    let values = warroom::runbook::template::Values::from([("database".into(), "appdb".into())]);
+    let symptom = rb.applies.as_ref().unwrap().label.as_ref().unwrap();
+    assert_eq!(
+        symptom.words(&values).unwrap().reading(30.0),
+        "waiting clients of appdb 30"
+    );
+    let room = rb.step("room").unwrap().label.as_ref().unwrap();
+    let condition = warroom::runbook::gate::Condition::Below(0.8);
+    assert_eq!(
+        room.words(&values).unwrap().short_of(0.89, condition),
+        "PostgreSQL at 89 % of max_connections, needs < 80 %"
+    );
+    let bad = |from: &str, to: &str| load_err(&good.replace(from, to));
+    let e = bad("clients of {{database}} {value}", "clients");
+    assert!(e.contains("p.toml:7:") && e.contains("{value}"), "{e}");
+    let e = bad("{{database}} {value}", "{{db}} {value}");
+    assert!(e.contains("unknown variable \"db\""), "{e}");
+    let e = bad("of max_connections\"", "of {value} max_connections\"");
+    assert!(e.contains("p.toml:13:") && e.contains("has 2"), "{e}");
+    let e = bad(
+        "argv = [\"true\"]",
+        "argv = [\"true\"]\nlabel = \"{value} done\"",
+    );
+    assert!(e.contains("this step is no precondition"), "{e}");
+    let e = bad("symptom = { query = 'sum(waiting)', above = 0 }\n", "");
+    assert!(e.contains("[applies] has no symptom"), "{e}");
+    // A reading that is not a number has no words to say it in.
+    let text = "[[step]]\nid = \"mode\"\nkind = \"sql\"\nprecondition = true\nlabel = \"mode {value}\"\ndsn = \"host=127.0.0.1\"\nstatement = \"SHOW CONFIG\"\nread_only = true\nexpect = { column = \"value\", where = { key = \"pool_mode\" }, equals = \"transaction\" }\n\n[[step]]\nid = \"act\"";
+    let e = bad("[[step]]\nid = \"act\"", text);
+    assert!(e.contains("judges none"), "{e}");
+}
+
+/// The error of loading `src` as `p.toml`.
+fn load_err(src: &str) -> String {
+    load::parse("p.toml", Path::new("p.toml"), src)
+        .unwrap_err()
+        .to_string()
 }

@@ -26,6 +26,7 @@ mod support {
 }
 
 mod advice_demo;
+mod advice_realstack;
 mod alerts_console;
 mod big_answers_tmux;
 mod changes_console;

@@ -10,7 +10,6 @@ use crate::support::runbook_run;
 
 use realstack::*;
 use runbook_run::run;
-use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -334,47 +333,6 @@ async fn pgbouncer_raise_pool_drains_the_waiting_clients() {
     assert!(!ran.json().contains(BOUNCER_ADMIN_PASSWORD));
 }
 
-/// A psql session kept open with `sql` sent and its stdin held (the transaction stays open).
-struct Session {
-    child: std::process::Child,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn session(pg: &Postgres, app: &str, sql: &str) -> Session {
-    let mut child = std::process::Command::new(pg_binary("psql").unwrap())
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &pg.port.to_string(),
-            "-U",
-            APP_USER,
-            "-d",
-            APP_DB,
-            "-X",
-            "-q",
-        ])
-        .env("PGPASSWORD", APP_PASSWORD)
-        .env("PGAPPNAME", app)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(sql.as_bytes()).unwrap();
-    stdin.flush().unwrap();
-    // Keep the pipe open: psql waits for more, the transaction stays open.
-    std::mem::forget(stdin);
-    Session { child }
-}
-
 /// The backend pid and state of the session named `app`, if it is connected.
 fn backend(pg: &Postgres, app: &str) -> Option<(String, String)> {
     let out = pg.psql(
@@ -417,9 +375,9 @@ async fn pg_cancel_long_transactions_cancels_then_terminates_only_the_survivors(
         return;
     };
     // A: a long statement in a transaction; B: idle in a transaction holding a lock.
-    let _a = session(&pg, "long-a", "BEGIN;\nSELECT pg_sleep(600);\n");
+    let _a = session(pg.port, "long-a", "BEGIN;\nSELECT pg_sleep(600);\n");
     let _b = session(
-        &pg,
+        pg.port,
         "long-b",
         "BEGIN;\nLOCK TABLE items IN ACCESS EXCLUSIVE MODE;\n",
     );
@@ -429,7 +387,7 @@ async fn pg_cancel_long_transactions_cancels_then_terminates_only_the_survivors(
     // last step's gate reads the longest transaction of the database, C's included).
     std::thread::sleep(Duration::from_millis(11_000));
     // C: young, idle in a transaction: not long, left alone.
-    let _c = session(&pg, "young-c", "BEGIN;\nSELECT 1;\n");
+    let _c = session(pg.port, "young-c", "BEGIN;\nSELECT 1;\n");
     assert!(wait_state(&pg, "young-c", "idle in transaction"));
     let (pid_a, _) = backend(&pg, "long-a").unwrap();
     let (pid_b, _) = backend(&pg, "long-b").unwrap();
@@ -494,7 +452,7 @@ async fn pg_cancel_long_transactions_cancels_then_terminates_only_the_survivors(
 async fn pg_cancel_long_transactions_never_touches_more_than_max_count() {
     let Some(pg) = Postgres::start() else { return };
     let _s: Vec<Session> = (0..3)
-        .map(|i| session(&pg, &format!("long-{i}"), "BEGIN;\nSELECT 1;\n"))
+        .map(|i| session(pg.port, &format!("long-{i}"), "BEGIN;\nSELECT 1;\n"))
         .collect();
     for i in 0..3 {
         assert!(wait_state(&pg, &format!("long-{i}"), "idle in transaction"));

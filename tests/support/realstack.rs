@@ -888,6 +888,41 @@ impl Haproxy {
     }
 }
 
+/// A psql session of [`APP_USER`] on [`APP_DB`] at `127.0.0.1:port` (PostgreSQL or PgBouncer),
+/// named `app` (`application_name`), with `sql` sent and its stdin held open: psql waits for
+/// more, so a transaction it began stays open. Killed when dropped.
+pub struct Session {
+    child: Child,
+    _stdin: std::process::ChildStdin,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn session(port: u16, app: &str, sql: &str) -> Session {
+    let mut child = Command::new(pg_binary("psql").expect("psql"))
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(["-U", APP_USER, "-d", APP_DB, "-X", "-q"])
+        .env("PGPASSWORD", APP_PASSWORD)
+        .env("PGAPPNAME", app)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start psql");
+    let mut stdin = child.stdin.take().expect("psql's stdin");
+    stdin.write_all(sql.as_bytes()).expect("send to psql");
+    stdin.flush().expect("send to psql");
+    Session {
+        child,
+        _stdin: stdin,
+    }
+}
+
 /// A `pgbench` run with a custom script, stopped when dropped.
 pub struct Pgbench {
     child: Option<Child>,

@@ -17,7 +17,7 @@ use crate::runbook::report::StepOutcome;
 use crate::runbook::setup::RunbookSetup;
 use crate::runbook::template::Context;
 use crate::sim::{Control, SimService};
-use judge::{Advice, Finding, Judged, Verdict};
+use judge::{Advice, Finding, Judged, Part, Reading, Verdict};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -84,18 +84,26 @@ impl Evaluator {
             return Verdict::Not(why);
         }
         let now = at.timestamp_millis() as f64 / 1000.0;
+        // Labels are said with the values shown (secrets masked).
+        let words = |l: Option<&crate::runbook::label::Label>| l?.words(&resolved.shown).ok();
         // The symptom is rendered from the runbook as loaded: `[applies]` is not a step.
-        let symptom = self.gate(symptom, &resolved.values, now).await;
-        if !matches!(symptom, Judged::Holds(_)) {
-            return judge::verdict(symptom, &[]);
+        let symptom = Part {
+            name: "symptom".into(),
+            words: words(applies.label.as_ref()),
+            judged: self.gate(symptom, &resolved.values, now).await,
+        };
+        if !matches!(symptom.judged, Judged::Holds(_)) {
+            return judge::verdict(&symptom, &[]);
         }
         let mut preconditions = Vec::new();
         for step in bound.preconditions() {
-            let judged = self.precondition(&bound, resolved.clone(), step, now).await;
-            let title = resolved.masker.mask(&step.title_rendered(&resolved.values));
-            preconditions.push((title, judged));
+            preconditions.push(Part {
+                name: resolved.masker.mask(&step.title_rendered(&resolved.values)),
+                words: words(step.label.as_ref()),
+                judged: self.precondition(&bound, resolved.clone(), step, now).await,
+            });
         }
-        judge::verdict(symptom, &preconditions)
+        judge::verdict(&symptom, &preconditions)
     }
 
     /// A gate's window read back and judged.
@@ -163,13 +171,18 @@ impl Evaluator {
             }
             _ => return Judged::Unknown("not a step that reads".into()),
         };
-        match result {
-            Ok(read) => match (read.outcome, read.condition) {
-                (_, Some(false)) => Judged::Fails(rows_said(&read.detail)),
-                (StepOutcome::Succeeded, _) => Judged::Holds(rows_said(&read.detail)),
-                _ => Judged::Unknown(read.detail),
-            },
-            Err(_) => Judged::Unknown("the reading was stopped".into()),
+        let Ok(read) = result else {
+            return Judged::Unknown("the reading was stopped".into());
+        };
+        let reading = || Reading {
+            value: read.reading,
+            condition: step.kind.condition(),
+            said: rows_said(&read.detail),
+        };
+        match (read.outcome, read.condition) {
+            (_, Some(false)) => Judged::Fails(reading()),
+            (StepOutcome::Succeeded, _) => Judged::Holds(reading()),
+            _ => Judged::Unknown(read.detail.clone()),
         }
     }
 

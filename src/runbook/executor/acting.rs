@@ -72,11 +72,13 @@ impl Source<'_> {
 
 /// How a read-and-judge ends: the step's outcome, its detail, and the row condition's verdict
 /// when one was reached (`Some(true)` holds, `Some(false)` does not; `None`: nothing judged,
-/// the reading failed or was inconclusive). The advice reads the verdict, never the detail.
+/// the reading failed or was inconclusive), and the number judged when it is one. The advice
+/// reads the verdict and the number, never the detail.
 pub(crate) struct Judged {
     pub outcome: StepOutcome,
     pub detail: String,
     pub condition: Option<bool>,
+    pub reading: Option<f64>,
 }
 
 impl Judged {
@@ -85,6 +87,7 @@ impl Judged {
             outcome,
             detail,
             condition: None,
+            reading: None,
         }
     }
 
@@ -148,6 +151,7 @@ impl Executor {
                         outcome,
                         detail: why,
                         condition: None,
+                        reading: None,
                     });
                 }
             };
@@ -167,15 +171,17 @@ impl Executor {
                     outcome: StepOutcome::Succeeded,
                     detail: summary,
                     condition: None,
+                    reading: None,
                 });
             };
-            let judgement = match cond.judge(&rows, &self.vars.values, target) {
+            let (judgement, number) = match cond.judge_reading(&rows, &self.vars.values, target) {
                 Ok(j) => j,
                 Err(e) => {
                     return Ok(Judged {
                         outcome: StepOutcome::Failed,
                         detail: e.to_string(),
                         condition: None,
+                        reading: None,
                     });
                 }
             };
@@ -210,6 +216,7 @@ impl Executor {
                     outcome,
                     detail: format!("{word}{after}: {text}; {summary}"),
                     condition,
+                    reading: number,
                 });
             }
             if readings <= MAX_READING_LINES {

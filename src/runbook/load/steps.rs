@@ -5,6 +5,7 @@ use super::super::format::{RawAction, RawGate, RawStep};
 /// Most actions in one target's sequence.
 pub const MAX_SEQUENCE: usize = 8;
 use super::super::gate::{Condition, Expect, GateSpec};
+use super::super::label::{self, Label};
 use super::super::model::*;
 use super::super::quoting::Lang;
 use super::Checker;
@@ -14,6 +15,55 @@ use std::ops::Range;
 use std::time::Duration;
 
 impl Checker<'_> {
+    /// A label (`[applies] label`, a precondition's `label`): one reading mark, and variables
+    /// the runbook declares.
+    pub(super) fn label(
+        &mut self,
+        raw: &Spanned<String>,
+        known: &BTreeSet<String>,
+    ) -> Option<Label> {
+        let (before, scale, after) = match label::split(raw.get_ref()) {
+            Ok(parts) => parts,
+            Err(why) => {
+                self.err(raw.span(), why);
+                return None;
+            }
+        };
+        let before = self.template_text(before, raw.span(), known, false);
+        let after = self.template_text(after, raw.span(), known, false);
+        Some(Label {
+            before: before?,
+            scale,
+            after: after?,
+        })
+    }
+
+    /// A step's label: a precondition's only, and one that judges a number.
+    pub(super) fn step_label(
+        &mut self,
+        raw: &Option<Spanned<String>>,
+        precondition: bool,
+        kind: &StepKind,
+        known: &BTreeSet<String>,
+    ) -> Option<Label> {
+        let raw = raw.as_ref()?;
+        if !precondition {
+            self.err(
+                raw.span(),
+                "label says a precondition's reading in the headline; this step is no precondition: add precondition = true or remove label",
+            );
+            return None;
+        }
+        if kind.condition().is_none() {
+            self.err(
+                raw.span(),
+                "label says a number, and this step judges none (no expect, or expect equals a text): judge a number (above, below, between) or remove label",
+            );
+            return None;
+        }
+        self.label(raw, known)
+    }
+
     pub(super) fn gate_required(
         &mut self,
         g: &Option<Spanned<RawGate>>,

@@ -4,6 +4,7 @@
 
 use crate::metrics::{QueryAnswer, RangeQuery, SourceError};
 use crate::runbook::gate::{Condition, Expect, GateSpec};
+use crate::runbook::label::{Scale, Words};
 use chrono::{DateTime, Utc};
 
 /// How long an evaluation is worth showing, on the console's clock: past two rounds of
@@ -13,13 +14,59 @@ pub const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(90);
 /// The least time between two evaluations of the same runbook, on the console's clock.
 pub const EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// A judgement of a symptom or a precondition, with its readings in words.
+/// A judgement of a symptom or a precondition: the reading that decided it, or why it is not
+/// known.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Judged {
-    Holds(String),
-    Fails(String),
+    Holds(Reading),
+    Fails(Reading),
     /// Not known: no data, not enough readings, a query error, a reading that cannot be judged.
     Unknown(String),
+}
+
+/// The reading that decided a judgement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    /// The number, when there is one: the newest (the failing one when it fails).
+    pub value: Option<f64>,
+    /// What it had to satisfy, when that is a number's condition.
+    pub condition: Option<Condition>,
+    /// The reading as the gate or step says it, for a part without a label:
+    /// "30 (> 0 for 50s)", "0.89 (needs < 0.8)".
+    pub said: String,
+}
+
+impl Reading {
+    /// A reading of `spec`'s condition said as the gate says it.
+    fn of(spec: &GateSpec, value: f64, said: String) -> Reading {
+        Reading {
+            value: Some(value),
+            condition: Some(spec.condition),
+            said,
+        }
+    }
+}
+
+/// A symptom or a precondition as the verdict says it: what it is and its label's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// "symptom", or the precondition's title: said before a reading without a label.
+    pub name: String,
+    /// Its label with the runbook's variables filled in, when it has one.
+    pub words: Option<Words>,
+    pub judged: Judged,
+}
+
+impl Part {
+    /// `reading` in the part's words: its label's ("PostgreSQL at 89 % of max_connections,
+    /// needs < 80 %" when it failed), else its name and the reading as the gate says it.
+    fn say(&self, r: &Reading, holds: bool) -> String {
+        match (&self.words, r.value, r.condition) {
+            (Some(w), Some(v), Some(c)) if !holds => w.short_of(v, c),
+            (Some(w), Some(v), _) => w.reading(v),
+            _ => format!("{}: {}", self.name, r.said),
+        }
+    }
 }
 
 /// The readings of `spec`'s rule ("`consecutive` readings `interval` apart") as one range query
@@ -40,18 +87,14 @@ fn readings(spec: &GateSpec) -> u32 {
     spec.consecutive.max(spec.min_samples).max(1)
 }
 
-/// A value in words: at most four decimals, as a reading shows it.
+/// A value in words, as a reading shows it.
 fn number(v: f64) -> String {
-    format!("{}", (v * 1e4).round() / 1e4)
+    Scale::Value.say(v)
 }
 
 /// A condition in a few characters: `> 0`, `< 0.8`, `in [1, 2]`.
 pub fn needs(c: Condition) -> String {
-    match c {
-        Condition::Above(x) => format!("> {}", number(x)),
-        Condition::Below(x) => format!("< {}", number(x)),
-        Condition::Between(a, b) => format!("in [{}, {}]", number(a), number(b)),
-    }
+    Scale::Value.condition(c)
 }
 
 /// Judge the window `q` answered by `answer` by `spec`'s condition: it holds only when every
@@ -86,7 +129,8 @@ pub fn judge_window(
             .rev()
             .find(|v| v.is_finite() && !spec.condition.holds(**v))
         {
-            return Judged::Fails(format!("{} (needs {})", number(*v), needs(spec.condition)));
+            let said = format!("{} (needs {})", number(*v), needs(spec.condition));
+            return Judged::Fails(Reading::of(spec, *v, said));
         }
         if inside.iter().any(|v| !v.is_finite()) {
             return Judged::Unknown(format!("a reading of {} is not a number", s.label_text()));
@@ -100,16 +144,20 @@ pub fn judge_window(
         }
         last.get_or_insert(inside[inside.len() - 1]);
     }
-    let v = last.map_or_else(String::new, number);
+    let Some(last) = last else {
+        return Judged::Unknown("no series".into());
+    };
     let over = spec.interval * (want as u32).saturating_sub(1);
-    Judged::Holds(match want {
-        1 => format!("{v} ({})", needs(spec.condition)),
+    let said = match want {
+        1 => format!("{} ({})", number(last), needs(spec.condition)),
         _ => format!(
-            "{v} ({} for {})",
+            "{} ({} for {})",
+            number(last),
             needs(spec.condition),
             humantime::format_duration(over)
         ),
-    })
+    };
+    Judged::Holds(Reading::of(spec, last, said))
 }
 
 /// What the evaluation says of one runbook.
@@ -130,33 +178,41 @@ pub struct Finding {
     pub verdict: Verdict,
 }
 
-/// A runbook's verdict from its symptom and its preconditions (by title, in order): a failed
-/// precondition holds it back, one not known keeps it quiet.
-pub fn verdict(symptom: Judged, preconditions: &[(String, Judged)]) -> Verdict {
-    let symptom = match symptom {
-        Judged::Holds(s) => s,
-        Judged::Fails(s) => return Verdict::Not(format!("its symptom does not hold: {s}")),
+/// A runbook's verdict from its symptom and its preconditions (in order): a failed
+/// precondition holds it back, one not known keeps it quiet. The parts are said in their
+/// labels' words, joined by ", " (by "; " when one has no label and says its name).
+pub fn verdict(symptom: &Part, preconditions: &[Part]) -> Verdict {
+    let said = match &symptom.judged {
+        Judged::Holds(r) => symptom.say(r, true),
+        Judged::Fails(r) => {
+            return Verdict::Not(format!(
+                "its symptom does not hold: {}",
+                symptom.say(r, false)
+            ));
+        }
         Judged::Unknown(s) => return Verdict::Not(format!("its symptom is not known: {s}")),
     };
-    if let Some((title, why)) = preconditions.iter().find_map(|(t, j)| match j {
-        Judged::Fails(w) => Some((t, w)),
+    if let Some(held) = preconditions.iter().find_map(|p| match &p.judged {
+        Judged::Fails(r) => Some(p.say(r, false)),
         _ => None,
     }) {
-        return Verdict::HeldBack(format!("{title}: {why}"));
+        return Verdict::HeldBack(held);
     }
-    if let Some((title, why)) = preconditions.iter().find_map(|(t, j)| match j {
-        Judged::Unknown(w) => Some((t, w)),
+    if let Some((title, why)) = preconditions.iter().find_map(|p| match &p.judged {
+        Judged::Unknown(w) => Some((&p.name, w)),
         _ => None,
     }) {
         return Verdict::Not(format!("precondition \"{title}\" is not known: {why}"));
     }
-    let mut reason = format!("symptom {symptom}");
-    for (title, j) in preconditions {
-        if let Judged::Holds(w) = j {
-            reason.push_str(&format!("; {title}: {w}"));
-        }
-    }
-    Verdict::Suggest(reason)
+    let mut parts = vec![said];
+    parts.extend(preconditions.iter().filter_map(|p| match &p.judged {
+        Judged::Holds(r) => Some(p.say(r, true)),
+        _ => None,
+    }));
+    let all_labelled = std::iter::once(symptom)
+        .chain(preconditions)
+        .all(|p| p.words.is_some());
+    Verdict::Suggest(parts.join(if all_labelled { ", " } else { "; " }))
 }
 
 /// One round of evaluation: every runbook that can act here, judged at `at`.
@@ -286,12 +342,12 @@ mod tests {
         let all = answer(&[(80.0, 4.0), (90.0, 12.0), (100.0, 30.0)]);
         assert_eq!(
             judge_window(&g, &q, &all),
-            Judged::Holds("30 (> 0 for 20s)".into())
+            Judged::Holds(Reading::of(&g, 30.0, "30 (> 0 for 20s)".into()))
         );
         let one_short = answer(&[(80.0, 0.0), (90.0, 12.0), (100.0, 30.0)]);
         assert_eq!(
             judge_window(&g, &q, &one_short),
-            Judged::Fails("0 (needs > 0)".into())
+            Judged::Fails(Reading::of(&g, 0.0, "0 (needs > 0)".into()))
         );
         // Only the last minute's worth: the rule's window is not yet known.
         let young = answer(&[(90.0, 12.0), (100.0, 30.0)]);
@@ -315,38 +371,80 @@ mod tests {
         let q = window(&g, "q".into(), 100.0);
         assert_eq!(
             judge_window(&g, &q, &answer(&[(100.0, 0.89)])),
-            Judged::Fails("0.89 (needs < 0.8)".into())
+            Judged::Fails(Reading::of(&g, 0.89, "0.89 (needs < 0.8)".into()))
         );
         assert_eq!(
             judge_window(&g, &q, &answer(&[(100.0, 0.2567891)])),
-            Judged::Holds("0.2568 (< 0.8)".into())
+            Judged::Holds(Reading::of(&g, 0.2567891, "0.2568 (< 0.8)".into()))
         );
+    }
+
+    fn part(name: &str, label: Option<&str>, judged: Judged) -> Part {
+        let words = label.map(|text| {
+            let (before, scale, after) = crate::runbook::label::split(text).unwrap();
+            let label = crate::runbook::label::Label {
+                before: Template::parse(before).unwrap(),
+                scale,
+                after: Template::parse(after).unwrap(),
+            };
+            label.words(&Default::default()).unwrap()
+        });
+        Part {
+            name: name.into(),
+            words,
+            judged,
+        }
     }
 
     #[test]
     fn a_runbook_is_suggested_only_when_its_symptom_and_every_precondition_hold() {
-        let room = |j: Judged| vec![("database has room".to_string(), j)];
-        let holds = || Judged::Holds("30 (> 0 for 50s)".into());
+        let waiting = spec(Condition::Above(0.0), 6);
+        let below = spec(Condition::Below(0.8), 1);
+        let holds = || Judged::Holds(Reading::of(&waiting, 30.0, "30 (> 0 for 50s)".into()));
+        let room = |label: Option<&str>, j: Judged| vec![part("database has room", label, j)];
+        let at = |v: f64, said: &str| Reading::of(&below, v, said.into());
+        let symptom = part("symptom", None, holds());
         assert_eq!(
-            verdict(holds(), &room(Judged::Holds("0.26 (< 0.8)".into()))),
-            Verdict::Suggest("symptom 30 (> 0 for 50s); database has room: 0.26 (< 0.8)".into())
+            verdict(
+                &symptom,
+                &room(None, Judged::Holds(at(0.26, "0.26 (< 0.8)")))
+            ),
+            Verdict::Suggest("symptom: 30 (> 0 for 50s); database has room: 0.26 (< 0.8)".into())
         );
         assert_eq!(
-            verdict(holds(), &room(Judged::Fails("0.89 (needs < 0.8)".into()))),
+            verdict(
+                &symptom,
+                &room(None, Judged::Fails(at(0.89, "0.89 (needs < 0.8)")))
+            ),
             Verdict::HeldBack("database has room: 0.89 (needs < 0.8)".into())
         );
+        // In the labels' words.
+        let symptom = part("symptom", Some("waiting clients {value}"), holds());
+        let pg = Some("PostgreSQL at {percent} of max_connections");
+        assert_eq!(
+            verdict(&symptom, &room(pg, Judged::Holds(at(0.26, "")))),
+            Verdict::Suggest("waiting clients 30, PostgreSQL at 26 % of max_connections".into())
+        );
+        assert_eq!(
+            verdict(&symptom, &room(pg, Judged::Fails(at(0.89, "")))),
+            Verdict::HeldBack("PostgreSQL at 89 % of max_connections, needs < 80 %".into())
+        );
         assert!(matches!(
-            verdict(holds(), &room(Judged::Unknown("no series".into()))),
-            Verdict::Not(_)
+            verdict(&symptom, &room(pg, Judged::Unknown("no series".into()))),
+            Verdict::Not(w) if w.contains("\"database has room\" is not known")
         ));
         assert!(matches!(
-            verdict(Judged::Unknown("1 of 6".into()), &[]),
+            verdict(&part("symptom", None, Judged::Unknown("1 of 6".into())), &[]),
             Verdict::Not(w) if w.contains("not known")
         ));
-        assert!(matches!(
-            verdict(Judged::Fails("0".into()), &[]),
-            Verdict::Not(_)
-        ));
+        let quiet = Judged::Fails(Reading::of(&waiting, 0.0, "0 (needs > 0)".into()));
+        assert_eq!(
+            verdict(
+                &part("symptom", Some("waiting clients {value}"), quiet),
+                &[]
+            ),
+            Verdict::Not("its symptom does not hold: waiting clients 0, needs > 0".into())
+        );
     }
 
     fn advice(at: &str, verdicts: &[(&str, Verdict)]) -> Advice {
