@@ -360,7 +360,7 @@ impl TimelinePane {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::incident::event::RunRef;
+    use crate::incident::event::{Level, RunRef};
     use crate::runbook::journal::detail::verdict;
 
     fn rec(seq: u64, kind: Event) -> Record {
