@@ -91,36 +91,18 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
     let summary = crate::incident::summary::summarize(&model.timeline);
     let local_now = model.now.with_timezone(&model.tz);
     model.dialog = Some(match action {
-        Action::Status => Dialog::choose(
-            "Incident status".into(),
-            vec![format!(
-                "now: {}",
-                summary.status.map_or("not set".into(), |s| s.to_string())
-            )],
-            STATUSES
-                .iter()
-                .map(std::string::ToString::to_string)
-                .collect(),
-            STATUSES
-                .iter()
-                .position(|s| Some(*s) == summary.status)
-                .unwrap_or(0),
+        Action::Status => pick(
+            "Incident status",
+            &STATUSES,
+            summary.status,
+            0,
             Purpose::Status,
         ),
-        Action::Severity => Dialog::choose(
-            "Incident severity".into(),
-            vec![format!(
-                "now: {}",
-                summary.severity.map_or("not set".into(), |s| s.to_string())
-            )],
-            SEVERITIES
-                .iter()
-                .map(std::string::ToString::to_string)
-                .collect(),
-            SEVERITIES
-                .iter()
-                .position(|s| Some(*s) == summary.severity)
-                .unwrap_or(2),
+        Action::Severity => pick(
+            "Incident severity",
+            &SEVERITIES,
+            summary.severity,
+            2,
             Purpose::Severity,
         ),
         Action::ActionItem => Dialog::form(
@@ -487,4 +469,22 @@ pub fn declared(model: &mut Model, result: Result<(), String>) -> Vec<Effect> {
             Vec::new()
         }
     }
+}
+
+/// A choice of one of `all`, the current one (or `default`) highlighted and said.
+fn pick<T: PartialEq + Copy + std::fmt::Display>(
+    title: &str,
+    all: &[T],
+    now: Option<T>,
+    default: usize,
+    purpose: Purpose,
+) -> Dialog {
+    let said = now.map_or("not set".into(), |s| s.to_string());
+    Dialog::choose(
+        title.into(),
+        vec![format!("now: {said}")],
+        all.iter().map(std::string::ToString::to_string).collect(),
+        all.iter().position(|s| Some(*s) == now).unwrap_or(default),
+        purpose,
+    )
 }

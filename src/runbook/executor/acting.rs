@@ -82,6 +82,11 @@ pub(crate) struct Judged {
 }
 
 impl Judged {
+    /// The outcome and its detail, as every step reports them.
+    pub(crate) fn reported(self) -> (StepOutcome, String) {
+        (self.outcome, self.detail)
+    }
+
     fn done(outcome: StepOutcome, detail: String) -> Judged {
         Judged {
             outcome,
@@ -226,18 +231,7 @@ impl Executor {
         }
     }
 
-    /// Run a `sql` step or action.
-    pub(crate) async fn sql(
-        &self,
-        step: &str,
-        spec: &SqlSpec,
-        target: Option<&str>,
-    ) -> Result<(StepOutcome, String), Stop> {
-        let j = self.sql_judged(step, spec, target).await?;
-        Ok((j.outcome, j.detail))
-    }
-
-    /// [`Self::sql`] with the row condition's verdict.
+    /// Run a `sql` step or action, with the row condition's verdict.
     pub(crate) async fn sql_judged(
         &self,
         step: &str,
@@ -296,18 +290,7 @@ impl Executor {
         })
     }
 
-    /// Run an `haproxy` step or action.
-    pub(crate) async fn haproxy(
-        &self,
-        step: &str,
-        spec: &HaproxySpec,
-        target: Option<&str>,
-    ) -> Result<(StepOutcome, String), Stop> {
-        let j = self.haproxy_judged(step, spec, target).await?;
-        Ok((j.outcome, j.detail))
-    }
-
-    /// [`Self::haproxy`] with the row condition's verdict (of a `show`).
+    /// Run an `haproxy` step or action, with the row condition's verdict (of a `show`).
     pub(crate) async fn haproxy_judged(
         &self,
         step: &str,

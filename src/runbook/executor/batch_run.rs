@@ -89,8 +89,10 @@ impl Executor {
                     self.http(&step.id, h, Some(target), &scope, true).await?
                 }
                 Action::Exec(e) => self.exec(&step.id, e, Some(target)).await?,
-                Action::Sql(q) => self.sql(&step.id, q, Some(target)).await?,
-                Action::Haproxy(h) => self.haproxy(&step.id, h, Some(target)).await?,
+                Action::Sql(q) => self.sql_judged(&step.id, q, Some(target)).await?.reported(),
+                Action::Haproxy(h) => {
+                    (self.haproxy_judged(&step.id, h, Some(target)).await?).reported()
+                }
             };
             if outcome != StepOutcome::Succeeded {
                 let of = if b.actions.len() > 1 {

@@ -59,8 +59,8 @@ impl Executor {
             }
             StepKind::Exec(e) => self.exec(&step.id, e, None).await,
             StepKind::Batch(b) => self.batch(step, b).await,
-            StepKind::Sql(q) => self.sql(&step.id, q, None).await,
-            StepKind::Haproxy(h) => self.haproxy(&step.id, h, None).await,
+            StepKind::Sql(q) => Ok(self.sql_judged(&step.id, q, None).await?.reported()),
+            StepKind::Haproxy(h) => Ok(self.haproxy_judged(&step.id, h, None).await?.reported()),
         }
     }
 
