@@ -85,7 +85,7 @@ fn an_incident_fed_through_the_cli_exports_in_every_format() {
         "{md}"
     );
     assert!(
-        md.contains("\n## Root Cause\n\nThe stop-time query scans\n"),
+        md.contains("\n## Root Cause\n\nThe stop-time query scans.\n"),
         "{md}"
     );
     assert!(md.contains("All times are in UTC."), "{md}");
@@ -124,7 +124,7 @@ fn an_incident_fed_through_the_cli_exports_in_every_format() {
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(elsewhere.join("facts.json")).unwrap()).unwrap();
     assert_eq!(v["incident"], id);
-    assert_eq!(v["notes"]["root_cause"][0], "The stop-time query scans");
+    assert_eq!(v["notes"]["root_cause"][0], "The stop-time query scans.");
 }
 
 #[test]
