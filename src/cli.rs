@@ -86,7 +86,7 @@ pub struct DemoArgs {
     /// Seed for the simulator's noise.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Theme name or file (overrides the config file): default, light, mono, high-contrast.
+    /// Theme name or file (overrides the config file): auto (for the terminal's background), default, light, mono, high-contrast.
     #[arg(long)]
     pub theme: Option<String>,
 }
@@ -105,7 +105,7 @@ pub struct OpenArgs {
     /// Severity of a new incident (SEV-1 .. SEV-4).
     #[arg(long)]
     pub severity: Option<String>,
-    /// Theme name or file (overrides the config file): default, light, mono, high-contrast.
+    /// Theme name or file (overrides the config file): auto (for the terminal's background), default, light, mono, high-contrast.
     #[arg(long)]
     pub theme: Option<String>,
     /// When a headless recorder (`warroom record`) holds the incident, stop it and take over

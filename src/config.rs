@@ -133,7 +133,7 @@ impl Default for Config {
             refresh: Duration::from_secs(5),
             range: Duration::from_secs(3600),
             timezone: chrono_tz::UTC,
-            theme: "default".into(),
+            theme: crate::theme::AUTO.into(),
             keys: KeyOverrides::default(),
             panels: Vec::new(),
             variables: Vec::new(),

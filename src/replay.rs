@@ -43,7 +43,7 @@ pub async fn run(
 ) -> color_eyre::Result<ExitCode> {
     let speed = cursor::check_speed(speed)?;
     let loaded = load::load(store, id)?;
-    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let (theme, warning) = Theme::for_terminal(&config.theme);
     let mut replay = Replay::new(config, theme, loaded, speed);
     if let Some(w) = warning {
         replay.scene.model.notify(w, true, None);

@@ -10,6 +10,12 @@ use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
+pub mod background;
+pub use background::Background;
+
+/// The theme name that picks a shipped theme for the terminal's background.
+pub const AUTO: &str = "auto";
+
 /// The shipped themes, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
     ("default", include_str!("../themes/default.toml")),
@@ -248,11 +254,38 @@ impl Theme {
             .and_then(|(n, text)| Theme::parse(&format!("themes/{n}.toml"), text).ok())
     }
 
-    /// The theme to use: `NO_COLOR` wins; then a shipped name or a file path; anything broken
-    /// falls back to the default, with a warning to show in the status bar.
-    pub fn resolve(requested: &str, no_color: bool) -> (Theme, Option<String>) {
+    /// The theme for this terminal: [`Theme::resolve`] with `NO_COLOR` and the terminal's
+    /// background asked for (only when the theme is `auto`). Called before the terminal is put
+    /// in the console's mode, so that the terminal's answer never reaches the key reader.
+    pub fn for_terminal(requested: &str) -> (Theme, Option<String>) {
+        Theme::resolve(
+            requested,
+            std::env::var_os("NO_COLOR").is_some(),
+            background::detect,
+        )
+    }
+
+    /// The theme to use: `NO_COLOR` wins; then `auto` (the default) picks the shipped theme
+    /// for the background `detect` finds (dark when it finds none); then a shipped name or a
+    /// file path; anything broken falls back to the default, with a warning to show in the
+    /// status bar.
+    pub fn resolve(
+        requested: &str,
+        no_color: bool,
+        detect: impl FnOnce() -> Option<(Background, &'static str)>,
+    ) -> (Theme, Option<String>) {
         if no_color {
             return (Theme::builtin("mono").unwrap_or_else(Theme::fallback), None);
+        }
+        if requested == AUTO {
+            let background = detect().map_or(Background::Dark, |(b, how)| {
+                tracing::info!("terminal background {b:?} (from {how})");
+                b
+            });
+            return (
+                Theme::builtin(background.theme()).unwrap_or_else(Theme::fallback),
+                None,
+            );
         }
         if let Some(t) = Theme::builtin(requested) {
             return (t, None);
@@ -263,7 +296,7 @@ impl Theme {
                 Err(d) => format!("theme: {}; using the default theme", d.headline()),
             },
             Err(e) => format!(
-                "theme \"{}\" is neither a shipped theme ({}) nor a readable file ({e}); using the default theme",
+                "theme \"{}\" is neither {AUTO}, a shipped theme ({}) nor a readable file ({e}); using the default theme",
                 crate::sanitize::line(requested),
                 BUILTIN
                     .iter()
@@ -365,9 +398,29 @@ mod tests {
 
     #[test]
     fn no_color_selects_mono() {
-        let (t, warning) = Theme::resolve("high-contrast", true);
+        let (t, warning) = Theme::resolve("high-contrast", true, || None);
         assert_eq!(t.name, "mono");
         assert!(warning.is_none());
+    }
+
+    #[test]
+    fn auto_picks_the_theme_made_for_the_terminals_background() {
+        for (found, expect) in [
+            (Some((Background::Light, "OSC 11")), "light"),
+            (Some((Background::Dark, "COLORFGBG")), "default"),
+            (None, "default"),
+        ] {
+            let (t, warning) = Theme::resolve(AUTO, false, || found);
+            assert_eq!(t.name, expect, "{found:?}");
+            assert!(warning.is_none());
+        }
+        // A theme named, or NO_COLOR, is never second-guessed (and the terminal never asked).
+        let asked = |_: &str| -> Option<(Background, &'static str)> { panic!("asked") };
+        assert_eq!(
+            Theme::resolve("default", false, || asked("")).0.name,
+            "default"
+        );
+        assert_eq!(Theme::resolve(AUTO, true, || asked("")).0.name, "mono");
     }
 
     #[test]
@@ -375,13 +428,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, "name = \"bad\"\n[roles]\nok = \"chartreuse\"\n").unwrap();
-        let (t, warning) = Theme::resolve(path.to_str().unwrap(), false);
+        let (t, warning) = Theme::resolve(path.to_str().unwrap(), false, || None);
         assert_eq!(t.name, "default");
         let warning = warning.unwrap();
         assert!(warning.contains(":3:"), "{warning}");
         assert!(warning.contains("chartreuse"), "{warning}");
 
-        let (t, warning) = Theme::resolve("no-such-theme", false);
+        let (t, warning) = Theme::resolve("no-such-theme", false, || None);
         assert_eq!(t.name, "default");
         assert!(warning.unwrap().contains("no-such-theme"));
     }

@@ -147,7 +147,7 @@ async fn rehearsal_console(
         in_sim_time,
     } = feed;
     let clock = &clock;
-    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let (theme, warning) = Theme::for_terminal(&config.theme);
     let mut model = Model::new(config, theme, source_name, clock.now());
     model.briefing = Some(names.briefing);
     model.rehearsal = true;

@@ -103,7 +103,7 @@ pub async fn follow(
 fn start(config: &Config) -> color_eyre::Result<(Model, Services, Arc<dyn Clock>)> {
     let client = crate::metrics::from_config::client(config)?;
     let source: Arc<dyn Source> = client.clone();
-    let (theme, warning) = Theme::resolve(&config.theme, std::env::var_os("NO_COLOR").is_some());
+    let (theme, warning) = Theme::for_terminal(&config.theme);
     let clock: Arc<dyn Clock> = Arc::new(WallClock);
     let mut model = Model::new(config, theme, source.describe(), clock.now());
     if let Some(w) = warning {

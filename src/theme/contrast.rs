@@ -230,3 +230,29 @@ fn the_measure_is_wcags() {
     assert!(bad.contains(&"muted".to_string()), "{bad:?}");
     assert!(bad.contains(&"text".to_string()), "{bad:?}");
 }
+
+#[test]
+fn auto_and_no_color_read_well_on_dark_and_light_terminals() {
+    use super::Background;
+    for background in [Background::Dark, Background::Light] {
+        // The theme `auto` picks is made for this background, and passes on it.
+        let t = Theme::builtin(background.theme()).unwrap();
+        let lum = luminance(rgb(t.assumed_background, (0.0, 0.0, 0.0)));
+        assert_eq!(
+            lum > 0.5,
+            background == Background::Light,
+            "{} is made for a {} background",
+            t.name,
+            if lum > 0.5 { "light" } else { "dark" }
+        );
+        assert!(failures(&t).is_empty(), "{}: {:?}", t.name, failures(&t));
+    }
+    // NO_COLOR's mono is picked whatever the background: it must pass on both.
+    for (bg, fg) in [("black", "gray"), ("white", "black")] {
+        let text = super::BUILTIN.iter().find(|(n, _)| *n == "mono").unwrap().1;
+        let mut t = Theme::parse("mono.toml", text).unwrap();
+        t.assumed_background = super::parse_colour(bg).unwrap();
+        t.assumed_foreground = super::parse_colour(fg).unwrap();
+        assert!(failures(&t).is_empty(), "mono on {bg}: {:?}", failures(&t));
+    }
+}

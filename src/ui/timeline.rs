@@ -93,6 +93,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
                 };
                 let (text, tone) = crate::app::panes::timeline::describe(event, &unit);
                 let style = match tone {
+                    Tone::Critical => t.crit,
                     Tone::Bad => t.warn,
                     Tone::Good => t.ok,
                     _ => t.text,
@@ -144,6 +145,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         .take(height.max(1))
         .map(|(i, r)| {
             let mut what_style = match r.tone {
+                Tone::Critical => t.crit,
                 Tone::Bad => t.warn,
                 Tone::Good => t.ok,
                 Tone::Running => t.accent,

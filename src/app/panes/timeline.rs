@@ -5,7 +5,7 @@
 //! search, which `update` changes and `ui::timeline` reads.
 
 use crate::config::Unit;
-use crate::incident::event::{Direction, StepState};
+use crate::incident::event::{Direction, Level, StepState};
 use crate::incident::{Event, Record, Source};
 use crate::runbook::journal::detail::words;
 use chrono::{DateTime, Utc};
@@ -25,6 +25,8 @@ pub enum Tone {
     Plain,
     /// Worse: a crossing up, an alert firing, a failed step.
     Bad,
+    /// Worst: a crossing up into the critical level.
+    Critical,
     /// Better: a recovery, a step done.
     Good,
     /// Under way.
@@ -286,9 +288,13 @@ pub fn describe(e: &Event, unit: &dyn Fn(&str) -> Option<Unit>) -> (String, Tone
             ..
         } => {
             let u = unit(panel).unwrap_or(Unit::Count);
+            let up = match level {
+                Level::Crit => Tone::Critical,
+                _ => Tone::Bad,
+            };
             let level = level.word();
             let (verb, tone, sym) = match direction {
-                Direction::Up => ("rose above", Tone::Bad, "▲"),
+                Direction::Up => ("rose above", up, "▲"),
                 Direction::Down => ("fell below", Tone::Good, "▼"),
             };
             (
@@ -360,7 +366,7 @@ impl TimelinePane {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::incident::event::{Level, RunRef};
+    use crate::incident::event::RunRef;
     use crate::runbook::journal::detail::verdict;
 
     fn rec(seq: u64, kind: Event) -> Record {
@@ -466,6 +472,17 @@ mod tests {
         };
         let (text, tone) = describe(&e, &|p| (p == "Pool wait p99").then_some(Unit::Seconds));
         assert_eq!(tone, Tone::Bad);
+        // Into crit is drawn in the crit style, out of it as a recovery.
+        let crit = |direction| Event::ThresholdCrossed {
+            panel: "Pool wait p99".into(),
+            level: Level::Crit,
+            direction,
+            value: 3.0,
+            threshold: 1.0,
+            at: Utc::now(),
+        };
+        assert_eq!(describe(&crit(Direction::Up), &|_| None).1, Tone::Critical);
+        assert_eq!(describe(&crit(Direction::Down), &|_| None).1, Tone::Good);
         assert!(!text.contains("29.235"), "{text}");
         assert!(
             text.contains(&Unit::Seconds.format(29.23598341665651)),
