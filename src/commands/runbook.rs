@@ -18,6 +18,7 @@ use crate::runbook::plan;
 use crate::runbook::progress::Progress;
 use crate::runbook::report::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
 use crate::runbook::setup::RunbookSetup;
+use crate::runbook::vars::Purpose;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -144,7 +145,8 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
             let Some(rb) = catalog.find(&name) else {
                 return usage(&not_found(&catalog, &name));
             };
-            let (rb, resolved) = match RunbookSetup::from_config(&config).bind_given(rb, &vars) {
+            let setup = RunbookSetup::from_config(&config);
+            let (rb, resolved) = match setup.bind_given(rb, &vars, Purpose::Plan) {
                 Ok(b) => b,
                 Err(e) => return usage(&e),
             };
@@ -216,10 +218,11 @@ async fn run_one(
         return usage(&not_found(&catalog, &name));
     };
     // Durations that name a variable take the run's value.
-    let (bound, resolved) = match RunbookSetup::from_config(config).bind_given(rb, &overrides) {
-        Ok(b) => b,
-        Err(e) => return usage(&e),
-    };
+    let (bound, resolved) =
+        match RunbookSetup::from_config(config).bind_given(rb, &overrides, Purpose::Run) {
+            Ok(b) => b,
+            Err(e) => return usage(&e),
+        };
     let rb = &bound;
     // `--prometheus` is already in the config (the context applied it).
     let _ = prometheus;

@@ -218,6 +218,13 @@ pub fn render(
             };
             let _ = writeln!(out, "  {} = {val}{from}", var.name);
         }
+        for (name, env) in &vars.unset {
+            let how = env.as_ref().map_or_else(
+                || "it has no environment variable to read".to_string(),
+                |e| format!("set the environment variable {e}"),
+            );
+            let _ = writeln!(out, "  needed before a run: the secret \"{name}\" ({how})");
+        }
     }
     applies_lines(&mut out, rb, v);
     let _ = writeln!(out, "\nSteps");

@@ -84,7 +84,7 @@ impl RunbookSetup {
     /// `rb` with its variables resolved and the duration fields that name a variable set:
     /// what a run or a plan uses.
     pub fn bind(&self, rb: &Runbook) -> Result<(Runbook, vars::Resolved), String> {
-        self.bind_given(rb, &[])
+        self.bind_given(rb, &[], vars::Purpose::Run)
     }
 
     /// [`Self::bind`] with the command line's `--var KEY=VALUE` on top.
@@ -92,8 +92,9 @@ impl RunbookSetup {
         &self,
         rb: &Runbook,
         given: &[String],
+        purpose: vars::Purpose,
     ) -> Result<(Runbook, vars::Resolved), String> {
-        let resolved = self.resolve_given(rb, given).map_err(|e| e.to_string())?;
+        let resolved = (self.resolve_for(rb, given, purpose)).map_err(|e| e.to_string())?;
         let text = super::catalog::text(rb)?;
         let bound =
             super::load::bind_text(rb, &text, &resolved.values).map_err(|d| d.to_string())?;
@@ -112,6 +113,16 @@ impl RunbookSetup {
         rb: &Runbook,
         given: &[String],
     ) -> Result<vars::Resolved, ResolveError> {
+        self.resolve_for(rb, given, vars::Purpose::Run)
+    }
+
+    /// [`RunbookSetup::resolve_given`], for a run or for a plan (which lets a secret be unset).
+    pub fn resolve_for(
+        &self,
+        rb: &Runbook,
+        given: &[String],
+        purpose: vars::Purpose,
+    ) -> Result<vars::Resolved, ResolveError> {
         // Later overrides win in `vars::resolve`: the config first, then this front end's
         // values, then the command line's.
         let declared = |k: &str| rb.variables.iter().any(|v| v.name == k && !v.secret);
@@ -127,7 +138,7 @@ impl RunbookSetup {
                 .map(|(_, v)| v.clone())
                 .or_else(|| std::env::var(k).ok())
         };
-        vars::resolve(rb, &overrides, env).map_err(|error| {
+        vars::resolve_for(rb, &overrides, env, purpose).map_err(|error| {
             let Some(name) = error.name() else {
                 return ResolveError::Var(error);
             };

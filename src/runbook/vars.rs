@@ -36,6 +36,9 @@ impl VarError {
     }
 }
 
+/// What a plan shows for a secret variable that has no value yet.
+pub const NOT_SET: &str = "<not set>";
+
 /// Resolved values and the masker that hides the secret ones.
 #[derive(Clone)]
 pub struct Resolved {
@@ -43,6 +46,9 @@ pub struct Resolved {
     pub masker: Masker,
     /// Values to show or record: secrets replaced by the mask.
     pub shown: BTreeMap<String, String>,
+    /// Secret variables left without a value (only when resolved for a plan, which shows them
+    /// as [`NOT_SET`]): each with the environment variable that would give it.
+    pub unset: Vec<(String, Option<String>)>,
 }
 
 impl std::fmt::Debug for Resolved {
@@ -53,11 +59,31 @@ impl std::fmt::Debug for Resolved {
     }
 }
 
-/// Resolve `overrides` (`KEY=VALUE`) against the runbook; `env` reads the environment.
+/// What the values are resolved for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A run (or a check): every variable needs a value.
+    Run,
+    /// A plan to read: a secret without a value is shown as [`NOT_SET`] and listed as needed.
+    Plan,
+}
+
+/// Resolve `overrides` (`KEY=VALUE`) against the runbook for a run; `env` reads the
+/// environment.
 pub fn resolve(
     rb: &Runbook,
     overrides: &[String],
     env: impl Fn(&str) -> Option<String>,
+) -> Result<Resolved, VarError> {
+    resolve_for(rb, overrides, env, Purpose::Run)
+}
+
+/// [`resolve`], for a run or for a plan (where a secret may stay unset).
+pub fn resolve_for(
+    rb: &Runbook,
+    overrides: &[String],
+    env: impl Fn(&str) -> Option<String>,
+    purpose: Purpose,
 ) -> Result<Resolved, VarError> {
     let mut given = BTreeMap::new();
     for o in overrides {
@@ -83,11 +109,18 @@ pub fn resolve(
     let mut values = Values::new();
     let mut masker = Masker::new();
     let mut shown = BTreeMap::new();
+    let mut unset = Vec::new();
     for v in &rb.variables {
         let value = given
             .remove(&v.name)
             .or_else(|| v.env.as_deref().and_then(&env))
             .or_else(|| v.default.clone());
+        if value.is_none() && v.secret && purpose == Purpose::Plan {
+            unset.push((v.name.clone(), v.env.clone()));
+            shown.insert(v.name.clone(), NOT_SET.to_string());
+            values.insert(v.name.clone(), NOT_SET.to_string());
+            continue;
+        }
         let Some(value) = value else {
             let hint = v
                 .env
@@ -125,6 +158,7 @@ pub fn resolve(
         values,
         masker,
         shown,
+        unset,
     })
 }
 

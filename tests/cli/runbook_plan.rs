@@ -83,6 +83,56 @@ above = 0.5
     });
     // A secret on the command line is refused.
     assert!(vars::resolve(&rb, &["token=x".into()], |_| None).is_err());
+
+    // A secret with no value: a run refuses, a plan shows it as not set and says what it needs.
+    assert!(vars::resolve(&rb, &[], |_| None).is_err());
+    let v = vars::resolve_for(&rb, &[], |_| None, vars::Purpose::Plan).unwrap();
+    assert_eq!(
+        v.unset,
+        vec![("token".into(), Some("WR_TEST_TOKEN".into()))]
+    );
+    let text = plan::render(&rb, &v, &BTreeMap::new(), &Backoff::default());
+    assert!(
+        text.contains("token = <not set>  (secret, from $WR_TEST_TOKEN)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "needed before a run: the secret \"token\" (set the environment variable WR_TEST_TOKEN)"
+        ),
+        "{text}"
+    );
+}
+
+/// `warroom runbook plan` shows the plan of a runbook whose secret is not set (a responder
+/// reads what it would do before anyone fetches the password); `runbook run` still refuses.
+#[test]
+fn plan_with_a_secret_not_set_shows_it_and_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_warroom"))
+            .args(args)
+            .env_remove("PGBOUNCER_ADMIN_PASSWORD")
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .output()
+            .unwrap()
+    };
+    let plan = run(&["runbook", "plan", "pgbouncer-raise-pool"]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        plan.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    assert!(text.contains("pgbouncer_password = <not set>"), "{text}");
+    assert!(text.contains("PGBOUNCER_ADMIN_PASSWORD"), "{text}");
+    assert!(text.contains("\nSteps"), "the whole plan is shown: {text}");
+    let dry = run(&["runbook", "run", "pgbouncer-raise-pool", "--dry-run"]);
+    let err = String::from_utf8_lossy(&dry.stderr);
+    assert!(!dry.status.success(), "a run needs the secret: {err}");
+    assert!(err.contains("pgbouncer_password"), "{err}");
 }
 
 #[test]
