@@ -61,7 +61,9 @@ pub(super) fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
         match &model.incident {
             Some(i) => {
                 let (state, style) = super::timeline::journal_state(model);
-                out.push((5, vec![Span::styled(format!("incident {}", i.id), t.text)]));
+                // The id is what responders say to each other and type into commands: it
+                // outranks the source's name (issue 33 point 5).
+                out.push((8, vec![Span::styled(format!("incident {}", i.id), t.text)]));
                 out.push((KEEP, vec![Span::styled(state, style)]));
                 // Who holds it and who follows; a holder gone (read-only) matters most.
                 if let Some((text, warn)) = sharing(model) {
@@ -354,6 +356,28 @@ mod tests {
             .iter()
             .map(|(_, s)| s.iter().map(|s| s.content.to_string()).collect())
             .collect()
+    }
+
+    #[test]
+    fn the_incident_id_is_on_the_bar_at_every_width_from_80_columns() {
+        let mut model = crate::app::Model::new(
+            &crate::config::Config::default(),
+            crate::theme::Theme::fallback(),
+            "embedded · planner-peak 30× · control http://127.0.0.1:9187".into(),
+            chrono::Utc::now(),
+        );
+        model.incident = Some(crate::app::model::IncidentHeader {
+            id: "2026-12-04-1".into(),
+            title: "Checkout failing".into(),
+        });
+        for cols in 80..=200 {
+            let shown = texts(&fit(fields(&model), cols)).join(" │ ");
+            assert!(
+                shown.contains("incident 2026-12-04-1"),
+                "{cols} columns: {shown}"
+            );
+            assert!(shown.chars().count() < cols, "{cols} columns: {shown}");
+        }
     }
 
     #[test]
