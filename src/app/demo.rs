@@ -14,7 +14,7 @@ use crate::incident::{Event, JournalWriter, Source};
 use crate::metrics::embedded::DEFAULT_RETENTION;
 use crate::rehearsal::clock::epoch;
 use crate::rehearsal::stage::CONTROL_ADDR;
-use crate::rehearsal::{Stage, StageSpec, reflow, score::score_text};
+use crate::rehearsal::{Stage, StageSpec, reflow};
 use crate::sim::Scenario;
 use crate::theme::Theme;
 use chrono::Utc;
@@ -91,7 +91,7 @@ pub async fn run(
         clock: Arc::new(r.clock()),
         in_sim_time: true,
     };
-    play(&config, data_dir, r, feed, names, "demo").await
+    play(&config, data_dir, r, feed, names).await
 }
 
 /// Records the scenario's service as the one affected, as the headless game day does, so the
@@ -210,26 +210,21 @@ async fn on_prometheus(
         clock,
         in_sim_time: false,
     };
-    play(&config, data_dir, r, feed, names, "gameday").await
+    play(&config, data_dir, r, feed, names).await
 }
 
-/// Runs the rehearsal's console until it quits, then prints the score under `command`'s name.
+/// Runs the rehearsal's console until it quits (the console prints its report).
 async fn play(
     config: &Config,
     data_dir: &Path,
     r: Stage,
     feed: Feed,
     names: Names,
-    command: &str,
 ) -> color_eyre::Result<ExitCode> {
-    let name = names.name.clone();
     let clock = feed.clock.clone();
     let (model, services) = rehearsal_console(config, data_dir, &r, feed, names).await?;
+    // The console prints the rehearsal's report as it closes.
     let result = super::runtime::run_terminal(model, services, clock).await;
-    let service = r.service.clone();
     drop(r);
-    let code = result?;
-    let score = service.with_sim(|s| s.score().clone());
-    println!("warroom {command}: {name}\n{}", score_text(&score));
-    Ok(code)
+    result
 }

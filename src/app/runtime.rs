@@ -211,18 +211,6 @@ pub async fn run_terminal(
     .await;
     crate::tui::restore();
     let (model, services) = result?;
-    // What was recorded, and where to go from here.
-    match &model.incident {
-        Some(i) => println!("{}", next_commands(&i.id)),
-        None if model.declarable => println!(
-            "no incident was declared: nothing was recorded ({} seen while watching)",
-            match model.pending.len() {
-                1 => "1 crossing".to_string(),
-                n => format!("{n} crossings"),
-            }
-        ),
-        None => {}
-    }
     if let (Some(journal), Some(Quit::Signal(signal))) = (&services.journal, &model.quit) {
         // Recorded after the terminal is back, so a slow disk cannot keep it in raw mode.
         let _ = journal
@@ -235,10 +223,31 @@ pub async fn run_terminal(
             )
             .await;
     }
-    Ok(match model.quit {
+    let code = match model.quit {
         Some(Quit::Signal(signal)) => crate::signals::exit_code(signal),
         _ => ExitCode::SUCCESS,
-    })
+    };
+    // What was recorded, and where to go from here: a rehearsal's report as its end overlay
+    // shows it (and nothing left behind when it was quit at its briefing).
+    if model.rehearsal {
+        let briefing_up = model.briefing.is_some();
+        if let Some(text) = super::workers::rehearsal::close(briefing_up, services).await {
+            println!("{text}");
+        }
+        return Ok(code);
+    }
+    match &model.incident {
+        Some(i) => println!("{}", next_commands(&i.id)),
+        None if model.declarable => println!(
+            "no incident was declared: nothing was recorded ({} seen while watching)",
+            match model.pending.len() {
+                1 => "1 crossing".to_string(),
+                n => format!("{n} crossings"),
+            }
+        ),
+        None => {}
+    }
+    Ok(code)
 }
 
 /// The lines printed when the console closes on an incident: its id and what to do next.

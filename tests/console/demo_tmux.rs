@@ -43,8 +43,19 @@ fn demo_shows_the_outage_developing_and_quits_cleanly() {
         "0",
         "the terminal was restored"
     );
-    assert!(screen.contains("warroom demo: planner-peak"), "{screen}");
+    // What is printed is the end overlay's report, and only commands that work on a
+    // rehearsal (`open --incident` would need a Prometheus).
+    assert!(
+        screen.contains("The rehearsal of planner-peak is over"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Response (from the incident's journal)"),
+        "{screen}"
+    );
     assert!(screen.contains("minutes over objective"), "{screen}");
+    assert!(screen.contains("warroom replay "), "{screen}");
+    assert!(!screen.contains("open --incident"), "{screen}");
     let incidents = dir.path().join("data").join("incidents");
     let incident = std::fs::read_dir(&incidents)
         .expect("the rehearsal's incident")
@@ -55,4 +66,31 @@ fn demo_shows_the_outage_developing_and_quits_cleanly() {
     let draft = std::fs::read_to_string(incident.join("exports").join("postmortem.md")).unwrap();
     assert!(draft.contains("Rehearsal: "), "{draft}");
     assert!(draft.contains("## Timeline"), "{draft}");
+}
+
+/// Quit at the briefing: nothing was rehearsed, so nothing is left behind (no incident
+/// `investigating` for ever in `incident list`), and the console says so.
+#[test]
+fn a_demo_quit_at_its_briefing_leaves_no_incident() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), "").unwrap();
+    let cmd = format!(
+        "{} --config {} --log-file {} --data-dir {} demo --speed 60",
+        env!("CARGO_BIN_EXE_warroom"),
+        dir.path().join("w.toml").display(),
+        dir.path().join("log").display(),
+        dir.path().join("data").display(),
+    );
+    let Some(term) = tmux::Tmux::start(&cmd, 120, 40) else {
+        return;
+    };
+    term.expect("Briefing", Duration::from_secs(10));
+    let incidents = dir.path().join("data").join("incidents");
+    let count = || std::fs::read_dir(&incidents).map_or(0, Iterator::count);
+    assert_eq!(count(), 1, "the rehearsal's incident is open while it runs");
+    term.send(&["q"]);
+    let screen = term.expect("[exited 0]", Duration::from_secs(10));
+    assert!(screen.contains("quit at its briefing"), "{screen}");
+    assert!(screen.contains("no incident was kept"), "{screen}");
+    assert_eq!(count(), 0, "no incident is left behind");
 }

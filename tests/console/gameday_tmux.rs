@@ -28,7 +28,8 @@ fn gameday_on_a_real_prometheus_shows_the_fault_and_scores() {
         dir.path().join("data").display(),
         prom.url,
     );
-    let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
+    // Wide enough for the whole source line beside the incident id (which outranks it).
+    let Some(term) = tmux::Tmux::start(&cmd, 200, 48) else {
         return;
     };
     term.expect("Briefing", Duration::from_secs(10));
@@ -50,6 +51,9 @@ fn gameday_on_a_real_prometheus_shows_the_fault_and_scores() {
         "0",
         "the terminal was restored"
     );
-    assert!(screen.contains("warroom gameday: planner-peak"), "{screen}");
+    assert!(
+        screen.contains("The rehearsal of planner-peak is over"),
+        "{screen}"
+    );
     assert!(screen.contains("minutes over objective"), "{screen}");
 }

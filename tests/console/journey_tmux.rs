@@ -393,7 +393,10 @@ fn journey_in_the_demo_from_crossing_to_postmortem() {
     );
     resolve_export_quit(&j);
     let screen = quit(&j);
-    assert!(screen.contains("warroom demo: planner-peak"), "{screen}");
+    assert!(
+        screen.contains("The rehearsal of planner-peak is over"),
+        "{screen}"
+    );
     assert!(screen.contains("time to first mitigation"), "{screen}");
 
     let id = journey::only_incident(dir.path());

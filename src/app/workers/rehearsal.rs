@@ -43,6 +43,54 @@ pub fn spawn(
     });
 }
 
+/// What a rehearsal's console leaves when it closes, and the words to print. Quit at its
+/// briefing, nothing was rehearsed: its incident is removed. Quit before its end, the end is
+/// recorded then (the simulator's figures as they stand), so that what is printed is the
+/// report the end overlay shows, read back from the journal like it.
+pub async fn close(briefing_up: bool, services: Services) -> Option<String> {
+    use crate::incident::Event;
+    let (Some(live), Some(export)) = (services.rehearsal.clone(), services.export.clone()) else {
+        return None;
+    };
+    let id = export.id.to_string();
+    if briefing_up {
+        // The journal (and its lock) closed before its directory goes.
+        drop(services);
+        return Some(
+            match std::fs::remove_dir_all(export.store.dir(&export.id)) {
+                Ok(()) => format!(
+                    "The rehearsal of {} was quit at its briefing: nothing was rehearsed, and no incident was kept.",
+                    live.scenario
+                ),
+                Err(e) => format!(
+                    "The rehearsal of {} was quit at its briefing, but its incident {id} could not be removed: {e}",
+                    live.scenario
+                ),
+            },
+        );
+    }
+    let read = || (export.store.read(&export.id)).map_or_else(|_| Vec::new(), |r| r.records);
+    let ended = |records: &[crate::incident::Record]| {
+        (records.iter().rev())
+            .find_map(|r| matches!(r.kind, Event::RehearsalEnded { .. }).then_some(r.time))
+    };
+    let mut records = read();
+    if ended(&records).is_none()
+        && let Some(journal) = &services.journal
+        && live.record_end(journal).await.is_ok()
+    {
+        records = read();
+    }
+    let ended_at = ended(&records);
+    Some(announcement(
+        &live,
+        &id,
+        &records,
+        ended_at,
+        export.timezone,
+    ))
+}
+
 /// What the console says at the end of a rehearsal.
 pub fn announcement(
     live: &Live,
