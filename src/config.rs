@@ -58,6 +58,9 @@ pub struct Config {
     pub public_names: BTreeMap<String, String>,
 }
 
+/// The theme name that asks the terminal for its background and picks a theme for it.
+pub const THEME_AUTO: &str = "auto";
+
 /// A commented example of every section (`warroom config example`); a test parses it, with
 /// its settings commented out and with them all in use.
 pub const EXAMPLE: &str = include_str!("config/example.toml");
@@ -133,7 +136,7 @@ impl Default for Config {
             refresh: Duration::from_secs(5),
             range: Duration::from_secs(3600),
             timezone: chrono_tz::UTC,
-            theme: crate::theme::AUTO.into(),
+            theme: THEME_AUTO.into(),
             keys: KeyOverrides::default(),
             panels: Vec::new(),
             variables: Vec::new(),

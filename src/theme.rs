@@ -14,7 +14,7 @@ pub mod background;
 pub use background::Background;
 
 /// The theme name that picks a shipped theme for the terminal's background.
-pub const AUTO: &str = "auto";
+pub use crate::config::THEME_AUTO as AUTO;
 
 /// The shipped themes, by name.
 pub const BUILTIN: &[(&str, &str)] = &[

@@ -47,7 +47,7 @@ impl Unit {
                 }
             }
             Unit::Ratio => format!("{v:.2}×"),
-            Unit::Count => short_number(v),
+            Unit::Count => short_number(v, true),
             Unit::Bytes => {
                 let mut x = v;
                 for suffix in ["B", "KiB", "MiB", "GiB", "TiB"] {
@@ -58,12 +58,14 @@ impl Unit {
                 }
                 format!("{x:.1}PiB")
             }
-            Unit::PerSecond => format!("{}/s", short_number(v)),
+            Unit::PerSecond => format!("{}/s", short_number(v, false)),
         }
     }
 }
 
-fn short_number(v: f64) -> String {
+/// A number in a few characters; `whole` for counts, which are whole numbers (an
+/// extrapolated increase of 3.01 restarts is 3).
+fn short_number(v: f64, whole: bool) -> String {
     let a = v.abs();
     if a >= 1e9 {
         format!("{:.1}G", v / 1e9)
@@ -71,11 +73,24 @@ fn short_number(v: f64) -> String {
         format!("{:.1}M", v / 1e6)
     } else if a >= 1e4 {
         format!("{:.1}k", v / 1e3)
-    } else if v.fract() == 0.0 {
+    } else if v.fract() == 0.0 || (whole && (a >= 1.0 || (v - v.round()).abs() < 0.05)) {
         format!("{v:.0}")
+    } else if whole {
+        format!("{v:.1}")
     } else {
         format!("{v:.2}")
     }
+}
+
+#[cfg(test)]
+#[test]
+fn counts_read_as_whole_numbers_and_rates_keep_their_decimals() {
+    assert_eq!(Unit::Count.format(3.0123), "3");
+    assert_eq!(Unit::Count.format(2.98), "3");
+    assert_eq!(Unit::Count.format(0.4), "0.4");
+    assert_eq!(Unit::Count.format(12_345.0), "12.3k");
+    assert_eq!(Unit::PerSecond.format(1.25), "1.25/s");
+    assert_eq!(Unit::PerSecond.format(3.0), "3/s");
 }
 
 /// Which side of a threshold is bad.

@@ -487,7 +487,8 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
     if hi <= lo {
         hi = lo + 1.0;
     }
-    hi += (hi - lo) * 0.05;
+    // A round top ("40s", "100%"), never "31.39s" or "105.0%".
+    hi = lo + nice_ceiling(hi - lo);
     let thresholds: Vec<Threshold> = [
         ("warn", cfg.warn, theme.threshold_warn),
         ("crit", cfg.crit, theme.threshold_crit),
@@ -534,14 +535,9 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
                 .data(line),
         );
     }
-    let axis_unit = if cfg.unit == Unit::Count && hi < 10.0 {
-        Unit::Ratio
-    } else {
-        cfg.unit
-    };
     let y_labels = vec![
-        Span::styled(fmt_axis(cfg.unit, axis_unit, lo), theme.muted),
-        Span::styled(fmt_axis(cfg.unit, axis_unit, hi), theme.muted),
+        Span::styled(fmt_axis(cfg.unit, lo), theme.muted),
+        Span::styled(fmt_axis(cfg.unit, hi), theme.muted),
     ];
     let x_labels = time_labels(v, area.width.saturating_sub(8), theme);
     let graph = graph_area(area, &x_labels, &y_labels);
@@ -635,11 +631,39 @@ fn graph_area(area: Rect, x_labels: &[Span], y_labels: &[Span]) -> Option<Rect> 
     (!graph.is_empty()).then_some(graph)
 }
 
-fn fmt_axis(unit: Unit, fallback: Unit, v: f64) -> String {
-    if unit == Unit::Count && fallback != Unit::Count {
-        return format!("{v:.1}");
+/// An axis label: the unit's format without the zeros a round value does not need
+/// ("100%", "40s", "2.5k").
+fn fmt_axis(unit: Unit, v: f64) -> String {
+    let s = unit.format(v);
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '.' {
+            let zeros: String = std::iter::from_fn(|| chars.next_if_eq(&'0')).collect();
+            if chars.peek().is_some_and(char::is_ascii_digit) {
+                out.push('.');
+                out.push_str(&zeros);
+            }
+            continue;
+        }
+        out.push(c);
     }
-    unit.format(v)
+    out
+}
+
+/// The smallest round number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten) at
+/// or above `x` (> 0): the top of a chart's axis.
+pub fn nice_ceiling(x: f64) -> f64 {
+    if !(x.is_finite() && x > 0.0) {
+        return 1.0;
+    }
+    let power = 10f64.powf(x.log10().floor());
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        // Within a part in a million: 1.0000001 is still 1.
+        .find(|top| *top >= x * (1.0 - 1e-6))
+        .unwrap_or(10.0 * power)
 }
 
 /// A time slice's index with its lowest and highest point.
@@ -691,6 +715,33 @@ pub fn decimate(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn axis_tops_are_round_and_labels_carry_no_idle_zeros() {
+        use super::{Unit, fmt_axis, nice_ceiling};
+        for (x, top) in [
+            (1.05, 1.2),
+            (1.0, 1.0),
+            (1.000_000_1, 1.0),
+            (31.39, 40.0),
+            (3.01, 4.0),
+            (0.0072, 0.008),
+            (9.2, 10.0),
+            (2.2, 2.5),
+            (0.0, 1.0),
+        ] {
+            let got = nice_ceiling(x);
+            assert!((got - top).abs() < 1e-9, "{x}: {got}, expected {top}");
+            assert!(x <= 0.0 || got >= x * (1.0 - 1e-6), "{x}: {got}");
+        }
+        assert_eq!(fmt_axis(Unit::Percent, 1.0), "100%");
+        assert_eq!(fmt_axis(Unit::Percent, 0.125), "12.5%");
+        assert_eq!(fmt_axis(Unit::Seconds, 40.0), "40s");
+        assert_eq!(fmt_axis(Unit::Seconds, 2.5), "2.50s");
+        assert_eq!(fmt_axis(Unit::Count, 4.0), "4");
+        assert_eq!(fmt_axis(Unit::Bytes, 2048.0), "2KiB");
+        assert_eq!(fmt_axis(Unit::Ratio, 2.0), "2×");
+    }
+
     use super::decimate;
 
     /// One series drawn on our own layer reads exactly as ratatui's chart draws it as a
