@@ -1380,7 +1380,7 @@ mod fuzz {
     }
 
     #[track_caller]
-    fn check(import: &Import) {
+    fn check(import: &Import, resolved: bool) {
         assert!(import.panels.len() <= grafana::MAX_PANELS);
         for p in &import.panels {
             assert!(!p.title.trim().is_empty(), "{p:?}");
@@ -1390,8 +1390,11 @@ mod fuzz {
             if let Some(l) = &p.legend {
                 assert!(warroom::sanitize::is_clean(l, false), "{p:?}");
             }
+            // A query that still names a variable is kept for the console or the recorder to
+            // resolve (issue 31): it need parse only once its variables have values.
             assert!(
-                promql_parser::parser::parse(&p.query).is_ok(),
+                promql_parser::parser::parse(&p.query).is_ok()
+                    || (!resolved && p.query.contains('$')),
                 "unparsable query in {p:?}"
             );
             for t in [p.warn, p.crit].into_iter().flatten() {
@@ -1424,9 +1427,9 @@ mod fuzz {
             match grafana::parse(&text, ImportOptions::default()) {
                 Err(e) => prop_assert!(matches!(e, GrafanaError::NotADashboard { .. }), "{e}"),
                 Ok(mut d) => {
-                    check(&d.convert());
+                    check(&d.convert(), false);
                     rt.block_on(d.resolve(&Nasty));
-                    check(&d.convert());
+                    check(&d.convert(), true);
                 }
             }
         }
@@ -1443,7 +1446,7 @@ mod fuzz {
             }
             let text = String::from_utf8_lossy(&bytes);
             if let Ok(d) = grafana::parse(&text, ImportOptions::default()) {
-                check(&d.convert());
+                check(&d.convert(), false);
             }
         }
     }
