@@ -8,14 +8,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn demo_shows_the_outage_developing_and_quits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("w.toml"), "").unwrap();
-    let cmd = format!(
-        "{} --config {} --log-file {} --data-dir {} demo --speed 60",
-        env!("CARGO_BIN_EXE_warroom"),
-        dir.path().join("w.toml").display(),
-        dir.path().join("log").display(),
-        dir.path().join("data").display(),
-    );
+    let cmd = demo_at_60x(&dir);
     let started = Instant::now();
     let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
         return;
@@ -73,14 +66,7 @@ fn demo_shows_the_outage_developing_and_quits_cleanly() {
 #[test]
 fn a_demo_quit_at_its_briefing_leaves_no_incident() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("w.toml"), "").unwrap();
-    let cmd = format!(
-        "{} --config {} --log-file {} --data-dir {} demo --speed 60",
-        env!("CARGO_BIN_EXE_warroom"),
-        dir.path().join("w.toml").display(),
-        dir.path().join("log").display(),
-        dir.path().join("data").display(),
-    );
+    let cmd = demo_at_60x(&dir);
     let Some(term) = tmux::Tmux::start(&cmd, 120, 40) else {
         return;
     };
@@ -93,4 +79,16 @@ fn a_demo_quit_at_its_briefing_leaves_no_incident() {
     assert!(screen.contains("quit at its briefing"), "{screen}");
     assert!(screen.contains("no incident was kept"), "{screen}");
     assert_eq!(count(), 0, "no incident is left behind");
+}
+
+/// `warroom demo --speed 60` with an empty config, its log and data in `dir`.
+fn demo_at_60x(dir: &tempfile::TempDir) -> String {
+    std::fs::write(dir.path().join("w.toml"), "").unwrap();
+    format!(
+        "{} --config {} --log-file {} --data-dir {} demo --speed 60",
+        env!("CARGO_BIN_EXE_warroom"),
+        dir.path().join("w.toml").display(),
+        dir.path().join("log").display(),
+        dir.path().join("data").display(),
+    )
 }
