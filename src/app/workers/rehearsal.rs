@@ -69,17 +69,17 @@ pub async fn close(briefing_up: bool, services: Services) -> Option<String> {
             },
         );
     }
-    let read = || (export.store.read(&export.id)).map_or_else(|_| Vec::new(), |r| r.records);
     let ended = |records: &[crate::incident::Record]| {
         (records.iter().rev())
             .find_map(|r| matches!(r.kind, Event::RehearsalEnded { .. }).then_some(r.time))
     };
-    let mut records = read();
+    let mut records = (export.store.read(&export.id)).map_or_else(|_| Vec::new(), |r| r.records);
+    // The end record written here is the one the journal now ends with: no second read.
     if ended(&records).is_none()
         && let Some(journal) = &services.journal
-        && live.record_end(journal).await.is_ok()
+        && let Ok(end) = live.record_end(journal).await
     {
-        records = read();
+        records.push(end);
     }
     let ended_at = ended(&records);
     Some(announcement(
