@@ -22,6 +22,7 @@
 //! the source's health backs off with full jitter and sends one probe at a time, so warroom is
 //! never a retry storm.
 
+pub mod cost;
 pub mod demo;
 pub mod effect;
 pub mod gates;

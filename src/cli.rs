@@ -58,6 +58,9 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Find which exporters a Prometheus holds and the dashboard warroom builds from them.
     Discover(DiscoverArgs),
+    /// Serve an incident to an AI assistant over MCP (stdio): read-only tools, and proposals
+    /// the holder's operator accepts or declines.
+    Mcp(McpArgs),
     /// Turn another tool's dashboard into warroom panels.
     #[command(subcommand)]
     Import(ImportCmd),
@@ -116,6 +119,33 @@ pub struct OpenArgs {
     /// it, e.g. one forwarded with `ssh -L` from the host that holds it).
     #[arg(long, value_name = "PATH", conflicts_with = "take_over")]
     pub socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub share: ShareArgs,
+}
+
+/// The engine an incident is shared through across machines (a NATS JetStream server or
+/// cluster): over `$WARROOM_SHARE`, over the config's `[share]`. Files only, never secrets.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ShareArgs {
+    /// Share the incident through this NATS JetStream engine, e.g. nats://127.0.0.1:4222
+    /// (several servers separated by commas; default: $WARROOM_SHARE, then the config's
+    /// [share] url). Each responder keeps its own journal and the engine carries its records
+    /// to the others; with the engine unreachable, writing goes on locally and is shared later.
+    #[arg(long = "share", value_name = "URL")]
+    pub share: Option<String>,
+    /// The CA certificate (PEM) that signed the engine's servers: TLS is then required.
+    #[arg(long = "share-ca", value_name = "PATH")]
+    pub share_ca: Option<PathBuf>,
+    /// A NATS credentials file (.creds, its JWT and nkey seed): the path, never the secret.
+    #[arg(long = "share-creds", value_name = "PATH")]
+    pub share_creds: Option<PathBuf>,
+    /// A file holding an nkey seed (SU…): the path, never the seed.
+    #[arg(
+        long = "share-nkey",
+        value_name = "PATH",
+        conflicts_with = "share_creds"
+    )]
+    pub share_nkey: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -233,6 +263,10 @@ pub enum RunbookCmd {
         /// RUN_ID, the last unfinished run of this runbook in the incident (--incident).
         #[arg(long, value_name = "RUN_ID", num_args = 0..=1, default_missing_value = "")]
         resume: Option<String>,
+        /// With --incident: run only while holding the incident's executor lease on this
+        /// engine (one responder runs at a time across machines) and share the run's records.
+        #[command(flatten)]
+        share: ShareArgs,
     },
 }
 
@@ -264,9 +298,14 @@ pub enum IncidentCmd {
         title: Option<String>,
         #[arg(long)]
         severity: Option<String>,
+        #[command(flatten)]
+        share: ShareArgs,
     },
-    /// List incidents.
-    List,
+    /// List incidents (with --share: those on the engine, and whether each is on this machine).
+    List {
+        #[command(flatten)]
+        share: ShareArgs,
+    },
     /// Show an incident's summary.
     Show {
         #[arg(add = ArgValueCandidates::new(complete::incidents))]
@@ -363,6 +402,9 @@ pub enum IncidentCmd {
         /// One JSON record a line.
         #[arg(long)]
         json: bool,
+        /// With the engine (--share): every responder's records, merged.
+        #[command(flatten)]
+        share: ShareArgs,
     },
     /// Append COUNT records as fast as the journal allows, printing each sequence number only
     /// once it is synced (the writer of the kill -9 test).
@@ -440,6 +482,8 @@ pub struct Via {
     /// and through the holder's socket in the incident directory when someone does.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub share: ShareArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -453,6 +497,23 @@ pub struct RecordArgs {
     /// Alertmanager base URL (overrides the config file), e.g. http://127.0.0.1:9093
     #[arg(long, value_name = "URL")]
     pub alertmanager: Option<String>,
+    #[command(flatten)]
+    pub share: ShareArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["incident", "socket"])))]
+pub struct McpArgs {
+    /// Attach to the incident held behind this socket (its incident.sock, or a path that
+    /// reaches it, e.g. one forwarded with `ssh -L`).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Prometheus base URL (overrides the config file), e.g. http://127.0.0.1:9090
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// The incident to serve (`warroom incident list` shows them).
+    #[arg(long, value_name = "ID", add = ArgValueCandidates::new(complete::incidents))]
+    pub incident: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

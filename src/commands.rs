@@ -12,6 +12,7 @@ pub mod gameday;
 pub mod import;
 pub mod incident;
 pub mod man;
+pub mod mcp;
 pub mod open;
 pub mod publish;
 pub mod record;
@@ -77,6 +78,27 @@ impl Context {
         self.config
             .as_ref()
             .map_err(|e| color_eyre::eyre::eyre!("{e}"))
+    }
+
+    /// The engine to share an incident through: `--share` (with its files), else
+    /// `$WARROOM_SHARE`, else the config's `[share]`; `None` when none names one.
+    pub fn engine(
+        &self,
+        args: &crate::cli::ShareArgs,
+    ) -> color_eyre::Result<Option<crate::share::Engine>> {
+        let env = std::env::var(crate::share::engine::ENV).ok();
+        let config = self.config.as_ref().ok().and_then(|c| c.share.as_ref());
+        let files = crate::share::Files {
+            ca: args.share_ca.clone(),
+            creds: args.share_creds.clone(),
+            nkey: args.share_nkey.clone(),
+        };
+        Ok(crate::share::Engine::choose(
+            args.share.as_deref(),
+            env.as_deref(),
+            config,
+            &files,
+        )?)
     }
 
     /// The configuration, or the defaults with a warning on stderr saying why (for commands
@@ -151,6 +173,10 @@ fn overrides(command: &Command) -> Overrides<'_> {
             prometheus: a.prometheus.as_deref(),
             ..Default::default()
         },
+        Command::Mcp(a) => Overrides {
+            prometheus: a.prometheus.as_deref(),
+            ..Default::default()
+        },
         Command::Import(ImportCmd::Grafana(a)) => Overrides {
             prometheus: a.prometheus.as_deref(),
             ..Default::default()
@@ -174,6 +200,7 @@ pub async fn run(ctx: &Context, command: Command) -> color_eyre::Result<ExitCode
         Command::Publish(args) => publish::run(ctx, args).await,
         Command::Replay(args) => replay::run(ctx, args).await,
         Command::Discover(args) => discover::run(ctx, args).await,
+        Command::Mcp(args) => mcp::run(ctx, args).await,
         Command::Import(ImportCmd::Grafana(args)) => import::grafana(ctx, args).await,
         Command::Man(args) => man::run(args),
         Command::Config(crate::cli::ConfigCmd::Example) => {

@@ -34,6 +34,8 @@ pub struct Config {
     pub range: Duration,
     pub timezone: chrono_tz::Tz,
     pub theme: String,
+    /// `mouse = true`: clicks select panels and the wheel scrolls (off by default).
+    pub mouse: bool,
     /// `[keys.MODE]` as written: the console's key map (a front end's) is built from them, and
     /// checked when the config is loaded for a command (`Keymap::from_config`).
     pub keys: KeyOverrides,
@@ -56,6 +58,41 @@ pub struct Config {
     /// `[export.public_names]`: the name the public status page gives each service id
     /// (`calls-api = "Calls"`); a service without one is "our service" there.
     pub public_names: BTreeMap<String, String>,
+    /// `[share]`: the NATS JetStream engine an incident is shared through (issue 36), unless
+    /// `--share` or `$WARROOM_SHARE` names another.
+    pub share: Option<ShareConfig>,
+}
+
+/// `[share]`: the engine's URL, the files that reach it (never secrets), and how many of its
+/// servers keep each incident.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShareConfig {
+    pub url: String,
+    pub ca_file: Option<PathBuf>,
+    pub creds_file: Option<PathBuf>,
+    pub nkey_file: Option<PathBuf>,
+    pub replicas: usize,
+}
+
+/// Checks a NATS URL as written: one server or several separated by commas, each `nats://`,
+/// `tls://`, `ws://` or `wss://` with a host. The trimmed URL, or what is wrong.
+pub fn check_nats_url(url: &str) -> Result<String, String> {
+    let bad = || {
+        format!(
+            "\"{}\" is not a NATS URL: expected nats://HOST:PORT (or tls://HOST:PORT), several \
+             separated by commas",
+            crate::sanitize::line(url)
+        )
+    };
+    let url = url.trim();
+    for server in url.split(',') {
+        let parsed = url::Url::parse(server.trim()).map_err(|_| bad())?;
+        let scheme_ok = matches!(parsed.scheme(), "nats" | "tls" | "ws" | "wss");
+        if !scheme_ok || parsed.host_str().is_none_or(str::is_empty) {
+            return Err(bad());
+        }
+    }
+    Ok(url.to_owned())
 }
 
 /// The theme name that asks the terminal for its background and picks a theme for it.
@@ -137,6 +174,7 @@ impl Default for Config {
             range: Duration::from_secs(3600),
             timezone: chrono_tz::UTC,
             theme: THEME_AUTO.into(),
+            mouse: false,
             keys: KeyOverrides::default(),
             panels: Vec::new(),
             variables: Vec::new(),
@@ -145,6 +183,7 @@ impl Default for Config {
             github: None,
             gap_limit: Duration::from_secs(30 * 60),
             public_names: BTreeMap::new(),
+            share: None,
         }
     }
 }
@@ -159,6 +198,8 @@ struct RawConfig {
     range: Option<Spanned<String>>,
     timezone: Option<Spanned<String>>,
     theme: Option<String>,
+    /// Clicks and the wheel in the console (off: the terminal keeps its own selection).
+    mouse: Option<bool>,
     runbook_dir: Option<Spanned<PathBuf>>,
     runbooks: Option<runbooks::RawRunbooks>,
     keys: Option<Spanned<BTreeMap<String, BTreeMap<String, KeyList>>>>,
@@ -170,6 +211,40 @@ struct RawConfig {
     variable: Vec<Spanned<variables::RawVariable>>,
     github: Option<github::RawGithub>,
     export: Option<RawExport>,
+    share: Option<RawShare>,
+}
+
+/// `[share]`: the engine's URL and files (never a secret in the text).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShare {
+    url: Spanned<String>,
+    ca_file: Option<PathBuf>,
+    creds_file: Option<PathBuf>,
+    nkey_file: Option<PathBuf>,
+    replicas: Option<Spanned<usize>>,
+}
+
+impl RawShare {
+    fn validate(self) -> Result<ShareConfig, (std::ops::Range<usize>, String)> {
+        let url = check_nats_url(self.url.get_ref())
+            .map_err(|e| (self.url.span(), format!("[share] url: {e}")))?;
+        let mut replicas = 1;
+        if let Some(r) = self.replicas {
+            if !(1..=5).contains(r.get_ref()) {
+                return Err((r.span(), "[share] replicas: expected 1 to 5".into()));
+            }
+            replicas = r.into_inner();
+        }
+        let home = |p: Option<PathBuf>| p.map(github::expand_home);
+        Ok(ShareConfig {
+            url,
+            ca_file: home(self.ca_file),
+            creds_file: home(self.creds_file),
+            nkey_file: home(self.nkey_file),
+            replicas,
+        })
+    }
 }
 
 /// `[export]`: how postmortem drafts are checked.
@@ -334,6 +409,7 @@ impl Config {
         if let Some(t) = raw.theme {
             cfg.theme = t;
         }
+        cfg.mouse = raw.mouse.unwrap_or(false);
         if let Some(export) = raw.export {
             if let Some(g) = export.gap_limit {
                 cfg.gap_limit = parse_duration(&g, "[export] gap_limit", 60..=7 * 86_400)
@@ -414,6 +490,9 @@ impl Config {
                 ));
             }
             cfg.panels.push(p);
+        }
+        if let Some(share) = raw.share {
+            cfg.share = Some(share.validate().map_err(|(span, m)| err(span, m))?);
         }
         if let Some(gh) = raw.github {
             cfg.github = Some(gh.validate().map_err(|(span, m)| err(span, m))?);

@@ -149,6 +149,10 @@ actions! {
     Bottom = "bottom", "timeline: to the oldest record (the end)";
     Search = "search", "timeline: search (enter finds the next match)";
     Variables = "variables", "set a dashboard variable ($name)";
+    Silence = "silence", "silence a firing alert in Alertmanager (the form asks)";
+    Copy = "copy", "copy the incident id, PromQL, run id or export path";
+    GraphUrl = "graph_url", "show and copy the panel's /graph URL";
+    Palette = "palette", "command palette: an action, runbook/theme/status NAME";
 }
 
 /// The default bindings, one row per action and mode, in the order help lists them: the mode,
@@ -199,7 +203,7 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
     (Mode::Dashboard, Action::ImpactEnd, &["I"], None),
     (Mode::Dashboard, Action::Correct, &["c"], None),
     (Mode::Dashboard, Action::TimelineFilter, &["f"], None),
-    (Mode::Dashboard, Action::TimelineOrder, &["o"], None),
+    (Mode::Dashboard, Action::TimelineOrder, &["O"], None),
     (Mode::Dashboard, Action::JumpToPanel, &["g"], None),
     (Mode::Dashboard, Action::PageUp, &["pageup"], None),
     (Mode::Dashboard, Action::PageDown, &["pagedown"], None),
@@ -207,6 +211,10 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
     (Mode::Dashboard, Action::Bottom, &["end"], None),
     (Mode::Dashboard, Action::Search, &["/"], None),
     (Mode::Dashboard, Action::Messages, &["m"], None),
+    (Mode::Dashboard, Action::Silence, &["S"], None),
+    (Mode::Dashboard, Action::Copy, &["y"], None),
+    (Mode::Dashboard, Action::GraphUrl, &["o"], None),
+    (Mode::Dashboard, Action::Palette, &[":"], None),
     (
         Mode::Help,
         Action::Close,
@@ -246,6 +254,12 @@ pub const TABLE: &[(Mode, Action, &[&str], Option<&str>)] = &[
         Some("select the runbook below"),
     ),
     (Mode::Runbooks, Action::Open, &["enter"], None),
+    (
+        Mode::Runbooks,
+        Action::Search,
+        &["/"],
+        Some("filter the runbook list by name (esc clears)"),
+    ),
     (Mode::Runbooks, Action::Run, &["x"], None),
     (Mode::Runbooks, Action::PauseRun, &["H"], None),
     (Mode::Runbooks, Action::AbortRun, &["A"], None),

@@ -9,7 +9,8 @@
 //! 2. **Front ends**: the console, [`app`] (one `Model`; `update(&mut Model, Msg) ->
 //!    Vec<Effect>` does no I/O; the runtime owns the loop and turns effects into tasks) and
 //!    [`ui`] (pure drawing, one screen region per file), with [`keymap`] and [`theme`];
-//!    [`replay`], the second front end on the same views; the terminal itself in [`tui`].
+//!    [`replay`], the second front end on the same views; the terminal itself in [`tui`];
+//!    [`mcp`], the incident served to an AI assistant (read-only, proposals only).
 //! 3. **The domain**, which knows no terminal and no clap: [`metrics`] (the `Source` trait,
 //!    the Prometheus client, the embedded store, the source factory), [`runbook`] (model, load,
 //!    catalog, executor and its one builder, step kinds), [`incident`] (the journal, opening an
@@ -17,7 +18,8 @@
 //!    [`rehearsal`] (stage, simulated clock, faults, plays, recording, score), [`recorder`]
 //!    (the headless recording engine), [`config`], [`import`] (dashboards of other tools
 //!    made into panels; it writes for the config, which never names it) and [`variables`]
-//!    (Grafana's template variables, which the importer and the console both resolve). No two domain rooms
+//!    (Grafana's template variables, which the importer and the console both resolve) and [`share`]
+//!    (one incident shared between machines through NATS JetStream). No two domain rooms
 //!    name each other, directly or through others: `domain_rooms_form_no_loop` checks it.
 //! 4. **Support**, used by all: [`backoff`], [`clock`], [`sanitize`], [`secret`],
 //!    [`diagnostic`], [`paths`], [`logging`], [`strings`] (user text said in more than one place), and [`signals`] (SIGINT/SIGTERM as one stream,
@@ -42,6 +44,7 @@ pub mod import;
 pub mod incident;
 pub mod keymap;
 pub mod logging;
+pub mod mcp;
 pub mod metrics;
 pub mod paths;
 pub mod postmortem;
@@ -51,6 +54,7 @@ pub mod replay;
 pub mod runbook;
 pub mod sanitize;
 pub mod secret;
+pub mod share;
 pub mod signals;
 pub mod sim;
 pub mod strings;
@@ -78,6 +82,7 @@ mod layers {
         "recorder",
         "import",
         "variables",
+        "share",
     ];
     const SUPPORT: &[&str] = &[
         "strings",
@@ -91,7 +96,7 @@ mod layers {
         "signals",
     ];
     const FRONT: &[&str] = &[
-        "app", "ui", "cli", "commands", "replay", "tui", "keymap", "theme",
+        "app", "ui", "cli", "commands", "replay", "tui", "keymap", "theme", "mcp",
     ];
 
     fn files(module: &str) -> Vec<PathBuf> {

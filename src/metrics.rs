@@ -5,6 +5,7 @@ pub mod discover;
 pub mod embedded;
 pub mod fetch;
 pub mod from_config;
+pub mod group;
 pub mod health;
 pub mod presets;
 pub mod prometheus;

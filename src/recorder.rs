@@ -74,7 +74,12 @@ pub enum RecorderError {
 
 /// Record incident `id` with what `config` names (its Prometheus, Alertmanager and GitHub
 /// repositories) until SIGINT or SIGTERM.
-pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, RecorderError> {
+pub async fn run(
+    config: &Config,
+    store: &Store,
+    id: &str,
+    engine: Option<crate::share::Engine>,
+) -> Result<ExitCode, RecorderError> {
     // Signals first: a takeover's SIGTERM that arrives just after the lock is taken must stop
     // the recorder cleanly, not kill it mid-append.
     let mut signals = crate::signals::Signals::new();
@@ -90,11 +95,10 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
     // No `[[panel]]`: the panels are what the Prometheus exports, found by the panel part
     // itself (so alerts and changes are recorded meanwhile); the snapshots take them from here.
     let discovering = client.is_some() && config.panels.is_empty();
-    let panels = std::sync::Arc::new(std::sync::Mutex::new(if discovering {
-        Vec::new()
-    } else {
-        config.panels.clone()
-    }));
+    // A panel using `[[variable]]`s joins once they are resolved (its template is never sent).
+    let vars = config.variables.clone();
+    let plain = (config.panels.iter()).filter(|p| !crate::config::variables::uses(p, &vars));
+    let panels = std::sync::Arc::new(std::sync::Mutex::new(plain.cloned().collect::<Vec<_>>()));
     let intake = AlertIntake::from_config(config)?;
     let changes = changes_intake(config)?;
     if metrics.is_none() && intake.is_none() && changes.is_none() {
@@ -133,12 +137,35 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
             None
         }
     };
+    // Shared through an engine: what it says goes to the status lines.
+    let mut shared = match engine {
+        Some(engine) => {
+            let url = engine.url.clone();
+            match crate::share::session::start(
+                engine,
+                &store,
+                &id,
+                &journal,
+                recovery.records.clone(),
+            ) {
+                Ok(rx) => {
+                    eprintln!("warroom record: sharing incident {id} through {url}");
+                    Some(rx)
+                }
+                Err(e) => {
+                    eprintln!("warning: not shared: {e}");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
     let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
     let mut parts = Vec::new();
     let mut what = Vec::new();
     let snapshot_source = metrics.clone();
     if let (Some(source), Some(client)) = (metrics, client) {
-        let known = panels.lock().map(|p| p.len()).unwrap_or(0);
+        let known = config.panels.len();
         what.push(if discovering {
             format!("the panels discovery finds on {}", source.describe())
         } else {
@@ -151,6 +178,7 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
             panels.clone(),
         );
         let refresh = config.refresh;
+        let configured = config.panels.clone();
         parts.push(tokio::spawn(async move {
             let found = if discovering {
                 match discovered_panels(&client, &tx).await {
@@ -158,7 +186,7 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
                     None => return,
                 }
             } else {
-                shared.lock().map(|p| p.clone()).unwrap_or_default()
+                with_variables(&client, configured, &vars).await
             };
             if let Ok(mut p) = shared.lock() {
                 *p = found.clone();
@@ -209,6 +237,11 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
             r = rx.recv() => match r {
                 Some(r) => status_line(&r, tz),
                 None => break "the end of its tasks",
+            },
+            n = async { shared.as_mut()?.recv().await }, if shared.is_some() => match n {
+                Some(crate::share::session::News::Record(_)) => {}
+                Some(n) => eprintln!("{n}"),
+                None => shared = None,
             },
         }
     };
@@ -267,6 +300,28 @@ pub async fn run(config: &Config, store: &Store, id: &str) -> Result<ExitCode, R
     tracing::info!(incident = %id, signal, "recorder stopped");
     eprintln!("warroom record: stopped by {signal}; incident {id} released");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The configured panels with their `[[variable]]`s resolved against `client` and filled in,
+/// as the console fills its own in when it opens; a panel whose variable has no value is said
+/// on stderr, with which variable and why, and never sent.
+async fn with_variables(
+    client: &crate::metrics::prometheus::PrometheusClient,
+    panels: Vec<crate::config::PanelConfig>,
+    vars: &[crate::variables::Variable],
+) -> Vec<crate::config::PanelConfig> {
+    let filled = crate::config::variables::fill_panels(panels, vars, client).await;
+    for f in &filled.findings {
+        eprintln!("warroom record: {f}");
+    }
+    for (title, why) in &filled.refused {
+        eprintln!(
+            "warroom record: panel \"{}\" is not recorded: {}; nothing is sent for it",
+            crate::sanitize::line(title),
+            crate::sanitize::line(why)
+        );
+    }
+    filled.panels
 }
 
 /// The dashboard discovery builds, for a recorder with no `[[panel]]`: asked again with

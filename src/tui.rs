@@ -53,8 +53,45 @@ pub fn enter(what: &'static str) -> Result<Term, NoTerminal> {
     Ok(terminal.unwrap_or_else(|e| panic!("failed to initialize the terminal: {e}")))
 }
 
-/// Leave raw mode and the alternate screen.
+/// Put `text` on the terminal's clipboard with OSC 52 (`ESC ] 52 ; c ; BASE64 BEL`), which
+/// terminals and tmux (`set-clipboard on`) carry to the user's own machine, over ssh too.
+/// Written straight to the terminal between frames (a frame is written whole at its flush).
+pub fn copy(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(osc52(text).as_bytes())?;
+    out.flush()
+}
+
+/// The OSC 52 sequence that sets the clipboard to `text`.
+pub fn osc52(text: &str) -> String {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    format!("\x1b]52;c;{encoded}\x07")
+}
+
+/// Whether the console captures the mouse (`mouse = true` in the config).
+static MOUSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Capture clicks and the wheel (the terminal's own selection then needs shift, or tmux's
+/// copy mode); undone by [`restore`].
+pub fn capture_mouse() {
+    MOUSE.store(true, std::sync::atomic::Ordering::Relaxed);
+    recapture_mouse();
+}
+
+/// Capture the mouse again after the terminal was lent (to `$EDITOR`), when it was captured.
+pub fn recapture_mouse() {
+    if MOUSE.load(std::sync::atomic::Ordering::Relaxed) {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
+    }
+}
+
+/// Leave raw mode and the alternate screen (and the mouse capture).
 pub fn restore() {
+    if MOUSE.load(std::sync::atomic::Ordering::Relaxed) {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+    }
     ratatui::restore();
 }
 

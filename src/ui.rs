@@ -30,6 +30,19 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
+/// How each panel is on screen in the frame `view` draws for `model` (none is when the
+/// terminal is too small or a pane has the panels' place).
+pub fn showing(model: &Model) -> Vec<layout::Showing> {
+    let hidden = vec![layout::Showing::Hidden; model.panels.len()];
+    if layout::too_small(model.width, model.height) {
+        return hidden;
+    }
+    match model.areas().panels {
+        Some(r) => dashboard::showing(r, model),
+        None => hidden,
+    }
+}
+
 /// Draw the whole console.
 pub fn view(frame: &mut Frame, model: &Model) {
     let area = frame.area();

@@ -152,6 +152,35 @@ impl Default for Options {
     }
 }
 
+/// The variables `text` names (`$name`, `${name:format}`, `[[name]]`), each once, in order:
+/// not Grafana's globals (`$__interval` …) nor PromQL's `$1`.
+pub fn references(text: &str) -> Vec<String> {
+    let none = |_: &str| None;
+    let builtins = bindings::builtins(&Options::default());
+    interpolate(text, &none, &builtins, Mode::Query).unresolved
+}
+
+/// A dashboard's variables as the console and `warroom record` resolve them when they start
+/// (and the console again after a choice): through `resolver`, by Grafana's rules; without
+/// one, the query variables have no value and say `without`. The findings say what needs a
+/// look.
+pub async fn resolve_dashboard(
+    vars: &[Variable],
+    opts: &Options,
+    resolver: Option<&dyn VariableResolver>,
+    without: &str,
+) -> (Bindings, Vec<Finding>) {
+    match resolver {
+        Some(r) => Bindings::resolve_all(vars, opts, r).await,
+        None => {
+            let mut findings = Vec::new();
+            let mut b = Bindings::offline(vars, &[], opts, &mut findings);
+            b.leave_unresolved(vars, without);
+            (b, findings)
+        }
+    }
+}
+
 /// Why a look-up gave no values (the text says what happened; it is shown in a warning).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]

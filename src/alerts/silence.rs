@@ -15,7 +15,7 @@ use super::{AlertEndpoint, endpoint};
 use crate::backoff::Backoff;
 use crate::config::Config;
 use crate::incident::event::AlertSource;
-use crate::incident::silence::{IncidentMark, MatchOp, Matcher};
+use crate::incident::silence::{IncidentMark, MatchOp, Matcher, SilenceChange, SilenceRecord};
 use crate::metrics::SourceError;
 use crate::metrics::prometheus::Auth;
 use crate::sanitize;
@@ -165,6 +165,9 @@ pub enum Refusal {
     )]
     AboveCeiling { asked: String, ceiling: String },
 }
+
+/// Tries of one create (each after a look at what Alertmanager holds).
+pub const CREATE_ATTEMPTS: u32 = 3;
 
 /// Values a label may take, for telling a matcher that matches every value from one that
 /// names some: none of them is likely to be named.
@@ -452,6 +455,75 @@ impl SilenceClient {
         let alerts: Vec<serde::de::IgnoredAny> = self.decode(&body, "a list of alerts")?;
         Ok(alerts.len())
     }
+}
+
+/// Makes the silence `wanted` (after [`SilenceSpec::check`]) and gives the journal's record of
+/// it: what `warroom silence add` and the console's silence dialog both record.
+pub async fn make(
+    client: &SilenceClient,
+    wanted: &SilenceSpec,
+    ceiling: Duration,
+    broad_confirmed: bool,
+    attempts: u32,
+) -> Result<SilenceRecord, SilenceError> {
+    wanted.check(ceiling, broad_confirmed)?;
+    let id = client.create(wanted, None, attempts).await?;
+    Ok(SilenceRecord {
+        change: SilenceChange::Made,
+        id,
+        matchers: wanted.matchers(),
+        until: wanted.ends_at,
+        author: wanted.created_by.clone(),
+    })
+}
+
+/// Expires silence `id` (of `matchers`) for `author` and gives the journal's record of it;
+/// `None` when it had already expired (nothing to record).
+pub async fn expire_recorded(
+    client: &SilenceClient,
+    id: &str,
+    matchers: Vec<Matcher>,
+    author: &str,
+) -> Result<Option<SilenceRecord>, SilenceError> {
+    if !client.expire(id).await? {
+        return Ok(None);
+    }
+    Ok(Some(SilenceRecord {
+        change: SilenceChange::Expired,
+        id: id.to_string(),
+        matchers,
+        until: Utc::now(),
+        author: author.to_string(),
+    }))
+}
+
+/// Moves the end of silence `id` to `until` (Alertmanager updates it in place: same start and
+/// matchers) and gives the journal's records: "extended" (under the new id, after "expired"
+/// for the old one, when Alertmanager replaced it rather than updated it).
+pub async fn extend(
+    client: &SilenceClient,
+    id: &str,
+    until: DateTime<Utc>,
+    author: &str,
+    attempts: u32,
+) -> Result<Vec<SilenceRecord>, SilenceError> {
+    let old = client.get(id).await?;
+    let mut spec = old.spec.clone();
+    spec.ends_at = until;
+    let new = client.create(&spec, Some(old.id.clone()), attempts).await?;
+    let record = |change, id: &str, until| SilenceRecord {
+        change,
+        id: id.to_string(),
+        matchers: old.matchers(),
+        until,
+        author: author.to_string(),
+    };
+    let mut out = Vec::new();
+    if new != old.id {
+        out.push(record(SilenceChange::Expired, &old.id, Utc::now()));
+    }
+    out.push(record(SilenceChange::Extended, &new, until));
+    Ok(out)
 }
 
 /// A silence id as one path segment.

@@ -27,6 +27,13 @@ pub enum Effect {
         query: InstantQuery,
         keep: crate::metrics::series::KeepWorst,
     },
+    /// Read the latest values of panels not on screen in one instant query (issue 34); answers
+    /// as `Msg::Group`, split back per panel (off the loop).
+    FetchGroup {
+        pass: Pass,
+        members: Vec<crate::metrics::group::Member>,
+        query: InstantQuery,
+    },
     /// Append to the incident's journal (off the loop); acknowledged by `Msg::Recorded` only
     /// once it is synced.
     Record {
@@ -36,14 +43,21 @@ pub enum Effect {
     },
     /// (Re)load the runbook list; answers as `Msg::RunbooksLoaded`.
     LoadRunbooks,
-    /// Prepare a runbook's plan (variables, targets); answers as `Msg::Planned`.
-    PlanRunbook(Box<crate::runbook::model::Runbook>),
+    /// Prepare a runbook's plan (variables, targets) with `vars` over every other source (an
+    /// accepted proposal's); answers as `Msg::Planned`.
+    PlanRunbook {
+        runbook: Box<crate::runbook::model::Runbook>,
+        vars: Vec<(String, String)>,
+    },
     /// Start a run off the loop; its events arrive as `Msg::Run`, its end as `Msg::RunEnded`.
     StartRun {
         runbook: Box<crate::runbook::model::Runbook>,
         run_id: String,
         /// Variables set in the run dialog, over every other source.
         vars: Vec<(String, String)>,
+        /// Secrets typed in the run dialog, by the environment variable each stands for:
+        /// read for this run only, before the process's environment, and never recorded.
+        secrets: Vec<(String, crate::secret::Secret)>,
         /// Resuming: the step index to go on from, and the incident's records (the run's
         /// idempotency keys are reused).
         resume: Option<Resume>,
@@ -61,6 +75,9 @@ pub enum Effect {
     /// Suspend the terminal and write a note in `$VISUAL`/`$EDITOR`; answers as
     /// `Msg::EditorClosed`.
     EditNote,
+    /// Put this text on the terminal's clipboard (OSC 52). The loop writes it itself, between
+    /// frames, so it never lands inside one.
+    Copy(String),
     /// Take the snapshots of these panels (the dashboard as it is now) over the incident so
     /// far and export the postmortem draft, off the loop; answers as `Msg::Exported`.
     Export(Vec<crate::config::PanelConfig>),
@@ -91,6 +108,9 @@ pub enum Effect {
     /// Evaluate these runbooks' symptoms and preconditions against live data, read-only, off
     /// the loop; answers as `Msg::Advised`.
     Advise(Vec<crate::runbook::model::Runbook>),
+    /// Ask Alertmanager about the incident's silences, off the loop (issue 35); answers as
+    /// `Msg::SilenceCounted` or `Msg::Silenced`.
+    Silence(super::workers::silence::Order),
 }
 
 /// Where a resumed run goes on.

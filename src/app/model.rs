@@ -146,6 +146,8 @@ pub struct Model {
     pub tz: chrono_tz::Tz,
     pub theme: Theme,
     pub keymap: Keymap,
+    /// Clicks and the wheel act (`mouse = true` in the config; off by default).
+    pub mouse: bool,
     /// Who is at the keyboard: the actor of the records this console writes.
     pub actor: String,
     /// The dashboard by discovery, when no `[[panel]]` is configured (`None`: the panels are
@@ -158,6 +160,12 @@ pub struct Model {
     /// The console is on a rehearsal: its time is the operator's (it starts when the briefing
     /// is dismissed, and pausing pauses the simulation too).
     pub rehearsal: bool,
+    /// The Prometheus the panels query, for `o`'s graph URL (`None`: an embedded engine).
+    pub graph_base: Option<String>,
+    /// The last exported draft's path, for `y`.
+    pub exported: Option<String>,
+    /// The help overlay paused the rehearsal as it opened: closing it lets time run again.
+    pub help_paused: bool,
     /// The rehearsal's end, announced over the dashboard until dismissed: the score, the
     /// incident and what to do next.
     pub ended: Option<String>,
@@ -193,7 +201,7 @@ pub struct Model {
     /// The timeline pane's scroll and search.
     pub timeline_pane: super::panes::timeline::TimelinePane,
     /// A timeline search being typed (`/`): keys are its text until enter or esc.
-    pub search: Option<(String, super::panes::text::Caret)>,
+    pub search: Option<Search>,
     /// Threshold detectors, one per panel.
     pub detectors: Vec<crate::incident::crossing::Detector>,
     /// Something changed since the last frame.
@@ -234,6 +242,25 @@ pub struct Model {
     pub replay: Option<ReplayBar>,
     /// Whether this console holds its incident and serves it, or follows the one that does.
     pub sharing: super::sharing::Sharing,
+    /// Shared through an engine: what the sync last said of it (`None`: not shared so).
+    pub engine: Option<crate::share::session::News>,
+    /// The other responders' records from the engine, by time (this console's own journal
+    /// is `timeline`).
+    pub others: Vec<crate::incident::Record>,
+    /// The incident's Alertmanager silences made from here (issue 35).
+    pub silences: SilenceDesk,
+    /// What is on screen, as fetching follows it (issue 34).
+    pub cost: super::cost::Cost,
+}
+
+/// What the console knows of silences beyond the journal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SilenceDesk {
+    /// The longest silence (`[alertmanager] silence_ceiling`); `None`: no Alertmanager is
+    /// configured, so nothing can be silenced from here.
+    pub ceiling: Option<Duration>,
+    /// The lapses already warned of (silence id, end): each is warned of once.
+    pub warned: Vec<(String, DateTime<Utc>)>,
 }
 
 /// What the status bar shows during a replay.
@@ -247,6 +274,17 @@ pub struct ReplayBar {
     pub hints: String,
 }
 
+/// A search or filter being typed (`/`): its text, where the caret is, and what it looks in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search {
+    pub text: String,
+    pub caret: super::panes::text::Caret,
+    /// The runbook list's filter (it follows the text as it is typed) or the timeline's search.
+    pub runbooks: bool,
+    /// The filter before it was typed, restored by esc.
+    pub before: Option<String>,
+}
+
 /// The runbook pane's state.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct RunbookPane {
@@ -255,6 +293,8 @@ pub struct RunbookPane {
     /// The runbooks whose variables do not resolve here, with why (dimmed in the list).
     pub unresolved: crate::runbook::catalog::Unresolved,
     pub selected: usize,
+    /// What `/` filters the list by (names containing it, any case); `None`: every runbook.
+    pub filter: Option<String>,
     /// The plan being shown.
     pub plan: Option<PlanPane>,
     /// The run (the running one, or the last one).
@@ -262,6 +302,8 @@ pub struct RunbookPane {
     /// The pane is on screen (beside the panels when both fit; it has the keys in
     /// `Mode::Runbooks`, the dashboard has them otherwise).
     pub shown: bool,
+    /// A responder's proposed run the operator accepted, until it starts or is dropped.
+    pub accepted: Option<super::sharing::AcceptedRun>,
 }
 
 impl RunbookPane {
@@ -270,8 +312,31 @@ impl RunbookPane {
         self.run.as_ref().filter(|r| !r.finished())
     }
 
+    /// The entries the filter lets through (every one without a filter), by index.
+    pub fn visible(&self) -> Vec<usize> {
+        let want = self.filter.as_deref().map(str::to_lowercase);
+        (self.entries.iter().flatten().enumerate())
+            .filter(|(_, e)| (want.as_ref()).is_none_or(|w| e.name().to_lowercase().contains(w)))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Filter the list by `text` (empty: no filter); the selection moves to the first entry
+    /// shown when the filter hides it.
+    pub fn set_filter(&mut self, text: &str) {
+        let text = text.trim();
+        self.filter = (!text.is_empty()).then(|| text.to_string());
+        let shown = self.visible();
+        if let (false, Some(first)) = (shown.contains(&self.selected), shown.first()) {
+            self.selected = *first;
+        }
+    }
+
     /// The selected entry.
     pub fn entry(&self) -> Option<&crate::runbook::catalog::Entry> {
+        if self.filter.is_some() && !self.visible().contains(&self.selected) {
+            return None;
+        }
         self.entries.as_ref()?.get(self.selected)
     }
 }
@@ -313,7 +378,7 @@ impl Model {
         let variables = super::panes::variables::Variables::new(config.variables.clone());
         Model {
             panels: (config.panels.iter().cloned())
-                .map(|p| match variables.used_by(&p.query) {
+                .map(|p| match variables.used_by(&p) {
                     true => Panel::templated(p),
                     false => Panel::new(p),
                 })
@@ -330,6 +395,7 @@ impl Model {
             refresh: config.refresh,
             tz: config.timezone,
             theme,
+            mouse: config.mouse,
             // Checked when the config was loaded (`Context::load`).
             keymap: Keymap::from_config(&config.keys).unwrap_or_default(),
             actor: crate::incident::actor::current(),
@@ -341,6 +407,9 @@ impl Model {
             notice: None,
             briefing: None,
             rehearsal: false,
+            help_paused: false,
+            graph_base: None,
+            exported: None,
             ended: None,
             wall: None,
             incident: None,
@@ -381,6 +450,13 @@ impl Model {
             },
             replay: None,
             sharing: Default::default(),
+            engine: None,
+            others: Vec::new(),
+            silences: SilenceDesk {
+                ceiling: (config.alertmanager.is_some()).then_some(config.alerts.silence_ceiling),
+                warned: Vec::new(),
+            },
+            cost: Default::default(),
         }
     }
 
@@ -403,9 +479,9 @@ impl Model {
         RANGES[self.range_idx].as_secs_f64()
     }
 
-    /// Requests in flight across all panels.
+    /// Requests in flight across all panels (a group of hidden panels' values is one).
     pub fn in_flight(&self) -> usize {
-        self.panels.iter().filter(|p| p.busy()).count()
+        self.panels.iter().filter(|p| p.busy()).count() + self.cost.groups
     }
 
     /// How long until the next refresh is sent, when one is coming: not paused and the source

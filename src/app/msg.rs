@@ -13,6 +13,8 @@ pub enum Msg {
     /// A key of a burst begun before a dialog came up by itself: typed for what was there
     /// before, so it is dropped ([`crate::app::typing`]).
     KeyAhead(KeyEvent),
+    /// A click or the wheel (only with `mouse = true` in the config).
+    Mouse(crossterm::event::MouseEvent),
     /// The terminal changed size.
     Resize { width: u16, height: u16 },
     /// The slow tick: clocks, staleness ages, refresh scheduling.
@@ -37,8 +39,21 @@ pub enum Msg {
         result: Result<QueryAnswer, SourceError>,
         at: DateTime<Utc>,
     },
+    /// The latest values of a group of panels not on screen came back (split per panel), or
+    /// the group's query failed.
+    Group {
+        pass: Pass,
+        panels: Vec<usize>,
+        result: Result<Vec<(usize, QueryAnswer)>, SourceError>,
+        at: DateTime<Utc>,
+    },
+    /// How each panel is on screen, reported after a frame that changed it (fetching follows).
+    Showing(Vec<crate::ui::layout::Showing>),
     /// A journal append finished: the synced record, or why it is not durable.
     Recorded(Result<crate::incident::Record, String>),
+    /// What became of a run's executor lease across machines (refused, lost, not given back):
+    /// said on the message line.
+    Lease(String),
     /// The journal refused an event itself (see `JournalError::is_refusal`): said, but the
     /// journal is as durable as before.
     Refused(String),
@@ -91,6 +106,13 @@ pub enum Msg {
     Interrupted(&'static str),
     /// A round of runbook advice was evaluated (`Effect::Advise`).
     Advised(super::workers::advice::judge::Advice),
+    /// How many alerts a silence's matchers select in Alertmanager now (`Effect::Silence`).
+    SilenceCounted {
+        spec: Box<crate::alerts::silence::SilenceSpec>,
+        result: Result<usize, String>,
+    },
+    /// A silence made, extended or expired (`Effect::Silence`): the records to append.
+    Silenced(super::workers::silence::Report),
 }
 
 /// A dashboard built by discovery.

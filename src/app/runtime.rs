@@ -64,6 +64,7 @@ pub async fn open(
     }
     services.github = github;
     services.export = export_setup(&model, store, &config);
+    services.engine = (config.share.as_ref()).map(|e| (e.into(), store.clone()));
     run_terminal(model, services, clock).await
 }
 
@@ -106,6 +107,7 @@ fn start(config: &Config) -> color_eyre::Result<(Model, Services, Arc<dyn Clock>
     let (theme, warning) = Theme::for_terminal(&config.theme);
     let clock: Arc<dyn Clock> = Arc::new(WallClock);
     let mut model = Model::new(config, theme, source.describe(), clock.now());
+    model.graph_base = Some(client.base_url().to_string());
     if let Some(w) = warning {
         model.notify(w, true, None);
     }
@@ -128,6 +130,7 @@ fn start(config: &Config) -> color_eyre::Result<(Model, Services, Arc<dyn Clock>
         serve: true,
         discovery,
         variables,
+        silences: crate::alerts::silence::SilenceClient::from_config(config).ok(),
         ..Services::metrics_only(source)
     };
     Ok((model, services, clock))
@@ -193,6 +196,9 @@ pub async fn run_terminal(
     clock: Arc<dyn Clock>,
 ) -> color_eyre::Result<ExitCode> {
     let mut terminal = crate::tui::enter("the console")?;
+    if model.mouse {
+        crate::tui::capture_mouse();
+    }
     let size = terminal.size().unwrap_or_default();
     let mut model = model;
     model.width = size.width;
@@ -372,8 +378,12 @@ where
         editor,
         typing: Default::default(),
     };
-    // The first tick schedules the first fetches; they go with the first wave.
-    run.first_wave = Some(update(&mut run.model, Msg::Tick(run.clock.now())));
+    // The first tick schedules the first fetches; they go with the first wave, for the
+    // panels the first frame will show (what is fetched follows what is shown).
+    let showing = crate::ui::showing(&run.model);
+    let mut first = update(&mut run.model, Msg::Showing(showing));
+    first.extend(update(&mut run.model, Msg::Tick(run.clock.now())));
+    run.first_wave = Some(first);
     loop {
         run.frame(terminal, sync)?;
         if run.model.quit.is_some() {
@@ -389,6 +399,7 @@ where
                     false => Msg::KeyAhead(k),
                 }),
                 Some(Ok(Event::Resize(width, height))) => Some(Msg::Resize { width, height }),
+                Some(Ok(Event::Mouse(m))) => Some(Msg::Mouse(m)),
                 Some(Ok(_)) => None,
                 Some(Err(e)) => return Err(e).wrap_err("reading terminal input failed"),
                 None => { input_open = false; None }
@@ -477,6 +488,12 @@ impl Running {
         if (self.pacer).drawn(now(), crate::ui::idle::key(&self.model)) {
             crate::tui::first_frame("console");
         }
+        // The view reports how the panels are shown when that changed; fetching follows.
+        let showing = crate::ui::showing(&self.model);
+        if self.model.cost.showing.as_ref() != Some(&showing) {
+            let effects = update(&mut self.model, Msg::Showing(showing));
+            self.spawn(effects);
+        }
         Ok(())
     }
 
@@ -518,6 +535,15 @@ impl Running {
             self._serving = super::workers::share::hold(&took.writer, &self.tx);
         }
         let mut effects = update(&mut self.model, msg);
+        // Copies go out here, between frames; with no real terminal (tests) there is nowhere.
+        while let Some(i) = effects.iter().position(|e| matches!(e, Effect::Copy(_))) {
+            if let (Effect::Copy(text), Some(_)) = (effects.remove(i), &self.editor)
+                && let Err(e) = crate::tui::copy(&text)
+            {
+                self.model
+                    .notify(format!("could not copy: {e}"), true, Some(10));
+            }
+        }
         if let Some(i) = effects.iter().position(|e| *e == Effect::EditNote) {
             effects.remove(i);
             let text = self.edit(terminal).await;
@@ -625,4 +651,38 @@ fn start_recording(services: &Services, model: &Model, tx: &mpsc::UnboundedSende
     if let (Some(live), Some(journal)) = (services.rehearsal.clone(), services.journal.clone()) {
         super::workers::rehearsal::spawn(live, journal, services, tx);
     }
+    start_sharing(services, model, tx);
+}
+
+/// Shared through an engine: the sync of the incident this console records, its news
+/// forwarded to the loop.
+fn start_sharing(services: &Services, model: &Model, tx: &mpsc::UnboundedSender<Msg>) {
+    let (Some((engine, store)), Some(journal), Some(incident)) =
+        (&services.engine, &services.journal, &model.incident)
+    else {
+        return;
+    };
+    let Ok(id) = crate::incident::IncidentId::parse(&incident.id) else {
+        return;
+    };
+    let started =
+        crate::share::session::start(engine.clone(), store, &id, journal, model.timeline.clone());
+    let mut news = match started {
+        Ok(news) => news,
+        Err(e) => {
+            let _ = tx.send(Msg::Recorded(Err(format!("not shared: {e}"))));
+            return;
+        }
+    };
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        while let Some(n) = news.recv().await {
+            if tx
+                .send(Msg::Share(super::sharing::ShareMsg::Engine(n)))
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
 }

@@ -5,6 +5,7 @@
 use crate::incident::serve::Client;
 use crate::incident::store::{Holder, IncidentId, Store};
 use crate::incident::{JournalWriter, Record};
+use std::collections::BTreeMap;
 
 /// How this console shares its incident.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,17 +40,49 @@ pub enum ShareMsg {
     Welcome { holder: Holder, followers: usize },
     /// The number of followers changed.
     Followers(usize),
-    /// A follower proposes a run (this console holds the incident); `record` is its note.
+    /// A responder proposes a run (this console holds the incident); `record` is its note.
     Proposal {
-        runbook: String,
+        run: RunProposal,
         record: Box<Record>,
     },
+    /// A responder asks this console's operator to record `text` as its note; `record` is the
+    /// proposal's note.
+    NoteProposal { text: String, record: Box<Record> },
     /// This console's proposal reached the holder (its note), or did not.
     Proposed(Result<Box<Record>, String>),
     /// The followed holder went away (or could not be reached): why.
     HolderGone(String),
     /// Taking over after the holder went: this console's writer and the journal, or why not.
     TookOver(Result<TookOver, String>),
+    /// What the sync with the engine says (issue 36).
+    Engine(crate::share::session::News),
+}
+
+/// What a responder proposes to the holder's operator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Proposed {
+    /// A run of a runbook.
+    Run(RunProposal),
+    /// This note, in the proposer's name.
+    Note(String),
+}
+
+/// A run a responder proposes: the runbook, and the values it asks for (an agent's, through
+/// `warroom mcp`; a follower console proposes none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunProposal {
+    pub runbook: String,
+    pub variables: BTreeMap<String, String>,
+}
+
+/// A proposed run the operator accepted: its run dialog opens with the proposed values, which
+/// the run takes over every other source; starting it records who proposed and who accepted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptedRun {
+    pub proposer: String,
+    /// The proposal's record.
+    pub seq: u64,
+    pub run: RunProposal,
 }
 
 /// An incident this console now holds after its holder went away.

@@ -8,20 +8,26 @@ use crate::keymap::{Action, Mode};
 
 mod advice;
 mod changes;
+mod copy;
 mod dashboard;
 mod dialog;
 mod discovery;
+mod fetching;
 mod help;
 mod incident;
+mod mouse;
 mod note;
+mod palette;
 mod publish;
 mod resume;
 mod runbooks;
 mod search;
 mod sharing;
+mod silence;
 mod variables;
 
-pub use advice::headline as advice_headline;
+pub use advice::{advisable, headline as advice_headline};
+pub(super) use fetching::schedule;
 pub use incident::{FILTERS, SEVERITIES, STATUSES};
 pub use note::NOTE_MAX;
 
@@ -162,6 +168,7 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.dirty = true;
             return incident::editor_closed(model, result);
         }
+        Msg::Mouse(ev) => return mouse::event(model, ev),
         Msg::Resize { width, height } => {
             model.width = width;
             model.height = height;
@@ -177,6 +184,7 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             effects.extend(variables::tick(model));
             effects.extend(schedule(model));
             effects.extend(advice::tick(model));
+            effects.extend(silence::tick(model));
             return effects;
         }
         Msg::Wall(now) => {
@@ -186,6 +194,8 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::RehearsalEnded(text) => {
             model.ended = Some(text);
             model.paused = true;
+            // Ended is ended: closing help does not start the clock again.
+            model.help_paused = false;
             model.dirty = true;
         }
         Msg::VariablesResolved(bindings) => return variables::resolved(model, *bindings),
@@ -194,35 +204,13 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             effects.extend(schedule(model));
             return effects;
         }
-        Msg::Answer {
-            panel,
-            ticket,
-            pass,
-            query: _,
-            result,
-            at,
-        } => {
-            report_health(model, pass, &result, at);
-            if let Some(p) = model.panels.get_mut(panel)
-                && p.land(ticket, result, at)
-            {
-                p.next_due = None;
-            }
-            return after_answer(model, panel, at);
-        }
-        Msg::Latest {
-            panel,
-            pass,
-            result,
-            at,
-        } => {
-            report_health(model, pass, &result, at);
-            if let Some(p) = model.panels.get_mut(panel) {
-                p.land_latest(result, at);
-            }
-            return after_answer(model, panel, at);
+        msg @ (Msg::Answer { .. } | Msg::Latest { .. } | Msg::Group { .. } | Msg::Showing(_)) => {
+            return fetching::landed(model, msg);
         }
         Msg::Exported(result) => {
+            if let Ok((path, _)) = &result {
+                model.exported = Some(path.clone());
+            }
             match result {
                 Ok((path, findings)) if findings.is_empty() => {
                     model.lint.clear();
@@ -266,6 +254,10 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             model.dirty = true;
         }
+        Msg::Lease(text) => {
+            model.notify(crate::sanitize::line(&text).into_owned(), true, Some(20));
+            model.dirty = true;
+        }
         Msg::Refused(error) => {
             model.recording = model.recording.saturating_sub(1);
             model.notify(
@@ -279,6 +271,8 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::Published(report) => publish::report(model, report),
         Msg::Declared(result) => return incident::declared(model, result),
         Msg::Advised(a) => advice::advised(model, a),
+        Msg::SilenceCounted { spec, result } => return silence::counted(model, spec, result),
+        Msg::Silenced(report) => return silence::reported(model, report),
         Msg::Interrupted(signal) => {
             model.quit = Some(Quit::Signal(signal));
         }
@@ -342,8 +336,7 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
         return quit(model);
     }
     if action == Some(Action::Help) {
-        help::toggle(model);
-        return Vec::new();
+        return help::toggle(model);
     }
     match model.mode {
         Mode::Note => note::key(model, ev, action),
@@ -360,7 +353,7 @@ fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Effect> {
 }
 
 /// Quit, unless a run is in progress (nothing is left half done).
-fn quit(model: &mut Model) -> Vec<Effect> {
+pub(super) fn quit(model: &mut Model) -> Vec<Effect> {
     if model.runbooks.active().is_some() {
         let k = &model.keymap;
         let text = format!(
@@ -375,29 +368,12 @@ fn quit(model: &mut Model) -> Vec<Effect> {
     Vec::new()
 }
 
-fn report_health(
-    model: &mut Model,
-    pass: crate::metrics::health::Pass,
-    result: &Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
-    at: chrono::DateTime<chrono::Utc>,
-) {
-    let outcome = result.as_ref().map(|_| ());
-    model
-        .source
-        .health
-        .report(pass, outcome, at, &mut model.rng);
-}
-
-/// After a panel's answer: record any threshold crossing, then start what is due.
-fn after_answer(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
-    model.dirty = true;
-    let mut effects = crossings(model, panel, at);
-    effects.extend(schedule(model));
-    effects
-}
-
 /// Feed a panel's newest value to its threshold detector; each crossing becomes a record.
-fn crossings(model: &mut Model, panel: usize, at: chrono::DateTime<chrono::Utc>) -> Vec<Effect> {
+pub(super) fn crossings(
+    model: &mut Model,
+    panel: usize,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Vec<Effect> {
     // A follower's holder records the crossings; one incident, one detector. While watching
     // (no incident yet, one declarable), they are kept for it.
     if (model.incident.is_none() && !model.declarable) || model.sharing.following() {
@@ -435,81 +411,6 @@ pub(super) fn record(model: &mut Model, source: Source, actor: String, event: Ev
         actor,
         event,
     }
-}
-
-/// Start the fetches that are due, within the in-flight limit and the source's backoff (while
-/// the source is down, `Health` admits one probe at a time after a jittered delay).
-pub(super) fn schedule(model: &mut Model) -> Vec<Effect> {
-    let mut effects = Vec::new();
-    if model.paused || model.quit.is_some() {
-        return effects;
-    }
-    let now = model.now;
-    let window = model.window();
-    let now_s = now.timestamp_millis() as f64 / 1000.0;
-    let refresh = chrono::Duration::from_std(model.refresh).unwrap_or(chrono::Duration::seconds(5));
-    let mut in_flight = model.in_flight();
-    let n = model.panels.len();
-    // A refresh goes out as one wave: once one panel is due (or a refresh is in flight), those
-    // due within a quarter of the refresh go with it. Panels whose answers came back a few
-    // milliseconds apart (the second half of a wave waits for a free slot) would otherwise
-    // drift a tick apart for good, and every refresh would draw two frames (issue 20).
-    let join = refresh / 4;
-    // The tick that schedules reads the clock a little after its instant, and the next one is
-    // a quarter of a second away: a panel due within half a tick goes on this one. Without it
-    // a refresh due a few microseconds after the tick's reading waited for the next tick, 5 s
-    // became 5.25 s every other time, and the minute clock's held change drew alone (issue 20).
-    let early = chrono::Duration::from_std(super::runtime::TICK / 2).unwrap_or_default();
-    let is_due = |due: chrono::DateTime<chrono::Utc>| now + early >= due;
-    let wave =
-        in_flight > 0 || (model.panels.iter()).any(|p| !p.busy() && p.next_due.is_none_or(is_due));
-    let due_now = |due: chrono::DateTime<chrono::Utc>| is_due(due) || (wave && due - now <= join);
-    // The selected panel first: it is the one being looked at.
-    for k in 0..n {
-        if in_flight >= super::model::MAX_IN_FLIGHT {
-            break;
-        }
-        let i = (model.selected + k) % n;
-        let p = &mut model.panels[i];
-        // A query with a variable without a value is never sent.
-        if p.busy() || p.unset.is_some() || p.next_due.is_some_and(|due| !due_now(due)) {
-            continue;
-        }
-        let Some(pass) = model.source.health.admit(now) else {
-            break;
-        };
-        p.next_due = Some(now + refresh);
-        let keep = p.keep();
-        match p.fetch.due(&p.config.query, &window, now_s) {
-            Some((ticket, query)) => {
-                in_flight += 1;
-                model.source.requests_sent += 1;
-                effects.push(Effect::Fetch {
-                    panel: i,
-                    ticket,
-                    pass,
-                    query,
-                    keep,
-                });
-            }
-            // The newest grid point is held: ask for the value now instead.
-            None => {
-                p.latest_in_flight = true;
-                in_flight += 1;
-                model.source.requests_sent += 1;
-                effects.push(Effect::FetchLatest {
-                    panel: i,
-                    pass,
-                    keep,
-                    query: crate::metrics::InstantQuery {
-                        query: p.config.query.clone(),
-                        time: Some(now_s),
-                    },
-                });
-            }
-        }
-    }
-    effects
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod rehearsal;
 pub mod run_sink;
 pub mod runbooks;
 pub mod share;
+pub mod silence;
 
 use super::effect::Effect;
 use super::msg::Msg;
@@ -58,6 +59,10 @@ pub struct Services {
     pub discovery: Option<Arc<crate::metrics::prometheus::PrometheusClient>>,
     /// What the dashboard's `[[variable]]`s are resolved against.
     pub variables: Option<Arc<dyn crate::variables::VariableResolver>>,
+    /// The Alertmanager the console's silences go to (`None`: none is configured).
+    pub silences: Option<crate::alerts::silence::SilenceClient>,
+    /// The engine the incident is shared through across machines, and the store it is in.
+    pub engine: Option<(crate::share::Engine, crate::incident::Store)>,
 }
 
 impl Services {
@@ -76,25 +81,8 @@ impl Services {
             follow: None,
             discovery: None,
             variables: None,
-        }
-    }
-}
-
-/// The variables resolved against `resolver`; without one, the query variables say why they
-/// have no value.
-async fn resolve_variables(
-    resolver: Option<Arc<dyn crate::variables::VariableResolver>>,
-    vars: Vec<crate::variables::Variable>,
-) -> crate::variables::Bindings {
-    use crate::variables::{Bindings, Finding};
-    let opts = crate::app::panes::variables::Variables::options();
-    match resolver {
-        Some(r) => Bindings::resolve_all(&vars, &opts, r.as_ref()).await.0,
-        None => {
-            let mut w: Vec<Finding> = Vec::new();
-            let mut b = Bindings::offline(&vars, &[], &opts, &mut w);
-            b.leave_unresolved(&vars, "this console has no Prometheus to look it up in");
-            b
+            silences: None,
+            engine: None,
         }
     }
 }
@@ -148,6 +136,33 @@ pub fn spawn_all(
                     at,
                 });
             }
+            Effect::FetchGroup {
+                pass,
+                members,
+                query,
+            } => {
+                let panels = members.iter().map(|m| m.panel).collect();
+                let fut = services.source.query(query);
+                let fut = async move {
+                    // Split (and each panel's worst kept) in the blocking pool, off the loop.
+                    let answer = fut.await?;
+                    tokio::task::spawn_blocking(move || {
+                        crate::metrics::group::split(answer, &members)
+                    })
+                    .await
+                    .map_err(|e| {
+                        crate::metrics::SourceError::Malformed(format!(
+                            "splitting the answer failed: {e}"
+                        ))
+                    })
+                };
+                spawn_query(fut, tx, clock, move |result, at| Msg::Group {
+                    pass,
+                    panels,
+                    result,
+                    at,
+                });
+            }
             Effect::LoadRunbooks => {
                 let (tx, setup) = (tx.clone(), services.runbooks.clone());
                 tokio::task::spawn_blocking(move || {
@@ -157,13 +172,14 @@ pub fn spawn_all(
                     let _ = tx.send(Msg::RunbooksLoaded(entries));
                 });
             }
-            Effect::PlanRunbook(rb) => {
-                let (tx, setup, source, clock) = (
+            Effect::PlanRunbook { runbook: rb, vars } => {
+                let (tx, mut setup, source, clock) = (
                     tx.clone(),
                     services.runbooks.clone(),
                     services.source.clone(),
                     clock.clone(),
                 );
+                setup.vars.extend(vars);
                 tokio::spawn(async move {
                     let result =
                         crate::runbook::setup::prepare_plan(&rb, &setup, source, clock).await;
@@ -179,31 +195,49 @@ pub fn spawn_all(
                 runbook,
                 run_id,
                 vars,
+                secrets,
                 resume,
             } => {
                 let mut setup = services.runbooks.clone();
-                // The dialog's values win over every other source (later ones win).
+                // The dialog's values win over every other source (later ones win); its
+                // secrets stand for their environment variables, for this run only.
                 setup.vars.extend(vars);
-                super::workers::runbooks::start(
-                    &runbook,
-                    run_id,
-                    &setup,
-                    services.source.clone(),
-                    services.journal.clone(),
-                    match &services.rehearsal {
-                        Some(live) => Arc::new(live.clock()),
-                        None => clock.clone(),
-                    },
-                    tx,
-                    resume,
-                );
+                let typed = secrets
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.expose().to_string()));
+                setup.env.splice(0..0, typed);
+                let (source, journal) = (services.source.clone(), services.journal.clone());
+                let clock = match &services.rehearsal {
+                    Some(live) => Arc::new(live.clock()),
+                    None => clock.clone(),
+                };
+                let lease = lease_for(services, &runbook);
+                let (id, runner, tx2) = (run_id.clone(), setup.clone(), tx.clone());
+                let launch = move || {
+                    super::workers::runbooks::start(
+                        &runbook, id, &runner, source, journal, clock, &tx2, resume,
+                    );
+                };
+                match lease {
+                    Some((engine, incident)) => {
+                        super::workers::runbooks::with_lease(
+                            engine,
+                            incident,
+                            run_id,
+                            setup,
+                            tx.clone(),
+                            launch,
+                        );
+                    }
+                    None => launch(),
+                }
             }
             Effect::ControlRun { run_id, control } => {
                 services.runbooks.control(&run_id, control);
             }
             Effect::Answer { reply, answer } => reply.send(answer),
             // Handled by the loop, which owns the terminal.
-            Effect::EditNote => {}
+            Effect::EditNote | Effect::Copy(_) => {}
             // Handled by the loop, which owns the services it changes.
             Effect::Declare { .. } => {
                 let _ = tx.send(Msg::Declared(Err(
@@ -214,9 +248,16 @@ pub fn spawn_all(
                 let tx = tx.clone();
                 let resolver = services.variables.clone();
                 tokio::spawn(async move {
-                    let _ = tx.send(Msg::VariablesResolved(Box::new(
-                        resolve_variables(resolver, vars).await,
-                    )));
+                    let opts = crate::app::panes::variables::Variables::options();
+                    let without = "this console has no Prometheus to look it up in";
+                    let (bindings, _) = crate::variables::resolve_dashboard(
+                        &vars,
+                        &opts,
+                        resolver.as_deref(),
+                        without,
+                    )
+                    .await;
+                    let _ = tx.send(Msg::VariablesResolved(Box::new(bindings)));
                 });
             }
             Effect::Discover => {
@@ -276,6 +317,7 @@ pub fn spawn_all(
                 };
                 advice::spawn(runbooks, evaluator, tx);
             }
+            Effect::Silence(order) => silence::spawn(order, services.silences.clone(), tx),
             Effect::Export(panels) => {
                 let tx = tx.clone();
                 let Some(setup) = services.export.clone() else {
@@ -360,17 +402,11 @@ fn keeping_worst(
 }
 
 /// Run one query in a task, never longer than [`HARD_DEADLINE`], and send its answer back.
-fn spawn_query(
-    fut: futures::future::BoxFuture<
-        'static,
-        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
-    >,
+fn spawn_query<T: Send + 'static>(
+    fut: impl std::future::Future<Output = Result<T, crate::metrics::SourceError>> + Send + 'static,
     tx: &mpsc::UnboundedSender<Msg>,
     clock: &Arc<dyn Clock>,
-    answer: impl FnOnce(
-        Result<crate::metrics::QueryAnswer, crate::metrics::SourceError>,
-        chrono::DateTime<chrono::Utc>,
-    ) -> Msg
+    answer: impl FnOnce(Result<T, crate::metrics::SourceError>, chrono::DateTime<chrono::Utc>) -> Msg
     + Send
     + 'static,
 ) {
@@ -403,4 +439,17 @@ async fn discover(
             transient: e.is_transient(),
         }),
     }
+}
+
+/// The engine and incident whose executor lease a run of `rb` needs: an incident shared across
+/// machines and a runbook that changes something (never a rehearsal: its runs act on the
+/// simulator of this console).
+fn lease_for(
+    services: &Services,
+    rb: &crate::runbook::model::Runbook,
+) -> Option<(crate::share::Engine, crate::incident::IncidentId)> {
+    let (engine, _) = services.engine.as_ref()?;
+    let journal = services.journal.as_ref()?;
+    let mutates = rb.steps.iter().any(|s| s.mutating);
+    (mutates && services.rehearsal.is_none()).then(|| (engine.clone(), journal.info().id.clone()))
 }

@@ -34,39 +34,18 @@ pub async fn run(ctx: &Context, args: ExportArgs) -> color_eyre::Result<ExitCode
             ),
         }
     }
-    let mut opts = ExportOptions::new(
-        match args.format {
-            ExportFormat::Markdown => Format::Markdown,
-            ExportFormat::Status => Format::Status,
-            ExportFormat::Json => Format::Json,
-        },
-        config.timezone,
-    );
+    let format = match args.format {
+        ExportFormat::Markdown => Format::Markdown,
+        ExportFormat::Status => Format::Status,
+        ExportFormat::Json => Format::Json,
+    };
+    let mut opts = options(config, format, args.gap_limit).await;
     opts.out = args.out;
-    opts.public_names = config.public_names.clone();
     opts.template = args.template;
-    opts.gap_limit = chrono::Duration::from_std(args.gap_limit.unwrap_or(config.gap_limit))
-        .unwrap_or(crate::postmortem::DEFAULT_GAP_LIMIT);
     opts.timeline = match args.timeline {
         TimelineMode::Folded => crate::postmortem::timeline::Mode::Folded,
         TimelineMode::Full => crate::postmortem::timeline::Mode::Full,
     };
-    // The alerting rules, so Detection can name the signals no rule watches; a Prometheus that
-    // cannot say leaves that sentence out.
-    if config.prometheus.url.is_some()
-        && let Ok(client) = crate::metrics::from_config::client(config)
-    {
-        match tokio::time::timeout(std::time::Duration::from_secs(10), client.alerting_rules())
-            .await
-        {
-            Ok(Ok(body)) => opts.alert_rules = Some(crate::postmortem::rules::from_api(&body)),
-            Ok(Err(e)) => eprintln!(
-                "warroom export: the alerting rules could not be read: {}",
-                crate::sanitize::line(&e.to_string())
-            ),
-            Err(_) => eprintln!("warroom export: the alerting rules did not come within 10s"),
-        }
-    }
     let report = tokio::task::spawn_blocking(move || export(&store, &id, &opts)).await??;
     for path in &report.written {
         println!("wrote {}", path.display());
@@ -82,6 +61,35 @@ pub async fn run(ctx: &Context, args: ExportArgs) -> color_eyre::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// How `config` exports in `format`: its timezone, public names and gap limit (`gap_limit`
+/// over the config's), and the alerting rules, so Detection can name the signals no rule
+/// watches (a Prometheus that cannot say leaves that sentence out).
+pub async fn options(
+    config: &crate::config::Config,
+    format: Format,
+    gap_limit: Option<std::time::Duration>,
+) -> ExportOptions {
+    let mut opts = ExportOptions::new(format, config.timezone);
+    opts.public_names = config.public_names.clone();
+    opts.gap_limit = chrono::Duration::from_std(gap_limit.unwrap_or(config.gap_limit))
+        .unwrap_or(crate::postmortem::DEFAULT_GAP_LIMIT);
+    if config.prometheus.url.is_some()
+        && let Ok(client) = crate::metrics::from_config::client(config)
+    {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), client.alerting_rules())
+            .await
+        {
+            Ok(Ok(body)) => opts.alert_rules = Some(crate::postmortem::rules::from_api(&body)),
+            Ok(Err(e)) => eprintln!(
+                "warroom export: the alerting rules could not be read: {}",
+                crate::sanitize::line(&e.to_string())
+            ),
+            Err(_) => eprintln!("warroom export: the alerting rules did not come within 10s"),
+        }
+    }
+    opts
+}
+
 /// The panels to capture: the config's `[[panel]]`, or, when it has none and the incident has
 /// no snapshots yet, what discovery finds on the Prometheus (one discovery, bounded).
 async fn panels(
@@ -93,7 +101,19 @@ async fn panels(
     let have =
         crate::incident::snapshot::read_all(&store.snapshots_dir(id)).map_err(|e| e.to_string())?;
     if !config.panels.is_empty() || !have.is_empty() {
-        return Ok(config.panels.clone());
+        // `[[variable]]`s filled in as the console fills them; a panel without a value is
+        // not captured rather than sent with `$name` in it.
+        let vars = &config.variables;
+        let filled = crate::config::variables::fill_panels(config.panels.clone(), vars, client);
+        let filled = filled.await;
+        for (title, why) in &filled.refused {
+            eprintln!(
+                "warroom export: panel \"{}\" is not captured: {}",
+                crate::sanitize::line(title),
+                crate::sanitize::line(why)
+            );
+        }
+        return Ok(filled.panels);
     }
     let (presets, _) = crate::metrics::from_config::presets();
     let now = chrono::Utc::now().timestamp_millis() as f64 / 1000.0;

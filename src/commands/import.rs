@@ -1,7 +1,8 @@
 //! `warroom import grafana FILE.json [--toml] [--prometheus URL]`: a Grafana dashboard as
 //! `[[panel]]` entries, and a report of every panel not converted (its JSON path and why) and
 //! every caveat worth a look. Without `--prometheus`, the query variables the panels use are
-//! written as `[[variable]]` entries, which the console resolves when it opens.
+//! written as `[[variable]]` entries, which the console and `warroom record` resolve when
+//! they start.
 
 use super::Context;
 use crate::cli::GrafanaArgs;
@@ -57,7 +58,8 @@ pub async fn grafana(ctx: &Context, args: GrafanaArgs) -> color_eyre::Result<Exi
             .map(|v| format!("${}", v.name))
             .collect();
         report.push_str(&format!(
-            "resolved when the console opens, against its Prometheus ({}): {}\n",
+            "resolved against the Prometheus when the console opens or `warroom record` \
+             starts ({}): {}\n",
             names.len(),
             names.join(", ")
         ));

@@ -6,7 +6,7 @@
 //! exits 0 only once the record is synced.
 
 use super::Context;
-use crate::cli::{IncidentCmd, Via};
+use crate::cli::{IncidentCmd, ShareArgs, Via};
 use crate::incident::event::{Event, Priority, Severity, Source, Status};
 use crate::incident::open::open_waiting;
 use crate::incident::record::Record;
@@ -41,7 +41,11 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
     let tz = timezone(ctx);
     let mut out = std::io::stdout().lock();
     match cmd {
-        IncidentCmd::New { title, severity } => {
+        IncidentCmd::New {
+            title,
+            severity,
+            share,
+        } => {
             let severity = match severity {
                 Some(s) => s.parse::<Severity>()?,
                 None => Severity::Sev3,
@@ -51,9 +55,14 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             let (mut incident, _) = open(&store, &id)?;
             append(&mut incident, Event::IncidentOpened { title, severity })?;
             append(&mut incident, Event::new_incident_uid())?;
+            drop(incident);
             writeln!(out, "{id}")?;
+            share_after(ctx, &id.to_string(), &share).await?;
         }
-        IncidentCmd::List => list(&store, tz, &mut out)?,
+        IncidentCmd::List { share } => match ctx.engine(&share)? {
+            Some(engine) => list_shared(&store, &engine, &mut out).await?,
+            None => list(&store, tz, &mut out)?,
+        },
         IncidentCmd::Show { id } => show(&store, &id, tz, &mut out)?,
         IncidentCmd::Note { id, text, via } => {
             let text = text.join(" ");
@@ -62,8 +71,7 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                     "the note is empty; write it after the incident id, e.g. `warroom incident note {id} \"pool at 100% #impact\"`"
                 );
             }
-            let written = write_one(&store, &id, Event::note(text), &via)?;
-            acknowledge(&mut out, &written, tz)?;
+            record(ctx, &id, Event::note(text), &via, &mut out, tz).await?;
         }
         IncidentCmd::Status {
             id,
@@ -76,8 +84,15 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             if expire_silences && status != Status::Resolved {
                 bail!("--expire-silences goes with `resolved`: silences are lifted at the end");
             }
-            let written = write_one(&store, &id, Event::StatusChanged { status }, &via)?;
-            acknowledge(&mut out, &written, tz)?;
+            record(
+                ctx,
+                &id,
+                Event::StatusChanged { status },
+                &via,
+                &mut out,
+                tz,
+            )
+            .await?;
             if status == Status::Resolved {
                 drop(out);
                 super::silence::on_resolved(ctx, &id, expire_silences, &via).await?;
@@ -85,8 +100,15 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
         }
         IncidentCmd::Severity { id, severity, via } => {
             let severity = severity.parse::<Severity>()?;
-            let written = write_one(&store, &id, Event::SeverityChanged { severity }, &via)?;
-            acknowledge(&mut out, &written, tz)?;
+            record(
+                ctx,
+                &id,
+                Event::SeverityChanged { severity },
+                &via,
+                &mut out,
+                tz,
+            )
+            .await?;
         }
         IncidentCmd::Services { id, services, via } => {
             let services: Vec<String> = services
@@ -100,8 +122,15 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                     "name at least one service, e.g. `warroom incident services {id} planner-api`"
                 );
             }
-            let written = write_one(&store, &id, Event::ServicesChanged { services }, &via)?;
-            acknowledge(&mut out, &written, tz)?;
+            record(
+                ctx,
+                &id,
+                Event::ServicesChanged { services },
+                &via,
+                &mut out,
+                tz,
+            )
+            .await?;
         }
         IncidentCmd::Action {
             id,
@@ -134,8 +163,7 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                 priority,
                 due,
             };
-            let written = write_one(&store, &id, event, &via)?;
-            acknowledge(&mut out, &written, tz)?;
+            record(ctx, &id, event, &via, &mut out, tz).await?;
         }
         IncidentCmd::Impact { id, edge, at, via } => {
             let at = match at {
@@ -150,8 +178,7 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                     sanitize::line(other)
                 ),
             };
-            let written = write_one(&store, &id, event, &via)?;
-            acknowledge(&mut out, &written, tz)?;
+            record(ctx, &id, event, &via, &mut out, tz).await?;
         }
         IncidentCmd::Correct {
             id,
@@ -167,21 +194,19 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
                 reason,
                 replacement,
             };
-            let written = write_one(&store, &id, event, &via)?;
-            acknowledge(&mut out, &written, tz)?;
+            record(ctx, &id, event, &via, &mut out, tz).await?;
         }
-        IncidentCmd::Timeline { id, json } => {
-            let found = store.find(&id)?;
-            let recovery = store.read(&found)?;
+        IncidentCmd::Timeline { id, json, share } => {
+            let (records, torn) = timeline_records(ctx, &id, &share).await?;
             if json {
-                for r in &recovery.records {
+                for r in &records {
                     out.write_all(&r.encode()?)?;
                 }
             } else {
-                let table = render_table(&recovery.records, tz, &crate::runbook::journal::describe);
+                let table = render_table(&records, tz, &crate::runbook::journal::describe);
                 out.write_all(table.as_bytes())?;
             }
-            if let Some(torn) = recovery.torn {
+            if let Some(torn) = torn {
                 eprintln!(
                     "warning: the journal's last line ({} bytes at line {}) is torn ({}); it is \
                      not shown and will be set aside when the incident is next written.",
@@ -192,6 +217,93 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
         IncidentCmd::Stress { id, count } => stress(&store, &id, count, &mut out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Records `event` (see [`write_one`]) and says so on `out`; with an engine, joins an
+/// incident that is only on the engine first, and shares the record after.
+async fn record(
+    ctx: &Context,
+    id: &str,
+    event: Event,
+    via: &Via,
+    out: &mut impl Write,
+    tz: Tz,
+) -> Result<()> {
+    join_if_shared(ctx, id, &via.share).await?;
+    let written = write_one(&ctx.store, id, event, via)?;
+    acknowledge(out, &written, tz)?;
+    share_after(ctx, id, &via.share).await
+}
+
+/// With an engine: an incident that is not on this machine but on the engine is joined (a
+/// place is made for it here, where this machine's own records of it are kept).
+pub(super) async fn join_if_shared(ctx: &Context, id: &str, share: &ShareArgs) -> Result<()> {
+    let Some(engine) = ctx.engine(share)? else {
+        return Ok(());
+    };
+    let parsed = IncidentId::parse(id)?;
+    if ctx.store.dir(&parsed).is_dir() {
+        return Ok(());
+    }
+    let shared = crate::share::local::on_engine(&engine, &parsed)
+        .await
+        .wrap_err_with(|| format!("incident \"{parsed}\" is not on this machine"))?;
+    if shared {
+        ctx.store.adopt(&parsed)?;
+        eprintln!("joined incident {parsed} from {}", engine.url);
+    }
+    Ok(())
+}
+
+/// With an engine: publishes what this machine recorded of `id` that the engine lacks. An
+/// engine out of reach is said on stderr and is no failure: the records are kept here and
+/// shared by the next command or console that reaches it.
+pub(super) async fn share_after(ctx: &Context, id: &str, share: &ShareArgs) -> Result<()> {
+    let Some(engine) = ctx.engine(share)? else {
+        return Ok(());
+    };
+    let id = IncidentId::parse(id)?;
+    if let Err(e) = crate::share::local::share_journal(&engine, &ctx.store, &id).await {
+        eprintln!("warning: recorded on this machine, not shared yet: {e}");
+    }
+    Ok(())
+}
+
+/// The timeline's records: this machine's journal, merged with every responder's when there
+/// is an engine. An engine out of reach is said on stderr and the local journal shown; an
+/// incident neither here nor reachable is an error.
+async fn timeline_records(
+    ctx: &Context,
+    id: &str,
+    share: &ShareArgs,
+) -> Result<(Vec<Record>, Option<crate::incident::journal::TornTail>)> {
+    let parsed = IncidentId::parse(id)?;
+    let local = ctx.store.dir(&parsed).is_dir();
+    if let Some(engine) = ctx.engine(share)? {
+        match crate::share::local::everyone(&engine, &ctx.store, &parsed).await {
+            Ok(view) if !local && view.is_empty() => {
+                bail!(
+                    "incident \"{parsed}\" is neither on this machine nor on {}",
+                    engine.url
+                )
+            }
+            Ok(view) => {
+                for why in view.refused() {
+                    eprintln!("warning: refused a record on the engine: {why}");
+                }
+                return Ok((view.records().cloned().collect(), None));
+            }
+            Err(e) if local => eprintln!("warning: {e}; showing this machine's records only"),
+            Err(e) => {
+                return Err(
+                    eyre!(e).wrap_err(format!("incident \"{parsed}\" is not on this machine"))
+                );
+            }
+        }
+    }
+    let found = ctx.store.find(id)?;
+    let recovery = ctx.store.read(&found)?;
+    Ok((recovery.records, recovery.torn))
 }
 
 /// [`open_waiting`] for these commands, saying so when a torn tail was cut off.
@@ -328,6 +440,30 @@ pub(super) fn acknowledge(out: &mut impl Write, written: &Written, tz: Tz) -> Re
     match &written.through {
         Some(holder) => writeln!(out, " (through {})", sanitize::line(holder))?,
         None => writeln!(out)?,
+    }
+    Ok(())
+}
+
+/// The incidents on the engine, and whether each is on this machine.
+async fn list_shared(
+    store: &Store,
+    engine: &crate::share::Engine,
+    out: &mut impl Write,
+) -> Result<()> {
+    let on = crate::share::local::list(engine).await?;
+    if on.is_empty() {
+        writeln!(out, "No incidents on {} yet.", engine.url)?;
+        return Ok(());
+    }
+    writeln!(out, "{:<14}  {:<4}  TITLE", "ID", "HERE")?;
+    for i in on {
+        let here = if store.dir(&i.id).is_dir() {
+            "yes"
+        } else {
+            "no"
+        };
+        let title = i.title.as_deref().map_or("-".into(), sanitize::line);
+        writeln!(out, "{:<14}  {here:<4}  {title}", i.id.to_string())?;
     }
     Ok(())
 }

@@ -66,6 +66,7 @@ const REFERENCE: &[(&str, &str)] = &[
     ("RUNBOOKS", include_str!("../../runbooks/README.md")),
     ("POSTMORTEMS", include_str!("man/postmortems.md")),
     ("REHEARSALS", include_str!("man/rehearsals.md")),
+    ("AGENTS (MCP)", include_str!("man/agents.md")),
 ];
 
 /// The KEYS section: every binding of every mode, as the `?` overlay lists them, then replay's.

@@ -26,7 +26,12 @@ const HAND_BACK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Run `warroom open`.
 pub async fn run(ctx: &Context, args: OpenArgs) -> Result<ExitCode> {
-    let config = ctx.config()?.clone();
+    let mut config = ctx.config()?.clone();
+    // Shared through an engine: an incident only there is joined (a place made for it here).
+    config.share = ctx.engine(&args.share)?.as_ref().map(Into::into);
+    if let Some(id) = args.incident.as_deref() {
+        super::incident::join_if_shared(ctx, id, &args.share).await?;
+    }
     if let Some(socket) = &args.socket {
         return follow(config, None, socket, args.incident.as_deref()).await;
     }

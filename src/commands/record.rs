@@ -7,5 +7,7 @@ use std::process::ExitCode;
 
 /// Run `warroom record`.
 pub async fn run(ctx: &Context, args: RecordArgs) -> color_eyre::Result<ExitCode> {
-    Ok(crate::recorder::run(ctx.config()?, &ctx.store, &args.id).await?)
+    let engine = ctx.engine(&args.share)?;
+    super::incident::join_if_shared(ctx, &args.id, &args.share).await?;
+    Ok(crate::recorder::run(ctx.config()?, &ctx.store, &args.id, engine).await?)
 }

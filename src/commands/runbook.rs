@@ -25,8 +25,22 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+/// The plan of runbook `name` of `catalog` with `vars` (`KEY=VALUE`) over the config's: every
+/// request and command as it would be sent, secrets masked; or why there is none.
+pub fn plan_of(
+    catalog: &Catalog,
+    config: &Config,
+    name: &str,
+    vars: &[String],
+) -> Result<String, String> {
+    let rb = catalog.find(name).ok_or_else(|| not_found(catalog, name))?;
+    let (rb, resolved) = RunbookSetup::from_config(config).bind_given(rb, vars, Purpose::Plan)?;
+    let backoff = crate::backoff::Backoff::default();
+    Ok(plan::render(&rb, &resolved, &BTreeMap::new(), &backoff))
+}
+
 /// Every runbook this command line can see: shipped, then the directories in search order.
-fn catalog_of(d: &RunbookDirArgs, config: &Config) -> Catalog {
+pub fn catalog_of(d: &RunbookDirArgs, config: &Config) -> Catalog {
     let dirs = catalog::search_dirs(config.runbook_dir.as_deref(), d.runbooks.as_deref());
     catalog::load_catalog(&dirs)
 }
@@ -141,22 +155,10 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
             })
         }
         RunbookCmd::Plan(RunbookNamed { name, dir, vars }) => {
-            let catalog = catalog_of(&dir, &config);
-            let Some(rb) = catalog.find(&name) else {
-                return usage(&not_found(&catalog, &name));
-            };
-            let setup = RunbookSetup::from_config(&config);
-            let (rb, resolved) = match setup.bind_given(rb, &vars, Purpose::Plan) {
-                Ok(b) => b,
+            match plan_of(&catalog_of(&dir, &config), &config, &name, &vars) {
+                Ok(text) => write!(out, "{text}")?,
                 Err(e) => return usage(&e),
-            };
-            let rb = &rb;
-            let backoff = crate::backoff::Backoff::default();
-            write!(
-                out,
-                "{}",
-                plan::render(rb, &resolved, &BTreeMap::new(), &backoff)
-            )?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         RunbookCmd::Run {
@@ -166,14 +168,20 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
             incident,
             prometheus,
             resume,
+            share,
         } => {
             drop(out);
+            let engine = match ctx.engine(&share) {
+                Ok(e) => e,
+                Err(e) => return usage(&e.to_string()),
+            };
             let opts = RunOpts {
                 dry_run,
                 yes,
                 incident,
                 prometheus,
                 resume,
+                engine,
             };
             let config = match ctx.config() {
                 Ok(c) => c,
@@ -196,6 +204,8 @@ struct RunOpts {
     incident: Option<String>,
     prometheus: Option<String>,
     resume: Option<String>,
+    /// The engine the incident is shared through: the run holds its executor lease.
+    engine: Option<crate::share::Engine>,
 }
 
 async fn run_one(
@@ -212,6 +222,7 @@ async fn run_one(
         incident,
         prometheus,
         resume,
+        engine,
     } = opts;
     let catalog = catalog_of(&dir, config);
     let Some(rb) = catalog.find(&name) else {
@@ -306,6 +317,11 @@ async fn run_one(
     }
     print!("{}", plan::render(rb, &resolved, &targets, &backoff));
     println!();
+    // Across machines, one responder runs at a time: the lease before the first action.
+    let lease = match executor_lease(engine.as_ref(), incident.as_deref(), rb, dry_run).await {
+        Ok(l) => l,
+        Err(code) => return Ok(code),
+    };
     // The durable record first: a line on screen says a transition is recorded, so it is
     // printed only once the journal (or the run's file) holds it.
     let mut sinks: Vec<Box<dyn RunSink>> = Vec::new();
@@ -333,6 +349,8 @@ async fn run_one(
     let progress: Box<dyn RunSink> = Box::new(Progress);
     let writer = journal.map(|(w, _)| w);
     let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
+    let control_tx = Arc::new(control_tx);
+    let abort = control_tx.clone();
     // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
     let interrupted = writer.clone();
     let mut signals = crate::signals::Signals::new();
@@ -366,11 +384,103 @@ async fn run_one(
     exec.operator = operator;
     exec.control = control;
     exec.dry_run = dry_run;
-    let outcome = exec.run_from(from).await;
+    let outcome = match lease {
+        Some(held) => run_holding(exec, from, held, abort).await,
+        None => exec.run_from(from).await,
+    };
     if outcome == RunOutcome::DryRun {
         println!("dry run: nothing was sent and nothing was started");
     }
+    if let (Some(engine), Some(id)) = (&engine, &incident) {
+        share_run(engine, data_dir, id).await;
+    }
     Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// The executor lease of the shared incident, for a run that changes something: `None` when
+/// the incident is not shared (or the run changes nothing, or only plans); the exit status
+/// when another responder holds it or the engine cannot be asked (nothing has run).
+async fn executor_lease(
+    engine: Option<&crate::share::Engine>,
+    incident: Option<&str>,
+    rb: &crate::runbook::model::Runbook,
+    dry_run: bool,
+) -> Result<Option<crate::share::lease::Holding>, ExitCode> {
+    use crate::share::lease::{ForRun, for_run};
+    let Some(engine) = engine.filter(|_| !dry_run && rb.steps.iter().any(|s| s.mutating)) else {
+        return Ok(None);
+    };
+    let Some(id) = incident else {
+        eprintln!(
+            "warroom runbook: --share needs --incident ID: the executor lease is the incident's"
+        );
+        return Err(ExitCode::from(EXIT_USAGE));
+    };
+    let parsed = crate::incident::IncidentId::parse(id).map_err(|e| {
+        eprintln!("warroom runbook: {e}");
+        ExitCode::from(EXIT_USAGE)
+    })?;
+    let holder = crate::share::lease::holder_name();
+    let not_run = ExitCode::from(RunOutcome::Aborted.exit_code());
+    match for_run(engine, &parsed, &holder).await {
+        Ok(ForRun::Held(held)) => {
+            println!("executor lease of {id} held by {holder} for this run");
+            Ok(Some(held))
+        }
+        Ok(ForRun::Busy { by }) => {
+            eprintln!(
+                "warroom runbook: not run: {by} holds the executor lease of {id} (one responder \
+                 runs at a time); propose the run to them, or run it after theirs ends (a lease \
+                 lapses {} s after its holder stops renewing it)",
+                crate::share::lease::TIMEOUT.as_secs()
+            );
+            Err(not_run)
+        }
+        Err(e) => {
+            eprintln!(
+                "warroom runbook: not run: the executor lease of {id} could not be asked for: {e}"
+            );
+            Err(not_run)
+        }
+    }
+}
+
+/// Runs `exec` while holding the lease: a lost lease aborts the run (no new action: another
+/// responder may hold it now); the lease is given back at the end.
+async fn run_holding(
+    exec: crate::runbook::executor::Executor,
+    from: Option<usize>,
+    held: crate::share::lease::Holding,
+    abort: Arc<tokio::sync::watch::Sender<Control>>,
+) -> RunOutcome {
+    let mut lost = held.lost.clone();
+    let run = exec.run_from(from);
+    tokio::pin!(run);
+    let outcome = tokio::select! {
+        outcome = &mut run => outcome,
+        _ = lost.wait_for(Option::is_some) => {
+            let why = held.lost.borrow().clone().unwrap_or_default();
+            eprintln!("warroom runbook: {why}: no new action; the run stops");
+            let _ = abort.send(Control::Abort);
+            run.await
+        }
+    };
+    if let Err(e) = held.release().await {
+        eprintln!("warning: the executor lease was not given back ({e}); it lapses by itself");
+    }
+    outcome
+}
+
+/// Shares what the run recorded in `id` through `engine` (said, never fatal: the journal
+/// keeps it and the next command or console on the engine shares it).
+async fn share_run(engine: &crate::share::Engine, data_dir: &Path, id: &str) {
+    let Ok(parsed) = crate::incident::IncidentId::parse(id) else {
+        return;
+    };
+    let store = crate::incident::store::Store::new(data_dir);
+    if let Err(e) = crate::share::local::share_journal(engine, &store, &parsed).await {
+        eprintln!("warning: the run is recorded here but not shared yet: {e}");
+    }
 }
 
 /// The incident's journal, locked for this run, with the records it already holds.

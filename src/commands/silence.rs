@@ -9,8 +9,10 @@
 //! Alertmanager shows expired is recorded expired; nothing is recorded twice.
 
 use super::Context;
-use super::incident::{Written, acknowledge, timezone, write_one};
-use crate::alerts::silence::{Silence, SilenceClient, SilenceSpec};
+use super::incident::{Written, acknowledge, share_after, timezone, write_one};
+use crate::alerts::silence::{
+    CREATE_ATTEMPTS, Silence, SilenceClient, SilenceSpec, expire_recorded, make,
+};
 use crate::cli::{SilenceCmd, Via};
 use crate::incident::event::{Event, Matcher, SilenceChange, SilenceRecord};
 use crate::incident::silence::{IncidentMark, live, short};
@@ -21,9 +23,6 @@ use chrono_tz::Tz;
 use color_eyre::eyre::{Result, bail, eyre};
 use std::io::Write;
 use std::process::ExitCode;
-
-/// Tries of one create (each after a look at what Alertmanager holds).
-const CREATE_ATTEMPTS: u32 = 3;
 
 /// Runs one `silence` subcommand.
 pub async fn run(ctx: &Context, cmd: SilenceCmd) -> Result<ExitCode> {
@@ -48,11 +47,13 @@ pub async fn run(ctx: &Context, cmd: SilenceCmd) -> Result<ExitCode> {
                 confirm_broad,
             };
             add(ctx, &id, asked, &via).await?;
+            share_after(ctx, &id, &via.share).await?;
         }
         SilenceCmd::List { id, via, .. } => {
             let s = Silences::load(ctx, &id)?;
             let theirs = s.reconcile(&via).await?;
             s.print(&theirs, &mut std::io::stdout().lock())?;
+            share_after(ctx, &id, &via.share).await?;
         }
         SilenceCmd::Expire {
             id, silences, via, ..
@@ -61,6 +62,7 @@ pub async fn run(ctx: &Context, cmd: SilenceCmd) -> Result<ExitCode> {
             let theirs = s.reconcile(&via).await?;
             let chosen = s.choose(&theirs, &silences)?;
             s.expire(&chosen, &via).await?;
+            share_after(ctx, &id, &via.share).await?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -89,18 +91,21 @@ async fn add(ctx: &Context, id: &str, asked: Asked, via: &Via) -> Result<()> {
         &author,
         &asked.note,
     );
+    // Refused before Alertmanager is asked anything.
     request.check(ceiling, asked.confirm_broad)?;
     let client = SilenceClient::from_config(config)?;
     let matchers = request.matchers();
     let now_matching = client.matching_alerts(&matchers).await?;
-    let silence = client.create(&request, None, CREATE_ATTEMPTS).await?;
-    let event = Event::Silence(SilenceRecord {
-        change: SilenceChange::Made,
-        id: silence.clone(),
-        matchers: matchers.clone(),
-        until: request.ends_at,
-        author,
-    });
+    let made = make(
+        &client,
+        &request,
+        ceiling,
+        asked.confirm_broad,
+        CREATE_ATTEMPTS,
+    )
+    .await?;
+    let silence = made.id.clone();
+    let event = Event::Silence(made);
     let tz = timezone(ctx);
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -259,17 +264,12 @@ impl<'a> Silences<'a> {
             return Ok(());
         }
         for s in chosen {
-            if !self.client.expire(&s.id).await? {
+            let Some(expired) = expire_recorded(&self.client, &s.id, s.matchers(), &author).await?
+            else {
                 writeln!(out, "silence {} had already expired", short(&s.id))?;
                 continue;
-            }
-            let event = Event::Silence(SilenceRecord {
-                change: SilenceChange::Expired,
-                id: s.id.clone(),
-                matchers: s.matchers(),
-                until: Utc::now(),
-                author: author.clone(),
-            });
+            };
+            let event = Event::Silence(expired);
             let written = write_one(&self.ctx.store, &self.id, event, via)?;
             write!(out, "expired silence {}: ", s.id)?;
             acknowledge(&mut out, &written, self.tz)?;

@@ -176,7 +176,7 @@ impl RawGithub {
 }
 
 /// `~/x` means the home directory's `x`, as people write it in config files.
-fn expand_home(path: PathBuf) -> PathBuf {
+pub(crate) fn expand_home(path: PathBuf) -> PathBuf {
     match (path.strip_prefix("~"), dirs::home_dir()) {
         (Ok(rest), Some(home)) => home.join(rest),
         _ => path,

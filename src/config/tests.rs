@@ -161,6 +161,11 @@ fn the_example_parses_as_it_is_and_with_every_setting_in_use() {
     assert_eq!(c.runbook_vars.len(), 2);
     assert_eq!(c.keys.modes["dashboard"]["refresh"], ["r", "f5"]);
     assert_eq!(c.gap_limit, Duration::from_secs(30 * 60));
+    let share = c.share.expect("[share]");
+    assert_eq!(
+        (share.url.as_str(), share.replicas),
+        ("nats://nats.example.net:4222", 3)
+    );
     // No line is left that is neither prose, a setting, a table nor blank.
     for l in EXAMPLE.lines() {
         assert!(

@@ -4,8 +4,8 @@
 //! against their Prometheus when they start, by Grafana's rules ([`crate::variables`]), and
 //! the console's variable chooser sets them.
 
-use super::KeyList;
-use crate::variables::{VarKind, Variable};
+use super::{KeyList, PanelConfig};
+use crate::variables::{Bindings, Finding, Mode, Options, VarKind, Variable, VariableResolver};
 use serde::{Deserialize, Serialize};
 
 /// The kinds a `[[variable]]` may be.
@@ -148,15 +148,88 @@ pub fn render_toml(vars: &[Variable]) -> String {
 /// The first name a query refers to that is neither declared nor one of Grafana's globals
 /// (`$__interval` …), if any.
 pub fn undeclared(query: &str, declared: &[Variable]) -> Option<String> {
-    let lookup = |_: &str| None;
-    let builtins = crate::variables::Builtins {
-        interval: std::time::Duration::from_secs(15),
-        rate_interval: std::time::Duration::from_secs(60),
-        range: std::time::Duration::from_secs(3600),
-    };
-    let out =
-        crate::variables::interpolate(query, &lookup, &builtins, crate::variables::Mode::Query);
-    out.unresolved
-        .into_iter()
+    (crate::variables::references(query).into_iter())
         .find(|n| !declared.iter().any(|v| &v.name == n))
+}
+
+/// Whether the panel's query, title or legend names one of `vars`: it is then sent and shown
+/// only with their values ([`with_values`]).
+pub fn uses(panel: &PanelConfig, vars: &[Variable]) -> bool {
+    let texts = [
+        Some(&panel.query),
+        Some(&panel.title),
+        panel.legend.as_ref(),
+    ];
+    (texts.into_iter().flatten())
+        .flat_map(|t| crate::variables::references(t))
+        .any(|n| vars.iter().any(|v| v.name == n))
+}
+
+/// The panel as it is sent and shown once the variables are resolved, as Grafana fills them
+/// in: the query by the Prometheus data source's formatting, the title in the values' text
+/// (`a + b`, `All`), the legend in glob (`{a,b}`). `Err` says which variable has no value and
+/// why: the query is then not sent, so no `$name` ever reaches Prometheus. The console and
+/// `warroom record` both fill their panels in here.
+pub fn with_values(
+    panel: &PanelConfig,
+    bindings: &Bindings,
+    opts: &Options,
+) -> Result<PanelConfig, String> {
+    let query = bindings.apply(&panel.query, opts)?;
+    let text =
+        |raw: &str, mode| crate::sanitize::line(&bindings.text(raw, opts, mode)).into_owned();
+    Ok(PanelConfig {
+        query,
+        title: text(&panel.title, Mode::Text),
+        legend: (panel.legend.as_deref()).map(|l| text(l, Mode::Legend)),
+        ..panel.clone()
+    })
+}
+
+/// What became of a config's panels once its variables were resolved.
+#[derive(Debug, Clone, Default)]
+pub struct Filled {
+    /// The panels to query: those that use no variable, and those whose variables all have
+    /// a value, filled in.
+    pub panels: Vec<PanelConfig>,
+    /// `(title as configured, why)` for each panel not queried: a variable it uses has no
+    /// value.
+    pub refused: Vec<(String, String)>,
+    /// What the resolution said (a saved value no longer offered, a failed look-up).
+    pub findings: Vec<Finding>,
+}
+
+/// `panels` with the values of `vars` resolved through `resolver` as the console resolves
+/// them when it opens ([`crate::variables::resolve_dashboard`], [`with_values`]): for the
+/// commands that query a config's panels without a console (`warroom record`, `warroom
+/// export`). Without a variable, nothing is looked up.
+pub async fn fill_panels(
+    panels: Vec<PanelConfig>,
+    vars: &[Variable],
+    resolver: &dyn VariableResolver,
+) -> Filled {
+    if !panels.iter().any(|p| uses(p, vars)) {
+        return Filled {
+            panels,
+            ..Filled::default()
+        };
+    }
+    let opts = Options::default();
+    let (bindings, findings) =
+        crate::variables::resolve_dashboard(vars, &opts, Some(resolver), "").await;
+    let mut filled = Filled {
+        findings,
+        ..Filled::default()
+    };
+    for p in panels {
+        if !uses(&p, vars) {
+            filled.panels.push(p);
+            continue;
+        }
+        match with_values(&p, &bindings, &opts) {
+            Ok(p) => filled.panels.push(p),
+            Err(why) => filled.refused.push((p.title, why)),
+        }
+    }
+    filled
 }

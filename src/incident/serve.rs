@@ -45,11 +45,16 @@ use tokio::sync::{Semaphore, broadcast, mpsc, watch};
 /// What the server tells the process that holds the incident.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HolderNews {
-    /// A responder asks for a runbook run; `record` is the proposal's note on the timeline.
+    /// A responder asks for a runbook run with these variables (cleaned, as recorded);
+    /// `record` is the proposal's note on the timeline.
     Proposal {
         runbook: String,
+        variables: std::collections::BTreeMap<String, String>,
         record: Box<Record>,
     },
+    /// A responder (an assistant, through `warroom mcp`) asks the operator to record `text`
+    /// as its note; `record` is the proposal's note on the timeline.
+    NoteProposal { text: String, record: Box<Record> },
     /// The number of followers changed.
     Followers(usize),
 }
@@ -297,8 +302,20 @@ async fn connection(stream: UnixStream, shared: &Shared, slot: tokio::sync::Owne
             }
             Op::Hello => welcome(shared),
             Op::Append { event } => append(shared, &request.actor, &request.host, event).await,
-            Op::Propose { runbook } => {
-                propose(shared, &request.actor, &request.host, &runbook).await
+            Op::Propose {
+                runbook,
+                variables,
+                reason,
+            } => {
+                let run = Run {
+                    runbook: &runbook,
+                    variables: &variables,
+                    reason: &reason,
+                };
+                propose(shared, &request.actor, &request.host, run).await
+            }
+            Op::ProposeNote { text } => {
+                propose_note(shared, &request.actor, &request.host, &text).await
             }
         };
         if !send(&mut wr, &answer_frame(answer), limits).await {
@@ -349,35 +366,99 @@ async fn append(shared: &Shared, actor: &str, host: &str, event: Event) -> Answe
     }
 }
 
-async fn propose(shared: &Shared, actor: &str, host: &str, runbook: &str) -> Answer {
+/// A runbook run proposed.
+struct Run<'a> {
+    runbook: &'a str,
+    variables: &'a std::collections::BTreeMap<String, String>,
+    reason: &'a str,
+}
+
+async fn propose(shared: &Shared, actor: &str, host: &str, run: Run<'_>) -> Answer {
+    let runbook = crate::sanitize::line(run.runbook.trim()).into_owned();
+    if runbook.is_empty() || runbook.chars().count() > 200 {
+        return refused("name the runbook to run (at most 200 characters)");
+    }
+    let mut said = format!("proposes running runbook \"{runbook}\"");
+    let variables: std::collections::BTreeMap<String, String> = (run.variables.iter())
+        .map(|(k, v)| {
+            let clean = |s: &str| crate::sanitize::line(s.trim()).into_owned();
+            (clean(k), clean(v))
+        })
+        .collect();
+    let vars: Vec<String> = (variables.iter())
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !vars.is_empty() {
+        said.push_str(&format!(" with {}", vars.join(", ")));
+    }
+    if !run.reason.trim().is_empty() {
+        said.push_str(&format!(
+            ", because: {}",
+            crate::sanitize::line(run.reason.trim())
+        ));
+    }
+    said.push_str(" (the holder runs it after its own confirmation)");
+    if said.chars().count() > MAX_PROPOSAL {
+        return refused(format!(
+            "the proposal is longer than {MAX_PROPOSAL} characters"
+        ));
+    }
+    to_operator(shared, actor, host, said, |record| HolderNews::Proposal {
+        runbook,
+        variables,
+        record,
+    })
+    .await
+}
+
+async fn propose_note(shared: &Shared, actor: &str, host: &str, text: &str) -> Answer {
+    let text = crate::sanitize::multiline(text.trim()).into_owned();
+    if text.is_empty() || text.chars().count() > MAX_PROPOSAL {
+        return refused(format!(
+            "write the note to propose (at most {MAX_PROPOSAL} characters)"
+        ));
+    }
+    let said = format!("proposes the note (the holder records it or declines): {text}");
+    to_operator(shared, actor, host, said, |record| {
+        HolderNews::NoteProposal { text, record }
+    })
+    .await
+}
+
+/// The longest proposal, in characters.
+const MAX_PROPOSAL: usize = 4000;
+
+/// Records the proposal `said` as the proposer's note and hands it to the holder's operator
+/// (refused when there is none: a headless holder).
+async fn to_operator(
+    shared: &Shared,
+    actor: &str,
+    host: &str,
+    said: String,
+    news_of: impl FnOnce(Box<Record>) -> HolderNews,
+) -> Answer {
     let actor = match author(actor) {
         Ok(a) => a,
         Err(why) => return refused(why),
     };
-    let runbook = crate::sanitize::line(runbook.trim()).into_owned();
-    if runbook.is_empty() || runbook.chars().count() > 200 {
-        return refused("name the runbook to run (at most 200 characters)");
-    }
     let Some(news) = shared.news.as_ref() else {
         let holder = &shared.writer.info().holder;
         return Answer::Error {
             code: ErrorCode::NoOperator,
             message: format!(
-                "{holder} has no operator to confirm a runbook run; take the incident over \
-                 with `warroom open --incident {} --take-over` and run it there",
+                "{holder} has no operator to confirm a proposal; take the incident over \
+                 with `warroom open --incident {} --take-over` and decide there",
                 shared.writer.info().id
             ),
         };
     };
-    let note = Event::note(format!(
-        "proposes running runbook \"{runbook}\" (the holder runs it after its own confirmation)"
-    ));
-    match shared.writer.append_from(actor, host.trim(), note).await {
+    match shared
+        .writer
+        .append_from(actor, host.trim(), Event::note(said))
+        .await
+    {
         Ok(record) => {
-            let _ = news.send(HolderNews::Proposal {
-                runbook,
-                record: Box::new(record.clone()),
-            });
+            let _ = news.send(news_of(Box::new(record.clone())));
             Answer::Proposed { record }
         }
         Err(e) => Answer::Error {

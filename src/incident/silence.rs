@@ -101,6 +101,22 @@ impl Matcher {
             .collect()
     }
 
+    /// Whether it selects the alert `name` with `labels`, by Alertmanager's rules: a label the
+    /// alert lacks has the empty value, a regular expression matches the whole value.
+    pub fn matches(&self, name: &str, labels: &std::collections::BTreeMap<String, String>) -> bool {
+        let value = match self.name.as_str() {
+            "alertname" => name,
+            label => labels.get(label).map_or("", String::as_str),
+        };
+        let hit = match self.op {
+            MatchOp::Equal | MatchOp::NotEqual => self.value == value,
+            MatchOp::Regex | MatchOp::NotRegex => {
+                regex::Regex::new(&format!("^(?:{})$", self.value)).is_ok_and(|r| r.is_match(value))
+            }
+        };
+        hit == self.op.is_equal()
+    }
+
     /// The matchers as one line: `alertname="X", job="api"`.
     pub fn list(matchers: &[Matcher]) -> String {
         let shown: Vec<String> = matchers.iter().map(Matcher::shown).collect();
@@ -156,6 +172,8 @@ pub enum SilenceChange {
     Extended,
     /// Expired (by warroom or seen expired in Alertmanager); `until` is when.
     Expired,
+    /// The console warned that it lapses at `until` (five minutes before), offering to extend it.
+    Lapsing,
 }
 
 /// The marker an incident's silences carry at the start of their comment.
@@ -220,6 +238,11 @@ impl SilenceRecord {
             SilenceChange::Expired => {
                 format!("{who} expired the silence of {what} at {when} (silence {id})")
             }
+            SilenceChange::Lapsing => {
+                format!(
+                    "the silence of {what} lapses at {when} (silence {id}): extend it or let it go"
+                )
+            }
         }
     }
 }
@@ -239,12 +262,13 @@ pub fn live(records: &[super::Record], now: DateTime<Utc>) -> Vec<SilenceRecord>
         };
         let at = known.iter().position(|k| k.id == s.id);
         match (s.change, at) {
-            (SilenceChange::Made, None) => known.push(s.clone()),
+            // An extension under a new id (Alertmanager replaced the silence) is one in force.
+            (SilenceChange::Made | SilenceChange::Extended, None) => known.push(s.clone()),
             (SilenceChange::Made | SilenceChange::Extended, Some(i)) => known[i].until = s.until,
             (SilenceChange::Expired, Some(i)) => {
                 known.remove(i);
             }
-            (SilenceChange::Extended | SilenceChange::Expired, None) => {}
+            (SilenceChange::Expired, None) | (SilenceChange::Lapsing, _) => {}
         }
     }
     known.retain(|k| k.until > now);

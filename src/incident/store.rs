@@ -164,24 +164,39 @@ impl Store {
                 date: date.clone(),
                 n,
             };
-            let dir = self.dir(&id);
-            match std::fs::create_dir(&dir) {
-                Ok(()) => {
-                    for sub in ["snapshots", "exports"] {
-                        let p = dir.join(sub);
-                        std::fs::create_dir(&p).map_err(io_at(&p))?;
-                    }
-                    sync_dir(&dir).map_err(io_at(&dir))?;
-                    sync_dir(&self.root).map_err(io_at(&self.root))?;
-                    return Ok(id);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(io_at(&dir)(e)),
+            if self.make(&id)? {
+                return Ok(id);
             }
         }
         Err(io_at(&self.root)(io::Error::other(
             "1,000 incidents already exist for today",
         )))
+    }
+
+    /// Makes the directory of `id` (with `snapshots/` and `exports/`); false when it exists.
+    fn make(&self, id: &IncidentId) -> Result<bool, StoreError> {
+        let dir = self.dir(id);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                for sub in ["snapshots", "exports"] {
+                    let p = dir.join(sub);
+                    std::fs::create_dir(&p).map_err(io_at(&p))?;
+                }
+                sync_dir(&dir).map_err(io_at(&dir))?;
+                sync_dir(&self.root).map_err(io_at(&self.root))?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(io_at(&dir)(e)),
+        }
+    }
+
+    /// Makes a place on this machine for an incident begun on another (joining a shared
+    /// incident): its directory under its own id, with an empty journal. Nothing is done when
+    /// it is here already.
+    pub fn adopt(&self, id: &IncidentId) -> Result<(), StoreError> {
+        std::fs::create_dir_all(&self.root).map_err(io_at(&self.root))?;
+        self.make(id).map(drop)
     }
 
     /// Every incident id, oldest first. Directories that are not incidents are ignored.

@@ -113,6 +113,90 @@ pub fn keep_worst(series: &mut Vec<Series>, keep: KeepWorst) -> usize {
     n - keep.cap
 }
 
+/// The most points a console panel holds across all its series: 64 series of a wide, long
+/// window would otherwise hold hundreds of thousands. When it bites, each series is thinned
+/// evenly, keeping its newest point and its worst ([`cap_points`]), and the panel says so.
+pub const MAX_PANEL_POINTS: usize = 20_000;
+
+/// The most series a chart draws: more lines than colours and legend rows are noise. The
+/// rest are counted on the chart, and the worst of all is named.
+pub const MAX_DRAWN_SERIES: usize = 10;
+
+/// The worst of `values` on the bad side (the highest when `higher_is_worse`), NaN ignored.
+pub fn worst_of(values: impl Iterator<Item = f64>, higher_is_worse: bool) -> Option<f64> {
+    values
+        .filter(|v| !v.is_nan())
+        .reduce(|a, b| if higher_is_worse { a.max(b) } else { a.min(b) })
+}
+
+/// The indices of the `n` worst of `keys` (each series' worst value, `None` the least bad),
+/// in their order (so a series keeps its colour while it stays drawn).
+pub fn top_n(keys: &[Option<f64>], n: usize, higher_is_worse: bool) -> Vec<usize> {
+    if keys.len() <= n {
+        return (0..keys.len()).collect();
+    }
+    let bad = |k: Option<f64>| match k {
+        Some(v) if higher_is_worse => v,
+        Some(v) => -v,
+        None => f64::NEG_INFINITY,
+    };
+    let mut ranked: Vec<(f64, usize)> = keys.iter().map(|&k| bad(k)).zip(0..).collect();
+    let mut out: Vec<usize> = if n == 0 {
+        Vec::new()
+    } else {
+        // Worst first; ties go to the earlier series, so the choice is stable.
+        ranked.select_nth_unstable_by(n - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked[..n].iter().map(|&(_, i)| i).collect()
+    };
+    out.sort_unstable();
+    out
+}
+
+/// Thins `series` to about `cap` points in all (an equal share each), keeping each series'
+/// newest point and its worst; the others kept are evenly spaced. Returns whether any point
+/// was dropped.
+pub fn cap_points(series: &mut [Series], cap: usize, higher_is_worse: bool) -> bool {
+    let total: usize = series.iter().map(|s| s.points.len()).sum();
+    if total <= cap || series.is_empty() {
+        return false;
+    }
+    let share = (cap / series.len()).max(2);
+    let mut dropped = false;
+    for s in series.iter_mut() {
+        let n = s.points.len();
+        if n <= share {
+            continue;
+        }
+        let worst = worst_index(&s.points, higher_is_worse);
+        // `share - 2` evenly spaced points besides the newest and the worst.
+        let stride = n.div_ceil(share.saturating_sub(2).max(1));
+        let keep_spaced = share > 2;
+        let mut i = 0;
+        s.points.retain(|_| {
+            let k = i;
+            i += 1;
+            k + 1 == n || Some(k) == worst || (keep_spaced && k.is_multiple_of(stride))
+        });
+        dropped = true;
+    }
+    dropped
+}
+
+/// Where the worst point of `points` is (NaN never worst).
+fn worst_index(points: &[Point], higher_is_worse: bool) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, p) in points.iter().enumerate() {
+        if p.v.is_nan() {
+            continue;
+        }
+        let worse = best.is_none_or(|(_, b)| if higher_is_worse { p.v > b } else { p.v < b });
+        if worse {
+            best = Some((i, p.v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +228,76 @@ mod tests {
         let mut few = all[..2].to_vec();
         assert_eq!(keep_worst(&mut few, keep), 0, "at the cap, nothing goes");
         assert_eq!(few.len(), 2);
+    }
+
+    #[test]
+    fn the_top_n_are_the_worst_in_their_order() {
+        let keys = [
+            Some(0.5),
+            None,
+            Some(0.9),
+            Some(0.1),
+            Some(f64::INFINITY),
+            Some(0.7),
+        ];
+        assert_eq!(top_n(&keys, 3, true), [2, 4, 5]);
+        assert_eq!(top_n(&keys, 2, false), [0, 3]);
+        assert_eq!(
+            top_n(&keys, 10, true),
+            [0, 1, 2, 3, 4, 5],
+            "fewer than n: all"
+        );
+        assert_eq!(top_n(&keys, 0, true), Vec::<usize>::new());
+        assert_eq!(worst_of([0.2, f64::NAN, 0.8].into_iter(), true), Some(0.8));
+        assert_eq!(worst_of([0.2, f64::NAN, 0.8].into_iter(), false), Some(0.2));
+    }
+
+    #[test]
+    fn the_point_cap_keeps_each_series_newest_and_worst() {
+        let wave = |peak_at: usize| -> Vec<(f64, f64)> {
+            (0..1_000)
+                .map(|i| {
+                    (
+                        i as f64,
+                        if i == peak_at {
+                            9.0
+                        } else {
+                            (i % 7) as f64 / 10.0
+                        },
+                    )
+                })
+                .collect()
+        };
+        let mut all = vec![
+            s("a", &wave(333)),
+            s("b", &wave(998)),
+            s("c", &[(0.0, 1.0)]),
+        ];
+        assert!(
+            !cap_points(&mut all.clone(), 2_001, true),
+            "under the cap: nothing goes"
+        );
+        assert!(cap_points(&mut all, 300, true));
+        let total: usize = all.iter().map(|s| s.points.len()).sum();
+        assert!(total <= 300, "{total} points held");
+        for x in &all[..2] {
+            assert_eq!(x.last().map(|p| p.t), Some(999.0), "the newest point stays");
+            assert!(x.points.iter().any(|p| p.v == 9.0), "the worst point stays");
+            assert!(
+                x.points.windows(2).all(|w| w[0].t < w[1].t),
+                "in time order"
+            );
+            assert!(x.points.len() > 50, "evenly thinned, not emptied");
+        }
+        assert_eq!(all[2].points.len(), 1);
+        // Low is bad: the lowest point is the one kept.
+        let mut low = vec![s(
+            "a",
+            &[(0.0, 5.0), (1.0, -3.0), (2.0, 5.0), (3.0, 5.0), (4.0, 5.0)],
+        )];
+        assert!(cap_points(&mut low, 2, false));
+        let kept: Vec<f64> = low[0].points.iter().map(|p| p.v).collect();
+        assert_eq!(kept, [-3.0, 5.0]);
     }
 
     fn s(name: &str, pts: &[(f64, f64)]) -> Series {

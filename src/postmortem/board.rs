@@ -31,13 +31,13 @@ impl<'a> Board<'a> {
     }
 
     /// The panels with data, in dashboard order.
-    pub fn panels(&self) -> impl Iterator<Item = &'a PanelSnapshot> + 'a {
+    pub fn panels(&self) -> impl Iterator<Item = &'a PanelSnapshot> + Clone + 'a {
         self.all.iter().filter(|s| !s.series.is_empty())
     }
 
-    /// The first panel with data that plays `role`.
+    /// The panel with data that speaks for `role` ([`signals::pick`]).
     pub fn role(&self, role: Role) -> Option<&'a PanelSnapshot> {
-        self.panels().find(|s| signals::role(s) == Some(role))
+        signals::pick(self.panels(), role)
     }
 
     /// The panel titled `title`, with data.
@@ -91,6 +91,13 @@ impl<'a> Board<'a> {
     pub fn value_name(&self, title: &str) -> String {
         match self.role_of(title) {
             Some(Role::Latency) => match self.panel(title).and_then(signals::central_series) {
+                // A mean beside a wait it leaves out is told by its own title ("… (wait
+                // excluded)"): it is not the latency the clients saw.
+                Some((_, signals::Statistic::Mean))
+                    if signals::client_wait(self.panels()).is_some() =>
+                {
+                    self.name(title)
+                }
                 Some((_, stat)) => format!("{} query latency", stat.word()),
                 None => self.name(title),
             },

@@ -585,13 +585,7 @@ fn response(i: &Input, g: &[usize], next: Option<DateTime<Utc>>) -> Response {
     let stopped = did_nothing.then(|| {
         let why: Vec<String> = g
             .iter()
-            .map(|m| {
-                let s = &steps[*m];
-                match &s.stopped {
-                    Some(r) => format!("{} {}: {r}", s.title, s.outcome()),
-                    None => format!("{} {}", s.title, s.outcome()),
-                }
-            })
+            .map(|m| format!("{} {}", steps[*m].title, steps[*m].ended()))
             .collect();
         why.join("; ")
     });

@@ -93,6 +93,9 @@ pub struct Latency {
     pub panel: String,
     /// What the figures are: "median" (from quantiles or histogram buckets) or "mean".
     pub statistic: String,
+    /// The panel of the mean wait for a server added to a mean that leaves it out (PgBouncer's
+    /// query time "wait excluded"): the figures are then the mean the clients saw.
+    pub with_wait: Option<String>,
     pub before: f64,
     pub before_text: String,
     pub peak: f64,
@@ -676,18 +679,6 @@ fn mitigation(
     last: DateTime<Utc>,
     tz: Tz,
 ) -> Mitigation {
-    let progress = (s.batch() && !s.acted_on.is_empty()).then(|| {
-        let n = s.acted_on.len();
-        let names = match s.acted_on.as_slice() {
-            [one] => one.clone(),
-            [first, .., last] => format!("{first} to {last}"),
-            [] => String::new(),
-        };
-        format!(
-            "after acting on {n} {} ({names})",
-            if n == 1 { "instance" } else { "instances" }
-        )
-    });
     let until = s.until(last);
     Mitigation {
         title: s.title.clone(),
@@ -698,7 +689,7 @@ fn mitigation(
         ended: (s.finished.is_some() || s.run_end.is_some()).then(|| Moment::new(until, tz)),
         outcome: s.outcome(),
         ok: s.ok(),
-        progress,
+        progress: s.progress(),
         did_nothing: s.did_nothing(),
         stopped: s.stopped.clone(),
         manual: s.manual(),

@@ -4,7 +4,7 @@
 use super::facts::{Latency, Moment, Peak, Signals};
 use super::signals::{self, Role};
 use super::words;
-use crate::incident::snapshot::PanelSnapshot;
+use crate::incident::snapshot::{PanelSnapshot, SnapshotSeries};
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 
@@ -49,6 +49,17 @@ fn peak_of(
     })
 }
 
+/// `series` with the mean wait of `wait` at each of its instants added (instants where the wait
+/// is not known are left out).
+fn waited(series: &SnapshotSeries, wait: &PanelSnapshot) -> SnapshotSeries {
+    SnapshotSeries {
+        labels: series.labels.clone(),
+        points: (series.points.iter())
+            .filter_map(|p| signals::worst_at(wait, p[0]).map(|w| [p[0], p[1] + w]))
+            .collect(),
+    }
+}
+
 /// The figures over the impact window (`start`..`end`; the whole snapshot where they are not
 /// known) from the snapshots with data, and what is missing.
 pub fn compute(
@@ -58,12 +69,7 @@ pub fn compute(
     end: Option<DateTime<Utc>>,
     tz: Tz,
 ) -> (Signals, Vec<String>) {
-    let role = |r: Role| {
-        with_data
-            .iter()
-            .copied()
-            .find(|s| signals::role(s) == Some(r))
-    };
+    let role = |r: Role| signals::pick(with_data.iter().copied(), r);
     let error_panel = role(Role::ErrorRatio);
     let window = (start.map(secs), end.map(secs));
     let mut missing = Vec::new();
@@ -83,6 +89,13 @@ pub fn compute(
     if let Some(lat) = role(Role::Latency)
         && let Some((series, statistic)) = signals::central_series(lat)
     {
+        // A mean that leaves the wait for a server out, and the mean wait over the same
+        // queries: together, the mean the clients saw.
+        let wait = (statistic == signals::Statistic::Mean)
+            .then(|| signals::client_wait(with_data.iter().copied()))
+            .flatten();
+        let with_wait = wait.map(|w| waited(series, w));
+        let series = with_wait.as_ref().unwrap_or(series);
         let first = series.points.first().map_or(0.0, |p| p[0]);
         let (b_from, b_to) = match start {
             Some(s) => (secs(s - BEFORE), secs(s)),
@@ -97,6 +110,7 @@ pub fn compute(
         if let (Some(before), Some((peak, t))) = (before, peak) {
             signals.latency = Some(Latency {
                 panel: lat.title.clone(),
+                with_wait: wait.map(|w| w.title.clone()),
                 statistic: statistic.word().to_string(),
                 before,
                 before_text: words::seconds(before),
@@ -139,4 +153,68 @@ pub fn compute(
         }
     }
     (signals, missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incident::snapshot::SnapshotWindow;
+
+    fn snap(title: &str, signal: &str, query: &str, points: Vec<[f64; 2]>) -> PanelSnapshot {
+        PanelSnapshot {
+            order: 0,
+            slug: crate::incident::snapshot::slug(title),
+            title: title.into(),
+            query: query.into(),
+            unit: "seconds".into(),
+            warn: Some(0.1),
+            crit: Some(1.0),
+            bad_when: "above".into(),
+            legend: None,
+            signal: Some(signal.into()),
+            window: SnapshotWindow {
+                from: DateTime::from_timestamp(0, 0).unwrap(),
+                to: DateTime::from_timestamp(2000, 0).unwrap(),
+                step_s: 10.0,
+            },
+            series: vec![SnapshotSeries {
+                labels: Default::default(),
+                points,
+            }],
+            error: None,
+        }
+    }
+
+    /// PgBouncer's query time "wait excluded" stays at 0.1 s while the clients wait 0.5 s more
+    /// per query: the draft's latency is the mean the clients saw, 0.6 s, named a mean.
+    #[test]
+    fn a_mean_that_leaves_the_wait_out_gets_the_wait_back() {
+        let t = |i: usize| i as f64 * 10.0;
+        let server: Vec<[f64; 2]> = (0..200).map(|i| [t(i), 0.1]).collect();
+        let wait: Vec<[f64; 2]> = (0..200)
+            .map(|i| [t(i), if i >= 100 { 0.5 } else { 0.0 }])
+            .collect();
+        let q = "sum(rate(q_seconds_total[5m])) / sum(rate(q_total[5m]))";
+        let snaps = [
+            snap(
+                "Mean query time (wait excluded)",
+                "query-latency",
+                q,
+                server,
+            ),
+            snap("Mean wait per query", "mean-client-wait", q, wait),
+        ];
+        let with_data: Vec<&PanelSnapshot> = snaps.iter().collect();
+        let start = DateTime::from_timestamp(1000, 0);
+        let (signals, _) = compute(&snaps, &with_data, start, None, chrono_tz::UTC);
+        let l = signals.latency.expect("a latency");
+        assert_eq!(l.statistic, "mean");
+        assert_eq!(l.with_wait.as_deref(), Some("Mean wait per query"));
+        assert!(
+            (l.before - 0.1).abs() < 1e-9 && (l.peak - 0.6).abs() < 1e-9,
+            "{l:?}"
+        );
+        let said = crate::postmortem::phrases::latency_rose(&l).unwrap();
+        assert!(said.starts_with("Mean query latency, the wait for a server included, rose"));
+    }
 }

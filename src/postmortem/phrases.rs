@@ -150,8 +150,13 @@ pub fn amplification(a: &super::facts::Peak) -> String {
 pub fn latency_rose(l: &super::facts::Latency) -> Option<String> {
     (l.peak > l.before * 1.5 && l.peak_text != l.before_text).then(|| {
         format!(
-            "{} query latency rose from {} before the impact to {} at its peak ({}).",
+            "{} query latency{} rose from {} before the impact to {} at its peak ({}).",
             words::sentence(&l.statistic).trim_end_matches('.'),
+            if l.with_wait.is_some() {
+                ", the wait for a server included,"
+            } else {
+                ""
+            },
             l.before_text,
             l.peak_text,
             l.at.clock

@@ -73,9 +73,30 @@ pub fn role(s: &PanelSnapshot) -> Option<Role> {
     }
 }
 
-/// The first snapshot with data that plays `role`.
-pub fn find(snaps: &[PanelSnapshot], want: Role) -> Option<&PanelSnapshot> {
-    snaps.iter().find(|s| role(s) == Some(want))
+/// The snapshot among `snaps` that speaks for `want`: the first that plays it, except that a
+/// pool's saturation is a pool's panel first (PgBouncer's pool beside PostgreSQL's connection
+/// saturation, both a "saturation" signal: the pool's peak is the pool's, whatever order the
+/// dashboard lists them in).
+pub fn pick<'a>(
+    snaps: impl Iterator<Item = &'a PanelSnapshot> + Clone,
+    want: Role,
+) -> Option<&'a PanelSnapshot> {
+    let mut playing = snaps.filter(move |s| role(s) == Some(want));
+    let pool = |s: &&PanelSnapshot| s.title.to_lowercase().contains("pool");
+    if want == Role::PoolSaturation
+        && let Some(p) = playing.clone().find(pool)
+    {
+        return Some(p);
+    }
+    playing.next()
+}
+
+/// The panel of the mean wait for a server per query (PgBouncer's `mean-client-wait`): the
+/// part of the clients' latency a query-latency panel "wait excluded" leaves out.
+pub fn client_wait<'a>(
+    mut snaps: impl Iterator<Item = &'a PanelSnapshot>,
+) -> Option<&'a PanelSnapshot> {
+    snaps.find(|s| s.signal.as_deref() == Some("mean-client-wait") && !s.series.is_empty())
 }
 
 /// The highest value of any series of `snap` within `[from, to]` (inclusive) and its time.
@@ -207,13 +228,16 @@ pub fn median_series(snap: &PanelSnapshot) -> Option<&SnapshotSeries> {
 }
 
 /// The central series of a latency panel and what it is: its median (see [`median_series`]),
-/// else the first series of a query that computes a mean.
+/// else the first series of a query that computes a mean: a sum over a count, `avg`, or one
+/// rate divided by another (a time total's rate over a count's, as PgBouncer's per-query
+/// times are: time per query, a mean).
 pub fn central_series(snap: &PanelSnapshot) -> Option<(&SnapshotSeries, Statistic)> {
     if let Some(m) = median_series(snap) {
         return Some((m, Statistic::Median));
     }
-    let q = snap.query.to_lowercase();
-    let mean = (q.contains("_sum") && q.contains("_count")) || q.contains("avg");
+    let q = snap.query.to_lowercase().replace(' ', "");
+    let rates_divided = q.matches("rate(").count() >= 2 && q.contains(")/");
+    let mean = (q.contains("_sum") && q.contains("_count")) || q.contains("avg") || rates_divided;
     let first = snap.series.iter().find(|s| !s.points.is_empty())?;
     mean.then_some((first, Statistic::Mean))
 }
@@ -380,15 +404,41 @@ mod tests {
     fn a_median_only_from_quantiles_a_mean_called_a_mean() {
         let mut p = snap("Query latency", "seconds", vec![vec![[0.0, 0.9]]]);
         p.query = "rate(pgbouncer_stats_queries_duration_seconds_total[5m]) / rate(pgbouncer_stats_queries_pooled_total[5m])".into();
-        assert!(median_series(&p).is_none());
         assert!(
-            central_series(&p).is_none(),
-            "a ratio of totals is not named a median"
+            median_series(&p).is_none(),
+            "a ratio of totals is no median"
         );
+        assert_eq!(
+            central_series(&p).map(|c| c.1),
+            Some(Statistic::Mean),
+            "a ratio of totals is a mean, and named so"
+        );
+        p.query = "max(pg_stat_activity_max_tx_duration)".into();
+        assert!(central_series(&p).is_none(), "a maximum is neither");
         p.query = "rate(q_seconds_sum[5m]) / rate(q_seconds_count[5m])".into();
         assert_eq!(central_series(&p).map(|c| c.1), Some(Statistic::Mean));
         p.query = "histogram_quantile(0.5, sum by (le) (rate(q_seconds_bucket[1m])))".into();
         assert_eq!(central_series(&p).map(|c| c.1), Some(Statistic::Median));
+    }
+
+    /// PostgreSQL's connection saturation listed first: the pool's saturation is still
+    /// PgBouncer's pool.
+    #[test]
+    fn the_pool_saturation_is_the_pool_panel_whatever_the_order() {
+        let mut pg = snap("PostgreSQL connection saturation", "percent", vec![]);
+        let mut pool = snap("PgBouncer pool saturation", "percent", vec![]);
+        pg.signal = Some("saturation".into());
+        pool.signal = Some("saturation".into());
+        let snaps = [pg.clone(), pool];
+        let picked = pick(snaps.iter(), Role::PoolSaturation).map(|s| s.title.as_str());
+        assert_eq!(picked, Some("PgBouncer pool saturation"));
+        let alone = [pg];
+        let picked = pick(alone.iter(), Role::PoolSaturation).map(|s| s.title.as_str());
+        assert_eq!(
+            picked,
+            Some("PostgreSQL connection saturation"),
+            "the only one"
+        );
     }
 
     #[test]

@@ -98,6 +98,35 @@ impl StepRun {
         }
     }
 
+    /// How it ended and, when it stopped short, why, as the journal says it: "was cancelled:
+    /// unavailability budget exhausted: 3 unavailable …, budget 1; nothing started". The one
+    /// wording of a step's end: its timeline row and its response's reason read the same.
+    pub fn ended(&self) -> String {
+        let mut t = self.outcome();
+        if let Some(p) = self.progress() {
+            t = format!("{t} {p}");
+        }
+        match self.stopped.as_deref().filter(|_| !self.ok()) {
+            Some(why) => format!("{t}: {why}"),
+            None => t,
+        }
+    }
+
+    /// What a batch acted on by its end: "after acting on 10 instances (api-0 to api-9)".
+    pub fn progress(&self) -> Option<String> {
+        if !self.batch() || self.acted_on.is_empty() {
+            return None;
+        }
+        let n = self.acted_on.len();
+        let what = if n == 1 { "instance" } else { "instances" };
+        let names = match self.acted_on.as_slice() {
+            [one] => one.clone(),
+            [first, .., last] => format!("{first} to {last}"),
+            [] => String::new(),
+        };
+        Some(format!("after acting on {n} {what} ({names})"))
+    }
+
     /// True when it acted on nothing: skipped, not confirmed, a batch that ended without
     /// restarting any target (refused by its budget, aborted at a pause), or a step cancelled
     /// before it sent a request. Nothing it did can have an effect.
@@ -286,7 +315,7 @@ pub fn runs(events: &[(&Record, &Event)]) -> Vec<StepRun> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::incident::event::{RunRef, Source};
 
@@ -397,6 +426,27 @@ mod tests {
     /// pause says why it stopped; a batch that acted did something.
     #[test]
     fn a_batch_refused_by_its_budget_did_nothing_and_says_why() {
+        let s = refused_batch();
+        assert!(s[0].did_nothing(), "{:?}", s[0]);
+        assert!(
+            s[0].stopped
+                .as_deref()
+                .is_some_and(|t| t.starts_with("unavailability budget exhausted")),
+            "{:?}",
+            s[0].stopped
+        );
+        assert!(!s[1].did_nothing() && s[1].stopped.is_none());
+        assert_eq!(
+            s[0].ended(),
+            "was cancelled: unavailability budget exhausted: 3 unavailable (3 unhealthy before \
+             the start), budget 1; nothing started"
+        );
+        assert_eq!(s[1].ended(), "succeeded");
+    }
+
+    /// A batch restart its budget refused (paused before any target, aborted), then a
+    /// rollback that succeeded.
+    pub(crate) fn refused_batch() -> Vec<StepRun> {
         use StepState::{Cancelled, Started, Succeeded};
         let refused = steps(&[
             (0, "restart", Started, "batch: Restart api one at a time"),
@@ -411,16 +461,7 @@ mod tests {
             (2_000, "rollback", Started, "http: Roll back"),
             (3_000, "rollback", Succeeded, "HTTP 200 {}"),
         ]);
-        let s = runs_of(&refused);
-        assert!(s[0].did_nothing(), "{:?}", s[0]);
-        assert!(
-            s[0].stopped
-                .as_deref()
-                .is_some_and(|t| t.starts_with("unavailability budget exhausted")),
-            "{:?}",
-            s[0].stopped
-        );
-        assert!(!s[1].did_nothing() && s[1].stopped.is_none());
+        runs_of(&refused)
     }
 
     /// Confirmations by `--yes`, skipped and declined steps, as journals hold them.

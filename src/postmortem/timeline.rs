@@ -341,29 +341,10 @@ fn record_rows(input: &Input, full: bool) -> Vec<Row> {
     out
 }
 
-/// What a lasting step did by its end: "after restarting 10 instances (api-0 to api-9)".
-fn progress(s: &StepRun) -> Option<String> {
-    if !s.batch() || s.acted_on.is_empty() {
-        return None;
-    }
-    let n = s.acted_on.len();
-    let what = if n == 1 { "instance" } else { "instances" };
-    let names = match s.acted_on.as_slice() {
-        [one] => one.clone(),
-        [first, .., last] => format!("{first} to {last}"),
-        [] => String::new(),
-    };
-    Some(format!("after acting on {n} {what} ({names})"))
-}
-
 /// The sentence of a step's end: "Restart planner-api in batches: succeeded after acting on
 /// 10 instances (api-0 to api-9); as planned, instances up fell to 70%."
 fn step_end(input: &Input, i: usize, s: &StepRun) -> String {
-    let mut t = format!("{}: {}", s.title, s.outcome());
-    if let Some(p) = progress(s) {
-        t.push(' ');
-        t.push_str(&p);
-    }
+    let mut t = format!("{}: {}", s.title, s.ended());
     let planned: Vec<String> = input
         .planned
         .iter()
@@ -621,6 +602,19 @@ mod tests {
             last: "2026-11-29T11:00:00Z".parse().unwrap(),
             tz: chrono_tz::UTC,
         }
+    }
+
+    /// A batch its budget refused before restarting anything: its row says why it stopped, in
+    /// the words its response gives, not only that it was cancelled.
+    #[test]
+    fn a_batch_refused_by_its_budget_says_why_on_its_row() {
+        let steps = crate::postmortem::steps::tests::refused_batch();
+        let mut i = input(&[], &[], None);
+        i.steps = &steps;
+        let rows = rows(&i, Mode::Folded);
+        let said = "Restart api one at a time: was cancelled: unavailability budget exhausted: 3 \
+                    unavailable (3 unhealthy before the start), budget 1; nothing started.";
+        assert!(rows.iter().any(|r| r.event == said), "{rows:#?}");
     }
 
     #[test]

@@ -56,6 +56,21 @@ fn human(r: &Record) -> bool {
     }
 }
 
+/// "Pool saturation rose above 95% (at 97.2%)": in the simulator panel's unit (a rehearsal
+/// shows the simulator's panels), bare numbers only for a panel it does not have.
+fn rose(panel: &str, value: f64, threshold: f64) -> String {
+    let unit = (crate::metrics::presets::sim_panels().into_iter())
+        .find(|p| p.title == panel)
+        .map(|p| p.unit);
+    match unit {
+        Some(u) => {
+            let (r, t) = crate::postmortem::words::reading_pair(u, value, threshold);
+            format!("{panel} rose above {t} (at {r})")
+        }
+        None => format!("{panel} rose above {threshold} (at {value:.3})"),
+    }
+}
+
 fn moment(r: &Record, what: impl Into<String>) -> Moment {
     Moment {
         at: r.time,
@@ -102,7 +117,7 @@ pub fn response(records: &[Record]) -> Response {
                 ..
             } => Some(Moment {
                 at: *at,
-                what: format!("{panel} rose above {threshold} (at {value:.3})"),
+                what: rose(panel, *value, *threshold),
             }),
             Event::AlertFiring { name, .. } => Some(moment(r, format!("alert {name} fired"))),
             _ => None,
@@ -408,6 +423,9 @@ mod tests {
         assert_eq!(r.time_to_detect_s, Some(7.0 * 60.0));
         assert_eq!(r.time_to_first_mitigation_s, Some(44.0 * 60.0));
         assert_eq!(r.time_to_recovery_s, Some(113.0 * 60.0));
+        // The first signal in the panel's unit, as the dashboard showed it.
+        let signal = r.first_signal.as_ref().map(|m| m.what.as_str());
+        assert_eq!(signal, Some("Pool saturation rose above 95% (at 100%)"));
         assert_eq!(r.wrong_moves.len(), 1);
         assert_eq!(r.gates_skipped.len(), 1);
         assert_eq!(r.steps_declined.len(), 1);

@@ -233,7 +233,8 @@ pub async fn prepare_plan(
     source: Arc<dyn Source>,
     clock: SharedClock,
 ) -> Result<Plan, String> {
-    let (bound, resolved) = setup.bind(rb)?;
+    // A plan to read: a secret not set yet shows as `<not set>` (the run dialog asks for it).
+    let (bound, resolved) = setup.bind_given(rb, &[], vars::Purpose::Plan)?;
     let rb = &bound;
     let probe = super::launch::executor(rb, resolved.clone(), Some(source), "plan", clock)
         .map_err(|e| e.to_string())?;

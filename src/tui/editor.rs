@@ -90,7 +90,7 @@ impl Suspend {
             s.stream = None;
             s.lent = true;
         }
-        ratatui::restore();
+        crate::tui::restore();
         let result = tokio::task::spawn_blocking(run_editor)
             .await
             .map_err(|e| format!("the editor task failed: {e}"))
@@ -102,6 +102,7 @@ impl Suspend {
             crossterm::terminal::EnterAlternateScreen,
             crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
         );
+        crate::tui::recapture_mouse();
         result
     }
 

@@ -100,23 +100,146 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }
         return;
     }
+    let area = match model.zoomed {
+        true => zoomed_query(frame, area, model),
+        false => area,
+    };
+    let placed = place(area, model);
+    for (i, rect) in &placed.charts {
+        panel::draw(frame, *rect, &view(*i));
+    }
+    if let Some(rest) = placed.rows_area {
+        draw_rows(frame, rest, model, &placed, &view);
+    }
+}
+
+/// A zoomed panel shows the PromQL it sends under its chart (at most 3 lines, the rest cut
+/// with `…`; `y` copies it whole, `o` its graph URL); the area left for the chart.
+fn zoomed_query(frame: &mut Frame, area: Rect, model: &Model) -> Rect {
+    let Some(p) = model.panels.get(model.selected) else {
+        return area;
+    };
+    let t = &model.theme;
+    let query = crate::sanitize::line(&p.config.query);
+    let label = "PromQL ";
+    let width = usize::from(area.width.max(1));
+    let chars = label.len() + query.chars().count();
+    let lines = chars.div_ceil(width).clamp(1, 3) as u16;
+    if area.height < 8 + lines {
+        return area;
+    }
+    let shown: String = match chars > width * usize::from(lines) {
+        true => (query
+            .chars()
+            .take(width * usize::from(lines) - label.len() - 1))
+        .chain(['…'])
+        .collect(),
+        false => query.into_owned(),
+    };
+    let [chart, below] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(lines)]).areas(area);
+    // Cut at the width, not at words: PromQL has few spaces, and each line is full.
+    let all: Vec<char> = label.chars().chain(shown.chars()).collect();
+    let text: Vec<Line> = (all.chunks(width).enumerate())
+        .map(|(n, chunk)| {
+            let s: String = chunk.iter().collect();
+            match (n, s.strip_prefix(label)) {
+                (0, Some(rest)) => Line::from(vec![
+                    Span::styled(label, t.muted),
+                    Span::styled(rest.to_string(), t.text),
+                ]),
+                _ => Line::styled(s, t.text),
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(text), below);
+    chart
+}
+
+/// Where the panels go in an area: those drawn as charts with their rectangle, and, in the
+/// compact form, those drawn as one row each below the chart (and how many did not fit).
+#[derive(Debug, Default)]
+struct Placement {
+    charts: Vec<(usize, Rect)>,
+    rows: Vec<usize>,
+    rows_area: Option<Rect>,
+    more: usize,
+}
+
+/// The zoomed panel, the grid's window of panels, or the compact form's chart and rows.
+fn place(area: Rect, model: &Model) -> Placement {
+    if model.panels.is_empty() {
+        return Placement::default();
+    }
     if model.zoomed {
         let i = model.selected.min(model.panels.len() - 1);
-        panel::draw(frame, area, &view(i));
-        return;
+        return Placement {
+            charts: vec![(i, area)],
+            ..Default::default()
+        };
     }
     // A run's gate panels first (the order moving between panels follows too).
     let order = model.panel_order();
     let pos = order.iter().position(|i| *i == model.selected).unwrap_or(0);
-    if compact(area, model.panels.len()) {
-        return draw_compact(frame, area, model, &order, pos, &view);
+    if !compact(area, model.panels.len()) {
+        let (rects, first) = layout::grid(area, model.panels.len(), pos);
+        let charts = (rects.into_iter().enumerate())
+            .filter_map(|(k, rect)| order.get(first + k).map(|i| (*i, rect)))
+            .collect();
+        return Placement {
+            charts,
+            ..Default::default()
+        };
     }
-    let (rects, first) = layout::grid(area, model.panels.len(), pos);
-    for (k, rect) in rects.into_iter().enumerate() {
-        if let Some(i) = order.get(first + k) {
-            panel::draw(frame, rect, &view(*i));
-        }
+    let others = order.len().saturating_sub(1);
+    let list = (others as u16)
+        .min(area.height.saturating_sub(GRID_ROWS))
+        .max(1);
+    let [chart, rest] = Layout::vertical([
+        Constraint::Min(GRID_ROWS.min(area.height)),
+        Constraint::Length(list),
+    ])
+    .areas(area);
+    // The others, after the selected one, wrapping; what does not fit is counted.
+    let rows = usize::from(rest.height);
+    let ids: Vec<usize> = (1..order.len())
+        .map(|k| order[(pos + k) % order.len()])
+        .collect();
+    let fit = if ids.len() > rows {
+        rows.saturating_sub(1)
+    } else {
+        rows
+    };
+    Placement {
+        charts: vec![(order[pos], chart)],
+        more: ids.len().saturating_sub(fit),
+        rows: ids.into_iter().take(fit).collect(),
+        rows_area: Some(rest),
     }
+}
+
+/// How each panel is on screen when the dashboard has `area` (issue 34: what is fetched
+/// follows it). Panels past the end of the list are hidden.
+pub fn showing(area: Rect, model: &Model) -> Vec<layout::Showing> {
+    let mut out = vec![layout::Showing::Hidden; model.panels.len()];
+    let placed = place(area, model);
+    for (i, _) in placed.charts {
+        out[i] = layout::Showing::Chart;
+    }
+    for i in placed.rows {
+        out[i] = layout::Showing::Row;
+    }
+    out
+}
+
+/// The panel drawn at `at` when the dashboard has `area` (a chart, or a compact row).
+pub fn panel_at(area: Rect, model: &Model, at: ratatui::layout::Position) -> Option<usize> {
+    let placed = place(area, model);
+    if let Some((i, _)) = placed.charts.iter().find(|(_, r)| r.contains(at)) {
+        return Some(*i);
+    }
+    let rows = placed.rows_area.filter(|r| r.contains(at))?;
+    placed.rows.get(usize::from(at.y - rows.y)).copied()
 }
 
 /// Whether the grid would give its panels too few rows to read a chart.
@@ -129,42 +252,55 @@ pub fn compact(area: Rect, n: usize) -> bool {
     area.height / rows.max(1) < GRID_ROWS
 }
 
-fn draw_compact<'a>(
+/// Longest title a compact row gives room for.
+const ROW_TITLE_MAX: usize = 28;
+
+/// The compact rows' title width and whether they keep their sparkline: a whole title comes
+/// before the sparkline (a cut title reads as another panel's); what still does not fit ends
+/// in "…".
+fn row_widths(width: u16, model: &Model, rows: &[usize]) -> (usize, bool) {
+    let longest = (rows.iter().filter_map(|i| model.panels.get(*i)))
+        .map(|p| p.config.title.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(ROW_TITLE_MAX);
+    // The spaces, the value, the level and the state's symbol.
+    let fixed = 2 + 9 + 7 + 2;
+    let spark = usize::from(layout::SPARKLINE_CELLS);
+    let width = usize::from(width);
+    let with_spark = longest + fixed + spark <= width;
+    let room = width.saturating_sub(fixed + if with_spark { spark } else { 0 });
+    (longest.min(room).max(6), with_spark)
+}
+
+/// `title` in `w` columns: whole, or cut with "…".
+fn fit(title: &str, w: usize) -> String {
+    match title.chars().count() <= w {
+        true => title.to_string(),
+        false => title
+            .chars()
+            .take(w.saturating_sub(1))
+            .chain(['…'])
+            .collect(),
+    }
+}
+
+/// The compact form's one-row panels.
+fn draw_rows<'a>(
     frame: &mut Frame,
-    area: Rect,
+    rest: Rect,
     model: &'a Model,
-    order: &[usize],
-    pos: usize,
+    placed: &Placement,
     view: &dyn Fn(usize) -> PanelView<'a>,
 ) {
     let t = &model.theme;
-    let others = order.len().saturating_sub(1);
-    let list = (others as u16)
-        .min(area.height.saturating_sub(GRID_ROWS))
-        .max(1);
-    let [chart, rest] = Layout::vertical([
-        Constraint::Min(GRID_ROWS.min(area.height)),
-        Constraint::Length(list),
-    ])
-    .areas(area);
-    panel::draw(frame, chart, &view(order[pos]));
-    // The others, after the selected one, wrapping; what does not fit is counted.
-    let rows = usize::from(rest.height);
-    let ids: Vec<usize> = (1..order.len())
-        .map(|k| order[(pos + k) % order.len()])
-        .collect();
-    let fit = if ids.len() > rows {
-        rows.saturating_sub(1)
-    } else {
-        rows
-    };
-    let title_w = (usize::from(rest.width) / 3).clamp(10, 28);
+    let (title_w, spark) = row_widths(rest.width, model, &placed.rows);
     let mut lines: Vec<Line> = Vec::new();
-    for &i in ids.iter().take(fit) {
+    for &i in &placed.rows {
         let v = view(i);
         let p = v.panel;
         let mut spans = vec![Span::styled(
-            format!(" {:<title_w$.title_w$} ", p.config.title),
+            format!(" {:<title_w$} ", fit(&p.config.title, title_w)),
             t.title,
         )];
         match p.current() {
@@ -186,7 +322,12 @@ fn draw_compact<'a>(
             }
             None => spans.push(Span::styled(format!("{:>8} {:<6} ", "—", ""), t.muted)),
         }
-        spans.push(Span::styled(sparkline(p, v.start, v.end, 12), t.series(0)));
+        if spark {
+            spans.push(Span::styled(
+                sparkline(p, v.start, v.end, usize::from(layout::SPARKLINE_CELLS)),
+                t.series(0),
+            ));
+        }
         let (tag, style) = panel::state_tag_in(&v.state, v.feed, t);
         spans.push(Span::styled(format!(" {tag}"), style));
         // A stale panel's tag says its age already; a failing one's old value says it here.
@@ -198,16 +339,13 @@ fn draw_compact<'a>(
         }
         lines.push(Line::from(spans));
     }
-    if ids.len() > fit {
+    if placed.more > 0 {
         let tab = model.keymap.hint(
             crate::keymap::Mode::Dashboard,
             crate::keymap::Action::NextPanel,
         );
         lines.push(Line::styled(
-            format!(
-                " +{} more panels ({tab} moves, enter zooms)",
-                ids.len() - fit
-            ),
+            format!(" +{} more panels ({tab} moves, enter zooms)", placed.more),
             t.muted,
         ));
     }

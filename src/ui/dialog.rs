@@ -40,13 +40,22 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
             spans.extend(edited(typed, *caret, true, t));
             lines.push(Line::from(spans));
         }
-        Body::Choose { options, selected } => {
+        Body::Choose {
+            options,
+            selected,
+            checked,
+        } => {
             for (i, o) in options.iter().enumerate() {
                 let sel = *selected == Some(i);
-                lines.push(Line::from(vec![
-                    Span::styled(if sel { "▸ " } else { "  " }, t.accent),
-                    Span::styled(o.clone(), if sel { t.selection } else { t.text }),
-                ]));
+                let mut spans = vec![Span::styled(if sel { "▸ " } else { "  " }, t.accent)];
+                if let Some(c) = checked.get(i) {
+                    spans.push(Span::styled(if *c { "[x] " } else { "[ ] " }, t.accent));
+                }
+                spans.push(Span::styled(
+                    o.clone(),
+                    if sel { t.selection } else { t.text },
+                ));
+                lines.push(Line::from(spans));
             }
         }
         Body::Form { fields, focus } => {
@@ -56,7 +65,16 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
                     Span::styled(if sel { "▸ " } else { "  " }, t.accent),
                     Span::styled(format!("{:<12} ", f.label), t.title),
                 ];
-                spans.extend(edited(&f.value, f.caret, sel, t));
+                // A secret shows one dot a character, so the caret still falls where it is.
+                let dots;
+                let shown = match f.masked {
+                    true => {
+                        dots = "•".repeat(f.value.chars().count());
+                        &dots
+                    }
+                    false => &f.value,
+                };
+                spans.extend(edited(shown, f.caret, sel, t));
                 if f.value.is_empty() {
                     spans.push(Span::styled(format!(" ({})", f.hint), t.muted));
                 }
@@ -94,7 +112,14 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, d: &Dialog) {
     let lines = text;
     let k = &model.keymap;
     let next = match d.body {
+        Body::Form { .. } if d.purpose == crate::app::panes::dialog::Purpose::Palette => {
+            format!("{} completes · ", k.hint(Mode::Dialog, Action::NextField))
+        }
         Body::Form { .. } => format!("{} next field · ", k.hint(Mode::Dialog, Action::NextField)),
+        Body::Choose { ref checked, .. } if !checked.is_empty() => format!(
+            "space checks · {} next · ",
+            k.hint(Mode::Dialog, Action::NextField)
+        ),
         Body::Choose { .. } => format!("{} next · ", k.hint(Mode::Dialog, Action::NextField)),
         Body::Type { .. } => String::new(),
     };

@@ -63,7 +63,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         return overlay(frame, area, model, title, lines);
     }
     // The help mode's own keys go in the title, so the rest fits 80×24.
-    for mode in [Mode::Dashboard, Mode::Note, Mode::Runbooks, Mode::Dialog] {
+    // The keys of the view help was opened from come first.
+    let mut modes = vec![Mode::Dashboard, Mode::Note, Mode::Runbooks, Mode::Dialog];
+    if let Some(i) = modes.iter().position(|m| *m == model.help_from) {
+        modes[..=i].rotate_right(1);
+    }
+    for mode in modes {
         lines.push(Line::styled(format!("{} keys", mode.name()), t.accent));
         for (keys, what) in model.keymap.help(mode) {
             lines.push(Line::from(vec![
@@ -80,6 +85,13 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     ] {
         lines.push(Line::styled(text, t.muted));
     }
+    lines.push(Line::styled(
+        match model.mouse {
+            true => "Mouse: on (mouse = true): a click selects a panel, the wheel scrolls; shift-drag selects text",
+            false => "Mouse: off, the terminal keeps its selection; mouse = true in warroom.toml: click and wheel",
+        },
+        t.muted,
+    ));
     overlay(frame, area, model, title, lines);
 }
 

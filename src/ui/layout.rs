@@ -58,6 +58,20 @@ pub fn top_row(area: Rect) -> (Rect, Rect) {
     (top, rest)
 }
 
+/// How a panel is on screen, as the view reports it to `update` (which fetches by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Showing {
+    /// Drawn with its chart: range queries at the plot's resolution.
+    Chart,
+    /// One row of the compact form: its value and a sparkline.
+    Row,
+    /// Not on screen: only its latest value is read, for the threshold crossings.
+    Hidden,
+}
+
+/// The sparkline of a one-row panel, in cells.
+pub const SPARKLINE_CELLS: u16 = 12;
+
 /// Below this width the side panes cannot sit beside the panels.
 pub const SIDE_BY_SIDE_WIDTH: u16 = 100;
 /// Below this height (of the main area) the side panes cannot sit under the panels.

@@ -13,6 +13,7 @@
 use crate::app::panes::panel::{Level, Panel, PanelState};
 use crate::config::Unit;
 use crate::metrics::Series;
+use crate::metrics::series::{MAX_DRAWN_SERIES, MAX_PANEL_POINTS};
 use crate::theme::Theme;
 use chrono::TimeZone;
 use ratatui::Frame;
@@ -238,6 +239,12 @@ pub fn headline(v: &PanelView) -> Line<'static> {
             theme.muted,
         ));
     }
+    if v.panel.points_capped {
+        spans.push(Span::styled(
+            format!("  points capped at {}", grouped(MAX_PANEL_POINTS)),
+            theme.muted,
+        ));
+    }
     match &v.state {
         PanelState::Unset { reason } => {
             spans.push(Span::styled(format!("◇ {reason}"), theme.stale));
@@ -277,6 +284,16 @@ fn legend(panel: &Panel, s: &Series, all: &[&Series]) -> String {
     }
 }
 
+/// `text` cut to `max` characters, `…` saying so.
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// One legend entry: the series' name, its style and its newest value.
 struct LegendEntry {
     name: String,
@@ -294,23 +311,60 @@ impl LegendEntry {
     }
 }
 
+/// What a chart does not draw: how many series more the query matched, and the worst of all
+/// (what sets the level, drawn or not) as a legend entry.
+struct Beyond {
+    more: usize,
+    worst: Option<LegendEntry>,
+}
+
+impl Beyond {
+    /// `+1,990 more`, counting `unfit` entries that found no room too.
+    fn more_text(&self, unfit: usize) -> String {
+        format!("+{} more", grouped(self.more + unfit))
+    }
+
+    /// `worst pod=api-7 97.0%`, its style the level's.
+    fn worst_span(&self, unit: Unit, width: usize) -> Option<Span<'static>> {
+        let w = self.worst.as_ref().filter(|_| self.more > 0)?;
+        let text: String = format!("worst {}", w.text(unit))
+            .chars()
+            .take(width)
+            .collect();
+        Some(Span::styled(text, w.style))
+    }
+}
+
+/// `1990` as `1,990`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The legend's entries as lines of `width` columns: `━ name value`, each series in its own
 /// colour and with its value (so series whose colours repeat past the palette still tell
-/// apart), at most `rows` lines, the rest counted.
+/// apart), at most `rows` lines, the rest counted, then the series not drawn and the worst.
 fn legend_lines(
     entries: &[LegendEntry],
+    beyond: &Beyond,
     unit: Unit,
-    width: usize,
-    rows: usize,
+    (width, rows): (usize, usize),
     theme: &Theme,
 ) -> Vec<Line<'static>> {
+    let tail = if beyond.more > 0 { 2 } else { 0 };
+    let room = rows.saturating_sub(tail).max(1);
     let mut lines: Vec<Line> = Vec::new();
+    let mut unfit = 0;
     for (k, e) in entries.iter().enumerate() {
-        if lines.len() + 1 >= rows && k + 1 < entries.len() {
-            lines.push(Line::styled(
-                format!("+{} more", entries.len() - k),
-                theme.muted,
-            ));
+        if lines.len() + 1 >= room && k + 1 < entries.len() {
+            unfit = entries.len() - k;
             break;
         }
         let body: String = e.text(unit).chars().take(width.saturating_sub(2)).collect();
@@ -319,20 +373,25 @@ fn legend_lines(
             Span::styled(body, theme.text),
         ]));
     }
+    if unfit + beyond.more > 0 {
+        lines.push(Line::styled(beyond.more_text(unfit), theme.muted));
+    }
+    lines.extend(beyond.worst_span(unit, width).map(Line::from));
     lines
 }
 
 /// The same legend on one or two rows below the plot: entries side by side.
 fn legend_rows(
     entries: &[LegendEntry],
+    beyond: &Beyond,
     unit: Unit,
-    width: usize,
-    rows: usize,
+    (width, rows): (usize, usize),
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     let mut spans: Vec<Span> = Vec::new();
     let mut used = 0;
+    let mut unfit = 0;
     for (k, e) in entries.iter().enumerate() {
         let item = format!("{}  ", e.text(unit));
         let w = item.chars().count() + 2;
@@ -346,14 +405,8 @@ fn legend_rows(
             lines.push(Line::from(std::mem::take(&mut spans)));
             used = 0;
             if lines.len() == rows {
-                // No room for the rest: say how many.
-                if let Some(last) = lines.last_mut() {
-                    last.spans.push(Span::styled(
-                        format!("+{} more", entries.len() - k),
-                        theme.muted,
-                    ));
-                }
-                return lines;
+                unfit = entries.len() - k;
+                break;
             }
         }
         spans.push(Span::styled("━ ", e.style));
@@ -362,6 +415,19 @@ fn legend_rows(
     }
     if !spans.is_empty() {
         lines.push(Line::from(spans));
+    }
+    if unfit + beyond.more > 0 {
+        // No room for the rest: say how many, and which is the worst.
+        let mut tail = vec![Span::styled(beyond.more_text(unfit), theme.muted)];
+        if let Some(w) = beyond.worst_span(unit, width) {
+            tail.push(Span::raw(" · "));
+            tail.push(w);
+        }
+        let full = lines.len() >= rows;
+        match lines.last_mut() {
+            Some(last) if full => last.spans.extend(tail),
+            _ => lines.push(Line::from(tail)),
+        }
     }
     lines
 }
@@ -394,8 +460,22 @@ fn time_labels(v: &PanelView, columns: u16, theme: &Theme) -> Vec<Span<'static>>
 fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
     let theme = v.theme;
     let cfg = &v.panel.config;
-    let shown = v.panel.shown();
-    let named = cfg.legend.is_some() || shown.len() > 1;
+    // Beside the plot, a legend row each and two for what is not drawn.
+    let fits = if area.width >= 60 {
+        usize::from(area.height).saturating_sub(2).max(1)
+    } else {
+        MAX_DRAWN_SERIES
+    };
+    let shown = v.panel.drawn(MAX_DRAWN_SERIES.min(fits));
+    let beyond = Beyond {
+        more: v.panel.series_count().saturating_sub(shown.len()),
+        worst: v.panel.worst_now().map(|(s, value)| LegendEntry {
+            name: short(&legend(v.panel, s, &v.panel.shown()), 40),
+            style: level_tag(v.panel.level(value), theme).1,
+            value: Some(value).filter(|x| x.is_finite()),
+        }),
+    };
+    let named = cfg.legend.is_some() || shown.len() > 1 || beyond.more > 0;
     let entries: Vec<LegendEntry> = if named {
         shown
             .iter()
@@ -413,6 +493,13 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
     let widest = entries
         .iter()
         .map(|e| e.name.chars().count() + 10)
+        // `worst NAME 97.0%` too, when it is said.
+        .chain(
+            (beyond.more > 0)
+                .then_some(())
+                .and(beyond.worst.as_ref())
+                .map(|w| w.name.chars().count() + 16),
+        )
         .max()
         .unwrap_or(0) as u16;
     let (plot, legend_area, beside) = if entries.is_empty() {
@@ -432,17 +519,17 @@ fn chart(frame: &mut Frame, area: Rect, v: &PanelView) {
         let lines = if beside {
             legend_lines(
                 &entries,
+                &beyond,
                 cfg.unit,
-                usize::from(l.width),
-                usize::from(l.height),
+                (usize::from(l.width), usize::from(l.height)),
                 theme,
             )
         } else {
             legend_rows(
                 &entries,
+                &beyond,
                 cfg.unit,
-                usize::from(l.width),
-                usize::from(l.height),
+                (usize::from(l.width), usize::from(l.height)),
                 theme,
             )
         };

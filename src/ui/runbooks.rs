@@ -65,13 +65,23 @@ fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
         frame.render_widget(Paragraph::new(Line::styled("loading…", t.loading)), inner);
         return;
     }
+    // The filter's line at the bottom while it is typed or kept.
+    let typing = (model.search.as_ref()).filter(|s| s.runbooks);
+    let inner = match (typing, &pane.filter) {
+        (None, None) => inner,
+        _ => filter_line(frame, inner, model, typing),
+    };
+    let shown = pane.visible();
+    if shown.is_empty() {
+        let none = Line::styled("no runbook matches (esc clears)", t.muted);
+        frame.render_widget(Paragraph::new(none), inner);
+        return;
+    }
     let rows = usize::from(inner.height).max(1);
-    let first = pane.selected.saturating_sub(rows - 1);
-    let lines: Vec<Line> = entries
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(rows)
+    let at = shown.iter().position(|i| *i == pane.selected).unwrap_or(0);
+    let first = at.saturating_sub(rows - 1);
+    let lines: Vec<Line> = (shown.iter().skip(first).take(rows))
+        .filter_map(|i| entries.get(*i).map(|e| (*i, e)))
         .map(|(i, e)| {
             let sel = i == pane.selected;
             let marker = if sel { "▸ " } else { "  " };
@@ -95,6 +105,30 @@ fn draw_list(frame: &mut Frame, area: Rect, model: &Model, entries: &[Entry]) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// The filter's line at the bottom of `inner` (being typed, with its caret, or kept); the rest
+/// of `inner` is returned for the list.
+fn filter_line(
+    frame: &mut Frame,
+    inner: Rect,
+    model: &Model,
+    typing: Option<&crate::app::model::Search>,
+) -> Rect {
+    let t = &model.theme;
+    let [list, line] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(1.min(inner.height))])
+            .areas(inner);
+    let mut spans = vec![Span::styled("/", t.accent)];
+    match typing {
+        Some(s) => spans.extend(super::dialog::edited(&s.text, s.caret, true, t)),
+        None => spans.push(Span::styled(
+            model.runbooks.filter.clone().unwrap_or_default(),
+            t.text,
+        )),
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), line);
+    list
+}
+
 /// Why `e` cannot act here: where it acts, or its variables.
 fn not_here(model: &Model, e: &Entry) -> Option<String> {
     e.not_here(model.rehearsal, &model.runbooks.unresolved)
@@ -112,6 +146,7 @@ fn hints(model: &Model) -> String {
     let mut parts = vec![
         format!("{} plan", k.hint(m, Action::Open)),
         format!("{} run", k.hint(m, Action::Run)),
+        format!("{} filter", k.hint(m, Action::Search)),
     ];
     let run = model.runbooks.run.as_ref();
     if model.runbooks.active().is_some() {

@@ -26,6 +26,10 @@ pub(super) fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
             (format!("✖ down, retry in {wait}s"), t.failing)
         }
         HealthState::Up { .. } => ("● up".to_string(), t.ok),
+        // Nothing is asked of a source with no panels: "connecting" would never end.
+        HealthState::Unknown if model.panels.is_empty() => {
+            ("○ no panels to query".to_string(), t.muted)
+        }
         HealthState::Unknown => ("◌ connecting".to_string(), t.loading),
     };
     let local = model.now.with_timezone(&model.tz);
@@ -67,6 +71,10 @@ pub(super) fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
                 out.push((KEEP, vec![Span::styled(state, style)]));
                 // Who holds it and who follows; a holder gone (read-only) matters most.
                 if let Some((text, warn)) = sharing(model) {
+                    let (weight, style) = if warn { (8, t.warn) } else { (5, t.accent) };
+                    out.push((weight, vec![Span::styled(text, style)]));
+                }
+                if let Some((text, warn)) = engine(model) {
                     let (weight, style) = if warn { (8, t.warn) } else { (5, t.accent) };
                     out.push((weight, vec![Span::styled(text, style)]));
                 }
@@ -138,6 +146,16 @@ pub(super) fn fields(model: &Model) -> Vec<(u8, Vec<Span<'static>>)> {
                     t.muted,
                 )],
             ));
+            // The zoomed panel's own keys.
+            if model.zoomed && model.mode == d {
+                let hint = format!(
+                    "{} back  {} copy  {} graph URL",
+                    k.hint(d, Action::Close),
+                    k.hint(d, Action::Copy),
+                    k.hint(d, Action::GraphUrl)
+                );
+                out.push((2, vec![Span::styled(hint, t.muted)]));
+            }
             out.push((
                 1,
                 vec![Span::styled(
@@ -309,6 +327,30 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
 }
 
+/// The incident shared through an engine, in words: how many responders write to it and how
+/// many of this console's records wait; or that the engine is out of reach (true: a warning).
+pub fn engine(model: &Model) -> Option<(String, bool)> {
+    use crate::share::session::News;
+    let plural = |n: usize, one: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {one}s"),
+    };
+    match model.engine.as_ref()? {
+        News::Shared { responders, unsent } => Some((
+            format!(
+                "⇄ shared · {} · {unsent} unsent",
+                plural(*responders, "responder")
+            ),
+            false,
+        )),
+        News::Unreachable { unsent, .. } => Some((
+            format!("✖ engine unreachable · {unsent} unsent, kept here"),
+            true,
+        )),
+        _ => None,
+    }
+}
+
 /// Who holds the incident and how many follow it, in words (`None` when it is not shared).
 pub fn sharing(model: &Model) -> Option<(String, bool)> {
     use crate::app::sharing::Sharing;
@@ -378,6 +420,21 @@ mod tests {
             );
             assert!(shown.chars().count() < cols, "{cols} columns: {shown}");
         }
+    }
+
+    #[test]
+    fn a_source_with_no_panels_is_not_connecting_forever() {
+        let config = crate::config::Config::default();
+        let now = chrono::Utc::now();
+        use crate::theme::Theme;
+        let empty = crate::app::Model::new(&config, Theme::fallback(), "p".into(), now);
+        let shown = texts(&fields(&empty)).join(" │ ");
+        assert!(shown.contains("no panels to query"), "{shown}");
+        assert!(!shown.contains("connecting"), "{shown}");
+        let with = config.with_panels(crate::metrics::presets::sim_panels());
+        let waiting = crate::app::Model::new(&with, Theme::fallback(), "p".into(), now);
+        let shown = texts(&fields(&waiting)).join(" │ ");
+        assert!(shown.contains("◌ connecting"), "{shown}");
     }
 
     #[test]

@@ -116,7 +116,20 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         }
         _ => false,
     };
-    let all = rows(&model.timeline, &|p| model.unit_of(p));
+    // Other responders' records (through the engine) interleave with this console's by time.
+    let merged: std::borrow::Cow<'_, [crate::incident::Record]> = if model.others.is_empty() {
+        std::borrow::Cow::Borrowed(&model.timeline)
+    } else {
+        let mut all: Vec<_> = model
+            .timeline
+            .iter()
+            .chain(&model.others)
+            .cloned()
+            .collect();
+        all.sort_by_key(|r| r.time);
+        std::borrow::Cow::Owned(all)
+    };
+    let all = rows(&merged, &|p| model.unit_of(p));
     let shown = TimelinePane::shown(all, model.timeline_filter, model.oldest_first);
     let pane = &model.timeline_pane;
     let height = usize::from(inner.height);
@@ -212,7 +225,13 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
         };
         frame.render_widget(Paragraph::new(Line::styled(text, t.muted)), r);
     }
-    if let Some((q, caret)) = &model.search {
+    if let Some(crate::app::model::Search {
+        text: q,
+        caret,
+        runbooks: false,
+        ..
+    }) = &model.search
+    {
         let r = Rect {
             x: inner.x,
             y: inner.y + inner.height.saturating_sub(1),

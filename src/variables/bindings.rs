@@ -289,7 +289,7 @@ impl Bindings {
                     _ => (v.query.clone(), v.current.first().cloned()),
                 };
                 let raw = first.or(second).unwrap_or_default();
-                let value = self.text(&raw, opts);
+                let value = self.text(&raw, opts, Mode::Text);
                 self.bind(&v.name, Binding::One(value));
             }
             VarKind::Custom => {
@@ -439,10 +439,12 @@ impl Bindings {
         (done.text, done.unresolved)
     }
 
-    /// Text with the bindings so far (for a constant that refers to an input).
-    fn text(&self, raw: &str, opts: &Options) -> String {
+    /// Text with the bindings so far, formatted for where it goes (`Mode::Text` for a title
+    /// or a constant that refers to an input, `Mode::Legend` for a legend); references
+    /// without a value are kept as written.
+    pub fn text(&self, raw: &str, opts: &Options, mode: Mode) -> String {
         let lookup = |n: &str| self.get(n);
-        interpolate(raw, &lookup, &builtins(opts), Mode::Text).text
+        interpolate(raw, &lookup, &builtins(opts), mode).text
     }
 
     /// Look up the pending query variables, each once every variable its query uses is
@@ -463,9 +465,7 @@ impl Bindings {
                 .map(|i| vars[*i].name.as_str())
                 .collect();
             let ready = self.pending.iter().position(|i| {
-                let q = vars[*i].query.as_deref().unwrap_or("");
-                let lookup = |_: &str| None;
-                let refs = interpolate(q, &lookup, &builtins(opts), Mode::Query).unresolved;
+                let refs = super::references(vars[*i].query.as_deref().unwrap_or(""));
                 !refs.iter().any(|r| names.contains(&r.as_str()))
             });
             let Some(at) = ready else { break };
@@ -587,8 +587,8 @@ impl Bindings {
                 &v.path,
                 format!(
                     "${} ({}) needs a Prometheus to look up its values, and none was given \
-                     (--prometheus URL); queries using ${} keep it, and the console resolves \
-                     it against its Prometheus when it opens",
+                     (--prometheus URL); queries using ${} keep it, and the console and \
+                     `warroom record` resolve it against their Prometheus when they start",
                     v.name,
                     crate::sanitize::sanitize(v.query.as_deref().unwrap_or(""), false, 120),
                     v.name

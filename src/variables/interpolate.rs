@@ -6,7 +6,8 @@
 //! (`interpolateQueryExpr`): a variable that is neither multi-value nor include-all gives its
 //! value escaped for a PromQL string (`\` and `"`); one that is gives its values regex-escaped,
 //! one as it is, several as `(a|b)`, none as `()`; "All" gives every value so, or the
-//! variable's custom all value as written. In titles and legends values are plain text.
+//! variable's custom all value as written. In titles values are the variable's text (`a + b`,
+//! `All`), in legends Grafana's glob (`{a,b}`), neither escaped.
 
 use std::time::Duration;
 
@@ -34,11 +35,15 @@ pub struct Builtins {
     pub range: Duration,
 }
 
-/// Where the text goes.
+/// Where the text goes, which decides the format of a reference that names none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// A query: the Prometheus data source's formatting, escaped for PromQL.
     Query,
+    /// A title: the variable's text (`a + b`, `All`).
     Text,
+    /// A legend: Grafana's glob (`{a,b}`; a custom all value as written).
+    Legend,
 }
 
 /// The text with every known variable replaced, and the names that were not.
@@ -208,11 +213,27 @@ fn format_binding(
     b: &Builtins,
     mode: Mode,
 ) -> Result<String, String> {
-    let format = format.map(str::trim).filter(|f| !f.is_empty());
-    if mode == Mode::Text {
-        return Ok(match binding {
+    // Grafana's default: the data source's PromQL formatting in a query, the variable's text
+    // in a title (`replaceVariables(title, …, 'text')`), glob in a legend (no format given).
+    let default = match mode {
+        Mode::Query => None,
+        Mode::Text => Some("text"),
+        Mode::Legend => Some("glob"),
+    };
+    let formatted = |f: Option<&str>| formatted(binding, f, b, mode);
+    match format.map(str::trim).filter(|f| !f.is_empty()) {
+        None => Ok(formatted(default).unwrap_or_default()),
+        Some(f) => formatted(Some(f)).ok_or_else(|| formatted(default).unwrap_or_default()),
+    }
+}
+
+/// `binding` in Grafana's format `format` (`None`: the Prometheus data source's own), the
+/// values escaped for a PromQL string in a query; `None` for a format warroom does not know.
+fn formatted(binding: &Binding, format: Option<&str>, b: &Builtins, mode: Mode) -> Option<String> {
+    if format == Some("text") {
+        return Some(match binding {
             Binding::One(v) => v.clone(),
-            Binding::Many(vs) => vs.join(", "),
+            Binding::Many(vs) => vs.join(" + "),
             Binding::All { .. } => "All".to_string(),
             Binding::AutoInterval => prom_duration(b.interval),
         });
@@ -220,39 +241,40 @@ fn format_binding(
     let (values, several) = match binding {
         Binding::One(v) => (std::slice::from_ref(v), false),
         Binding::Many(vs) => (vs.as_slice(), true),
-        Binding::AutoInterval => return Ok(prom_duration(b.interval)),
+        Binding::AutoInterval => return Some(prom_duration(b.interval)),
         Binding::All {
             custom: Some(custom),
             ..
-        } => return Ok(custom.clone()),
+        } => return Some(custom.clone()),
         Binding::All { values, .. } => (values.as_slice(), true),
     };
-    let default = || {
-        if several {
-            string_escape(&regex_list(values))
-        } else {
-            string_escape(&values[0])
-        }
+    let esc = |s: &str| match mode {
+        Mode::Query => string_escape(s),
+        Mode::Text | Mode::Legend => s.to_string(),
     };
-    Ok(match format {
-        None => default(),
-        Some("regex") => string_escape(&regex_list(values)),
-        Some("raw") | Some("csv") => values.join(","),
-        Some("pipe") => values.join("|"),
-        Some("text") => values.join(" + "),
-        Some("glob") if values.len() > 1 => format!("{{{}}}", values.join(",")),
-        Some("glob") => values.join(""),
-        Some("doublequote") => values
+    let Some(format) = format else {
+        return Some(match several {
+            true => esc(&regex_list(values)),
+            false => esc(&values[0]),
+        });
+    };
+    Some(match format {
+        "regex" => esc(&regex_list(values)),
+        "raw" | "csv" => values.join(","),
+        "pipe" => values.join("|"),
+        "glob" if values.len() > 1 => format!("{{{}}}", values.join(",")),
+        "glob" => values.join(""),
+        "doublequote" => values
             .iter()
-            .map(|v| format!("\"{}\"", string_escape(v)))
+            .map(|v| format!("\"{}\"", esc(v)))
             .collect::<Vec<_>>()
             .join(","),
-        Some("singlequote") => values
+        "singlequote" => values
             .iter()
             .map(|v| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'")))
             .collect::<Vec<_>>()
             .join(","),
-        Some(_) => return Err(default()),
+        _ => return None,
     })
 }
 
@@ -433,8 +455,11 @@ mod tests {
             o.text,
             "x{a=\"a\\\"b\\\\c\", b=~\"(10\\\\.0\\\\.0\\\\.1:9100|b)\", c=~\"(x|y\\\\.z)\", d=~\"api-.+\", e=\"10.0.0.1:9100|b\", f=~\"()\", g=\"\"}"
         );
-        let t = run("CPU on $many ($all)", &vars, Mode::Text);
-        assert_eq!(t.text, "CPU on 10.0.0.1:9100, b (All)");
+        // A title shows the text (`text`), a legend Grafana's default, glob, unescaped.
+        let t = run("CPU on $many ($all, ${one:csv})", &vars, Mode::Text);
+        assert_eq!(t.text, "CPU on 10.0.0.1:9100 + b (All, a\"b\\c)");
+        let l = run("{{pod}} $many $all [[custom]] $one", &vars, Mode::Legend);
+        assert_eq!(l.text, "{{pod}} {10.0.0.1:9100,b} {x,y.z} api-.+ a\"b\\c");
     }
 
     #[test]

@@ -390,7 +390,7 @@ fn v1_resource_fixture() {
         import.panels,
         vec![
             panel(
-                "Clients waiting on orders_db, billing_db · waiting",
+                "Clients waiting on orders_db + billing_db · waiting",
                 &format!(
                     "sum by (database) (pgbouncer_pools_client_waiting_connections{{database=~\"{db}\"}})"
                 ),
@@ -402,7 +402,7 @@ fn v1_resource_fixture() {
             ),
             // Query B has its own unit and thresholds (a byFrameRefID override).
             panel(
-                "Clients waiting on orders_db, billing_db · longest wait",
+                "Clients waiting on orders_db + billing_db · longest wait",
                 &format!(
                     "max by (database) (pgbouncer_pools_client_maxwait_seconds{{database=~\"{db}\"}})"
                 ),
@@ -951,35 +951,11 @@ fn exposition() -> String {
     m
 }
 
-/// Serve the exposition on loopback from a thread (counters grow by one a scrape);
+/// Serve the exposition on loopback from a thread (counters grow by ten a scrape);
 /// returns `host:port`.
 fn exporter() -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind exporter");
-    let addr = listener.local_addr().expect("exporter address").to_string();
     let template = exposition();
-    std::thread::spawn(move || {
-        for (n, stream) in listener.incoming().enumerate() {
-            let Ok(mut s) = stream else { continue };
-            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(2)));
-            let mut buf = [0u8; 4096];
-            let mut got = Vec::new();
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") && got.len() < 64 * 1024 {
-                match s.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(k) => got.extend_from_slice(&buf[..k]),
-                }
-            }
-            let body = template.replace("{N}", &(n * 10).to_string());
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\
-                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    addr
+    crate::support::expositions::serve_with(move |n| template.replace("{N}", &(n * 10).to_string()))
 }
 
 fn client(

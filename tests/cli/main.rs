@@ -4,8 +4,11 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod alertmanager;
+    pub mod expositions;
     pub mod github_mock;
     pub mod grafana_json;
+    pub mod mcp_client;
+    pub mod nats;
     pub mod prometheus;
     pub mod skip;
 }
@@ -17,9 +20,12 @@ mod grafana_community;
 mod grafana_import;
 mod incident_cli;
 mod incident_socket_cli;
+mod mcp_cli;
 mod runbook_bad;
 mod runbook_cli;
 mod runbook_journal_cli;
 mod runbook_load;
 mod runbook_plan;
+mod share_cli;
+mod share_lease;
 mod silence_cli;

@@ -12,23 +12,6 @@ use std::time::{Duration, Instant};
 use warroom::incident::event::SilenceChange;
 use warroom::incident::{Event, Record};
 
-/// Fires at once and for good, with the labels a silence is made from.
-const RULES: &str = r#"groups:
-  - name: warroom-silence-test
-    interval: 1s
-    rules:
-      - alert: PoolSaturated
-        expr: vector(1)
-        labels:
-          severity: page
-          service: planner-api
-      - alert: DiskFilling
-        expr: vector(1)
-        labels:
-          severity: ticket
-          service: planner-api
-"#;
-
 struct Stack {
     am: AlertmanagerServer,
     _prom: PromServer,
@@ -39,7 +22,10 @@ struct Stack {
 fn stack() -> Option<Stack> {
     let am = alertmanager::start()?;
     let prom = prometheus::start(PromOptions {
-        rules: Some(RULES.into()),
+        rules: Some(alertmanager::always_firing(
+            "warroom-silence-test",
+            &[("PoolSaturated", "page"), ("DiskFilling", "ticket")],
+        )),
         alertmanager: Some(am.address()),
         // Alerts go out again every second, so a restarted Alertmanager has them back soon.
         extra_args: vec!["--rules.alert.resend-delay=1s".into()],

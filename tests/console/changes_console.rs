@@ -136,6 +136,8 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
         follow: None,
         discovery: None,
         variables: None,
+        silences: None,
+        engine: None,
     };
     let (store2, id2) = (store.clone(), id.clone());
     // Several more polls of the same changes once they are recorded.

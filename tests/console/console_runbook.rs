@@ -184,6 +184,8 @@ async fn console(
         follow: None,
         discovery: None,
         variables: None,
+        silences: None,
+        engine: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

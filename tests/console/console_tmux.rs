@@ -9,21 +9,9 @@ use std::time::Duration;
 #[test]
 fn demo_runs_a_runbook_from_the_pane() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("w.toml"), "").unwrap();
-    let cmd = format!(
-        "{} --config {} --log-file {} --data-dir {} demo --speed 30",
-        env!("CARGO_BIN_EXE_warroom"),
-        dir.path().join("w.toml").display(),
-        dir.path().join("log").display(),
-        dir.path().join("data").display(),
-    );
-    let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
+    let Some(term) = tmux::demo_past_briefing(dir.path(), 30, 160, 48) else {
         return;
     };
-    term.expect("Briefing", Duration::from_secs(10));
-    term.send(&["Escape"]);
-    term.wait_for(Duration::from_secs(5), |s| !s.contains("Briefing"))
-        .expect("the briefing closes");
     term.send(&["b"]);
     term.expect("pool-exhaustion", Duration::from_secs(10));
     // The list is sorted: batch-restart, then disable-retries.

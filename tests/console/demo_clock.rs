@@ -120,6 +120,8 @@ async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) 
         github: None,
         discovery: None,
         variables: None,
+        silences: None,
+        engine: None,
         serve: false,
         follow: None,
     };

@@ -238,6 +238,25 @@ fn a_lock_held_by_a_migration_is_found_and_ended_from_the_runbook_pane() {
         Duration::from_secs(20),
         |s| journey::panel_headline(s, SATURATION).is_some_and(|h| !h.ends_with("CRIT")),
     );
+    // The impact ends when the error ratio's fall is recorded (after its own settling minute,
+    // which may come after the pool's): resolving and exporting before it would leave the
+    // draft without an end.
+    let id = journey::only_incident(dir.path());
+    let errors_fell = |records: &[warroom::incident::Record]| {
+        records.iter().any(|r| {
+            matches!(&r.kind, Event::ThresholdCrossed { panel, direction, .. }
+                if panel == ERRORS && *direction == warroom::incident::event::Direction::Down)
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !errors_fell(&journey::timeline(dir.path(), &id)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the error ratio's fall was never recorded; the console's log:\n{}",
+            j.log_tail()
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    }
 
     // Resolve, export, quit.
     j.keys(&["s"]);

@@ -296,3 +296,65 @@ fn the_variable_chooser_lists_the_variables_then_the_values() {
         insta::assert_snapshot!(format!("variables_values_{w}x{h}"), text);
     }
 }
+
+#[test]
+fn a_multi_value_variable_is_chosen_with_checks() {
+    use warroom::app::panes::variables::Variables;
+    use warroom::variables::Bindings;
+    let cfg = warroom::config::Config::parse(
+        "w.toml",
+        "[[variable]]\nname = \"pod\"\nkind = \"custom\"\nquery = \"api-0,api-1,api-2\"\n\
+         current = [\"api-0\", \"api-2\"]\nmulti = true\ninclude_all = true\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for (w, h) in SIZES {
+        let mut m = model(w, h);
+        let mut vars = Variables::new(cfg.variables.clone());
+        let opts = Variables::options();
+        vars.bindings = Some(Bindings::offline(&vars.defs, &[], &opts, &mut Vec::new()));
+        m.variables = vars;
+        key(&mut m, 'V');
+        key(&mut m, 'j');
+        key(&mut m, ' ');
+        let text = render(&m).to_string();
+        for checked in [
+            "[ ] All",
+            "[x] api-0",
+            "[x] api-1",
+            "[x] api-2",
+            "space checks",
+        ] {
+            assert!(text.contains(checked), "{checked}: {text}");
+        }
+        insta::assert_snapshot!(format!("variables_checks_{w}x{h}"), text);
+    }
+}
+
+#[test]
+fn the_command_palette_and_the_filtered_runbook_list() {
+    use warroom::app::Msg;
+    use warroom::app::update::update;
+    for (w, h) in SIZES {
+        let mut m = model(w, h);
+        with_incident(&mut m);
+        key(&mut m, ':');
+        type_text(&mut m, "s");
+        let text = render(&m).to_string();
+        for listed in ["status", "severity", "silence"] {
+            assert!(text.contains(listed), "{listed}: {text}");
+        }
+        insta::assert_snapshot!(format!("palette_{w}x{h}"), text);
+        press(&mut m, KeyCode::Esc);
+        key(&mut m, 'b');
+        update(
+            &mut m,
+            Msg::RunbooksLoaded(warroom::runbook::catalog::load(&[])),
+        );
+        key(&mut m, '/');
+        type_text(&mut m, "restart");
+        let text = render(&m).to_string();
+        assert!(text.contains("/restart"), "{text}");
+        assert!(!text.contains("shed-load"), "{text}");
+        insta::assert_snapshot!(format!("runbooks_filtered_{w}x{h}"), text);
+    }
+}

@@ -103,6 +103,7 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
 
     // Zoom the pool panel: the legend shows the hostile pod escaped, and the terminal title
     // was never set by it.
+    term.accept_copies();
     term.send(&["Enter"]);
     let screen = term.expect("\\e]0;pwned", Duration::from_secs(10));
     assert!(!screen.contains('\u{1b}'), "{screen}");
@@ -110,6 +111,27 @@ fn open_draws_the_dashboard_in_a_real_terminal_and_restores_it() {
         term.format("#{pane_title}"),
         "pwned",
         "an OSC title from a label reached the terminal"
+    );
+    // Issue 33 point 7: the zoomed panel shows its PromQL; `y` copies it and `o` its graph
+    // URL on this Prometheus, into tmux's clipboard by OSC 52.
+    let pool = (warroom::metrics::presets::sim_panels().into_iter())
+        .find(|p| p.title == "Pool saturation")
+        .unwrap();
+    let head: String = pool.query.chars().take(40).collect();
+    term.expect(&format!("PromQL {head}"), Duration::from_secs(5));
+    term.send(&["y"]);
+    term.expect("copied the PromQL", Duration::from_secs(5));
+    let copied = poll_copied(&term, |c| c == pool.query);
+    assert_eq!(copied.as_deref(), Some(pool.query.as_str()));
+    term.send(&["o"]);
+    term.expect("copied the graph URL", Duration::from_secs(5));
+    let graph = format!("{}/graph?g0.expr=", prom.url.trim_end_matches('/'));
+    let copied = poll_copied(&term, |c| c.starts_with(&graph)).unwrap_or_default();
+    let url = url::Url::parse(&copied).expect("a URL");
+    assert!(
+        url.query_pairs()
+            .any(|(k, v)| k == "g0.expr" && v == pool.query),
+        "{copied}"
     );
     term.send(&["Escape"]);
     term.wait_for(Duration::from_secs(5), |s| {
@@ -280,4 +302,15 @@ fn open_without_a_prometheus_url_says_what_to_do() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("w.toml:3:7"), "{err}");
     assert!(err.contains("http(s) URL"), "{err}");
+}
+
+/// What the console copied into tmux's buffer once `ok` holds (bounded: 5 s).
+fn poll_copied(term: &tmux::Tmux, ok: impl Fn(&str) -> bool) -> Option<String> {
+    for _ in 0..100 {
+        if let Some(c) = term.copied().filter(|c| ok(c)) {
+            return Some(c);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    term.copied()
 }

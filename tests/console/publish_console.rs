@@ -129,6 +129,8 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
         follow: None,
         discovery: None,
         variables: None,
+        silences: None,
+        engine: None,
     };
     run_console(model, services, 120, Duration::from_secs(40), drive).await
 }

@@ -35,22 +35,10 @@ fn starts(data: &std::path::Path) -> Vec<String> {
 #[test]
 fn esc_declines_one_step_abort_asks_and_the_run_resumes_from_the_pane() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("w.toml"), "").unwrap();
     let data = dir.path().join("data");
-    let cmd = format!(
-        "{} --config {} --log-file {} --data-dir {} demo --speed 30",
-        env!("CARGO_BIN_EXE_warroom"),
-        dir.path().join("w.toml").display(),
-        dir.path().join("log").display(),
-        data.display(),
-    );
-    let Some(term) = tmux::Tmux::start(&cmd, 160, 48) else {
+    let Some(term) = tmux::demo_past_briefing(dir.path(), 30, 160, 48) else {
         return;
     };
-    term.expect("Briefing", Duration::from_secs(10));
-    term.send(&["Escape"]);
-    term.wait_for(Duration::from_secs(5), |s| !s.contains("Briefing"))
-        .expect("the briefing closes");
     term.send(&["b"]);
     term.expect("pool-exhaustion", Duration::from_secs(10));
     // `x` on the list: the run dialog at once (the plan fills in), so the name typed next is

@@ -795,7 +795,7 @@ fn timeline_filtered_oldest_first() {
     key(&mut m, 'f');
     key(&mut m, 'f');
     key(&mut m, 'f');
-    key(&mut m, 'o');
+    key(&mut m, 'O');
     let text = render(&m).to_string();
     assert!(text.contains("only runbook · oldest first"), "{text}");
     let (two, four) = (

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 const SCRAPE_S: f64 = 5.0;
 
-fn warroom(data: &Path, config: &Path) -> Command {
+pub(crate) fn warroom(data: &Path, config: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_warroom"));
     c.arg("--data-dir")
         .arg(data)
@@ -25,7 +25,7 @@ fn warroom(data: &Path, config: &Path) -> Command {
 
 /// Runs to completion within `limit`; returns stdout, failing with stderr when it fails.
 /// Output goes to files, not pipes: the game day's report is larger than a pipe holds.
-fn run(mut cmd: Command, limit: Duration) -> String {
+pub(crate) fn run(mut cmd: Command, limit: Duration) -> String {
     let (status, out, err) = crate::support::child::run_to_end(&mut cmd, limit);
     assert!(status.success(), "{cmd:?} failed ({status}): {out}\n{err}");
     out
@@ -39,6 +39,7 @@ fn utc(v: &serde_json::Value) -> DateTime<Utc> {
 
 #[test]
 fn a_game_day_driven_from_the_command_line_exports_a_draft_that_matches_the_simulator() {
+    let _shared = crate::HEAVY.blocking_read();
     let dir = tempfile::tempdir().unwrap();
     let (data, config) = (dir.path().join("data"), dir.path().join("warroom.toml"));
     // A one-minute gap limit: the lint must find the five quiet minutes before the fault.

@@ -266,6 +266,7 @@ fn sim_error_ratio(sim: &Sim, t: f64) -> f64 {
 
 #[test]
 fn a_headless_planner_peak_rehearsal_exports_a_draft_that_matches_the_simulator() {
+    let _shared = crate::HEAVY.blocking_read();
     let mut r = Rehearsal::new(1);
     let fault = r.sim.scenario().fault_at().unwrap();
     r.run_until(fault);

@@ -113,6 +113,7 @@ impl Played {
 /// Plays `scenario` with `plays` for `run_for`, then exports the draft (Markdown, status page
 /// and facts).
 fn play(name: &'static str, scenario: &str, plays: &[&str], run_for: &str) -> Played {
+    let _shared = crate::HEAVY.blocking_read();
     let dir = tempfile::tempdir().unwrap();
     let (data, config) = (dir.path().join("data"), dir.path().join("warroom.toml"));
     std::fs::write(
@@ -713,13 +714,17 @@ fn wrong_moves_named(p: &Played) {
     }
 }
 
-/// A draft with what changes from run to run masked: every run of digits (the rehearsal runs
-/// in real time at 50×, so a step lands a few simulated seconds either way and counts move
-/// by a few units), the month (the rehearsal is dated today) and which signals a step's
-/// "Effect:" lists (a signal near its noise floor is in it on one run and not the next).
+/// A draft with what changes from run to run masked: every number, with its decimals and
+/// thousands separators (the rehearsal runs in real time at 50×, so a step lands a few
+/// simulated seconds either way and a figure moves by a few units, or gains a decimal: "4%"
+/// on one run, "4.5%" on the next), the month (the rehearsal is dated today) and which
+/// signals a step's "Effect:" lists (a signal near its noise floor is in it on one run and not
+/// the next; the list may hold decimals, "rising by 1.5 a minute").
 fn masked(md: &str) -> String {
-    let effects = regex::Regex::new(r"Effect: [^.]*? within").unwrap();
+    let effects = regex::Regex::new(r"Effect: (?:[^.]|\.\d)*? within").unwrap();
     let md = effects.replace_all(md, "Effect: … within");
+    let numbers = regex::Regex::new(r"\d+(?:[.,]\d+)*").unwrap();
+    let md = numbers.replace_all(&md, "#");
     const MONTHS: [&str; 12] = [
         "January",
         "February",
@@ -734,20 +739,9 @@ fn masked(md: &str) -> String {
         "November",
         "December",
     ];
-    let mut out = String::with_capacity(md.len());
-    let mut digits = false;
-    for c in md.chars() {
-        if c.is_ascii_digit() {
-            if !digits {
-                out.push('#');
-            }
-            digits = true;
-        } else {
-            digits = false;
-            out.push(c);
-        }
-    }
-    MONTHS.iter().fold(out, |t, m| t.replace(m, "Month"))
+    MONTHS
+        .iter()
+        .fold(md.into_owned(), |t, m| t.replace(m, "Month"))
 }
 
 /// The scenario's draft with the seed's response, as checked in under

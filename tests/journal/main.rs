@@ -4,7 +4,9 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod alertmanager;
+    pub mod expositions;
     pub mod github_mock;
+    pub mod nats;
     pub mod prometheus;
     pub mod sim;
     pub mod skip;
@@ -22,4 +24,6 @@ mod journal_recovery;
 mod record_panels;
 mod record_real;
 mod record_takeover;
+mod record_variables;
 mod responders_socket;
+mod share_nats;

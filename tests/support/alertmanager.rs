@@ -119,3 +119,16 @@ impl AlertmanagerServer {
         self.wait_ready();
     }
 }
+
+/// A Prometheus rule group (evaluated every second) whose alerts fire at once and for good,
+/// each `(name, severity)` with `service: planner-api`: the labels a silence is made from.
+pub fn always_firing(group: &str, alerts: &[(&str, &str)]) -> String {
+    let mut yaml = format!("groups:\n  - name: {group}\n    interval: 1s\n    rules:\n");
+    for (name, severity) in alerts {
+        yaml.push_str(&format!(
+            "      - alert: {name}\n        expr: vector(1)\n        labels:\n          \
+             severity: {severity}\n          service: planner-api\n"
+        ));
+    }
+    yaml
+}

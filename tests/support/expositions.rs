@@ -207,11 +207,22 @@ impl Exposition {
 /// A loopback server answering every request with the next frame of `exp`, until
 /// [`FRAMES`]; then the last frame again. Returns `host:port` and the count of requests.
 pub fn serve(exp: Exposition, t0_ms: i64) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind fixture server");
-    let addr = listener.local_addr().expect("fixture address").to_string();
     let served = Arc::new(AtomicUsize::new(0));
     let count = served.clone();
+    let addr = serve_with(move |n| {
+        count.store(n + 1, Ordering::SeqCst);
+        exp.render(n.min(FRAMES), t0_ms)
+    });
+    (addr, served)
+}
+
+/// A loopback server answering request `n` (from 0) with the exposition `body(n)`; returns
+/// `host:port`.
+pub fn serve_with(body: impl Fn(usize) -> String + Send + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind fixture server");
+    let addr = listener.local_addr().expect("fixture address").to_string();
     std::thread::spawn(move || {
+        let mut n = 0;
         for stream in listener.incoming() {
             let Ok(mut s) = stream else { continue };
             let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
@@ -220,21 +231,20 @@ pub fn serve(exp: Exposition, t0_ms: i64) -> (String, Arc<AtomicUsize>) {
             while !got.windows(4).any(|w| w == b"\r\n\r\n") && got.len() < 64 * 1024 {
                 match s.read(&mut buf) {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Ok(k) => got.extend_from_slice(&buf[..k]),
                 }
             }
-            let k = count.load(Ordering::SeqCst).min(FRAMES);
-            let body = exp.render(k, t0_ms);
+            let body = body(n);
+            n += 1;
             let _ = write!(
                 s,
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\
                  Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
-            count.fetch_add(1, Ordering::SeqCst);
         }
     });
-    (addr, served)
+    addr
 }
 
 /// A body of `n` gauges named `fixture_metric_<i>` (for the discovery benchmark).

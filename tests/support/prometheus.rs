@@ -94,6 +94,27 @@ pub fn wait_ready(port: u16, path: &str, within: Duration) -> bool {
 
 /// Start Prometheus, or `None` (with a message) where it is not installed outside CI.
 pub fn start(opts: PromOptions) -> Option<PromServer> {
+    launch(opts, false)
+}
+
+/// [`start`], with Prometheus's query log on: [`PromServer::queries`] reads what was asked.
+pub fn start_logging_queries(opts: PromOptions) -> Option<PromServer> {
+    launch(opts, true)
+}
+
+impl PromServer {
+    /// Every PromQL query Prometheus ran (instant and range; not the label and series
+    /// look-ups), in order, from its query log.
+    pub fn queries(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.dir.path().join("queries.log")).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v["params"]["query"].as_str().map(String::from))
+            .collect()
+    }
+}
+
+fn launch(opts: PromOptions, query_log: bool) -> Option<PromServer> {
     let bin = require_binary("prometheus")?;
     let dir = tempfile::tempdir().expect("temp dir");
     let port = free_port();
@@ -102,6 +123,12 @@ pub fn start(opts: PromOptions) -> Option<PromServer> {
         "global:\n  scrape_interval: {si}\n  evaluation_interval: {si}\n",
         si = opts.scrape_interval
     );
+    if query_log {
+        yml += &format!(
+            "  query_log_file: '{}'\n",
+            dir.path().join("queries.log").display()
+        );
+    }
     if let Some(rules) = &opts.rules {
         let path = dir.path().join("rules.yml");
         std::fs::write(&path, rules).expect("write rules");

@@ -181,6 +181,11 @@ impl Drop for Postgres {
 impl Postgres {
     /// Start a cluster, or `None` (with a message) where PostgreSQL is not installed outside CI.
     pub fn start() -> Option<Postgres> {
+        Postgres::start_with(60)
+    }
+
+    /// [`Postgres::start`] with `max_connections` (three of them reserved for superusers).
+    pub fn start_with(max_connections: u32) -> Option<Postgres> {
         let initdb = pg_binary("initdb")?;
         let postgres = pg_binary("postgres")?;
         let psql = pg_binary("psql")?;
@@ -218,7 +223,9 @@ impl Postgres {
             .arg(&socket_dir)
             .args(["-h", "127.0.0.1", "-p", &port.to_string()])
             .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
-            .args(["-c", "shared_buffers=16MB", "-c", "max_connections=60"])
+            .args(["-c", "shared_buffers=16MB"])
+            .arg("-c")
+            .arg(format!("max_connections={max_connections}"))
             .args(["-c", "logging_collector=off"])
             .stdout(Stdio::null())
             .stderr(log)
@@ -408,6 +415,11 @@ impl PgBouncer {
 
     /// Run an admin-console command with psql (simple protocol); the rows, `|`-separated.
     pub fn admin(&self, command: &str) -> Result<String, String> {
+        self.admin_psql(command, &["-t"])
+    }
+
+    /// An admin-console command with psql's own options added (`-t`: rows only).
+    fn admin_psql(&self, command: &str, options: &[&str]) -> Result<String, String> {
         let psql = pg_binary("psql").ok_or("psql is not installed")?;
         let out = Command::new(psql)
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
@@ -418,10 +430,10 @@ impl PgBouncer {
                 "pgbouncer",
                 "-X",
                 "-A",
-                "-t",
                 "-c",
                 command,
             ])
+            .args(options)
             .env("PGPASSWORD", BOUNCER_ADMIN_PASSWORD)
             .stdin(Stdio::null())
             .output()
@@ -431,6 +443,22 @@ impl PgBouncer {
         } else {
             Err(String::from_utf8_lossy(&out.stderr).into_owned())
         }
+    }
+
+    /// The app's pool in `SHOW POOLS`, column by name (`cl_waiting`, `sv_active`, …), read
+    /// with its header so the columns of every PgBouncer version are found by name.
+    pub fn app_pool(&self) -> Option<std::collections::BTreeMap<String, String>> {
+        let text = self.admin_psql("SHOW POOLS", &[]).ok()?;
+        let mut lines = text.lines();
+        let header: Vec<String> = lines.next()?.split('|').map(str::to_string).collect();
+        lines.find_map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            (f.first() == Some(&APP_DB) && f.get(1) == Some(&APP_USER)).then(|| {
+                (header.iter().cloned())
+                    .zip(f.iter().map(std::string::ToString::to_string))
+                    .collect()
+            })
+        })
     }
 
     /// A `SHOW CONFIG` value, e.g. `default_pool_size`.
@@ -896,6 +924,13 @@ pub struct Session {
     _stdin: std::process::ChildStdin,
 }
 
+impl Session {
+    /// Whether psql has ended (its session closed).
+    pub fn ended(&mut self) -> bool {
+        self.child.try_wait().ok().flatten().is_some()
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -941,6 +976,17 @@ impl Pgbench {
     /// Run `script` with `clients` clients for `duration` against `host:port` as [`APP_USER`]
     /// on [`APP_DB`] (through PgBouncer or straight to PostgreSQL), simple protocol, no vacuum.
     pub fn start(port: u16, script: &str, clients: u32, duration: Duration) -> Option<Pgbench> {
+        Pgbench::start_with(port, script, clients, duration, &[])
+    }
+
+    /// [`Pgbench::start`] with more of pgbench's options (`--log`: see [`Pgbench::logged`]).
+    pub fn start_with(
+        port: u16,
+        script: &str,
+        clients: u32,
+        duration: Duration,
+        extra: &[&str],
+    ) -> Option<Pgbench> {
         let bin = pg_binary("pgbench")?;
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("load.sql");
@@ -960,6 +1006,13 @@ impl Pgbench {
             .args(["-T", &duration.as_secs().max(1).to_string()])
             .arg("-f")
             .arg(&path)
+            .args(extra)
+            .args(
+                (extra.iter().any(|a| matches!(*a, "-l" | "--log")))
+                    .then(|| ["--log-prefix".into(), dir.path().join("tx")])
+                    .into_iter()
+                    .flatten(),
+            )
             .arg(APP_DB)
             .env("PGPASSWORD", APP_PASSWORD)
             .stdin(Stdio::null())
@@ -977,6 +1030,36 @@ impl Pgbench {
     pub fn wait(mut self) -> Output {
         let child = self.child.take().expect("pgbench is running");
         child.wait_with_output().expect("wait for pgbench")
+    }
+
+    /// The transactions of its script (the first `-f`: not those of scripts added with
+    /// `-f` in `extra`) of a run started with `--log`, so far: (when each ended, its latency),
+    /// in seconds since the epoch and seconds, from pgbench's own per-transaction log
+    /// (`client tx latency_us script epoch_s epoch_us`).
+    pub fn logged(&self) -> Vec<(f64, f64)> {
+        let mut out: Vec<(f64, f64)> = Vec::new();
+        for e in std::fs::read_dir(self.dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("tx.") {
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            out.extend(text.lines().filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let latency: f64 = f.get(2)?.parse().ok()?;
+                if *f.get(3)? != "0" {
+                    return None;
+                }
+                let (s, us): (f64, f64) = (f.get(4)?.parse().ok()?, f.get(5)?.parse().ok()?);
+                Some((s + us / 1e6, latency / 1e6))
+            }));
+        }
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
+        out
     }
 
     /// The `tps = N` figure of a finished run's output.

@@ -5,12 +5,27 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use warroom::incident::JournalWriter;
+use warroom::incident::event::RunRef;
 use warroom::metrics::Source;
 use warroom::runbook::executor::{Control, Executor};
+use warroom::runbook::journal::{JournalIntents, JournalSink};
 use warroom::runbook::model::Runbook;
 use warroom::runbook::operator::AssumeYes;
-use warroom::runbook::report::{MemoryIntents, MemorySink, RunEvent, RunOutcome, StepOutcome};
+use warroom::runbook::report::{
+    IntentStore, MemoryIntents, MemorySink, RecordError, RunEvent, RunOutcome, RunRecord, RunSink,
+    StepOutcome, Tee,
+};
 use warroom::runbook::{http, load, vars};
+
+/// The test's memory sink beside the journal's (a `Tee` owns its sinks).
+struct Shared(Arc<MemorySink>);
+
+impl RunSink for Shared {
+    fn record(&self, record: &RunRecord) -> Result<(), RecordError> {
+        self.0.record(record)
+    }
+}
 
 /// A finished run.
 pub struct Ran {
@@ -73,6 +88,18 @@ pub async fn run(
     env: &[(&str, &str)],
     source: Option<Arc<dyn Source>>,
 ) -> Ran {
+    run_recorded(src, overrides, env, source, None).await
+}
+
+/// [`run`], recorded on an incident's timeline too when `journal` is given (its writer and the
+/// records it holds), as the console records a run: the journal's sink and intents.
+pub async fn run_recorded(
+    src: &str,
+    overrides: &[String],
+    env: &[(&str, &str)],
+    source: Option<Arc<dyn Source>>,
+    journal: Option<(&JournalWriter, &[warroom::incident::Record])>,
+) -> Ran {
     let env: Vec<(String, String)> = env
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -85,6 +112,27 @@ pub async fn run(
     let rb = load::bind_text(&rb, src, &vars.values).unwrap();
     let sink = Arc::new(MemorySink::default());
     let (_control, rx) = tokio::sync::watch::channel(Control::Run);
+    let (run_id, sinks, intents): (String, Arc<dyn RunSink>, Arc<dyn IntentStore>) = match journal {
+        None => (
+            "run-1".into(),
+            sink.clone(),
+            Arc::new(MemoryIntents::default()),
+        ),
+        Some((writer, records)) => {
+            let run_id = rb.run_id(chrono::Utc::now());
+            let run = RunRef {
+                run_id: run_id.clone(),
+                runbook: rb.name.clone(),
+                hash: rb.hash.clone(),
+            };
+            let tee = Tee(vec![
+                Box::new(JournalSink::new(writer.clone(), run)),
+                Box::new(Shared(sink.clone())),
+            ]);
+            let intents = JournalIntents::new(writer.clone(), &run_id, records);
+            (run_id, Arc::new(tee), Arc::new(intents))
+        }
+    };
     let exec = Executor {
         runbook: rb,
         vars,
@@ -94,12 +142,12 @@ pub async fn run(
             http::run_retry_budget(),
         )
         .unwrap(),
-        sink: sink.clone(),
-        intents: Arc::new(MemoryIntents::default()),
+        sink: sinks,
+        intents,
         operator: Arc::new(AssumeYes),
         control: rx,
         clock: Arc::new(warroom::clock::WallClock),
-        run_id: "run-1".into(),
+        run_id,
         dry_run: false,
     };
     let outcome = exec.run().await;

@@ -103,6 +103,25 @@ impl Tmux {
             .into_owned()
     }
 
+    /// Let the program set tmux's clipboard with OSC 52 (`set-clipboard on`; tmux's default,
+    /// `external`, ignores a program's copies).
+    pub fn accept_copies(&self) {
+        let out = self.tmux(&["set-option", "-s", "set-clipboard", "on"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// What the program last copied (OSC 52) into tmux's buffer, if anything.
+    pub fn copied(&self) -> Option<String> {
+        let out = self.tmux(&["show-buffer"]);
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// A tmux format value of the pane, e.g. `#{alternate_on}`.
     pub fn format(&self, fmt: &str) -> String {
         String::from_utf8_lossy(&self.tmux(&["display-message", "-p", "-t", "w", fmt]).stdout)
@@ -135,4 +154,28 @@ impl Tmux {
             ),
         }
     }
+}
+
+/// `warroom demo --speed SPEED` with an empty config, its log and data in `dir`, started in a
+/// `width`×`height` pane and past its briefing (`None` where tmux is missing outside CI).
+pub fn demo_past_briefing(
+    dir: &std::path::Path,
+    speed: u32,
+    width: u16,
+    height: u16,
+) -> Option<Tmux> {
+    std::fs::write(dir.join("w.toml"), "").unwrap();
+    let cmd = format!(
+        "{} --config {} --log-file {} --data-dir {} demo --speed {speed}",
+        env!("CARGO_BIN_EXE_warroom"),
+        dir.join("w.toml").display(),
+        dir.join("log").display(),
+        dir.join("data").display(),
+    );
+    let term = Tmux::start(&cmd, width, height)?;
+    term.expect("Briefing", Duration::from_secs(10));
+    term.send(&["Escape"]);
+    term.wait_for(Duration::from_secs(5), |s| !s.contains("Briefing"))
+        .expect("the briefing closes");
+    Some(term)
 }

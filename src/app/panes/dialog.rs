@@ -60,6 +60,12 @@ pub enum Purpose {
     Publish,
     /// The followed holder went away: take the incident over, or keep watching.
     TakeOver,
+    /// A responder's proposal (record `seq`, by `proposer`): accepted or declined.
+    Proposal {
+        proposer: String,
+        seq: u64,
+        what: crate::app::sharing::Proposed,
+    },
     /// Which dashboard variable to set (the choice is its index).
     PickVariable,
     /// The value of variable `index`: the choice is one of `choices`.
@@ -67,10 +73,24 @@ pub enum Purpose {
         index: usize,
         choices: Vec<super::variables::Choice>,
     },
+    /// Which of these firing alerts to silence (issue 35).
+    SilencePick(Vec<crate::alerts::board::AlertKey>),
+    /// The silence form: a field per matcher, then how long and the note.
+    SilenceForm,
+    /// The matchers select more than what fires here: the typed word makes it anyway.
+    SilenceBroad(Box<crate::alerts::silence::SilenceSpec>),
+    /// A silence lapses soon: extend it, or let it lapse.
+    SilenceLapsing(Box<crate::incident::event::SilenceRecord>),
+    /// The incident is resolved: expire its silences still in force, or keep them.
+    SilenceExpire(Vec<crate::incident::event::SilenceRecord>),
+    /// What `y` copies: (what it is, the text), one option each.
+    Copy(Vec<(String, String)>),
+    /// The command palette (`:`): its one field is the command.
+    Palette,
 }
 
 /// One field of a form.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Field {
     pub label: String,
     pub value: String,
@@ -78,6 +98,8 @@ pub struct Field {
     pub hint: String,
     /// Where typing happens (a prefilled value starts selected: typing replaces it).
     pub caret: Caret,
+    /// A secret typed for one run: drawn as dots, never printed by `Debug`, never recorded.
+    pub masked: bool,
 }
 
 impl Field {
@@ -92,7 +114,34 @@ impl Field {
             hint: hint.into(),
             caret: Caret::prefilled(&value),
             value,
+            masked: false,
         }
+    }
+
+    /// An empty field for a secret: what is typed shows as dots.
+    pub fn secret(label: impl Into<String>, hint: impl Into<String>) -> Field {
+        Field {
+            masked: true,
+            ..Field::new(label, hint, "")
+        }
+    }
+}
+
+/// A masked field's value prints as the mask, so a dialog in a log line or a failed test's
+/// output never shows a secret typed into it.
+impl std::fmt::Debug for Field {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = match self.masked {
+            true => crate::secret::MASK,
+            false => self.value.as_str(),
+        };
+        (f.debug_struct("Field"))
+            .field("label", &self.label)
+            .field("value", &value)
+            .field("hint", &self.hint)
+            .field("caret", &self.caret)
+            .field("masked", &self.masked)
+            .finish()
     }
 }
 
@@ -109,6 +158,9 @@ pub enum Body {
         options: Vec<String>,
         /// `None`: nothing highlighted yet (a decision), so Enter cannot answer by accident.
         selected: Option<usize>,
+        /// Which options are checked, where several may be (space checks; enter takes the
+        /// checked ones); empty for a choice of one.
+        checked: Vec<bool>,
     },
     Form {
         fields: Vec<Field>,
@@ -157,10 +209,27 @@ impl Dialog {
             body: Body::Choose {
                 options,
                 selected: Some(selected),
+                checked: Vec::new(),
             },
             purpose,
             error: None,
         }
+    }
+
+    /// A choice of several: `checked` says which options start checked.
+    pub fn check(
+        title: String,
+        text: Vec<String>,
+        options: Vec<String>,
+        checked: Vec<bool>,
+        purpose: Purpose,
+    ) -> Dialog {
+        let selected = checked.iter().position(|c| *c).unwrap_or(0);
+        let mut d = Dialog::choose(title, text, options, selected, purpose);
+        if let Body::Choose { checked: c, .. } = &mut d.body {
+            *c = checked;
+        }
+        d
     }
 
     pub fn form(title: String, text: Vec<String>, fields: Vec<Field>, purpose: Purpose) -> Dialog {
@@ -213,7 +282,9 @@ impl Dialog {
             }
         };
         match &mut self.body {
-            Body::Choose { options, selected } if !options.is_empty() => {
+            Body::Choose {
+                options, selected, ..
+            } if !options.is_empty() => {
                 let n = options.len();
                 *selected = Some(match *selected {
                     Some(pos) => next(pos, n),
@@ -250,6 +321,28 @@ impl Dialog {
         match &self.body {
             Body::Choose { selected, .. } => *selected,
             _ => None,
+        }
+    }
+
+    /// The checked options of a choice of several (`None`: not one).
+    pub fn checked(&self) -> Option<Vec<usize>> {
+        match &self.body {
+            Body::Choose { checked, .. } if !checked.is_empty() => Some(
+                (checked.iter().enumerate())
+                    .filter_map(|(i, c)| c.then_some(i))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Check or uncheck option `i` of a choice of several.
+    pub fn set_checked(&mut self, i: usize, on: bool) {
+        if let Body::Choose { checked, .. } = &mut self.body
+            && let Some(c) = checked.get_mut(i)
+        {
+            *c = on;
+            self.error = None;
         }
     }
 

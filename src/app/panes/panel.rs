@@ -4,7 +4,9 @@
 
 use crate::config::{BadWhen, PanelConfig};
 use crate::metrics::fetch::{PanelFetch, Ticket};
-use crate::metrics::series::{KeepWorst, MAX_PANEL_SERIES, keep_worst};
+use crate::metrics::series::{
+    KeepWorst, MAX_PANEL_POINTS, MAX_PANEL_SERIES, cap_points, keep_worst, top_n, worst_of,
+};
 use crate::metrics::{QueryAnswer, Series, SourceError};
 use chrono::{DateTime, Utc};
 
@@ -44,13 +46,15 @@ pub struct Panel {
     pub bytes_received: u64,
     /// Series of the last answer not kept (the panel holds its worst [`MAX_PANEL_SERIES`]).
     pub omitted: usize,
+    /// Points were dropped to stay within [`MAX_PANEL_POINTS`] (until the range changes).
+    pub points_capped: bool,
     /// What an answer with no series means and what to do (`no series for X · warroom
     /// discover`): the metric the query needs. Read from the query when first asked for (an
     /// answer came back empty), not on the way to the first frame: parsing PromQL is not free.
     empty_hint: std::sync::OnceLock<Option<String>>,
-    /// The query as configured, when it uses `[[variable]]`s (`config.query` is then what is
-    /// sent: the template with their values).
-    pub template: Option<String>,
+    /// The panel as configured, when its query, title or legend uses `[[variable]]`s
+    /// (`config` is then what is sent and shown: the template with their values).
+    pub template: Option<PanelConfig>,
     /// Why the query is not sent: a variable it uses has no value (yet).
     pub unset: Option<String>,
 }
@@ -70,26 +74,27 @@ impl Panel {
             next_due: None,
             bytes_received: 0,
             omitted: 0,
+            points_capped: false,
             template: None,
             unset: None,
         }
     }
 
-    /// The panel, its query using variables: nothing is sent until they resolve.
+    /// The panel, using variables: nothing is sent until they resolve.
     pub fn templated(config: PanelConfig) -> Self {
         let mut panel = Panel::new(config);
-        panel.template = Some(panel.config.query.clone());
+        panel.template = Some(panel.config.clone());
         panel.unset = Some("the variables are being resolved against the Prometheus".into());
         panel
     }
 
-    /// Send the template with the variables' values (`Ok`), or nothing (`Err`: why). A
-    /// changed query starts afresh: its data are the old query's.
-    pub fn set_query(&mut self, query: Result<String, String>) {
-        match query {
-            Ok(q) if self.unset.is_none() && q == self.config.query => {}
-            Ok(q) => {
-                self.config.query = q;
+    /// Send and show the template with the variables' values (`Ok`), or send nothing (`Err`:
+    /// why). A changed query starts afresh: its data are the old query's.
+    pub fn set_filled(&mut self, filled: Result<PanelConfig, String>) {
+        match filled {
+            Ok(c) if self.unset.is_none() && c.query == self.config.query => self.config = c,
+            Ok(c) => {
+                self.config = c;
                 self.unset = None;
                 self.empty_hint = std::sync::OnceLock::new();
                 self.reset();
@@ -183,6 +188,8 @@ impl Panel {
             // within the cap too.
             let keep = self.keep();
             let held_over = keep_worst(&mut self.series, keep);
+            self.points_capped |=
+                cap_points(&mut self.series, MAX_PANEL_POINTS, keep.higher_is_worse);
             match outcome {
                 Ok((warnings, omitted)) => {
                     self.warnings = warnings;
@@ -253,27 +260,52 @@ impl Panel {
         self.last_ok = None;
         self.last_error = None;
         self.next_due = None;
+        self.points_capped = false;
     }
 
     /// The newest value of the worst series (highest, or lowest when low is bad).
     pub fn current(&self) -> Option<f64> {
-        // Series known only from the instant query count too (a new pod, or no grid point yet).
-        let unseen = self
-            .latest
+        self.worst_now().map(|(_, v)| v)
+    }
+
+    /// The series whose newest value is the worst, and that value: what sets the panel's level,
+    /// whether or not its chart draws it. Series known only from the instant query count too
+    /// (a new pod, or no grid point yet).
+    pub fn worst_now(&self) -> Option<(&Series, f64)> {
+        let higher = self.config.bad_when == BadWhen::Above;
+        let mut out: Option<(&Series, f64)> = None;
+        for s in self.shown() {
+            let Some(v) = self.newest(s).map(|p| p.v).filter(|v| !v.is_nan()) else {
+                continue;
+            };
+            if out.is_none_or(|(_, w)| if higher { v > w } else { v < w }) {
+                out = Some((s, v));
+            }
+        }
+        out
+    }
+
+    /// The series a chart of room for `n` draws: the `n` whose worst point in what is held
+    /// (their newest value included) is worst, in their order.
+    pub fn drawn(&self, n: usize) -> Vec<&Series> {
+        let shown = self.shown();
+        let higher = self.config.bad_when == BadWhen::Above;
+        let keys: Vec<Option<f64>> = shown
             .iter()
-            .filter(|l| !self.series.iter().any(|s| s.labels == l.labels));
-        let values = self
-            .series
-            .iter()
-            .filter_map(|s| self.newest(s))
-            .chain(unseen.filter_map(Series::last))
-            .map(|p| p.v)
-            .filter(|v| !v.is_nan());
-        let pick = |a: f64, b: f64| match self.config.bad_when {
-            BadWhen::Above => a.max(b),
-            BadWhen::Below => a.min(b),
-        };
-        values.reduce(pick)
+            .map(|s| {
+                let newest = self.newest(s).map(|p| p.v);
+                worst_of(s.points.iter().map(|p| p.v).chain(newest), higher)
+            })
+            .collect();
+        top_n(&keys, n, higher)
+            .into_iter()
+            .map(|i| shown[i])
+            .collect()
+    }
+
+    /// How many series the query matched in all: those held and those left out.
+    pub fn series_count(&self) -> usize {
+        self.shown().len() + self.omitted
     }
 
     /// The threshold level a value reaches.

@@ -348,6 +348,9 @@ impl TimelinePane {
             .into_iter()
             .filter(|r| filter.is_none_or(|s| r.source == s))
             .collect();
+        // In time order: a crossing shows when it happened, which may be before records
+        // written ahead of it (ties keep the journal's order).
+        v.sort_by_key(|r| r.time);
         if !oldest_first {
             v.reverse();
         }
@@ -642,5 +645,53 @@ mod tests {
             "POST /x (with a body)"
         );
         assert_eq!(request_words("GET /health"), "GET /health");
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+    use crate::incident::event::{Direction, Level};
+
+    #[test]
+    fn a_crossing_recorded_late_is_shown_at_its_own_time() {
+        let t = |s: i64| {
+            DateTime::parse_from_rfc3339("2026-07-17T07:09:00Z")
+                .unwrap()
+                .with_timezone(&Utc)
+                + chrono::Duration::seconds(s)
+        };
+        let note = Record {
+            seq: 46,
+            time: t(75),
+            source: Source::Operator,
+            actor: "op".into(),
+            host: String::new(),
+            kind: Event::note("rolling back"),
+        };
+        // Written after the note, it happened before it.
+        let crossing = Record {
+            seq: 47,
+            time: t(80),
+            source: Source::Metric,
+            actor: "warroom".into(),
+            host: String::new(),
+            kind: Event::ThresholdCrossed {
+                panel: "Error ratio".into(),
+                level: Level::Crit,
+                direction: Direction::Up,
+                value: 0.07,
+                threshold: 0.05,
+                at: t(8),
+            },
+        };
+        let all = rows(&[note, crossing], &|_| None);
+        let seqs = |oldest| {
+            (TimelinePane::shown(all.clone(), None, oldest).iter())
+                .map(|r| r.seq)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(seqs(true), [47, 46]);
+        assert_eq!(seqs(false), [46, 47]);
     }
 }

@@ -3,7 +3,8 @@
 //! the query each templated panel sends. The resolving is [`crate::variables`]'s, the one the
 //! importer uses; this pane only keeps its answer.
 
-use crate::variables::{Bindings, Options, Variable};
+use crate::config::PanelConfig;
+use crate::variables::{Binding, Bindings, Options, Variable};
 
 /// What a variable's chooser offers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,18 +52,17 @@ impl Variables {
         Options::default()
     }
 
-    /// Whether `query` names one of the variables (it is then sent only once they resolve).
-    pub fn used_by(&self, query: &str) -> bool {
-        let none = |_: &str| None;
-        let b = crate::variables::bindings::builtins(&Self::options());
-        let done = crate::variables::interpolate(query, &none, &b, crate::variables::Mode::Query);
-        (done.unresolved.iter()).any(|n| self.defs.iter().any(|v| &v.name == n))
+    /// Whether the panel's query, title or legend names one of the variables (its query is
+    /// then sent only once they resolve).
+    pub fn used_by(&self, panel: &PanelConfig) -> bool {
+        crate::config::variables::uses(panel, &self.defs)
     }
 
-    /// The query a templated panel sends, or why it sends none yet.
-    pub fn query(&self, template: &str) -> Result<String, String> {
+    /// The panel as sent and shown with the values (`raw` as configured), or why its query
+    /// is not sent yet.
+    pub fn panel(&self, raw: &PanelConfig) -> Result<PanelConfig, String> {
         match &self.bindings {
-            Some(b) => b.apply(template, &Self::options()),
+            Some(b) => crate::config::variables::with_values(raw, b, &Self::options()),
             None => Err("the variables are being resolved against the Prometheus".into()),
         }
     }
@@ -93,14 +93,34 @@ impl Variables {
         crate::sanitize::line(&format!("${} = {now} ({n} to choose from)", v.name)).into_owned()
     }
 
-    /// Set variable `i` to `choice`: it is resolved again (with the variables chained to it).
-    pub fn set(&mut self, i: usize, choice: &Choice) {
+    /// Set variable `i` to `picked` (several for a multi-value variable; "All" alone): it
+    /// is resolved again (with the variables chained to it).
+    pub fn set(&mut self, i: usize, picked: &[Choice]) {
         if let Some(v) = self.defs.get_mut(i) {
-            v.current = vec![match choice {
-                Choice::All => "$__all".to_string(),
-                Choice::Value(s) => s.clone(),
-            }];
+            v.current = (picked.iter())
+                .map(|c| match c {
+                    Choice::All => "$__all".to_string(),
+                    Choice::Value(s) => s.clone(),
+                })
+                .collect();
             self.due = true;
+        }
+    }
+
+    /// Whether `choice` is among the values variable `i` has now: those its last resolution
+    /// gave (a saved value no longer offered gave way to the first), else those saved.
+    pub fn is_current(&self, i: usize, choice: &Choice) -> bool {
+        let Some(v) = self.defs.get(i) else {
+            return false;
+        };
+        let bound = (self.bindings.as_ref()).and_then(|b| b.get(&v.name));
+        match (choice, bound) {
+            (Choice::All, Some(b)) => matches!(b, Binding::All { .. }),
+            (Choice::Value(s), Some(Binding::One(x))) => x == s,
+            (Choice::Value(s), Some(Binding::Many(xs))) => xs.contains(s),
+            (Choice::Value(_), Some(_)) => false,
+            (Choice::All, None) => v.current.iter().any(|c| c == "$__all"),
+            (Choice::Value(s), None) => v.current.contains(s),
         }
     }
 }
@@ -110,27 +130,67 @@ mod tests {
     use super::*;
     use crate::variables::VarKind;
 
+    fn panel(title: &str, query: &str, legend: Option<&str>) -> PanelConfig {
+        PanelConfig {
+            title: title.into(),
+            query: query.into(),
+            unit: Default::default(),
+            warn: None,
+            crit: None,
+            bad_when: Default::default(),
+            legend: legend.map(String::from),
+            signal: None,
+        }
+    }
+
     #[test]
     fn choices_and_queries_follow_the_resolution() {
         let mut v = Variable::new("[[variable]] job", "job", VarKind::Custom);
         v.query = Some("api,db".into());
         v.include_all = true;
+        v.multi = true;
         let mut vars = Variables::new(vec![v]);
         assert!(vars.due);
-        assert!(vars.used_by("up{job=~\"$job\"}"));
-        assert!(!vars.used_by("up{job=~\"$other\"} and $__interval"));
-        let q = "up{job=~\"$job\"}";
-        assert!(vars.query(q).unwrap_err().contains("being resolved"));
+        let raw = panel(
+            "Up of $job",
+            "up{job=~\"$job\"}",
+            Some("{{instance}} of $job"),
+        );
+        assert!(vars.used_by(&raw));
+        assert!(!vars.used_by(&panel("Up", "up{job=~\"$other\"} and $__interval", None)));
+        // A title or a legend alone makes the panel wait for the values too.
+        assert!(vars.used_by(&panel("Up of ${job}", "up", None)));
+        assert!(vars.used_by(&panel("Up", "up", Some("[[job]]"))));
+        assert!(vars.panel(&raw).unwrap_err().contains("being resolved"));
         let mut w = Vec::new();
         let opts = Variables::options();
         vars.bindings = Some(Bindings::offline(&vars.defs, &[], &opts, &mut w));
-        // No value saved: the first, as Grafana does.
-        assert_eq!(vars.query(q).unwrap(), "up{job=~\"api\"}");
+        // No value saved: the first, as Grafana does, in the query, the title and the legend.
+        let filled = vars.panel(&raw).unwrap();
+        assert_eq!(filled.query, "up{job=~\"api\"}");
+        assert_eq!(filled.title, "Up of api");
+        assert_eq!(filled.legend.as_deref(), Some("{{instance}} of api"));
         let labels: Vec<String> = vars.choices(0).iter().map(Choice::label).collect();
         assert_eq!(labels, ["All", "api", "db"]);
-        vars.set(0, &Choice::All);
+        let current: Vec<bool> = (vars.choices(0).iter())
+            .map(|c| vars.is_current(0, c))
+            .collect();
+        assert_eq!(current, [false, true, false]);
+        // Several values: a regex in the query, their text in the title, glob in the legend.
+        let two = [Choice::Value("api".into()), Choice::Value("db".into())];
+        vars.set(0, &two);
         vars.bindings = Some(Bindings::offline(&vars.defs, &[], &opts, &mut w));
-        assert_eq!(vars.query(q).unwrap(), "up{job=~\"(api|db)\"}");
+        let filled = vars.panel(&raw).unwrap();
+        assert_eq!(filled.query, "up{job=~\"(api|db)\"}");
+        assert_eq!(filled.title, "Up of api + db");
+        assert_eq!(filled.legend.as_deref(), Some("{{instance}} of {api,db}"));
+        assert_eq!(vars.summary(0), "$job = api, db (3 to choose from)");
+        vars.set(0, &[Choice::All]);
+        vars.bindings = Some(Bindings::offline(&vars.defs, &[], &opts, &mut w));
+        let filled = vars.panel(&raw).unwrap();
+        assert_eq!(filled.query, "up{job=~\"(api|db)\"}");
+        assert_eq!(filled.title, "Up of All");
         assert_eq!(vars.summary(0), "$job = All (3 to choose from)");
+        assert!(vars.is_current(0, &Choice::All));
     }
 }

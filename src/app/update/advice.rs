@@ -22,21 +22,30 @@ pub fn tick(model: &mut Model) -> Vec<Effect> {
     let Some(entries) = &model.runbooks.entries else {
         return Vec::new();
     };
-    let runbooks: Vec<_> = (entries.iter())
-        .filter_map(|e| e.runbook())
-        .filter(|rb| {
-            rb.applies.as_ref().is_some_and(|a| {
-                a.symptom.is_some() && a.on.refused_here(model.rehearsal).is_none()
-            })
-        })
-        .cloned()
-        .collect();
+    let runbooks = advisable(entries, model.rehearsal);
     if runbooks.is_empty() {
         return Vec::new();
     }
     model.advice.asked = Some(model.now);
     model.advice.in_flight = true;
     vec![Effect::Advise(runbooks)]
+}
+
+/// The runbooks a round judges: those that can act here (a rehearsal or not) and name a
+/// symptom.
+pub fn advisable(
+    entries: &[crate::runbook::catalog::Entry],
+    rehearsal: bool,
+) -> Vec<crate::runbook::model::Runbook> {
+    (entries.iter())
+        .filter_map(|e| e.runbook())
+        .filter(|rb| {
+            rb.applies
+                .as_ref()
+                .is_some_and(|a| a.symptom.is_some() && a.on.refused_here(rehearsal).is_none())
+        })
+        .cloned()
+        .collect()
 }
 
 /// A round came back: the headline shows it while it is fresh.

@@ -23,12 +23,13 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
             super::search::open(model);
             Vec::new()
         }
-        Action::Messages => {
-            super::help::open_page(model, crate::app::model::HelpPage::Messages);
-            Vec::new()
-        }
+        Action::Messages => super::help::open_page(model, crate::app::model::HelpPage::Messages),
         Action::Declare => incident::declare(model),
         Action::Variables => super::variables::open(model),
+        Action::Silence => super::silence::open(model),
+        Action::Copy => super::copy::ask(model),
+        Action::GraphUrl => super::copy::graph(model),
+        Action::Palette => super::palette::open(model),
         a @ (Action::PageUp | Action::PageDown | Action::Top | Action::Bottom) => {
             scroll_timeline(model, a);
             Vec::new()

@@ -5,6 +5,7 @@
 use super::{incident, runbooks};
 use crate::app::effect::Effect;
 use crate::app::model::Model;
+use crate::app::panes::dialog::Purpose;
 use crate::keymap::{Action, Mode};
 
 /// A key while a dialog is open: the dialog's own bindings, else text for its field.
@@ -15,6 +16,10 @@ pub(super) fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Eff
     match model.keymap.action(Mode::Dialog, ev) {
         Some(Action::Submit) => submit(model),
         Some(Action::Close) => close(model),
+        Some(Action::NextField) if d.purpose == Purpose::Palette => {
+            super::palette::complete(model);
+            Vec::new()
+        }
         Some(Action::NextField) => {
             d.step(true);
             Vec::new()
@@ -23,8 +28,18 @@ pub(super) fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Eff
             d.step(false);
             Vec::new()
         }
+        // Space checks a value of a multi-value variable ("All" and values exclude each other).
+        _ if ev.code == crossterm::event::KeyCode::Char(' ')
+            && matches!(d.purpose, Purpose::SetVariable { .. })
+            && d.checked().is_some() =>
+        {
+            super::variables::toggle(model);
+            Vec::new()
+        }
         _ => {
-            d.edit(ev);
+            if d.edit(ev) && d.purpose == Purpose::Palette {
+                super::palette::typed(model);
+            }
             Vec::new()
         }
     }
@@ -34,7 +49,6 @@ pub(super) fn key(model: &mut Model, ev: &crossterm::event::KeyEvent) -> Vec<Eff
 /// that step only (the next dialog offers to ask again or abort); a failed step's decision
 /// must be chosen; esc on the declined step's choice asks the question again.
 fn close(model: &mut Model) -> Vec<Effect> {
-    use crate::app::panes::dialog::Purpose;
     let Some(d) = model.dialog.take() else {
         return Vec::new();
     };
@@ -53,6 +67,21 @@ fn close(model: &mut Model) -> Vec<Effect> {
             model.dialog = Some(*question);
             Vec::new()
         }
+        Purpose::Proposal {
+            proposer,
+            seq,
+            what,
+        } => {
+            let effects = super::sharing::proposal_answered(model, &proposer, seq, &what, false);
+            next_dialog(model);
+            effects
+        }
+        Purpose::StartRun(rb) => {
+            let why = "the operator closed its run dialog";
+            let effects = super::sharing::accepted_run_dropped(model, &rb.name, why);
+            next_dialog(model);
+            effects.into_iter().collect()
+        }
         _ => {
             let effects = runbooks::refusal(&d).into_iter().collect();
             next_dialog(model);
@@ -69,7 +98,7 @@ fn next_dialog(model: &mut Model) {
 
 /// Enter in a dialog: act on the answer, or say why it is not accepted and keep it open.
 fn submit(model: &mut Model) -> Vec<Effect> {
-    use crate::app::panes::dialog::{Body, Purpose};
+    use crate::app::panes::dialog::Body;
     use crate::app::workers::operator::Answer;
     let Some(d) = model.dialog.take() else {
         return Vec::new();
@@ -107,12 +136,18 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             );
         }
         Purpose::StartRun(rb) => {
-            let values = (model.runbooks.plan.as_ref())
-                .filter(|p| p.name == rb.name)
-                .map(|p| p.values.clone())
-                .unwrap_or_default();
+            let values = runbooks::dialog_values(model, &rb.name);
+            let missing = runbooks::secrets_missing(&d);
+            if !missing.is_empty() {
+                let why = format!(
+                    "{} has no value: type it (for this run only), or esc and set its environment variable",
+                    missing.join(", ")
+                );
+                return keep(model, d, why);
+            }
             let vars = runbooks::changed_vars(&d, rb, &values);
-            runbooks::start(model, (**rb).clone(), vars)
+            let secrets = runbooks::typed_secrets(&d, rb);
+            runbooks::start(model, (**rb).clone(), vars, secrets)
         }
         Purpose::AbortRun { .. } if d.selected() == Some(1) => runbooks::abort(model),
         Purpose::ControlRun { run_id, control } if d.selected() == Some(1) => {
@@ -164,11 +199,39 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             model.dialog = None;
             super::variables::values(model, d.selected().unwrap_or(0))
         }
-        Purpose::SetVariable { index, choices } => match choices.get(d.selected().unwrap_or(0)) {
-            Some(c) => super::variables::chosen(model, *index, c),
-            None => Vec::new(),
-        },
+        Purpose::SetVariable { index, choices } => {
+            let picked: Vec<_> = match d.checked() {
+                Some(checked) => checked.iter().filter_map(|i| choices.get(*i)).collect(),
+                None => choices.get(d.selected().unwrap_or(0)).into_iter().collect(),
+            };
+            if picked.is_empty() {
+                let why = "check at least one value (space), then enter; esc keeps the values";
+                return keep(model, d, why.into());
+            }
+            let picked: Vec<_> = picked.into_iter().cloned().collect();
+            super::variables::chosen(model, *index, &picked)
+        }
         Purpose::TakeOver => super::sharing::take_over_answered(model, d.selected().unwrap_or(1)),
+        Purpose::Copy(items) => super::copy::chosen(model, items, d.selected().unwrap_or(0)),
+        Purpose::Palette => match super::palette::submit(model, &d) {
+            Ok(e) => e,
+            Err(e) => return keep(model, d, e),
+        },
+        Purpose::SilencePick(_)
+        | Purpose::SilenceForm
+        | Purpose::SilenceBroad(_)
+        | Purpose::SilenceLapsing(_)
+        | Purpose::SilenceExpire(_) => match super::silence::answered(model, &d) {
+            Ok(e) => e,
+            Err(e) => return keep(model, d, e),
+        },
+        Purpose::Proposal {
+            proposer,
+            seq,
+            what,
+        } => {
+            super::sharing::proposal_answered(model, proposer, *seq, what, d.selected() == Some(0))
+        }
         Purpose::Decide { reply, .. } => {
             let Some(i) = d.selected() else {
                 let why = "choose with ↑/↓ first, then enter: nothing is highlighted";
@@ -182,7 +245,7 @@ fn submit(model: &mut Model) -> Vec<Effect> {
         _ => match incident::event_of(model, &d) {
             Err(e) => return keep(model, d, e),
             Ok(None) => Vec::new(),
-            Ok(Some(event)) => incident::record_declaring(model, event),
+            Ok(Some(event)) => incident::operator_event(model, event),
         },
     };
     next_dialog(model);

@@ -157,12 +157,25 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::EditorNote => return vec![Effect::EditNote],
         Action::Export => {
             model.notify("exporting the postmortem draft…", false, None);
-            let panels = model.panels.iter().map(|p| p.config.clone()).collect();
+            // A panel whose variable has no value sends nothing, its snapshot included.
+            let sent = model.panels.iter().filter(|p| p.unset.is_none());
+            let panels = sent.map(|p| p.config.clone()).collect();
             return vec![Effect::Export(panels)];
         }
         _ => return Vec::new(),
     });
     Vec::new()
+}
+
+/// A status, severity or other incident event the operator gave (a dialog or the palette):
+/// recorded, declaring the incident while watching; refused when there is none to record in.
+pub fn operator_event(model: &mut Model, event: Event) -> Vec<Effect> {
+    if model.incident.is_none() && !model.declarable {
+        model.notify(crate::strings::NO_INCIDENT, true, Some(5));
+        return Vec::new();
+    }
+    super::silence::on_resolved(model, &event);
+    record_declaring(model, event)
 }
 
 /// Record `event` from the operator; while watching, the incident is declared first (the

@@ -169,6 +169,7 @@ pub fn start(model: &mut Model, rb: Runbook, run_id: String, from: usize) -> Vec
         runbook: Box::new(rb),
         run_id,
         vars: Vec::new(),
+        secrets: Vec::new(),
         resume: Some(Resume {
             from,
             records: model.timeline.clone(),

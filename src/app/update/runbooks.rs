@@ -9,6 +9,8 @@ use crate::keymap::{Action, Mode};
 use crate::runbook::batch::Decision;
 use crate::runbook::executor::Control;
 use crate::runbook::model::Runbook;
+use crate::runbook::vars::NOT_SET;
+use std::collections::BTreeMap;
 
 /// Open the pane, or give it the keys when it is shown beside the panels (and reload the
 /// list: a fixed file shows at once).
@@ -21,7 +23,9 @@ pub fn open(model: &mut Model) -> Vec<Effect> {
 /// A key in the runbook pane.
 pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
     let pane = &mut model.runbooks;
-    let n = pane.entries.as_ref().map_or(0, Vec::len);
+    // Moving goes through the entries the filter shows.
+    let shown = pane.visible();
+    let at = shown.iter().position(|i| *i == pane.selected);
     match action {
         Action::Up | Action::Down => {
             let down = action == Action::Down;
@@ -33,22 +37,26 @@ pub fn key(model: &mut Model, action: Action) -> Vec<Effect> {
                         p.scroll.saturating_sub(1)
                     }
                 }
-                None if n > 0 => {
-                    pane.selected = if down {
-                        (pane.selected + 1).min(n - 1)
-                    } else {
-                        pane.selected.saturating_sub(1)
+                None => {
+                    let next = match (at, down) {
+                        (Some(k), true) => shown.get(k + 1).or(shown.last()),
+                        (Some(k), false) => shown.get(k.saturating_sub(1)),
+                        (None, _) => shown.first(),
+                    };
+                    if let Some(i) = next {
+                        pane.selected = *i;
                     }
                 }
-                None => {}
             }
         }
         Action::Open => return show_plan(model),
+        Action::Search => super::search::filter(model),
         Action::Run => return ask_to_run(model),
         Action::PauseRun => ask_to_hold(model),
         Action::AbortRun => ask_to_abort(model),
         Action::ResumeRun => return super::resume::ask(model),
         Action::Close if pane.plan.is_some() => pane.plan = None,
+        Action::Close if pane.filter.is_some() => pane.set_filter(""),
         Action::Close => {
             pane.shown = false;
             model.mode = Mode::Dashboard;
@@ -64,6 +72,9 @@ fn show_plan(model: &mut Model) -> Vec<Effect> {
     let Some(rb) = model.runbooks.entry().and_then(|e| e.runbook()).cloned() else {
         return Vec::new();
     };
+    let vars = (proposed(model, &rb.name).into_iter().flatten())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     model.runbooks.plan = Some(PlanPane {
         name: rb.name.clone(),
         lines: None,
@@ -72,7 +83,32 @@ fn show_plan(model: &mut Model) -> Vec<Effect> {
         values: Default::default(),
         scroll: 0,
     });
-    vec![Effect::PlanRunbook(Box::new(rb))]
+    vec![Effect::PlanRunbook {
+        runbook: Box::new(rb),
+        vars,
+    }]
+}
+
+/// The values an accepted proposal asks for runbook `name`, if one does.
+fn proposed<'a>(model: &'a Model, name: &str) -> Option<&'a BTreeMap<String, String>> {
+    (model.runbooks.accepted.as_ref())
+        .filter(|a| a.run.runbook == name)
+        .map(|a| &a.run.variables)
+}
+
+/// The values the run dialog of `name` starts from: the plan's, under an accepted proposal's.
+pub fn dialog_values(model: &Model, name: &str) -> BTreeMap<String, String> {
+    let mut values = (model.runbooks.plan.as_ref())
+        .filter(|p| p.name == name)
+        .map(|p| p.values.clone())
+        .unwrap_or_default();
+    values.extend(
+        proposed(model, name)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    values
 }
 
 /// `x`: the run dialog at once (the plan fills in when ready): type the runbook's name to
@@ -91,13 +127,45 @@ fn ask_to_run(model: &mut Model) -> Vec<Effect> {
     }
     let plan = model.runbooks.plan.as_ref().filter(|p| p.name == rb.name);
     let ready = plan.and_then(|p| p.lines.clone());
-    let values = plan.map(|p| p.values.clone()).unwrap_or_default();
     let effects = match plan {
         Some(_) => Vec::new(),
         None => show_plan(model),
     };
+    let values = dialog_values(model, &rb.name);
     model.dialog = Some(run_dialog(&rb, ready.as_ref(), &values));
     effects
+}
+
+/// An accepted proposal: its runbook selected and its run dialog open with the proposed
+/// values (the plan made with them), or why not.
+pub fn ask_to_run_proposed(model: &mut Model) -> Vec<Effect> {
+    let Some(name) = model
+        .runbooks
+        .accepted
+        .as_ref()
+        .map(|a| a.run.runbook.clone())
+    else {
+        return Vec::new();
+    };
+    let Some(i) = (model.runbooks.entries.as_ref()).and_then(|e| {
+        e.iter()
+            .position(|e| e.name() == name && e.runbook().is_some())
+    }) else {
+        model.notify(
+            format!("no runbook named \"{name}\" loads here: nothing runs"),
+            true,
+            Some(15),
+        );
+        return super::sharing::accepted_run_dropped(model, &name, "it does not load here")
+            .into_iter()
+            .collect();
+    };
+    model.runbooks.selected = i;
+    model.runbooks.shown = true;
+    model.mode = Mode::Runbooks;
+    // A plan made without the proposed values is made again with them.
+    model.runbooks.plan = None;
+    ask_to_run(model)
 }
 
 /// The run dialog: what the run will do, the name to type, and each variable (prefilled with
@@ -141,6 +209,15 @@ pub fn run_dialog(
         };
         fields.push(Field::new(v.name.clone(), hint, value));
     }
+    // A secret the plan found without a value can be typed here, for this run only.
+    for v in (rb.variables.iter())
+        .filter(|v| v.secret && values.get(&v.name).is_some_and(|s| s == NOT_SET))
+    {
+        let from = v.env.as_deref().unwrap_or("its environment variable");
+        let hint =
+            format!("secret, not set: type it for this run only (never recorded), or set {from}");
+        fields.push(Field::secret(v.name.clone(), hint));
+    }
     Dialog::form(
         format!("Run runbook \"{}\"?", rb.name),
         text,
@@ -160,6 +237,7 @@ pub fn changed_vars(
         return Vec::new();
     };
     (fields.iter().skip(1))
+        .filter(|f| !f.masked)
         .filter_map(|f| {
             let v = rb.variables.iter().find(|v| v.name == f.label)?;
             let given = values
@@ -172,12 +250,41 @@ pub fn changed_vars(
         .collect()
 }
 
+/// The secrets typed in a run dialog, by the environment variable each stands for; an empty
+/// field is not a value. The field is the only copy: the dialog closes as the run starts.
+pub fn typed_secrets(d: &Dialog, rb: &Runbook) -> Vec<(String, crate::secret::Secret)> {
+    let Body::Form { fields, .. } = &d.body else {
+        return Vec::new();
+    };
+    (fields.iter().filter(|f| f.masked && !f.value.is_empty()))
+        .filter_map(|f| {
+            let v = rb
+                .variables
+                .iter()
+                .find(|v| v.secret && v.name == f.label)?;
+            Some((v.env.clone()?, crate::secret::Secret::new(f.value.clone())))
+        })
+        .collect()
+}
+
+/// The secret fields of a run dialog still empty: (variable, environment variable), for the
+/// answer that the run needs them.
+pub fn secrets_missing(d: &Dialog) -> Vec<String> {
+    let Body::Form { fields, .. } = &d.body else {
+        return Vec::new();
+    };
+    (fields.iter().filter(|f| f.masked && f.value.is_empty()))
+        .map(|f| f.label.clone())
+        .collect()
+}
+
 /// The plan arrived: a run dialog waiting for it shows it.
 pub fn plan_ready(model: &mut Model, name: &str) {
     let Some(p) = model.runbooks.plan.as_ref().filter(|p| p.name == name) else {
         return;
     };
-    let (lines, values) = (p.lines.clone(), p.values.clone());
+    let lines = p.lines.clone();
+    let values = dialog_values(model, name);
     for d in model
         .dialog
         .iter_mut()
@@ -188,15 +295,22 @@ pub fn plan_ready(model: &mut Model, name: &str) {
         {
             let fresh = run_dialog(rb, lines.as_ref(), &values);
             d.text = fresh.text;
-            // Values the operator has not touched take the resolved ones.
+            // Values the operator has not touched take the resolved ones; a secret the plan
+            // found unset gains its field.
             if let (Body::Form { fields, .. }, Body::Form { fields: new, .. }) =
                 (&mut d.body, fresh.body)
             {
-                for (f, n) in fields.iter_mut().zip(new) {
-                    if f.caret.selected || f.value.is_empty() && f.label != "run" {
-                        *f = n;
-                    }
-                }
+                let old = std::mem::take(fields);
+                *fields = (new.into_iter())
+                    .map(|n| match old.iter().find(|f| f.label == n.label) {
+                        Some(f)
+                            if !(f.caret.selected || f.value.is_empty() && f.label != "run") =>
+                        {
+                            f.clone()
+                        }
+                        _ => n,
+                    })
+                    .collect();
             }
         }
     }
@@ -218,13 +332,20 @@ fn refuse_run(model: &Model) -> Option<String> {
     None
 }
 
-/// The typed name matched: start the run with the variables changed in the dialog.
-pub fn start(model: &mut Model, rb: Runbook, vars: Vec<(String, String)>) -> Vec<Effect> {
+/// The typed name matched: start the run with the variables changed in the dialog and the
+/// secrets typed there (for this run only).
+pub fn start(
+    model: &mut Model,
+    rb: Runbook,
+    vars: Vec<(String, String)>,
+    secrets: Vec<(String, crate::secret::Secret)>,
+) -> Vec<Effect> {
     if let Some(refused) = refuse_run(model) {
         model.notify(refused, true, Some(8));
         return Vec::new();
     }
     let run_id = rb.run_id(model.now);
+    let (vars, accepted) = super::sharing::run_proposed(model, &rb.name, &run_id, vars);
     let mut view = RunPane::new(run_id.clone(), &rb, model.now);
     if let Some(p) = model.runbooks.plan.take().filter(|p| p.name == rb.name) {
         view.batch_totals = p.batches;
@@ -246,12 +367,14 @@ pub fn start(model: &mut Model, rb: Runbook, vars: Vec<(String, String)>) -> Vec
         let list: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
         model.notify(format!("run with {}", list.join(", ")), false, Some(8));
     }
-    vec![Effect::StartRun {
+    let start = Effect::StartRun {
         runbook: Box::new(rb),
         run_id,
         vars,
+        secrets,
         resume: None,
-    }]
+    };
+    accepted.into_iter().chain([start]).collect()
 }
 
 /// What a run has done and not done, for the questions that stop or change it.

@@ -4,7 +4,7 @@
 
 use super::super::model::Model;
 use super::super::panes::dialog::{Dialog, Purpose};
-use super::super::sharing::{ShareMsg, Sharing};
+use super::super::sharing::{AcceptedRun, Proposed, RunProposal, ShareMsg, Sharing};
 use super::Effect;
 
 /// The choices of the takeover dialog.
@@ -36,23 +36,27 @@ pub fn report(model: &mut Model, msg: ShareMsg) -> Vec<Effect> {
             Sharing::Holding { followers } | Sharing::Following { followers, .. } => *followers = n,
             Sharing::Alone => model.sharing = Sharing::Holding { followers: n },
         },
-        ShareMsg::Proposal { runbook, record } => {
-            let who = record.actor.clone();
+        ShareMsg::Proposal { run, record } => {
+            let (who, seq) = (record.actor.clone(), record.seq);
             model.add_record(*record);
             // Only the holder runs runbooks, after its own typed confirmation: the proposal
-            // selects the runbook; the operator opens its plan and runs it as ever.
+            // selects the runbook; accepting opens its run dialog with the proposed values.
             if let Some(i) = (model.runbooks.entries.as_ref())
-                .and_then(|e| e.iter().position(|e| e.name() == runbook))
+                .and_then(|e| e.iter().position(|e| e.name() == run.runbook))
             {
                 model.runbooks.selected = i;
             }
             model.notify(
-                format!(
-                    "{who} proposes running runbook \"{runbook}\": b opens the runbooks, x runs it"
-                ),
+                format!("{who} proposes running runbook \"{}\"", run.runbook),
                 false,
                 Some(30),
             );
+            ask(model, who, seq, Proposed::Run(run));
+        }
+        ShareMsg::NoteProposal { text, record } => {
+            let (who, seq) = (record.actor.clone(), record.seq);
+            model.add_record(*record);
+            ask(model, who, seq, Proposed::Note(text));
         }
         ShareMsg::Proposed(Ok(record)) => {
             model.add_record(*record);
@@ -84,8 +88,46 @@ pub fn report(model: &mut Model, msg: ShareMsg) -> Vec<Effect> {
         ShareMsg::TookOver(Err(e)) => {
             model.notify(format!("could not take over: {e}"), true, Some(30));
         }
+        ShareMsg::Engine(news) => engine_news(model, news),
     }
     Vec::new()
+}
+
+/// What the sync with the engine says: its state for the status bar, another responder's
+/// record for the timeline (by time), a responder joining, a refused message.
+fn engine_news(model: &mut Model, news: crate::share::session::News) {
+    use crate::share::session::News;
+    match news {
+        News::Record(shared) => {
+            let r = shared.record;
+            let at = model.others.partition_point(|o| o.time <= r.time);
+            model.others.insert(at, r);
+        }
+        News::Joined(writer) => model.notify(
+            format!("responder {writer} joined the incident"),
+            false,
+            Some(15),
+        ),
+        News::Refused(why) => model.notify(
+            format!("refused a record on the engine: {why}"),
+            true,
+            Some(30),
+        ),
+        News::Unreachable { reason, unsent } => {
+            let was = matches!(model.engine, Some(News::Unreachable { .. }));
+            if !was {
+                model.notify(
+                    format!(
+                        "not shared: {reason}; recording goes on here and is shared when it is back"
+                    ),
+                    true,
+                    Some(30),
+                );
+            }
+            model.engine = Some(News::Unreachable { reason, unsent });
+        }
+        state @ News::Shared { .. } => model.engine = Some(state),
+    }
 }
 
 /// The holder went away: say so, and offer to take over when the incident is on this host.
@@ -119,6 +161,178 @@ fn holder_gone(model: &mut Model, why: String) -> Vec<Effect> {
         model.dialogs_waiting.push_back(dialog);
     }
     Vec::new()
+}
+
+/// The choices of a proposal's dialog.
+pub const PROPOSAL: [&str; 2] = ["Accept", "Decline (recorded)"];
+
+/// Ask the operator to accept or decline a responder's proposal.
+fn ask(model: &mut Model, proposer: String, seq: u64, what: Proposed) {
+    let (what, text) = match what {
+        Proposed::Run(run) => {
+            let (run, text) = run_text(model, &proposer, seq, run);
+            (Proposed::Run(run), text)
+        }
+        Proposed::Note(note) => {
+            let text = vec![
+                format!("{proposer} proposes this note (#{seq}):"),
+                note.clone(),
+                "Accepting records it in their name.".to_string(),
+            ];
+            (Proposed::Note(note), text)
+        }
+    };
+    let purpose = Purpose::Proposal {
+        proposer,
+        seq,
+        what,
+    };
+    let options = PROPOSAL.iter().map(|s| (*s).to_string()).collect();
+    let dialog = Dialog::choose("A proposal".into(), text, options, 0, purpose);
+    if model.dialog.is_none() {
+        model.dialog = Some(dialog);
+    } else {
+        model.dialogs_waiting.push_back(dialog);
+    }
+}
+
+/// The proposal's values this console takes (those of variables its runbook declares and
+/// that are not secrets: a secret's value comes from this console's environment only, and is
+/// never shown), and the dialog's lines: each value taken as `name = value`, each name not
+/// taken with why.
+fn run_text(
+    model: &Model,
+    proposer: &str,
+    seq: u64,
+    mut run: RunProposal,
+) -> (RunProposal, Vec<String>) {
+    let declared = (model.runbooks.entries.as_ref())
+        .and_then(|e| e.iter().find(|e| e.name() == run.runbook))
+        .and_then(|e| e.runbook())
+        .map(|rb| rb.variables.clone());
+    let mut text = vec![format!(
+        "{proposer} proposes running runbook \"{}\" (#{seq}).",
+        run.runbook
+    )];
+    let mut refused = Vec::new();
+    run.variables.retain(|name, _| {
+        let why = match declared
+            .as_ref()
+            .map(|d| d.iter().find(|v| v.name == *name))
+        {
+            None => "its runbook does not load here",
+            Some(None) => "the runbook has no such variable",
+            Some(Some(v)) if v.secret => {
+                "a secret: its value comes from this console's environment"
+            }
+            Some(Some(_)) => return true,
+        };
+        refused.push(format!("  not taken: {name} ({why})"));
+        false
+    });
+    if run.variables.is_empty() {
+        text.push("With the usual values of its variables.".into());
+    } else {
+        text.push("With:".into());
+        text.extend(run.variables.iter().map(|(k, v)| format!("  {k} = {v}")));
+    }
+    text.extend(refused);
+    text.push(
+        "Accepting opens its run dialog with these values: its plan and your typed \
+         confirmation come before it runs."
+            .into(),
+    );
+    (run, text)
+}
+
+/// A proposal's dialog was answered (`accepted`, or declined: enter on the second choice, or
+/// esc); a declined proposal is recorded, an accepted note recorded in the proposer's name,
+/// an accepted run's dialog opened with the proposed values.
+pub fn proposal_answered(
+    model: &mut Model,
+    proposer: &str,
+    seq: u64,
+    what: &Proposed,
+    accepted: bool,
+) -> Vec<Effect> {
+    use crate::incident::{Event, Source};
+    let event = match (what, accepted) {
+        (Proposed::Run(run), true) => {
+            model.runbooks.accepted = Some(AcceptedRun {
+                proposer: proposer.to_string(),
+                seq,
+                run: run.clone(),
+            });
+            return super::runbooks::ask_to_run_proposed(model);
+        }
+        (Proposed::Note(text), true) => {
+            return vec![Effect::Record {
+                source: Source::Operator,
+                actor: proposer.to_string(),
+                event: Event::note(text.clone()),
+            }];
+        }
+        (Proposed::Run(run), false) => format!(
+            "declined the run of \"{}\" proposed by {proposer} (#{seq})",
+            run.runbook
+        ),
+        (Proposed::Note(_), false) => format!("declined the note proposed by {proposer} (#{seq})"),
+    };
+    vec![Effect::Record {
+        source: Source::Operator,
+        actor: model.actor.clone(),
+        event: Event::note(event),
+    }]
+}
+
+/// A run of `runbook` starts as `run_id` with the dialog's `vars`: when it is the accepted
+/// proposal's, the proposed values go under the dialog's (later wins), and the operator's
+/// record of it names the proposer, so the run has both authors on the timeline.
+pub fn run_proposed(
+    model: &mut Model,
+    runbook: &str,
+    run_id: &str,
+    vars: Vec<(String, String)>,
+) -> (Vec<(String, String)>, Option<Effect>) {
+    let Some(a) = model
+        .runbooks
+        .accepted
+        .take_if(|a| a.run.runbook == runbook)
+    else {
+        return (vars, None);
+    };
+    let mut all: Vec<(String, String)> = a.run.variables.into_iter().collect();
+    all.extend(vars);
+    let mut text = format!(
+        "runs \"{runbook}\" as {} proposed (#{}): run {run_id}",
+        a.proposer, a.seq
+    );
+    if !all.is_empty() {
+        let list: Vec<String> = all.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        text.push_str(&format!(", with {}", list.join(", ")));
+    }
+    let record = Effect::Record {
+        source: crate::incident::Source::Operator,
+        actor: model.actor.clone(),
+        event: crate::incident::Event::note(text),
+    };
+    (all, Some(record))
+}
+
+/// The accepted proposal of a run of `runbook` will not run (`why`): dropped, and recorded.
+pub fn accepted_run_dropped(model: &mut Model, runbook: &str, why: &str) -> Option<Effect> {
+    let a = model
+        .runbooks
+        .accepted
+        .take_if(|a| a.run.runbook == runbook)?;
+    Some(Effect::Record {
+        source: crate::incident::Source::Operator,
+        actor: model.actor.clone(),
+        event: crate::incident::Event::note(format!(
+            "did not run \"{runbook}\" proposed by {} (#{}): {why}",
+            a.proposer, a.seq
+        )),
+    })
 }
 
 /// The takeover dialog was answered.

@@ -2,6 +2,7 @@ use super::*;
 
 mod console;
 mod sharing;
+mod silence;
 mod variables;
 use crate::app::PanelState;
 use crate::config::Config;
@@ -790,4 +791,138 @@ fn old_values_are_never_an_all_clear_and_a_down_source_is_said_first() {
         "{said}"
     );
     assert!(!said.contains("failing") && !said.contains("try"), "{said}");
+}
+
+/// Issue 33 point 8: help over a running rehearsal stops its clock until it closes; over a
+/// rehearsal already paused (or not a rehearsal) it changes nothing.
+#[test]
+fn help_pauses_a_running_rehearsal_and_closing_it_resumes() {
+    let mut m = model();
+    m.rehearsal = true;
+    let effects = update(&mut m, key('?'));
+    assert_eq!(effects, vec![Effect::Pace { running: false }]);
+    assert!(m.paused && m.mode == Mode::Help);
+    let effects = update(&mut m, code(KeyCode::Esc));
+    assert_eq!(effects.first(), Some(&Effect::Pace { running: true }));
+    assert!(!m.paused && m.mode == Mode::Dashboard);
+    // Paused by the operator: help leaves it paused.
+    update(&mut m, key('p'));
+    assert!(m.paused);
+    assert!(update(&mut m, key('?')).is_empty());
+    assert!(update(&mut m, key('?')).is_empty());
+    assert!(m.paused, "help does not resume what the operator paused");
+    // Not a rehearsal: nothing to pause.
+    let mut m = model();
+    assert!(update(&mut m, key('?')).is_empty());
+    assert!(!m.paused);
+}
+
+/// Issue 33 point 7: `y` copies what there is (asking which when there are several), `o` the
+/// selected panel's graph URL; each copy is also said on the message line.
+#[test]
+fn y_copies_and_o_links_the_selected_panel() {
+    let mut m = model();
+    // No incident, no run, no export: the panel's PromQL is the one thing, copied at once.
+    let query = m.panels[m.selected].config.query.clone();
+    assert_eq!(update(&mut m, key('y')), vec![Effect::Copy(query.clone())]);
+    assert!(m.notice.as_ref().is_some_and(|n| n.text.contains(&query)));
+    // With an incident and an export there is a choice; the second option is the PromQL.
+    m.incident = Some(crate::app::model::IncidentHeader {
+        id: "INC-20261204-0001".into(),
+        title: "t".into(),
+    });
+    update(
+        &mut m,
+        Msg::Exported(Ok(("exports/INC/postmortem.md".into(), Vec::new()))),
+    );
+    assert!(update(&mut m, key('y')).is_empty());
+    let d = m.dialog.as_ref().expect("a choice");
+    let crate::app::panes::dialog::Body::Choose { options, .. } = &d.body else {
+        panic!("{d:?}")
+    };
+    assert_eq!(options.len(), 3, "{options:?}");
+    assert_eq!(
+        update(&mut m, code(KeyCode::Enter)),
+        vec![Effect::Copy("INC-20261204-0001".into())]
+    );
+    update(&mut m, key('y'));
+    update(&mut m, code(KeyCode::Down));
+    update(&mut m, code(KeyCode::Down));
+    assert_eq!(
+        update(&mut m, code(KeyCode::Enter)),
+        vec![Effect::Copy("exports/INC/postmortem.md".into())]
+    );
+    // `o`: no Prometheus URL (an embedded engine) says so and copies nothing.
+    assert!(update(&mut m, key('o')).is_empty());
+    assert!(
+        m.notice
+            .as_ref()
+            .is_some_and(|n| n.text.contains("no Prometheus"))
+    );
+    m.graph_base = Some("http://127.0.0.1:9090/".into());
+    let [Effect::Copy(url)] = &update(&mut m, key('o'))[..] else {
+        panic!("no copy")
+    };
+    let parsed = url::Url::parse(url).unwrap();
+    assert_eq!(parsed.path(), "/graph");
+    assert!(
+        parsed
+            .query_pairs()
+            .any(|(k, v)| k == "g0.expr" && v == query)
+    );
+}
+
+#[test]
+fn a_click_selects_the_panel_under_it_and_the_wheel_scrolls_what_is_under_it() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mouse = |kind, column, row| {
+        Msg::Mouse(MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    let mut m = model();
+    let area = m.areas().panels.expect("panels on screen");
+    // A point over another panel than the selected one.
+    let (x, y, i) = (area.top()..area.bottom())
+        .flat_map(|y| (area.left()..area.right()).map(move |x| (x, y)))
+        .find_map(|(x, y)| {
+            let at = ratatui::layout::Position::new(x, y);
+            crate::ui::dashboard::panel_at(area, &m, at)
+                .filter(|i| *i != m.selected)
+                .map(|i| (x, y, i))
+        })
+        .expect("another panel on screen");
+    update(&mut m, mouse(MouseEventKind::Down(MouseButton::Left), x, y));
+    assert_eq!(m.selected, i);
+    // The wheel over the timeline scrolls it, one row a notch.
+    for n in 0..20 {
+        m.timeline.push(crossing(
+            n + 1,
+            "Pool saturation",
+            crate::incident::event::Direction::Up,
+        ));
+    }
+    m.show_timeline = true;
+    let tl = m.areas().timeline.expect("the timeline beside the panels");
+    update(
+        &mut m,
+        mouse(MouseEventKind::ScrollDown, tl.x + 1, tl.y + 1),
+    );
+    update(
+        &mut m,
+        mouse(MouseEventKind::ScrollDown, tl.x + 1, tl.y + 1),
+    );
+    assert_eq!(m.timeline_pane.scroll, 2);
+    update(&mut m, mouse(MouseEventKind::ScrollUp, tl.x + 1, tl.y + 1));
+    assert_eq!(m.timeline_pane.scroll, 1);
+    // Over a dialog the mouse does nothing.
+    update(&mut m, key(':'));
+    update(
+        &mut m,
+        mouse(MouseEventKind::ScrollDown, tl.x + 1, tl.y + 1),
+    );
+    assert_eq!(m.timeline_pane.scroll, 1);
 }

@@ -27,8 +27,8 @@ pub(super) fn resolved(model: &mut Model, bindings: Bindings) -> Vec<Effect> {
     vars.bindings = Some(bindings);
     for p in &mut model.panels {
         if let Some(t) = &p.template {
-            let query = vars.query(t);
-            p.set_query(query);
+            let filled = vars.panel(t);
+            p.set_filled(filled);
         }
     }
     model.dirty = true;
@@ -77,33 +77,59 @@ pub(super) fn values(model: &mut Model, i: usize) -> Vec<Effect> {
         model.notify(text, true, Some(10));
         return Vec::new();
     }
-    let current = (choices.iter()).position(|c| match c {
-        Choice::All => v.current.iter().any(|c| c == "$__all"),
-        Choice::Value(s) => v.current.contains(s),
-    });
     let title = crate::sanitize::line(&format!("${}", v.name)).into_owned();
-    model.dialog = Some(Dialog::choose(
-        title,
-        vec![model.variables.summary(i)],
-        choices.iter().map(Choice::label).collect(),
-        current.unwrap_or(0),
-        Purpose::SetVariable { index: i, choices },
-    ));
+    let labels = choices.iter().map(Choice::label).collect();
+    let current: Vec<bool> = (choices.iter()).map(|c| vars.is_current(i, c)).collect();
+    let mut text = vec![vars.summary(i)];
+    if v.multi {
+        text.push("Several values: space checks or unchecks, enter applies.".into());
+    }
+    let purpose = Purpose::SetVariable { index: i, choices };
+    model.dialog = Some(match v.multi {
+        true => Dialog::check(title, text, labels, current, purpose),
+        false => {
+            let at = current.iter().position(|c| *c).unwrap_or(0);
+            Dialog::choose(title, text, labels, at, purpose)
+        }
+    });
     Vec::new()
 }
 
-/// A value was chosen: the variable is resolved again, and the panels using it re-query.
-pub(super) fn chosen(model: &mut Model, i: usize, choice: &Choice) -> Vec<Effect> {
-    model.variables.set(i, choice);
-    let name = model
-        .variables
-        .defs
-        .get(i)
+/// Space in a multi-value variable's values: check or uncheck the highlighted one; "All"
+/// and the values exclude each other, as in Grafana's picker.
+pub(super) fn toggle(model: &mut Model) {
+    let Some(d) = model.dialog.as_mut() else {
+        return;
+    };
+    let (Some(at), Some(checked)) = (d.selected(), d.checked()) else {
+        return;
+    };
+    let Purpose::SetVariable { choices, .. } = &d.purpose else {
+        return;
+    };
+    let on = !checked.contains(&at);
+    let all = (choices.iter()).position(|c| *c == Choice::All);
+    let clear: Vec<usize> = match (on, all) {
+        (true, Some(a)) if a == at => (0..choices.len()).filter(|i| *i != a).collect(),
+        (true, Some(a)) => vec![a],
+        _ => Vec::new(),
+    };
+    for i in clear {
+        d.set_checked(i, false);
+    }
+    d.set_checked(at, on);
+}
+
+/// Values were chosen: the variable is resolved again, and the panels using it re-query.
+pub(super) fn chosen(model: &mut Model, i: usize, picked: &[Choice]) -> Vec<Effect> {
+    model.variables.set(i, picked);
+    let name = (model.variables.defs.get(i))
         .map(|v| v.name.clone())
         .unwrap_or_default();
+    let labels: Vec<String> = picked.iter().map(Choice::label).collect();
     let text = format!(
         "${name} = {}: the panels using it ask again",
-        choice.label()
+        labels.join(" + ")
     );
     model.notify(crate::sanitize::line(&text).into_owned(), false, Some(5));
     tick(model)

@@ -103,3 +103,70 @@ pub fn start(
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || runtime.block_on(run));
 }
+
+/// A run of a runbook that changes something, on an incident shared across machines: started
+/// by `launch` only once this console holds the incident's executor lease (one responder runs
+/// at a time), which is renewed while the run lasts and given back when it ends. Held by
+/// another responder: the run does not start and the console says who holds it. Lost during
+/// the run (the engine out of reach past the lease's timeout): the run is aborted, no new
+/// action, since another responder may hold it by then.
+pub fn with_lease(
+    engine: crate::share::Engine,
+    incident: crate::incident::IncidentId,
+    run_id: String,
+    setup: RunbookSetup,
+    tx: mpsc::UnboundedSender<Msg>,
+    launch: impl FnOnce() + Send + 'static,
+) {
+    use crate::share::lease::{ForRun, TIMEOUT, for_run};
+    tokio::spawn(async move {
+        let holder = crate::share::lease::holder_name();
+        let refused = |text: String| {
+            let _ = tx.send(Msg::RunEnded {
+                run_id: run_id.clone(),
+                outcome: RunOutcome::Aborted,
+            });
+            let _ = tx.send(Msg::Lease(text));
+        };
+        let held = match for_run(&engine, &incident, &holder).await {
+            Ok(ForRun::Held(held)) => held,
+            Ok(ForRun::Busy { by }) => {
+                return refused(format!(
+                    "not run: {by} holds the executor lease (one responder runs at a time); \
+                     propose it to them, or run it after theirs (a lease lapses {} s after its \
+                     holder stops renewing it)",
+                    TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return refused(format!("not run: the executor lease: {e}")),
+        };
+        launch();
+        let mut lost = held.lost.clone();
+        let running = |setup: &RunbookSetup| {
+            setup
+                .controls
+                .lock()
+                .is_ok_and(|map| map.contains_key(&run_id))
+        };
+        // The run registers its control as it starts and removes it as it ends.
+        loop {
+            tokio::select! {
+                _ = lost.wait_for(Option::is_some) => {
+                    let why = held.lost.borrow().clone().unwrap_or_default();
+                    setup.control(&run_id, Control::Abort);
+                    let _ = tx.send(Msg::Lease(format!("{why}: the run is aborted, no new action")));
+                    return;
+                }
+                () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+            }
+            if !running(&setup) {
+                break;
+            }
+        }
+        if let Err(e) = held.release().await {
+            let _ = tx.send(Msg::Lease(format!(
+                "the executor lease was not given back ({e}); it lapses by itself"
+            )));
+        }
+    });
+}

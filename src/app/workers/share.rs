@@ -56,8 +56,16 @@ pub fn hold(writer: &JournalWriter, tx: &mpsc::UnboundedSender<Msg>) -> Option<S
         while let Some(n) = news.recv().await {
             let m = match n {
                 serve::HolderNews::Followers(n) => ShareMsg::Followers(n),
-                serve::HolderNews::Proposal { runbook, record } => {
-                    ShareMsg::Proposal { runbook, record }
+                serve::HolderNews::Proposal {
+                    runbook,
+                    variables,
+                    record,
+                } => ShareMsg::Proposal {
+                    run: crate::app::sharing::RunProposal { runbook, variables },
+                    record,
+                },
+                serve::HolderNews::NoteProposal { text, record } => {
+                    ShareMsg::NoteProposal { text, record }
                 }
             };
             if !share(&forward, m) {

@@ -478,7 +478,7 @@ fn build<'b>(
         .as_deref()
         .filter(|l| !l.trim().is_empty() && l.trim() != "__auto")
         .map(|l| {
-            let text = interpolate(l, lookup, b, Mode::Text).text;
+            let text = interpolate(l, lookup, b, Mode::Legend).text;
             crate::sanitize::sanitize(&legend_template(text.trim()), false, MAX_TITLE).into_owned()
         })
         .filter(|l| !l.is_empty());

@@ -193,7 +193,14 @@ impl Client {
     pub fn propose(&self, incident: &str, runbook: &str) -> Result<Record, ClientError> {
         let op = Op::Propose {
             runbook: runbook.to_string(),
+            variables: Default::default(),
+            reason: String::new(),
         };
+        self.proposal(incident, op)
+    }
+
+    /// Sends a proposal (`Op::Propose` or `Op::ProposeNote`); `Ok` with its note.
+    pub fn proposal(&self, incident: &str, op: Op) -> Result<Record, ClientError> {
         match self.call(Some(incident), op)? {
             Answer::Proposed { record } => Ok(record),
             other => Err(unexpected(other, &self.path)),

@@ -19,6 +19,7 @@ use crate::incident::event::Event;
 use crate::incident::record::Record;
 use crate::incident::store::Holder;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 1;
@@ -52,8 +53,18 @@ pub enum Op {
     /// appended, and the follower count as it changes.
     Follow { after: u64 },
     /// Ask the holder's operator to run a runbook (only the holder runs runbooks, after its own
-    /// confirmation); recorded as a note by the proposer and answered `proposed`.
-    Propose { runbook: String },
+    /// confirmation), with the variables and the reason the proposer gives; recorded as a note
+    /// by the proposer and answered `proposed`.
+    Propose {
+        runbook: String,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        variables: BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reason: String,
+    },
+    /// Ask the holder's operator to record a note in the proposer's name (it accepts or
+    /// declines); the proposal is recorded as a note by the proposer and answered `proposed`.
+    ProposeNote { text: String },
     /// Who holds the incident; answered `welcome`.
     Hello,
 }

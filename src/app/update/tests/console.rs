@@ -46,6 +46,11 @@ fn entries() -> Vec<Entry> {
 
 /// The pane open on `name`, its plan shown.
 fn planned(m: &mut Model, name: &str) {
+    planned_with(m, name, [("service", "planner-api")]);
+}
+
+/// [`planned`], the plan having resolved the variables to `values`.
+fn planned_with<const N: usize>(m: &mut Model, name: &str, values: [(&str, &str); N]) {
     while m.mode != Mode::Dashboard {
         update(m, code(KeyCode::Esc));
     }
@@ -66,7 +71,7 @@ fn planned(m: &mut Model, name: &str) {
     }
     let effects = update(m, code(KeyCode::Enter));
     assert!(
-        matches!(&effects[..], [Effect::PlanRunbook(rb)] if rb.name == name),
+        matches!(&effects[..], [Effect::PlanRunbook { runbook, vars }] if runbook.name == name && vars.is_empty()),
         "{effects:?}"
     );
     let mut batches = std::collections::BTreeMap::new();
@@ -83,7 +88,9 @@ fn planned(m: &mut Model, name: &str) {
                     "Restart planner-api in batches".to_string(),
                 )]
                 .into(),
-                values: [("service".to_string(), "planner-api".to_string())].into(),
+                values: (values.iter())
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
             }),
         },
     );
@@ -178,7 +185,7 @@ fn x_opens_the_run_dialog_at_once_and_broken_runbooks_do_not_run() {
     let name = m.runbooks.entry().unwrap().name().clone();
     let effects = update(&mut m, key('x'));
     assert!(
-        matches!(&effects[..], [Effect::PlanRunbook(_)]),
+        matches!(&effects[..], [Effect::PlanRunbook { .. }]),
         "{effects:?}"
     );
     // The dialog is open at once: what is typed next is its text, not dashboard keys.
@@ -262,6 +269,74 @@ fn variables_changed_in_the_run_dialog_reach_the_run() {
         vars,
         &vec![("service".to_string(), "checkout-api".to_string())]
     );
+}
+
+/// Issue 33 point 6: a secret the plan found unset is typed in the run dialog, drawn as
+/// dots, printed by nobody, refused empty, and reaches the run as its environment variable only.
+#[test]
+fn a_secret_not_set_is_typed_in_the_run_dialog_for_that_run_only() {
+    use crate::runbook::vars::NOT_SET;
+    let mut m = model();
+    let name = "pgbouncer-raise-pool";
+    planned_with(
+        &mut m,
+        name,
+        [("pgbouncer_password", NOT_SET), ("pool_size", "40")],
+    );
+    update(&mut m, key('x'));
+    let field = |m: &Model| {
+        let Body::Form { fields, .. } = &m.dialog.as_ref().unwrap().body else {
+            panic!("not a form")
+        };
+        let i = (fields.iter().position(|f| f.label == "pgbouncer_password"))
+            .expect("a field for the unset secret");
+        (i, fields[i].clone())
+    };
+    let (at, f) = field(&m);
+    assert!(f.masked && f.value.is_empty(), "{f:?}");
+    assert!(f.hint.contains("PGBOUNCER_ADMIN_PASSWORD"), "{}", f.hint);
+    // Without it the run does not start, and the dialog says what is missing.
+    typed(&mut m, name);
+    assert!(update(&mut m, code(KeyCode::Enter)).is_empty());
+    let error = m
+        .dialog
+        .as_ref()
+        .and_then(|d| d.error.clone())
+        .unwrap_or_default();
+    assert!(error.contains("pgbouncer_password has no value"), "{error}");
+    for _ in 0..at {
+        update(&mut m, code(KeyCode::Tab));
+    }
+    let canary = "canary-s3cr3t-7731";
+    typed(&mut m, canary);
+    assert_eq!(field(&m).1.value, canary);
+    let shown = format!("{:?}", m.dialog);
+    assert!(!shown.contains(canary), "Debug shows the secret: {shown}");
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal.draw(|f| crate::ui::view(f, &m)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let screen: String = (buffer.content.iter())
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
+    assert!(!screen.contains(canary), "{screen}");
+    assert!(screen.contains(&"•".repeat(canary.len())), "{screen}");
+    let effects = update(&mut m, code(KeyCode::Enter));
+    let [Effect::StartRun { vars, secrets, .. }] = &effects[..] else {
+        panic!("{effects:?}")
+    };
+    assert!(
+        vars.iter().all(|(k, _)| k != "pgbouncer_password"),
+        "{vars:?}"
+    );
+    let [(env, secret)] = &secrets[..] else {
+        panic!("{secrets:?}")
+    };
+    assert_eq!(
+        (env.as_str(), secret.expose()),
+        ("PGBOUNCER_ADMIN_PASSWORD", canary)
+    );
+    assert!(!format!("{effects:?}").contains(canary));
+    assert!(m.dialog.is_none(), "the only copy went with the run");
 }
 
 /// Answer the choice dialog shown with option `i` (down to it, then enter).
@@ -824,9 +899,9 @@ fn timeline_filter_steps_through_sources_and_order_toggles() {
     assert_eq!(m.timeline_filter, FILTERS.last().copied());
     update(&mut m, key('f'));
     assert_eq!(m.timeline_filter, None, "then all again");
-    update(&mut m, key('o'));
+    update(&mut m, key('O'));
     assert!(m.oldest_first);
-    update(&mut m, key('o'));
+    update(&mut m, key('O'));
     assert!(!m.oldest_first);
 }
 
@@ -1313,4 +1388,105 @@ fn keys_typed_before_a_dialog_came_up_answer_nothing() {
     update(&mut m, key('s'));
     assert!(m.dialog.is_some(), "s opens the status dialog");
     assert_eq!(m.targets_changed, before);
+}
+
+#[test]
+fn the_palette_lists_completes_and_does_what_the_keys_do() {
+    let mut m = incident_model();
+    assert!(update(&mut m, key(':')).is_empty());
+    let d = m.dialog.as_ref().expect("the palette");
+    assert_eq!(d.purpose, Purpose::Palette);
+    assert!(d.text.iter().any(|l| l.contains("runbook")), "{:?}", d.text);
+    // Typing narrows the listing; tab completes as far as the candidates agree.
+    typed(&mut m, "exp");
+    let d = m.dialog.as_ref().unwrap();
+    assert_eq!(d.text.len(), 1, "{:?}", d.text);
+    update(&mut m, code(KeyCode::Tab));
+    assert_eq!(m.dialog.as_ref().unwrap().field(0), "export");
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert!(matches!(&effects[..], [Effect::Export(_)]), "{effects:?}");
+    assert!(m.dialog.is_none());
+    // A word it does not know keeps the palette open and says so.
+    update(&mut m, key(':'));
+    typed(&mut m, "frobnicate");
+    refused(&mut m, "no command");
+    update(&mut m, code(KeyCode::Esc));
+    // `status NAME` records the status, as the status dialog would.
+    update(&mut m, key(':'));
+    typed(&mut m, "status iden");
+    update(&mut m, code(KeyCode::Tab));
+    assert_eq!(m.dialog.as_ref().unwrap().field(0), "status identified");
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert!(
+        matches!(&effects[..], [Effect::Record { event: Event::StatusChanged { status }, .. }]
+            if *status == crate::incident::event::Status::Identified),
+        "{effects:?}"
+    );
+    // `theme NAME` switches the theme for the session.
+    update(&mut m, key(':'));
+    typed(&mut m, "theme light");
+    update(&mut m, code(KeyCode::Enter));
+    assert_eq!(m.theme.name, "light");
+    // `runbook NAME` opens that runbook's run dialog, wherever the list's selection was.
+    update(&mut m, key('b'));
+    update(&mut m, Msg::RunbooksLoaded(entries()));
+    update(&mut m, code(KeyCode::Esc));
+    update(&mut m, key(':'));
+    typed(&mut m, "runbook disable-re");
+    update(&mut m, code(KeyCode::Tab));
+    let effects = update(&mut m, code(KeyCode::Enter));
+    assert!(
+        matches!(&effects[..], [Effect::LoadRunbooks, Effect::PlanRunbook { runbook: rb, .. }] if rb.name == "disable-retries"),
+        "{effects:?}"
+    );
+    let d = m.dialog.as_ref().expect("the run dialog");
+    assert!(
+        matches!(&d.purpose, Purpose::StartRun(rb) if rb.name == "disable-retries"),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn slash_filters_the_runbook_list_and_esc_restores_it() {
+    let mut m = incident_model();
+    update(&mut m, key('b'));
+    update(&mut m, Msg::RunbooksLoaded(entries()));
+    let all = m.runbooks.visible().len();
+    assert!(all > 8, "{all}");
+    update(&mut m, key('/'));
+    assert!(m.search.as_ref().is_some_and(|s| s.runbooks));
+    // The list follows the text as it is typed.
+    typed(&mut m, "redis");
+    let names: Vec<String> = (m.runbooks.visible().into_iter())
+        .map(|i| m.runbooks.entries.as_ref().unwrap()[i].name())
+        .collect();
+    assert_eq!(names, ["redis-queue-drain"]);
+    assert_eq!(
+        m.runbooks.entry().map(Entry::name).as_deref(),
+        Some("redis-queue-drain")
+    );
+    update(&mut m, code(KeyCode::Enter));
+    assert!(m.search.is_none());
+    // x runs what is selected in the filtered list.
+    update(&mut m, key('x'));
+    assert!(
+        matches!(&m.dialog.as_ref().unwrap().purpose, Purpose::StartRun(rb) if rb.name == "redis-queue-drain")
+    );
+    update(&mut m, code(KeyCode::Esc));
+    // A filter nothing matches selects nothing: x runs nothing hidden.
+    update(&mut m, key('/'));
+    typed(&mut m, "zzz");
+    update(&mut m, code(KeyCode::Enter));
+    assert!(m.runbooks.visible().is_empty() && m.runbooks.entry().is_none());
+    update(&mut m, key('x'));
+    assert!(m.dialog.is_none());
+    // Esc while typing restores the filter before; esc in the pane then clears it.
+    update(&mut m, key('/'));
+    typed(&mut m, "pool");
+    assert_eq!(m.runbooks.filter.as_deref(), Some("pool"));
+    update(&mut m, code(KeyCode::Esc));
+    assert_eq!(m.runbooks.filter.as_deref(), Some("zzz"));
+    update(&mut m, code(KeyCode::Esc));
+    assert_eq!(m.runbooks.visible().len(), all);
+    assert_eq!(m.mode, Mode::Runbooks);
 }

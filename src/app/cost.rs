@@ -1,0 +1,97 @@
+//! What the console's queries cost follows what is on screen (issue 34). The view reports how
+//! each panel is shown (`Msg::Showing`); `update` fetches by it:
+//!
+//! - a chart gets range queries at its plot's resolution, as always;
+//! - a one-row panel (the compact form) a coarse range for its sparkline, and otherwise one
+//!   instant query per refresh for its value;
+//! - a panel not on screen no range query at all: its latest value is read at
+//!   [`hidden_every`], in instant queries that read up to [`crate::metrics::group::MAX_PANELS`]
+//!   panels each (each panel's worst series only), so its threshold crossings are still
+//!   recorded.
+//!
+//! A panel that comes into view is due at once. Until the view has reported anything (the
+//! first frame), every panel counts as a chart.
+
+use crate::ui::layout::Showing;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// Hidden panels' values are read no more often than this (nor more often than the refresh).
+pub const HIDDEN_MIN: Duration = Duration::from_secs(30);
+
+/// How often a hidden panel's latest value is read.
+pub fn hidden_every(refresh: Duration) -> Duration {
+    refresh.max(HIDDEN_MIN)
+}
+
+/// The fetching side of what is on screen.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cost {
+    /// How each panel is shown, as the view last reported (`None`: not reported yet).
+    pub showing: Option<Vec<Showing>>,
+    /// Queries that cannot be read in a group (the server refused the group's query: a scalar
+    /// query, say): their panels are read one by one when hidden.
+    pub solo: BTreeSet<String>,
+    /// Panels whose values a group in flight reads.
+    pub grouped: BTreeSet<usize>,
+    /// Group queries in flight.
+    pub groups: usize,
+    /// Requests sent by kind since start (counted by tests and the scale benchmark).
+    pub sent: Sent,
+}
+
+/// Requests sent, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sent {
+    pub range: u64,
+    pub instant: u64,
+    pub group: u64,
+}
+
+impl Cost {
+    /// How panel `i` is shown (a chart until the view says otherwise).
+    pub fn of(&self, i: usize) -> Showing {
+        (self.showing.as_ref())
+            .and_then(|s| s.get(i).copied())
+            .unwrap_or(Showing::Chart)
+    }
+
+    /// Take the view's report; the panels that came into view (or went from a row to a chart),
+    /// which are due at once (none on the first report: nothing was shown before it).
+    pub fn report(&mut self, showing: Vec<Showing>) -> Vec<usize> {
+        let rank = |s: Showing| match s {
+            Showing::Hidden => 0,
+            Showing::Row => 1,
+            Showing::Chart => 2,
+        };
+        let before: Vec<Showing> = (0..showing.len()).map(|i| self.of(i)).collect();
+        let known = self.showing.is_some();
+        let raised = (showing.iter().zip(&before).enumerate())
+            .filter(|(_, (now, was))| known && rank(**now) > rank(**was))
+            .map(|(i, _)| i)
+            .collect();
+        self.showing = Some(showing);
+        raised
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panels_coming_into_view_are_reported() {
+        let mut c = Cost::default();
+        assert_eq!(c.of(3), Showing::Chart);
+        let first = c.report(vec![Showing::Chart, Showing::Row, Showing::Hidden]);
+        assert!(first.is_empty(), "{first:?}");
+        let next = c.report(vec![Showing::Row, Showing::Chart, Showing::Row]);
+        assert_eq!(next, [1, 2]);
+        assert_eq!(c.of(0), Showing::Row);
+        assert_eq!(hidden_every(Duration::from_secs(5)), HIDDEN_MIN);
+        assert_eq!(
+            hidden_every(Duration::from_secs(60)),
+            Duration::from_secs(60)
+        );
+    }
+}

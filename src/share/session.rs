@@ -1,0 +1,295 @@
+//! A long-lived responder on the engine (the console, the recorder): its own records published
+//! as they are written (the backlog again on every reconnect), everyone's followed and merged,
+//! and what that looks like reported as [`News`]. It never blocks writing: the journal's feed
+//! is only read, and an engine out of reach only makes the backlog grow.
+
+use super::engine::{Engine, ShareError};
+use super::sync::{ensure_stream, follow, publish_backlog};
+use super::view::{Merged, View};
+use super::wire::{Refused, Shared, WriterId};
+use crate::incident::{IncidentId, Record};
+use futures::StreamExt;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc};
+
+/// How long one publish or stream question may take before the engine counts as out of reach.
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
+/// The pause before asking an engine out of reach again.
+const RETRY: Duration = Duration::from_secs(3);
+
+/// What the sync reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum News {
+    /// The engine answers: how many responders wrote to the incident (this one included), and
+    /// how many of this responder's records it has not acknowledged yet.
+    Shared { responders: usize, unsent: usize },
+    /// The engine is out of reach: why, and how many records wait to be shared.
+    Unreachable { reason: String, unsent: usize },
+    /// Another responder's record, merged once.
+    Record(Box<Shared>),
+    /// A responder seen for the first time since this one started following.
+    Joined(WriterId),
+    /// A message on the stream that was refused (never merged).
+    Refused(Refused),
+}
+
+/// One responder's place on the engine.
+pub struct Session {
+    pub engine: Engine,
+    pub incident: IncidentId,
+    pub writer: WriterId,
+    /// This responder's records so far (its journal as read at the start).
+    pub records: Vec<Record>,
+    /// The journal's file, read again when the feed falls behind.
+    pub journal: std::path::PathBuf,
+}
+
+/// The sync's state between two steps.
+struct Run {
+    session: Session,
+    view: View,
+    /// The highest sequence of ours the engine acknowledged.
+    acked: u64,
+    /// Writers seen when the first catch-up ended: later ones "join".
+    caught_up: bool,
+    /// The last status said (said again only when it changes).
+    last: Option<News>,
+    news: mpsc::UnboundedSender<News>,
+}
+
+impl Run {
+    fn unsent(&self) -> usize {
+        let acked = self.acked;
+        self.session
+            .records
+            .iter()
+            .filter(|r| r.seq > acked)
+            .count()
+    }
+
+    fn say(&self, n: News) -> bool {
+        self.news.send(n).is_ok()
+    }
+
+    /// Says a status when it differs from the last one said.
+    fn once(&mut self, n: News) -> bool {
+        if self.last.as_ref() == Some(&n) {
+            return true;
+        }
+        self.last = Some(n.clone());
+        self.say(n)
+    }
+
+    fn status(&mut self) -> bool {
+        // Every writer seen, and this one, which may not have written yet.
+        let writers = self.view.writers();
+        let responders = writers.len() + usize::from(!writers.contains(&self.session.writer));
+        self.once(News::Shared {
+            responders,
+            unsent: self.unsent(),
+        })
+    }
+
+    fn out_of_reach(&mut self, e: &ShareError) -> bool {
+        self.once(News::Unreachable {
+            reason: crate::sanitize::line(&e.to_string()).into_owned(),
+            unsent: self.unsent(),
+        })
+    }
+
+    /// Says the engine is out of reach and waits before the next try; false when nobody
+    /// listens any more.
+    async fn pause(&mut self, e: &ShareError) -> bool {
+        if !self.out_of_reach(e) {
+            return false;
+        }
+        tokio::time::sleep(RETRY).await;
+        true
+    }
+
+    /// Reads this responder's records again from its journal (after the feed fell behind).
+    async fn reread(&mut self) {
+        let path = self.session.journal.clone();
+        let read = tokio::task::spawn_blocking(move || crate::incident::journal::read(&path)).await;
+        if let Ok(Ok(recovery)) = read {
+            self.session.records = recovery.records;
+        }
+    }
+
+    /// Merges one message of the stream; says what is new.
+    fn merge(&mut self, m: Result<Shared, Refused>) -> bool {
+        let new_writer = match &m {
+            Ok(s) => !self.view.writers().contains(&s.writer),
+            Err(_) => false,
+        };
+        let copy = m.clone();
+        match self.view.merge(m) {
+            Merged::New => {
+                let Ok(shared) = copy else { return true };
+                if shared.writer == self.session.writer {
+                    return true;
+                }
+                if new_writer && self.caught_up && !self.say(News::Joined(shared.writer.clone())) {
+                    return false;
+                }
+                self.say(News::Record(Box::new(shared))) && self.status()
+            }
+            Merged::Twice => true,
+            Merged::Refused => match copy {
+                Err(why) => self.say(News::Refused(why)),
+                Ok(_) => true,
+            },
+        }
+    }
+}
+
+/// Runs the sync until the receiver of `news` is gone. `feed` carries this responder's
+/// records as its journal syncs them.
+pub async fn run(
+    session: Session,
+    mut feed: broadcast::Receiver<Record>,
+    news: mpsc::UnboundedSender<News>,
+) {
+    let mut run = Run {
+        view: View::default(),
+        acked: 0,
+        caught_up: false,
+        last: None,
+        news,
+        session,
+    };
+    for r in &run.session.records {
+        run.view.merge(Ok(Shared {
+            writer: run.session.writer.clone(),
+            record: r.clone(),
+        }));
+    }
+    let js = match run.session.engine.connect().await {
+        Ok(js) => js,
+        Err(e) => {
+            run.out_of_reach(&e);
+            return;
+        }
+    };
+    let (id, replicas) = (run.session.incident.clone(), run.session.engine.replicas);
+    loop {
+        let reached = bounded(&run, ensure_stream(&js, &id, replicas)).await;
+        let stream = match reached {
+            Ok(s) => s,
+            Err(e) if run.pause(&e).await => continue,
+            Err(_) => return,
+        };
+        let mut messages = match follow(&stream, &id).await {
+            Ok(m) => Box::pin(m),
+            Err(e) if run.pause(&e).await => continue,
+            Err(_) => return,
+        };
+        let held = stream.cached_info().state.messages;
+        let mut read = 0u64;
+        run.caught_up = run.caught_up || held == 0;
+        let mut tick = tokio::time::interval(RETRY);
+        // Publish, follow and take new records until the engine fails us: then start over.
+        loop {
+            if run.unsent() > 0 {
+                let (w, records) = (&run.session.writer, &run.session.records);
+                match bounded(&run, publish_backlog(&js, &stream, &id, w, records)).await {
+                    Ok(_) => run.acked = records.last().map_or(0, |r| r.seq),
+                    Err(e) if run.pause(&e).await => break,
+                    Err(_) => return,
+                }
+            }
+            let connected =
+                js.client().connection_state() == async_nats::connection::State::Connected;
+            let said = if connected {
+                run.status()
+            } else {
+                run.out_of_reach(&ShareError::Unreachable {
+                    url: run.session.engine.url.clone(),
+                    reason: "not connected".into(),
+                })
+            };
+            if !said {
+                return;
+            }
+            tokio::select! {
+                r = feed.recv() => match r {
+                    Ok(record) => run.session.records.push(record),
+                    // Fell behind (thousands at once): the journal has them all.
+                    Err(broadcast::error::RecvError::Lagged(_)) => run.reread().await,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                m = messages.next() => match m {
+                    Some(m) => {
+                        read += 1;
+                        run.caught_up = run.caught_up || read >= held;
+                        if !run.merge(m) {
+                            return;
+                        }
+                    }
+                    None => break,
+                },
+                _ = tick.tick() => {}
+                () = run.news.closed() => return,
+            }
+        }
+    }
+}
+
+/// `what` within [`ANSWER_WAIT`], else out of reach.
+async fn bounded<T>(
+    run: &Run,
+    what: impl Future<Output = Result<T, ShareError>>,
+) -> Result<T, ShareError> {
+    tokio::time::timeout(ANSWER_WAIT, what)
+        .await
+        .unwrap_or_else(|_| {
+            Err(ShareError::Unreachable {
+                url: run.session.engine.url.clone(),
+                reason: format!("no answer in {} s", ANSWER_WAIT.as_secs()),
+            })
+        })
+}
+
+/// Starts the sync of the incident `journal` writes (its `records` so far) on `engine`, as
+/// this machine's writer of it; its news arrive on the receiver returned.
+pub fn start(
+    engine: Engine,
+    store: &crate::incident::Store,
+    incident: &IncidentId,
+    journal: &crate::incident::JournalWriter,
+    records: Vec<Record>,
+) -> Result<mpsc::UnboundedReceiver<News>, ShareError> {
+    let dir = store.dir(incident);
+    let writer = WriterId::for_incident(&dir).map_err(|source| ShareError::File {
+        path: dir.join("writer-id"),
+        source,
+    })?;
+    let session = Session {
+        engine,
+        incident: incident.clone(),
+        writer,
+        records,
+        journal: store.journal_path(incident),
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(run(session, journal.subscribe(), tx));
+    Ok(rx)
+}
+
+impl std::fmt::Display for News {
+    /// The news as one line (the recorder's status lines).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            News::Shared { responders, unsent } => {
+                write!(f, "shared: {responders} responder(s), {unsent} unsent")
+            }
+            News::Unreachable { reason, unsent } => write!(
+                f,
+                "not shared: {reason}; {unsent} record(s) kept here, shared when it is back"
+            ),
+            News::Record(s) => write!(f, "record #{} of {}", s.record.seq, s.writer),
+            News::Joined(w) => write!(f, "responder {w} joined the incident"),
+            News::Refused(why) => write!(f, "refused a record on the engine: {why}"),
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! One incident across machines through the binary (issue 36): two data dirs stand for two
+//! responders' machines, one real `nats-server` with JetStream for the engine. A note written
+//! on A appears on B's timeline; B joins an incident it never had; a note written while the
+//! engine is out of reach is kept and shared later, once; bad URLs and an unreachable engine
+//! say so in one line.
+
+use crate::support::nats::Nats;
+use crate::support::prometheus::free_port;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// warroom on the machine whose data dir is `data`, its responder named after the dir, with
+/// an empty config (no `[share]`) and no `$WARROOM_SHARE`.
+pub(crate) fn warroom(data: &Path) -> Command {
+    std::fs::write(data.join("none.toml"), "").unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_warroom"));
+    c.arg("--data-dir")
+        .arg(data)
+        .arg("--log-file")
+        .arg(data.join("warroom.log"))
+        .arg("--config")
+        .arg(data.join("none.toml"))
+        .env("WARROOM_ACTOR", data.file_name().unwrap())
+        .env("NO_COLOR", "1")
+        .env_remove("WARROOM_SHARE");
+    c
+}
+
+fn run(data: &Path, env_share: Option<&str>, args: &[&str]) -> Output {
+    let mut c = warroom(data);
+    c.args(args);
+    if let Some(url) = env_share {
+        c.env("WARROOM_SHARE", url);
+    }
+    c.output().unwrap()
+}
+
+fn ok(data: &Path, args: &[&str]) -> (String, String) {
+    let out = run(data, None, args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?} failed: {err}");
+    (String::from_utf8(out.stdout).unwrap(), err)
+}
+
+fn fails(data: &Path, args: &[&str]) -> String {
+    let out = run(data, None, args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Two machines' data dirs, named as their responders.
+fn machines() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (root.path().join("ana"), root.path().join("bo"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    (root, a, b)
+}
+
+#[test]
+fn a_note_written_on_one_machine_appears_on_the_others_timeline() {
+    let Some(nats) = Nats::start() else { return };
+    let url = nats.url();
+    let (_root, a, b) = machines();
+    let (id, _) = ok(
+        &a,
+        &[
+            "incident",
+            "new",
+            "--title",
+            "Pool exhausted",
+            "--share",
+            &url,
+        ],
+    );
+    let id = id.trim();
+    ok(
+        &a,
+        &["incident", "note", id, "pool at 100% on A", "--share", &url],
+    );
+
+    // B never had the incident: the engine lists it, B's timeline shows A's records.
+    let (listed, _) = ok(&b, &["incident", "list", "--share", &url]);
+    let row = listed.lines().find(|l| l.starts_with(id)).expect(&listed);
+    assert!(
+        row.contains("no") && row.contains("Pool exhausted"),
+        "{row}"
+    );
+    let (timeline, _) = ok(&b, &["incident", "timeline", id, "--share", &url]);
+    assert!(timeline.contains("pool at 100% on A"), "{timeline}");
+    assert!(!b.join("incidents").join(id).exists(), "reading joined it");
+
+    // B writes (the engine named by $WARROOM_SHARE this time): it joins, and A sees the note.
+    let out = run(
+        &b,
+        Some(&url),
+        &["incident", "note", id, "replica lag on B"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("joined incident"), "{err}");
+    let (json, _) = ok(&a, &["incident", "timeline", id, "--json", "--share", &url]);
+    for note in ["pool at 100% on A", "replica lag on B", "Pool exhausted"] {
+        assert_eq!(json.matches(note).count(), 1, "{note} in\n{json}");
+    }
+    // Without the engine each machine shows its own journal only.
+    let (local, _) = ok(&b, &["incident", "timeline", id]);
+    assert!(local.contains("replica lag on B") && !local.contains("pool at 100%"));
+    let (listed, _) = ok(&b, &["incident", "list", "--share", &url]);
+    let row = listed.lines().find(|l| l.starts_with(id)).expect(&listed);
+    assert!(row.contains("yes"), "{row}");
+}
+
+#[test]
+fn a_note_written_with_the_engine_out_of_reach_is_kept_and_shared_later_once() {
+    let Some(nats) = Nats::start() else { return };
+    let url = nats.url();
+    let down = format!("nats://127.0.0.1:{}", free_port());
+    let (_root, a, b) = machines();
+    let (id, _) = ok(
+        &a,
+        &["incident", "new", "--title", "Cut off", "--share", &url],
+    );
+    let id = id.trim();
+    let (said, err) = ok(
+        &a,
+        &["incident", "note", id, "written offline", "--share", &down],
+    );
+    assert!(said.starts_with("recorded #"), "{said}");
+    assert!(
+        err.contains("not shared yet") && err.contains("unreachable"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let (timeline, _) = ok(&b, &["incident", "timeline", id, "--share", &url]);
+    assert!(!timeline.contains("written offline"), "{timeline}");
+    ok(
+        &a,
+        &["incident", "note", id, "back online", "--share", &url],
+    );
+    let (json, _) = ok(&b, &["incident", "timeline", id, "--json", "--share", &url]);
+    for note in ["written offline", "back online"] {
+        assert_eq!(json.matches(note).count(), 1, "{note} in\n{json}");
+    }
+}
+
+#[test]
+fn a_bad_url_or_an_unreachable_engine_is_said_in_one_line() {
+    let (_root, a, _b) = machines();
+    let (id, _) = ok(&a, &["incident", "new", "--title", "x"]);
+    let id = id.trim();
+    let err = fails(
+        &a,
+        &[
+            "incident",
+            "note",
+            id,
+            "n",
+            "--share",
+            "http://127.0.0.1:4222",
+        ],
+    );
+    assert!(err.contains("is not a NATS URL"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let (timeline, _) = ok(&a, &["incident", "timeline", id]);
+    assert!(
+        !timeline.contains(" n\n"),
+        "nothing was recorded: {timeline}"
+    );
+    let down = format!("nats://127.0.0.1:{}", free_port());
+    let err = fails(&a, &["incident", "list", "--share", &down]);
+    assert!(err.contains("unreachable") && err.contains(&down), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
