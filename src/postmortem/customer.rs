@@ -32,7 +32,8 @@ pub struct Backlog {
     /// When it fell back below its warning threshold after the peak.
     pub drained: Option<Moment>,
     pub drain_time: Option<String>,
-    /// How fast it drained: the fall per minute from its peak to when it drained.
+    /// How fast it drained: the fall per minute from when it began to fall (its last reading
+    /// within 1 % of its peak) to when it drained.
     pub rate: Option<Figure>,
     /// What was left at the end of the snapshot when it had not drained.
     pub left: Option<Figure>,
@@ -138,12 +139,37 @@ fn moved(
     signals::is_bad(snap, worst.0, t).then_some(worst)
 }
 
+/// How fast a backlog drained, per minute: its fall from the moment it began to fall (the
+/// last reading within [`PLATEAU`] of its peak, `peak` at `at`) to `drained`. Measured from the
+/// peak itself, a backlog held near its peak for minutes before a drain began would read as
+/// draining slower than it did, by an amount that depends on which reading of the plateau
+/// happened to be the highest.
+fn drain_rate(
+    q: &crate::incident::snapshot::PanelSnapshot,
+    peak: f64,
+    at: f64,
+    drained: f64,
+) -> Option<f64> {
+    let began = signals::instants(q, at, drained)
+        .into_iter()
+        .rfind(|t| signals::worst_at(q, *t).is_some_and(|v| v >= peak * (1.0 - PLATEAU)))
+        .unwrap_or(at);
+    let fell = signals::worst_at(q, began)? - signals::worst_at(q, drained)?;
+    let minutes = (drained - began) / MINUTE;
+    (minutes > 0.0).then(|| fell / minutes)
+}
+
+/// How close to its peak a backlog still counts as not yet draining: 1 %.
+pub const PLATEAU: f64 = 0.01;
+
 /// The customer impact over `[start, end]` (end: the last data when the impact has not ended).
+/// `drained_record`: when the record saw the backlog back under its level (the crossing that
+/// ended the impact), which wins over the snapshot's coarser readings so the two agree.
 pub fn compute(
     board: &Board,
     peaks: &Signals,
-    start: DateTime<Utc>,
-    end: Option<DateTime<Utc>>,
+    (start, end): (DateTime<Utc>, Option<DateTime<Utc>>),
+    drained_record: Option<DateTime<Utc>>,
     planned_windows: &[(DateTime<Utc>, DateTime<Utc>)],
     notes: &[String],
     tz: Tz,
@@ -220,19 +246,17 @@ pub fn compute(
     {
         let warn = q.warn.or(q.crit).unwrap_or(0.0);
         let after: Vec<f64> = signals::instants(q, at, f64::MAX);
-        let drained = after
-            .into_iter()
-            .find(|t| signals::worst_at(q, *t).is_some_and(|v| v < warn));
+        let drained = drained_record.map(secs).filter(|t| *t > at).or_else(|| {
+            after
+                .into_iter()
+                .find(|t| signals::worst_at(q, *t).is_some_and(|v| v < warn))
+        });
         let queue = match q.series.as_slice() {
             [one] => one.labels.get("queue").cloned(),
             _ => None,
         };
         let last = signals::instants(q, at, f64::MAX).last().copied();
-        let rate = drained.and_then(|t| {
-            let fell = peak - signals::worst_at(q, t)?;
-            let minutes = (t - at) / MINUTE;
-            (minutes > 0.0).then(|| fell / minutes)
-        });
+        let rate = drained.and_then(|t| drain_rate(q, peak, at, t));
         let b = Backlog {
             queue: queue.clone(),
             peak: figure(peak, words::number(peak, 0), Some(instant(at)), tz),
@@ -324,4 +348,28 @@ pub fn compute(
     });
     c.bullets = bullets;
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::postmortem::signals::tests::snap;
+
+    /// A backlog held near its peak for five minutes before it fell by 100 a minute: the rate
+    /// is the fall's, whichever reading of the plateau was the highest.
+    #[test]
+    fn a_drain_is_timed_from_when_the_backlog_began_to_fall() {
+        let minute = |m: f64| m * MINUTE;
+        let mut points: Vec<[f64; 2]> = (0..=5)
+            .map(|m| [minute(m as f64), if m == 1 { 10_000.0 } else { 9_950.0 }])
+            .collect();
+        points.extend((1..=90).map(|m| [minute(5.0 + m as f64), 9_950.0 - 100.0 * m as f64]));
+        let q = snap("Queue depth", "count", vec![points]);
+        let drained = minute(95.0);
+        let rate = drain_rate(&q, 10_000.0, minute(1.0), drained).unwrap();
+        assert!((rate - 100.0).abs() < 1e-9, "{rate}");
+        // Timed from the peak, it would have read 9,000 over 94 minutes: 95.7 a minute.
+        let from_peak = (10_000.0 - 1_000.0) / 94.0;
+        assert!((rate - from_peak).abs() > 4.0);
+    }
 }

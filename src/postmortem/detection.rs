@@ -1,12 +1,15 @@
 //! Detection as the house writes it: when the impact began, which signal led it (the first
 //! to cross into its bad level that was still bad when the impact began, crossing before any
-//! step acted: a signal that went bad only after a step is that step's effect, and said so)
+//! step acted: a signal that went bad only after a step, not already heading there before it, is
+//! that step's effect, and said so)
 //! and by how much it led, when the first alert fired (or that none did, and which signals that moved
 //! no alert rule watches), when a person first acted, and the delays between them.
 
+use super::board;
 use super::facts::Moment;
 use super::rules::{self, AlertRule};
 use super::timeline::{Crossing, Planned};
+use super::window;
 use super::words;
 use crate::incident::event::{Event, Source, StepState};
 use crate::incident::record::Record;
@@ -188,14 +191,76 @@ fn step_effects(i: &Input, counted: &dyn Fn(&Crossing) -> bool) -> Vec<String> {
         let Some((at, title)) = i.acted.iter().rev().find(|a| a.0 <= c.at) else {
             continue;
         };
-        out.push(format!(
-            "{} went bad only at {}, after “{title}” began at {}: an effect of that step, not a cause.",
-            words::sentence(&(i.name)(&c.panel)).trim_end_matches('.'),
+        let name = words::sentence(&(i.name)(&c.panel));
+        let (name, when, step_at) = (
+            name.trim_end_matches('.'),
             words::clock(c.at, i.tz),
-            words::clock(*at, i.tz)
-        ));
+            words::clock(*at, i.tz),
+        );
+        let snap = i.panels.iter().find(|p| p.title == c.panel);
+        out.push(match snap.map(|s| heading_there(s, c, *at)) {
+            Some(Trend::Flat) => format!(
+                "{name} went bad only at {when}, after “{title}” began at {step_at}: an effect \
+                 of that step, not a cause."
+            ),
+            Some(Trend::Heading) => format!(
+                "{name} went bad at {when}, after “{title}” began at {step_at}, but it was \
+                 already heading there before that step: not counted as the step's effect."
+            ),
+            _ => format!(
+                "{name} went bad at {when}, after “{title}” began at {step_at}; too few readings \
+                 before the step to tell whether it was the step's doing."
+            ),
+        });
     }
     out
+}
+
+/// How a signal moved in the two minutes before a step, against the crossing that followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trend {
+    /// Its trend before the step does not reach the threshold by the crossing: the step's doing.
+    Flat,
+    /// Its trend before the step, carried on, reaches the threshold by the crossing: it was on
+    /// its way there whatever the step did (a transaction's age grows by a minute a minute).
+    Heading,
+    /// Too few readings before the step to tell.
+    Unknown,
+}
+
+/// Whether `snap`, carried on at its slope before `step` (the steepest the bad way over the
+/// last half minute, minute and two minutes: a signal that began to move only just before the
+/// step counts as moving), would have crossed `c`'s threshold by the time it did: then the
+/// crossing is not the step's effect. Erring this way keeps a claim out of the draft, never
+/// puts one in.
+fn heading_there(snap: &PanelSnapshot, c: &Crossing, step: DateTime<Utc>) -> Trend {
+    let t0 = board::secs(step);
+    let before = window::readings(snap, t0 - 2.0 * window::WINDOW, t0);
+    let Some(&(_, now)) = before.last() else {
+        return Trend::Unknown;
+    };
+    let bad_way = if c.bad_above { 1.0 } else { -1.0 };
+    let slopes = [0.5, 1.0, 2.0].map(|m| {
+        let recent: Vec<(f64, f64)> = (before.iter())
+            .filter(|p| p.0 >= t0 - m * window::WINDOW)
+            .copied()
+            .collect();
+        window::slope(&recent)
+    });
+    let Some(slope) = slopes
+        .into_iter()
+        .flatten()
+        .max_by(|a, b| (a * bad_way).total_cmp(&(b * bad_way)))
+    else {
+        return Trend::Unknown;
+    };
+    let minutes = (board::secs(c.at) - t0).max(0.0) / 60.0;
+    let carried = now + slope * minutes;
+    if (carried - c.threshold) * bad_way >= 0.0 {
+        Trend::Heading
+    } else {
+        Trend::Flat
+    }
 }
 
 fn sentences(i: &Input, d: &Detection, first: Option<&Crossing>) -> Vec<String> {
@@ -262,4 +327,82 @@ fn sentences(i: &Input, d: &Detection, first: Option<&Crossing>) -> Vec<String> 
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::postmortem::signals::tests::snap;
+
+    fn crossing(panel: &str, at: i64, threshold: f64) -> Crossing {
+        Crossing {
+            at: DateTime::from_timestamp(at, 0).unwrap(),
+            panel: panel.into(),
+            level: crate::incident::vocabulary::Level::Warn,
+            bad: true,
+            bad_above: true,
+            value: threshold,
+            threshold,
+        }
+    }
+
+    /// A transaction's age grows a minute a minute from the fault at 100 s and crosses 60 s
+    /// after a step at 140 s: it was heading there, not the step's effect. A connection count
+    /// flat at 40 % until a raise at 300 s and past 80 % at 330 s: the raise's effect. A
+    /// signal with no readings before its step: the draft says it cannot tell.
+    #[test]
+    fn a_signal_already_heading_bad_is_not_called_a_steps_effect() {
+        let age: Vec<[f64; 2]> = (0..=40)
+            .map(|k| [k as f64 * 10.0, (k as f64 * 10.0 - 100.0).max(0.0)])
+            .collect();
+        let conns: Vec<[f64; 2]> = (0..=40)
+            .map(|k| [k as f64 * 10.0, if k < 31 { 0.4 } else { 0.9 }])
+            .collect();
+        let late: Vec<[f64; 2]> = (35..=40).map(|k| [k as f64 * 10.0, 9.0]).collect();
+        let panels = [
+            snap("Longest transaction", "seconds", vec![age]),
+            snap("Connection saturation", "percent", vec![conns]),
+            snap("Late", "count", vec![late]),
+        ];
+        let crossings = [
+            crossing("Longest transaction", 160, 60.0),
+            crossing("Connection saturation", 310, 0.8),
+            crossing("Late", 360, 5.0),
+        ];
+        let at = |s: i64| DateTime::from_timestamp(s, 0).unwrap();
+        let acted = [
+            (at(140), "Cancel long transactions".to_string()),
+            (at(300), "Raise the pool".to_string()),
+        ];
+        let name = |p: &str| p.to_string();
+        let input = Input {
+            events: &[],
+            crossings: &crossings,
+            planned: &[],
+            standing: &|_| false,
+            impact_start: None,
+            impact_panel: None,
+            opened: None,
+            acted: &acted,
+            panels: &panels,
+            rules: None,
+            name: &name,
+            tz: chrono_tz::UTC,
+        };
+        let said = step_effects(&input, &|_| true);
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(
+            said[0].contains("already heading there") && !said[0].contains("went bad only"),
+            "{}",
+            said[0]
+        );
+        assert!(
+            said[1].starts_with("Connection saturation went bad only")
+                && said[1].contains("“Raise the pool”")
+                && said[1].ends_with("an effect of that step, not a cause."),
+            "{}",
+            said[1]
+        );
+        assert!(said[2].contains("too few readings"), "{}", said[2]);
+    }
 }

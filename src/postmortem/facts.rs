@@ -415,8 +415,22 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         .map(|(n, &i)| mitigation(&steps[i], i, n, &planned, &responses, last, tz))
         .collect();
 
+    // The record's moment the backlog was back under its level, when that ended the impact.
+    let backlog_back = w
+        .end_back
+        .as_ref()
+        .filter(|b| board.role(Role::QueueDepth).is_some_and(|q| q.title == b.1))
+        .map(|b| b.0);
     let customer = match start {
-        Some(s) => customer::compute(&board, &peaks, s, end, &planned_windows, &notes.impact, tz),
+        Some(s) => customer::compute(
+            &board,
+            &peaks,
+            (s, end),
+            backlog_back,
+            &planned_windows,
+            &notes.impact,
+            tz,
+        ),
         None => Customer::default(),
     };
 

@@ -253,21 +253,12 @@ pub fn sustained(snap: &PanelSnapshot, from: f64, to: f64, hold: f64) -> Option<
     let below = snap.bad_below();
     let mut best: Option<f64> = None;
     for (i, (t, _)) in at.iter().enumerate() {
-        let held: Vec<f64> = at[i..]
-            .iter()
-            .take_while(|(u, _)| *u <= t + hold + 1e-6)
-            .map(|p| p.1)
-            .collect();
-        let Some(&(last, _)) = at[i..]
-            .iter()
-            .take_while(|(u, _)| *u <= t + hold + 1e-6)
-            .last()
-        else {
-            continue;
-        };
-        if last - t < hold - 1e-6 {
+        // From this reading to the first one at least `hold` later (readings need not fall on
+        // the hold: at a 17 s step, two minutes are seven steps and 119 s, eight and 136 s).
+        let Some(j) = at[i..].iter().position(|(u, _)| *u >= t + hold - 1e-6) else {
             break;
-        }
+        };
+        let held: Vec<f64> = at[i..=i + j].iter().map(|p| p.1).collect();
         let level = held.iter().copied().fold(
             if below {
                 f64::NEG_INFINITY
@@ -313,12 +304,12 @@ pub fn series_peak(series: &SnapshotSeries, from: f64, to: f64) -> Option<(f64, 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::incident::snapshot::SnapshotWindow;
     use chrono::DateTime;
 
-    fn snap(title: &str, unit: &str, series: Vec<Vec<[f64; 2]>>) -> PanelSnapshot {
+    pub(crate) fn snap(title: &str, unit: &str, series: Vec<Vec<[f64; 2]>>) -> PanelSnapshot {
         PanelSnapshot {
             order: 0,
             slug: crate::incident::snapshot::slug(title),
@@ -398,6 +389,29 @@ mod tests {
             None,
             "shorter than the hold"
         );
+        // At a 17 s step (a record of three hours and 20 minutes in 720 points) two minutes
+        // are never exactly seven steps: a plateau of an hour at 100 % is still held.
+        let plateau: Vec<[f64; 2]> = (0..300)
+            .map(|i| {
+                [
+                    i as f64 * 17.0,
+                    if (20..230).contains(&i) { 1.0 } else { 0.2 },
+                ]
+            })
+            .collect();
+        let p = snap("Pool saturation", "percent", vec![plateau]);
+        assert_eq!(sustained(&p, 0.0, 5100.0, 120.0), Some(1.0));
+        // Seven readings at 100 % span 102 s: not two minutes.
+        let short: Vec<[f64; 2]> = (0..40)
+            .map(|i| {
+                [
+                    i as f64 * 17.0,
+                    if (10..17).contains(&i) { 1.0 } else { 0.2 },
+                ]
+            })
+            .collect();
+        let p = snap("Pool saturation", "percent", vec![short]);
+        assert_eq!(sustained(&p, 0.0, 680.0, 120.0), Some(0.2));
     }
 
     #[test]
