@@ -437,3 +437,75 @@ async fn a_lost_answer_to_a_create_is_looked_for_not_sent_again_and_the_tenant_g
         "the tenant header on every request"
     );
 }
+
+/// Extending (the console's answer to "this silence lapses in 5 minutes") moves the silence's
+/// end in the real Alertmanager and keeps the alert suppressed; the records it gives name the
+/// silence that now holds the alert, with its new end, and an "expired" for the old id when
+/// Alertmanager replaced it rather than updating it.
+#[tokio::test(flavor = "multi_thread")]
+async fn extending_a_silence_moves_its_end_in_alertmanager_and_keeps_the_alert_suppressed() {
+    use warroom::alerts::silence::{self, SilenceClient};
+
+    let Some(stack) = tokio::task::spawn_blocking(stack).await.unwrap() else {
+        return;
+    };
+    let id = stack.new_incident();
+    stack.ok(&[
+        "silence",
+        "add",
+        &id,
+        "--match",
+        "alertname=PoolSaturated",
+        "--for",
+        "10m",
+    ]);
+    let old = stack.silences()[0]["id"].as_str().unwrap().to_string();
+    let client = SilenceClient::new(&stack.am.url, &[], Duration::from_secs(3)).unwrap();
+    let until = chrono::Utc::now() + chrono::Duration::hours(2);
+    let records = silence::extend(&client, &old, until, "ben", 3)
+        .await
+        .expect("extended");
+
+    let active: Vec<serde_json::Value> = stack
+        .silences()
+        .into_iter()
+        .filter(|s| s["status"]["state"] == "active")
+        .collect();
+    assert_eq!(active.len(), 1, "one silence holds the alert: {active:#?}");
+    let now_id = active[0]["id"].as_str().unwrap().to_string();
+    let ends = chrono::DateTime::parse_from_rfc3339(active[0]["endsAt"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    assert!(
+        (ends - until).num_seconds().abs() <= 1,
+        "ends {ends}, asked {until}"
+    );
+    let last = records.last().expect("a record");
+    assert_eq!(
+        (&last.change, &last.id, &last.author),
+        (&SilenceChange::Extended, &now_id, &"ben".to_string())
+    );
+    let want: warroom::incident::silence::Matcher = "alertname=PoolSaturated".parse().unwrap();
+    assert_eq!(last.matchers, vec![want]);
+    assert!((last.until - until).num_seconds().abs() <= 1);
+    if now_id == old {
+        assert_eq!(records.len(), 1, "{records:?}");
+    } else {
+        assert_eq!(
+            (&records[0].change, &records[0].id),
+            (&SilenceChange::Expired, &old),
+            "{records:?}"
+        );
+    }
+    let stack = std::sync::Arc::new(stack);
+    let s = stack.clone();
+    tokio::task::spawn_blocking(move || {
+        wait(
+            Duration::from_secs(10),
+            "the alert still suppressed",
+            || alert_state(&s, "PoolSaturated") == ("suppressed".into(), vec![now_id.clone()]),
+        )
+    })
+    .await
+    .unwrap();
+}
