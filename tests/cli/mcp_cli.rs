@@ -23,6 +23,18 @@ description = "Turns retries off at the gateway"
 base_url = { default = "http://127.0.0.1:1" }
 token = { secret = true, env = "WR_MCP_TOKEN" }
 
+[applies]
+on = "real"
+symptom = { query = 'vector(0.93)', above = 0.9, consecutive = 1, interval = "1s" }
+label = "pool at {value}"
+
+[[step]]
+id = "pool-full"
+kind = "check"
+precondition = true
+title = "The pool is nearly full"
+gate = { query = "vector(0.93)", above = 0.9 }
+
 [[step]]
 id = "disable"
 kind = "http"
@@ -207,6 +219,38 @@ fn an_assistant_reads_the_incident_a_recorder_holds_and_never_a_secret() {
 fn check_reads(report: &Value, id: &str) {
     let headline = answer(report, 0);
     assert_eq!(headline["incident"], id);
+    // The suggestion as evaluated now, with the readings behind it: the canary's symptom and
+    // precondition hold on the real Prometheus; a runbook that cannot resolve is not
+    // suggested, and says why.
+    let suggestion = headline["suggestion"].as_str().unwrap_or_default();
+    assert!(
+        suggestion.contains("mcp-canary") && suggestion.contains("0.93 (> 0.9)"),
+        "{headline:#}"
+    );
+    let finding = |name: &str| {
+        (headline["findings"].as_array().unwrap().iter())
+            .find(|f| f["runbook"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no finding for {name}: {headline:#}"))
+    };
+    let canary = finding("mcp-canary");
+    assert_eq!(canary["verdict"], "suggested");
+    assert!(
+        canary["why"]
+            .as_str()
+            .unwrap()
+            .contains("The pool is nearly full: 0.93"),
+        "{canary}"
+    );
+    let raise = finding("pgbouncer-raise-pool");
+    assert_eq!(raise["verdict"], "not suggested");
+    assert!(
+        raise["why"]
+            .as_str()
+            .unwrap()
+            .contains("\"pgbouncer_password\" has no value"),
+        "{raise}"
+    );
     assert_eq!(headline["title"], "Planner pool exhausted");
     assert_eq!(headline["status"], "investigating");
     let signals = answer(report, 1);
@@ -243,7 +287,7 @@ fn check_reads(report: &Value, id: &str) {
         .unwrap();
     assert_eq!(
         (ours["steps"].as_u64(), ours["mutating"].as_u64()),
-        (Some(1), Some(1))
+        (Some(2), Some(1))
     );
     let plan = answer(report, 5);
     let text = plan["text"].as_str().unwrap();
@@ -468,5 +512,80 @@ fn a_hostile_client_gets_clear_errors_and_the_server_goes_on() {
     assert!(
         peak > 0 && peak < 128 * 1024,
         "peak resident set {peak} KiB"
+    );
+}
+
+/// `--socket`: the incident's directory is not on this host (the server's data dir is empty),
+/// only a path that reaches the holder's socket is (as an ssh-forwarded one would be). The
+/// answers come from following the holder: its id, title and notes with their authors; a
+/// dead socket is one clear line and a failure, not a hang.
+#[test]
+fn through_a_socket_alone_the_assistant_reads_what_the_holder_sent() {
+    if python_mcp().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("holder");
+    let id = incident(&data, "http://127.0.0.1:1");
+    let recorder = Reaped(
+        warroom(&data)
+            .args(["record", &id])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let store = warroom::incident::Store::new(&data);
+    let socket = store
+        .dir(&store.find(&id).unwrap())
+        .join(warroom::incident::serve::SOCKET_FILE);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !socket.exists() {
+        assert!(Instant::now() < deadline, "the recorder never served");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Elsewhere: a data dir of its own with the same config and no incidents, and a path
+    // that reaches the holder's socket.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(data.join("warroom.toml"), elsewhere.join("warroom.toml")).unwrap();
+    let forwarded = elsewhere.join("forwarded.sock");
+    std::os::unix::fs::symlink(&socket, &forwarded).unwrap();
+    let calls = serde_json::json!([["headline", {}], ["timeline", {"limit": 50}]]);
+    let report = python_client(
+        &elsewhere,
+        &["mcp", "--socket", forwarded.to_str().unwrap()],
+        &calls,
+    );
+    let headline = answer(&report, 0);
+    assert_eq!(headline["incident"], id.as_str());
+    assert_eq!(headline["title"], "Planner pool exhausted");
+    let rows = answer(&report, 1);
+    let rows = rows["items"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["what"] == "pool at 100% since 07:31" && r["author"] == "ana"),
+        "{rows:#?}"
+    );
+    assert!(
+        !elsewhere.join("incidents").exists()
+            || std::fs::read_dir(elsewhere.join("incidents"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "the server made an incident of its own"
+    );
+    drop(recorder);
+    // Nobody behind the socket now: a clear error.
+    let out = warroom(&elsewhere)
+        .args(["mcp", "--socket", forwarded.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("forwarded.sock") && err.lines().count() <= 2,
+        "one clear line naming the socket: {err}"
     );
 }
