@@ -504,7 +504,7 @@ async fn extending_a_silence_moves_its_end_in_alertmanager_and_keeps_the_alert_s
             Duration::from_secs(10),
             "the alert still suppressed",
             || alert_state(&s, "PoolSaturated") == ("suppressed".into(), vec![now_id.clone()]),
-        )
+        );
     })
     .await
     .unwrap();
