@@ -39,6 +39,7 @@ mod console_tmux;
 mod cost_screen;
 mod demo_clock;
 mod demo_tmux;
+mod dialog_input_tmux;
 mod gameday_tmux;
 mod idle_frames;
 mod incident_realstack;
