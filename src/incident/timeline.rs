@@ -181,13 +181,18 @@ pub fn format_time(at: DateTime<Utc>, tz: Tz, with_date: bool) -> String {
 
 /// The timeline as a plain-text table in `tz`. Dates are shown on every row only when the
 /// incident spans more than one day there; otherwise once, above the table. Records that a
-/// correction superseded are marked.
+/// correction superseded are marked. Rows are in time order (`--json` keeps the journal's).
 pub fn render_table(records: &[Record], tz: Tz, describe: &dyn Fn(&Event) -> String) -> String {
     let corrected = summarize(records).corrected;
-    let day = |r: &Record| r.time.with_timezone(&tz).date_naive();
-    let multi_day = records.first().map(day) != records.last().map(day);
+    // In time order, as the console shows it: a crossing or an alert is stamped when it
+    // happened, which may be before records written ahead of it (ties keep the journal's
+    // order; SEQ keeps the journal's numbering).
+    let mut ordered: Vec<&Record> = records.iter().collect();
+    ordered.sort_by_key(|r| r.time);
+    let day = |r: &&Record| r.time.with_timezone(&tz).date_naive();
+    let multi_day = ordered.first().map(day) != ordered.last().map(day);
     let mut out = String::new();
-    match records.first() {
+    match ordered.first() {
         None => {
             out.push_str("(no records)\n");
             return out;
@@ -206,7 +211,7 @@ pub fn render_table(records: &[Record], tz: Tz, describe: &dyn Fn(&Event) -> Str
         .iter()
         .find(|r| matches!(r.kind, Event::RehearsalEnded { .. }))
         .map(|r| r.seq);
-    let rows: Vec<[String; 5]> = records
+    let rows: Vec<[String; 5]> = ordered
         .iter()
         .map(|r| {
             let mut what = describe(&r.kind);
@@ -291,6 +296,20 @@ mod tests {
             &describe,
         );
         assert_eq!(days.lines().count(), 3, "{days}");
+        // Written after a later record, shown where it happened: #3 (07:09) before #2 (07:10).
+        let late = render_table(
+            &[
+                rec(1, t0, Event::note("first")),
+                rec(2, t0 + 120, Event::note("second")),
+                rec(3, t0 + 60, Event::note("crossed earlier")),
+            ],
+            Tz::UTC,
+            &describe,
+        );
+        let seqs: Vec<&str> = (late.lines().skip(2))
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(seqs, ["#1", "#3", "#2"], "{late}");
         assert!(
             days.contains("2026-11-19") && days.contains("EST"),
             "{days}"

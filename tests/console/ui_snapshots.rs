@@ -215,6 +215,36 @@ fn help_overlay_lists_the_bindings() {
     assert!(seen.contains("Levels:"), "{seen}");
 }
 
+/// `?` shows the keys of the view it was opened from first: from the runbook pane, the
+/// runbooks' keys head the overlay, then the dashboard's; closed, it is back in the pane.
+#[test]
+fn help_from_the_runbook_pane_lists_its_keys_first() {
+    let first_heading = |m: &Model| {
+        let screen = render(m).to_string();
+        let at = |name: &str| screen.find(&format!("{name} keys"));
+        let (runbooks, dashboard) = (at("runbooks").unwrap(), at("dashboard").unwrap());
+        (runbooks < dashboard, screen)
+    };
+    let mut m = model(200, 60);
+    press(&mut m, KeyCode::Char('?'));
+    let (runbooks_first, screen) = first_heading(&m);
+    assert!(
+        !runbooks_first,
+        "from the dashboard, its keys first: {screen}"
+    );
+    press(&mut m, KeyCode::Esc);
+    press(&mut m, KeyCode::Char('b'));
+    assert_eq!(m.mode, warroom::keymap::Mode::Runbooks);
+    press(&mut m, KeyCode::Char('?'));
+    let (runbooks_first, screen) = first_heading(&m);
+    assert!(
+        runbooks_first,
+        "from the runbook pane, its keys first: {screen}"
+    );
+    press(&mut m, KeyCode::Esc);
+    assert_eq!(m.mode, warroom::keymap::Mode::Runbooks);
+}
+
 const BRIEFING: &str = "It is a weekday morning and commuter traffic is ramping towards its 07:40 peak.\nA routine release goes out at 07:00; the canary looked healthy.\n\nRecover the service and keep it recovered.";
 
 #[test]
