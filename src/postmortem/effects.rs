@@ -679,3 +679,74 @@ pub fn uncredited(responses: &[Response], board: &Board, fallen: DateTime<Utc>) 
         words::and_list(&r.titles)
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::postmortem::signals::tests::snap;
+
+    fn effect(panel: &str, before: f64, after: f64, noise: f64) -> Effect {
+        let at = |s: i64| DateTime::from_timestamp(s, 0).unwrap();
+        let visible = (after - before).abs() > noise && (after - before).abs() >= 0.1 * before;
+        Effect {
+            panel: panel.into(),
+            name: panel.to_lowercase(),
+            measure: "share".into(),
+            before,
+            after,
+            noise,
+            before_window: [at(0), at(60)],
+            after_window: [at(60), at(120)],
+            change: String::new(),
+            // Bad above: the way back to normal is down.
+            improvement: (before - after) / before,
+            visible,
+        }
+    }
+
+    /// A customer signal that got worse beyond its noise is said to have been made worse, one
+    /// that got better never is, and a rise inside the noise is no visible effect, not "worse".
+    #[test]
+    fn a_customer_signal_worse_beyond_its_noise_is_said_to_be_made_worse() {
+        let panels = [snap("Queue depth", "count", vec![])];
+        let board = Board::new(&panels, &[]);
+        let worse = tell(
+            &board,
+            &[effect(USER_FAILURES, 0.30, 0.52, 0.05)],
+            "2 minutes",
+        );
+        let said = worse.worse.expect("said to be worse");
+        assert!(
+            said.starts_with("the share of user requests failing")
+                && said.contains("30%")
+                && said.contains("52%")
+                && said.ends_with("within 2 minutes"),
+            "{said}"
+        );
+        let better = tell(
+            &board,
+            &[effect(USER_FAILURES, 0.52, 0.30, 0.05)],
+            "2 minutes",
+        );
+        assert_eq!(better.worse, None);
+        assert!(better.effect_text.is_some());
+        let inside = tell(
+            &board,
+            &[effect(USER_FAILURES, 0.30, 0.33, 0.05)],
+            "2 minutes",
+        );
+        assert_eq!(inside.worse, None);
+        assert!(
+            inside
+                .no_effect
+                .is_some_and(|t| t.starts_with("no visible effect"))
+        );
+        // Not a customer signal: a backlog that grew is no customer made worse here.
+        let queue = tell(
+            &board,
+            &[effect("Queue depth", 100.0, 500.0, 5.0)],
+            "2 minutes",
+        );
+        assert_eq!(queue.worse, None);
+    }
+}
