@@ -261,6 +261,40 @@ fn nothing_dated_after_the_record(p: &Played) {
     }
 }
 
+/// Every chart's time axis ends with the record: no clock label past the last scrape (a
+/// rehearsal's store still answers after its end, and a window padded past it once ran every
+/// chart 15 minutes beyond what was recorded).
+fn charts_end_with_the_record(p: &Played) {
+    let end = p.epoch + chrono::Duration::milliseconds((p.scrapes.last().unwrap().t * 1e3) as i64);
+    let local = end.with_timezone(&chrono_tz::Europe::London);
+    let end_minute = local.format("%H:%M").to_string();
+    let clock = regex::Regex::new(r"^\d\d:\d\d$").unwrap();
+    let dir = p._dir.path().join("out/charts");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        let labels: Vec<&str> = svg.lines().filter(|l| clock.is_match(l)).collect();
+        assert!(
+            !labels.is_empty(),
+            "{}: no time axis in {}",
+            p.name,
+            path.display()
+        );
+        seen += 1;
+        for l in labels {
+            // Same day and zero-padded: the text order is the time order.
+            assert!(
+                l <= end_minute.as_str(),
+                "{}: {} labels {l}, after the record's end at {end_minute}",
+                p.name,
+                path.display()
+            );
+        }
+    }
+    assert!(seen > 0, "{}: no chart", p.name);
+}
+
 /// The impact window from the simulator's record: the first scrape where its error ratio
 /// reached 5 %, and the scrape after the last one still above the way back (5 % less 5 %
 /// hysteresis); customers still waiting in a backlog past its level then keep it open until
@@ -304,6 +338,7 @@ fn check(p: &Played) {
     let name = p.name;
     let f = &p.facts;
     nothing_dated_after_the_record(p);
+    charts_end_with_the_record(p);
     let (start, last_bad, recovered) = truth_window(p);
     let last_bad = last_bad - SCRAPE_S;
     let got_start = p.secs(&f["impact"]["start"]["utc"]);
