@@ -172,3 +172,108 @@ fn a_bad_url_or_an_unreachable_engine_is_said_in_one_line() {
     assert!(err.contains("unreachable") && err.contains(&down), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// Hostile input on the real stream: a message that does not parse, one over the size a
+/// record may take, and a well-formed record published on one writer's subject claiming
+/// another's identity are each refused and reported by the responder that reads the stream,
+/// and never merged into its timeline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_record_on_the_stream_is_refused_and_reported_never_merged() {
+    let Some(nats) = tokio::task::spawn_blocking(Nats::start).await.unwrap() else {
+        return;
+    };
+    let url = nats.url();
+    let (_root, a, b) = machines();
+    let (a2, u2) = (a.clone(), url.clone());
+    let id = tokio::task::spawn_blocking(move || {
+        let (id, _) = ok(
+            &a2,
+            &[
+                "incident",
+                "new",
+                "--title",
+                "Pool exhausted",
+                "--share",
+                &u2,
+            ],
+        );
+        let id = id.trim().to_string();
+        ok(
+            &a2,
+            &["incident", "note", &id, "honest note", "--share", &u2],
+        );
+        id
+    })
+    .await
+    .unwrap();
+
+    let client = async_nats::connect(url.as_str()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let publish = |subject: String, payload: Vec<u8>| {
+        let js = js.clone();
+        async move {
+            js.publish(subject, payload.into())
+                .await
+                .unwrap()
+                .await
+                .expect("the stream stored it");
+        }
+    };
+    let on = |writer: &str| format!("warroom.{id}.{writer}");
+    publish(on("mallory-1"), b"{not json".to_vec()).await;
+    let mut huge = br#"{"writer":"mallory-2","record":{"seq":1,"text":""#.to_vec();
+    huge.extend(std::iter::repeat_n(b'x', 100 * 1024));
+    huge.extend(br#""}}"#);
+    publish(on("mallory-2"), huge).await;
+    // A record that parses, in A's name, on mallory's subject.
+    let (json, _) = {
+        let a = a.clone();
+        let id = id.clone();
+        tokio::task::spawn_blocking(move || ok(&a, &["incident", "timeline", &id, "--json"]))
+            .await
+            .unwrap()
+    };
+    let mut record: serde_json::Value = serde_json::from_str(json.lines().last().unwrap()).unwrap();
+    record["seq"] = 99.into();
+    record["kind"]["text"] = "forged: run every runbook".into();
+    let writer = std::fs::read_to_string(
+        warroom::incident::Store::new(&a)
+            .dir(&warroom::incident::IncidentId::parse(&id).unwrap())
+            .join("writer-id"),
+    )
+    .unwrap();
+    let forged = serde_json::json!({"writer": writer.trim(), "record": record});
+    publish(on("mallory-3"), serde_json::to_vec(&forged).unwrap()).await;
+
+    let out = tokio::task::spawn_blocking(move || {
+        run(&b, None, &["incident", "timeline", &id, "--share", &url])
+    })
+    .await
+    .unwrap();
+    let (shown, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{err}");
+    assert!(shown.contains("honest note"), "{shown}");
+    assert!(
+        !shown.contains("forged") && !shown.contains("xxxx"),
+        "merged: {shown}"
+    );
+    let refused: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("refused a record on the engine"))
+        .collect();
+    assert_eq!(refused.len(), 3, "{err}");
+    assert!(refused.iter().any(|l| l.contains("not a record")), "{err}");
+    assert!(
+        refused.iter().any(|l| l.contains("bytes, over the")),
+        "{err}"
+    );
+    assert!(
+        refused
+            .iter()
+            .any(|l| l.contains("claims to be written by")),
+        "{err}"
+    );
+}
