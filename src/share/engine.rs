@@ -147,13 +147,22 @@ impl Engine {
         Ok(options)
     }
 
+    /// The servers of the URL: a cluster is several, separated by commas (the client takes
+    /// them as a list; as one string it would read the commas as part of a port).
+    pub fn servers(&self) -> Vec<&str> {
+        (self.url.split(','))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
     /// Connects, retrying in the background: the client reconnects by itself, and publishing
-    /// waits for it. Only bad files fail here.
+    /// waits for it (to any server of a cluster's list). Only bad files fail here.
     pub async fn connect(&self) -> Result<jetstream::Context, ShareError> {
         let client = self
             .options()
             .await?
-            .connect(self.url.as_str())
+            .connect(self.servers())
             .await
             .map_err(|e| ShareError::Unreachable {
                 url: self.url.clone(),
@@ -210,6 +219,18 @@ mod tests {
             both.files.nkey.as_deref(),
             Some(std::path::Path::new("/n.seed"))
         );
+    }
+
+    #[test]
+    fn a_clusters_url_is_its_servers() {
+        let e = Engine::new("nats://a:4222, nats://b:4222,nats://c:4222");
+        assert_eq!(
+            e.servers(),
+            ["nats://a:4222", "nats://b:4222", "nats://c:4222"]
+        );
+        for s in e.servers() {
+            s.parse::<async_nats::ServerAddr>().expect(s);
+        }
     }
 
     #[test]

@@ -27,5 +27,6 @@ mod runbook_journal_cli;
 mod runbook_load;
 mod runbook_plan;
 mod share_cli;
+mod share_cluster;
 mod share_lease;
 mod silence_cli;

@@ -17,6 +17,8 @@ pub struct Nats {
     child: Option<Child>,
     pub port: u16,
     pub dir: tempfile::TempDir,
+    /// Arguments besides the port and store (a cluster node's name and routes).
+    extra: Vec<String>,
 }
 
 impl Drop for Nats {
@@ -34,6 +36,7 @@ impl Nats {
             child: None,
             port: free_port(),
             dir: tempfile::tempdir().expect("temp dir"),
+            extra: Vec::new(),
         };
         n.restart();
         Some(n)
@@ -66,6 +69,7 @@ impl Nats {
                 "-sd",
             ])
             .arg(self.dir.path().join("store"))
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -83,5 +87,53 @@ impl Nats {
             "nats-server did not start; log:\n{}",
             std::fs::read_to_string(self.dir.path().join("nats.log")).unwrap_or_default()
         );
+    }
+}
+
+/// A JetStream cluster of `n` nodes on loopback, routed to each other (the fault tests'
+/// "one node killed and restarted").
+pub struct Cluster {
+    pub nodes: Vec<Nats>,
+}
+
+impl Cluster {
+    pub fn start(n: usize) -> Option<Cluster> {
+        let bin = require_binary("nats-server")?;
+        let routes: Vec<u16> = (0..n).map(|_| free_port()).collect();
+        let mut nodes: Vec<Nats> = (0..n)
+            .map(|k| {
+                let others: Vec<String> = (routes.iter().enumerate())
+                    .filter(|(j, _)| *j != k)
+                    .map(|(_, p)| format!("nats://127.0.0.1:{p}"))
+                    .collect();
+                Nats {
+                    bin: bin.clone(),
+                    child: None,
+                    port: free_port(),
+                    dir: tempfile::tempdir().expect("temp dir"),
+                    extra: vec![
+                        "--name".into(),
+                        format!("node-{k}"),
+                        "--cluster_name".into(),
+                        "warroom-test".into(),
+                        "--cluster".into(),
+                        format!("nats://127.0.0.1:{}", routes[k]),
+                        "--routes".into(),
+                        others.join(","),
+                    ],
+                }
+            })
+            .collect();
+        for node in &mut nodes {
+            node.restart();
+        }
+        Some(Cluster { nodes })
+    }
+
+    /// Every node's URL, comma-separated, as a client takes a cluster.
+    pub fn url(&self) -> String {
+        (self.nodes.iter().map(Nats::url))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
