@@ -4,6 +4,7 @@
 #[allow(dead_code, unused_imports)]
 mod support {
     pub mod alertmanager;
+    pub mod child;
     pub mod expositions;
     pub mod github_mock;
     pub mod grafana_json;

@@ -5,12 +5,13 @@
 //! on undisturbed. A hostile client (malformed JSON-RPC, a huge line, an unknown tool, a flood
 //! of calls) gets clear errors from a server that keeps answering in bounded memory.
 
+use super::support::child::Reaped;
 use super::support::mcp_client::{self, answer, python_mcp};
 use super::support::prometheus;
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// In a secret variable's environment variable and in the server's environment: never in an
@@ -46,15 +47,6 @@ json = { enabled = false }
 "#;
 
 /// Kills a child (the recorder) when the test ends, however it ends.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn warroom(data: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_warroom"));
     c.arg("--data-dir")

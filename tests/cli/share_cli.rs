@@ -13,13 +13,19 @@ use std::process::{Command, Output};
 /// an empty config (no `[share]`) and no `$WARROOM_SHARE`.
 pub(crate) fn warroom(data: &Path) -> Command {
     std::fs::write(data.join("none.toml"), "").unwrap();
+    warroom_with(data, &data.join("none.toml"))
+}
+
+/// `warroom` with `data` as its data dir and `config` as its config file, acting as the data
+/// dir's name.
+pub(crate) fn warroom_with(data: &Path, config: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_warroom"));
     c.arg("--data-dir")
         .arg(data)
         .arg("--log-file")
         .arg(data.join("warroom.log"))
         .arg("--config")
-        .arg(data.join("none.toml"))
+        .arg(config)
         .env("WARROOM_ACTOR", data.file_name().unwrap())
         .env("NO_COLOR", "1")
         .env_remove("WARROOM_SHARE");

@@ -4,11 +4,13 @@
 //! its notes go) is killed with `kill -9` and started again. Every responder's view ends with
 //! exactly the 3,000 notes: none lost, none twice.
 
+use crate::share_cli::warroom_with;
+use crate::support::child::Reaped;
 use crate::support::nats::Cluster;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -16,17 +18,7 @@ use std::time::{Duration, Instant};
 const NOTES: usize = 1_000;
 
 fn warroom(data: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_warroom"));
-    c.arg("--data-dir")
-        .arg(data)
-        .arg("--log-file")
-        .arg(data.join("warroom.log"))
-        .arg("--config")
-        .arg(data.join("warroom.toml"))
-        .env("WARROOM_ACTOR", data.file_name().unwrap())
-        .env("NO_COLOR", "1")
-        .env_remove("WARROOM_SHARE");
-    c
+    warroom_with(data, &data.join("warroom.toml"))
 }
 
 fn run(data: &Path, args: &[&str]) -> Output {
@@ -137,15 +129,6 @@ fn write_notes(data: PathBuf, id: String, who: &'static str, done: Arc<AtomicUsi
             std::thread::sleep(Duration::from_millis(200));
         }
         done.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

@@ -2,7 +2,7 @@
 //! report is larger than a pipe holds).
 
 use std::path::Path;
-use std::process::{Command, ExitStatus};
+use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// Runs `cmd` to its end within `limit` (killed and failing the test past it); returns its
@@ -28,4 +28,14 @@ pub fn run_to_end(cmd: &mut Command, limit: Duration) -> (ExitStatus, String, St
         std::thread::sleep(Duration::from_millis(100));
     };
     (status, read(&out), read(&err))
+}
+
+/// A child killed and reaped when dropped, so a failing test leaves no process behind.
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
