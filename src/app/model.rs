@@ -134,6 +134,9 @@ pub enum Quit {
 #[derive(Debug)]
 pub struct Model {
     pub panels: Vec<Panel>,
+    /// The rows collapsed now (an imported dashboard's): their panels are neither drawn nor
+    /// queried until opened (`:row NAME`).
+    pub collapsed: std::collections::BTreeSet<String>,
     pub selected: usize,
     pub zoomed: bool,
     pub mode: Mode,
@@ -376,12 +379,16 @@ impl Model {
             .position(|r| *r >= config.range)
             .unwrap_or(RANGES.len() - 1);
         let variables = super::panes::variables::Variables::new(config.variables.clone());
-        Model {
+        let mut model = Model {
             panels: (config.panels.iter().cloned())
                 .map(|p| match variables.used_by(&p) {
                     true => Panel::templated(p),
                     false => Panel::new(p),
                 })
+                .collect(),
+            collapsed: (config.panels.iter())
+                .filter(|p| p.shape.collapsed)
+                .filter_map(|p| p.shape.row.clone())
                 .collect(),
             variables,
             selected: 0,
@@ -457,7 +464,10 @@ impl Model {
                 warned: Vec::new(),
             },
             cost: Default::default(),
-        }
+        };
+        // The first panel shown is selected (the first may be in a collapsed row).
+        model.selected = model.panel_order().first().copied().unwrap_or(0);
+        model
     }
 
     /// Puts a synced record on the timeline in sequence order, once: the same record can
@@ -568,11 +578,37 @@ impl Model {
         self.areas().panels.map_or(self.width, |r| r.width)
     }
 
-    /// The panels in the order the dashboard shows them: while a run is in progress, the
+    /// Whether panel `i` is in a collapsed row: not drawn, not queried.
+    pub fn folded(&self, i: usize) -> bool {
+        (self.panels.get(i))
+            .and_then(|p| p.config.shape.row.as_ref())
+            .is_some_and(|r| self.collapsed.contains(r))
+    }
+
+    /// The dashboard's rows in order, each with its panels' count and whether it is collapsed.
+    pub fn rows(&self) -> Vec<(String, usize, bool)> {
+        let mut rows: Vec<(String, usize, bool)> = Vec::new();
+        for row in self
+            .panels
+            .iter()
+            .filter_map(|p| p.config.shape.row.as_ref())
+        {
+            match rows.iter_mut().find(|(r, ..)| r == row) {
+                Some((_, n, _)) => *n += 1,
+                None => rows.push((row.clone(), 1, self.collapsed.contains(row))),
+            }
+        }
+        rows
+    }
+
+    /// The panels in the order the dashboard shows them (those of collapsed rows left out):
+    /// while a run is in progress, the
     /// panels its running step's gates read first (then those of its other steps), so the
     /// signal a gate waits on is in view beside the pane.
     pub fn panel_order(&self) -> Vec<usize> {
-        let all: Vec<usize> = (0..self.panels.len()).collect();
+        let all: Vec<usize> = (0..self.panels.len())
+            .filter(|i| !self.folded(*i))
+            .collect();
         let Some(run) = self.runbooks.active() else {
             return all;
         };

@@ -7,6 +7,7 @@
 //! checks, and [`render_toml`] writes panels back in that shape.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// How a panel's values read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -103,7 +104,7 @@ pub enum BadWhen {
 }
 
 /// One panel of the dashboard.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PanelConfig {
     pub title: String,
     pub query: String,
@@ -116,10 +117,31 @@ pub struct PanelConfig {
     /// The signal the panel answers (`error-ratio`, `saturation`, `query-latency`…), as the
     /// presets name it: the postmortem reads its figures by it (a title is a guess).
     pub signal: Option<String>,
+    /// Where it sits on an imported dashboard and how often it asks.
+    pub shape: Shape,
 }
 
+/// Where an imported panel sits and what it asks for (issue 34): its dashboard's row, whether
+/// that row starts collapsed, the dashboard's refresh and the panel's most points. A panel of
+/// the presets or one written by hand has none of these.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shape {
+    /// The row it is in (Grafana's row title): the console opens and collapses rows.
+    pub row: Option<String>,
+    /// Its row starts collapsed: the panel is not queried at all until the row is opened.
+    pub collapsed: bool,
+    /// Asked no more often than this (its dashboard's refresh); never more often than the
+    /// config's `refresh`.
+    pub every: Option<Duration>,
+    /// The most points a range query asks for (Grafana's `maxDataPoints`).
+    pub max_points: Option<u32>,
+}
+
+/// Most points a range query may ask for: Prometheus refuses more than 11,000 a series.
+pub const MAX_POINTS_LIMIT: u32 = 11_000;
+
 /// One `[[panel]]` entry as written, before its checks ([`RawPanel::validate`]).
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPanel {
     pub title: String,
@@ -137,6 +159,18 @@ pub struct RawPanel {
     /// What the panel shows, in the presets' words (`error-ratio`, `saturation`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// The dashboard row the panel is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
+    /// Its row starts collapsed (not queried until opened).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub collapsed: bool,
+    /// Asked no more often than this, e.g. "1m" (never more often than `refresh`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<String>,
+    /// The most points a range query asks for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_points: Option<u32>,
 }
 
 impl From<&PanelConfig> for RawPanel {
@@ -150,6 +184,10 @@ impl From<&PanelConfig> for RawPanel {
             bad_when: p.bad_when,
             legend: p.legend.clone(),
             signal: p.signal.clone(),
+            row: p.shape.row.clone(),
+            collapsed: p.shape.collapsed,
+            every: (p.shape.every).map(|d| humantime::format_duration(d).to_string()),
+            max_points: p.shape.max_points,
         }
     }
 }
@@ -209,6 +247,7 @@ impl RawPanel {
                 ));
             }
         }
+        let shape = self.shape()?;
         Ok(PanelConfig {
             title: crate::sanitize::line(&self.title).into_owned(),
             query: self.query,
@@ -220,6 +259,52 @@ impl RawPanel {
             signal: self
                 .signal
                 .map(|s| crate::sanitize::line(s.trim()).into_owned()),
+            shape,
+        })
+    }
+
+    /// The entry's row, collapsed state, cadence and points, checked.
+    fn shape(&self) -> Result<Shape, String> {
+        let title = &self.title;
+        let row = (self.row.as_deref())
+            .map(|r| crate::sanitize::line(r.trim()).into_owned())
+            .filter(|r| !r.is_empty());
+        if self.collapsed && row.is_none() {
+            return Err(format!(
+                "panel \"{title}\": collapsed = true needs the row it collapses: add row = \"NAME\""
+            ));
+        }
+        let every = match self.every.as_deref() {
+            None => None,
+            Some(text) => {
+                let d = humantime::parse_duration(text).map_err(|e| {
+                    format!(
+                        "panel \"{title}\": every \"{text}\" is not a duration ({e}): expected \
+                         e.g. \"30s\", \"1m\""
+                    )
+                })?;
+                if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+                    return Err(format!(
+                        "panel \"{title}\": every \"{text}\" is out of range: expected between 1s \
+                         and 1h"
+                    ));
+                }
+                Some(d)
+            }
+        };
+        if let Some(n) = self.max_points
+            && !(2..=MAX_POINTS_LIMIT).contains(&n)
+        {
+            return Err(format!(
+                "panel \"{title}\": max_points = {n} is out of range: expected between 2 and \
+                 {MAX_POINTS_LIMIT} (Prometheus answers at most 11,000 points a series)"
+            ));
+        }
+        Ok(Shape {
+            row,
+            collapsed: self.collapsed,
+            every,
+            max_points: self.max_points,
         })
     }
 }

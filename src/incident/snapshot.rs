@@ -283,6 +283,7 @@ pub fn fact_panels() -> Vec<PanelConfig> {
         bad_when: BadWhen::Above,
         legend: Some("{{pod}}".into()),
         signal: None,
+        shape: Default::default(),
     };
     vec![
         panel(

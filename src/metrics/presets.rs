@@ -499,6 +499,7 @@ fn preset(
         bad_when: p.bad_when,
         legend: p.legend,
         signal: Some(p.signal.clone()),
+        ..RawPanel::default()
     };
     let panel = raw.validate()?;
     let mut preset = Preset {

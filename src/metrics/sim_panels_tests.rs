@@ -17,6 +17,7 @@ fn panel(title: &str, query: &str, unit: Unit, warn: f64, crit: f64) -> PanelCon
         bad_when: BadWhen::Above,
         legend: None,
         signal: None,
+        shape: Default::default(),
     }
 }
 
@@ -123,6 +124,7 @@ fn rendered_panels_load_back_unchanged() {
         bad_when: BadWhen::Below,
         legend: Some("{{pod}} · {{le}}".into()),
         signal: None,
+        shape: Default::default(),
     });
     let text = render_toml(&panels);
     let cfg = crate::config::Config::parse("rendered.toml", &text)

@@ -281,6 +281,7 @@ mod tests {
             bad_when: BadWhen::Above,
             legend: None,
             signal: None,
+            shape: Default::default(),
         }
     }
 

@@ -57,6 +57,7 @@ pub fn panel_config(s: &PanelSnapshot) -> PanelConfig {
         },
         legend: s.legend.clone(),
         signal: s.signal.clone(),
+        shape: Default::default(),
     }
 }
 
@@ -91,6 +92,7 @@ fn crossed_panels(loaded: &Loaded) -> Vec<PanelConfig> {
                 bad_when: BadWhen::Above,
                 legend: None,
                 signal: None,
+                shape: Default::default(),
             });
         }
     }

@@ -111,6 +111,30 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model) {
     if let Some(rest) = placed.rows_area {
         draw_rows(frame, rest, model, &placed, &view);
     }
+    if let Some(line) = placed.folded {
+        frame.render_widget(Paragraph::new(folded_line(model, line.width)), line);
+    }
+}
+
+/// The collapsed rows, one line: `▸ 3 rows collapsed, not queried: Disk (12) · Network (8)
+/// · … (:row NAME opens one)`, cut to `width`.
+fn folded_line(model: &Model, width: u16) -> Line<'static> {
+    let t = &model.theme;
+    let folded: Vec<String> = (model.rows().into_iter())
+        .filter(|(_, _, collapsed)| *collapsed)
+        .map(|(row, n, _)| format!("{row} ({n})"))
+        .collect();
+    let head = match folded.len() {
+        1 => " ▸ 1 row collapsed, not queried: ".to_string(),
+        n => format!(" ▸ {n} rows collapsed, not queried: "),
+    };
+    let tail = "  (:row NAME opens one)";
+    let room = usize::from(width).saturating_sub(head.chars().count() + tail.chars().count());
+    Line::from(vec![
+        Span::styled(head, t.muted),
+        Span::styled(fit(&folded.join(" · "), room.max(1)), t.title),
+        Span::styled(tail, t.muted),
+    ])
 }
 
 /// A zoomed panel shows the PromQL it sends under its chart (at most 3 lines, the rest cut
@@ -164,13 +188,32 @@ struct Placement {
     rows: Vec<usize>,
     rows_area: Option<Rect>,
     more: usize,
+    /// The line naming the collapsed rows, when there are any.
+    folded: Option<Rect>,
 }
 
-/// The zoomed panel, the grid's window of panels, or the compact form's chart and rows.
+/// The zoomed panel, the grid's window of panels, or the compact form's chart and rows; the
+/// collapsed rows take the last line.
 fn place(area: Rect, model: &Model) -> Placement {
     if model.panels.is_empty() {
         return Placement::default();
     }
+    let (area, folded) = match model.collapsed.is_empty() || model.zoomed || area.height < 2 {
+        true => (area, None),
+        false => {
+            let [rest, line] =
+                Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+            (rest, Some(line))
+        }
+    };
+    Placement {
+        folded,
+        ..place_panels(area, model)
+    }
+}
+
+/// [`place`] without the collapsed rows' line.
+fn place_panels(area: Rect, model: &Model) -> Placement {
     if model.zoomed {
         let i = model.selected.min(model.panels.len() - 1);
         return Placement {
@@ -178,11 +221,15 @@ fn place(area: Rect, model: &Model) -> Placement {
             ..Default::default()
         };
     }
-    // A run's gate panels first (the order moving between panels follows too).
+    // A run's gate panels first (the order moving between panels follows too); the panels of
+    // collapsed rows are not in it.
     let order = model.panel_order();
+    if order.is_empty() {
+        return Placement::default();
+    }
     let pos = order.iter().position(|i| *i == model.selected).unwrap_or(0);
-    if !compact(area, model.panels.len()) {
-        let (rects, first) = layout::grid(area, model.panels.len(), pos);
+    if !compact(area, order.len()) {
+        let (rects, first) = layout::grid(area, order.len(), pos);
         let charts = (rects.into_iter().enumerate())
             .filter_map(|(k, rect)| order.get(first + k).map(|i| (*i, rect)))
             .collect();
@@ -215,6 +262,7 @@ fn place(area: Rect, model: &Model) -> Placement {
         more: ids.len().saturating_sub(fit),
         rows: ids.into_iter().take(fit).collect(),
         rows_area: Some(rest),
+        folded: None,
     }
 }
 

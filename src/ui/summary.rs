@@ -115,12 +115,17 @@ fn parts(model: &Model) -> Vec<Part> {
     // The all-clear only when every panel holds a current value: a stale, failing or missing
     // one proves nothing.
     let quiet = crit.is_empty() && warn.is_empty() && failing.is_empty() && stale.is_empty();
-    if quiet && !source_is_down && !model.panels.is_empty() {
-        let n = model.panels.len();
+    let n = model.panel_order().len();
+    if quiet && !source_is_down && n > 0 {
         let answered = n - in_state(|s| matches!(s, PanelState::Loading)).len();
+        // Collapsed rows are not read: the all-clear does not speak for them.
+        let unread = match model.panels.len() - n {
+            0 => String::new(),
+            k => format!("; {k} in collapsed rows not read"),
+        };
         parts.push(if answered == n {
             Part {
-                full: format!("✓ no panel past a threshold ({n} of {n} current)"),
+                full: format!("✓ no panel past a threshold ({n} of {n} current{unread})"),
                 short: "✓ no panel past a threshold".into(),
                 style: t.ok,
             }

@@ -249,3 +249,63 @@ fn redis_exporter_dashboard_reads_as_grafana_shows_it() {
         "sum(redis_connected_clients{namespace=~\"namespace-1\", instance=~\"instance-1\"})"
     );
 }
+
+/// node-exporter-full keeps its shape (issue 34 point 2): its 2 open rows and 14 collapsed
+/// ones, each imported panel in the row Grafana shows it in and collapsed exactly when that
+/// row is (worked out here from the JSON's row entries), its `refresh` (1m) on every panel,
+/// and each stat's `maxDataPoints` (100) on the panels made from it.
+#[test]
+fn node_exporter_full_keeps_its_rows_refresh_and_max_data_points() {
+    let (json, import) = community("node-exporter-full.json");
+    // Grafana's rows, in order: an open row owns the top-level panels after it, a collapsed
+    // one the panels inside it.
+    let mut rows: Vec<(String, bool, usize)> = Vec::new();
+    let mut with_points = 0;
+    let mut open: Option<usize> = None;
+    for p in json["panels"].as_array().unwrap() {
+        if p["type"] == "row" {
+            let collapsed = p["collapsed"] == true;
+            let inside = p["panels"].as_array().map_or(0, Vec::len);
+            rows.push((p["title"].as_str().unwrap().to_string(), collapsed, inside));
+            open = (!collapsed).then_some(rows.len() - 1);
+            with_points += (p["panels"].as_array().into_iter().flatten())
+                .filter(|c| c["maxDataPoints"].is_number())
+                .count();
+        } else {
+            if let Some(r) = open {
+                rows[r].2 += 1;
+            }
+            with_points += usize::from(p["maxDataPoints"].is_number());
+        }
+    }
+    let collapsed: Vec<&str> = (rows.iter())
+        .filter(|r| r.1)
+        .map(|r| r.0.as_str())
+        .collect();
+    assert_eq!((rows.len(), collapsed.len()), (16, 14), "{rows:?}");
+    for (title, folded, panels) in &rows {
+        let imported: Vec<&PanelConfig> = (import.panels.iter())
+            .filter(|p| p.shape.row.as_deref() == Some(title.as_str()))
+            .collect();
+        assert!(
+            imported.len() >= *panels,
+            "row {title}: {} imported from {panels} panels",
+            imported.len()
+        );
+        for p in imported {
+            assert_eq!(p.shape.collapsed, *folded, "{} in {title}", p.title);
+        }
+    }
+    assert!(import.panels.iter().all(|p| p.shape.row.is_some()));
+    for p in &import.panels {
+        assert_eq!(p.shape.every, Some(std::time::Duration::from_secs(60)));
+    }
+    let capped = (import.panels.iter()).filter(|p| p.shape.max_points == Some(100));
+    // The five stats (CPU Cores, RAM Total, SWAP Total, RootFS Total, Uptime) set 100.
+    assert_eq!(with_points, 5);
+    assert!(capped.count() >= with_points);
+    // Written out and read back, the shape stays.
+    let text = warroom::config::panels::render_toml(&import.panels);
+    let back = warroom::config::Config::parse("imported.toml", &text).expect("the TOML loads");
+    assert_eq!(back.panels, import.panels);
+}

@@ -8,6 +8,7 @@ use crate::support::prometheus;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::sync::Mutex;
+use warroom::config::panels::Shape;
 use warroom::config::{BadWhen, PanelConfig, Unit};
 use warroom::import::grafana::{
     self, Finding, GrafanaError, Import, ImportOptions, Model, ResolveError, VariableResolver,
@@ -82,7 +83,22 @@ fn panel(
         bad_when,
         legend: legend.map(str::to_string),
         signal: None,
+        shape: Default::default(),
     }
+}
+
+/// `panels` in the open rows `rows` (none when empty), with their dashboard's refresh of
+/// `every_s` seconds.
+fn shaped(mut panels: Vec<PanelConfig>, rows: &[Option<&str>], every_s: u64) -> Vec<PanelConfig> {
+    for (i, p) in panels.iter_mut().enumerate() {
+        p.shape = Shape {
+            row: rows.get(i).copied().flatten().map(str::to_string),
+            collapsed: false,
+            every: Some(std::time::Duration::from_secs(every_s)),
+            max_points: None,
+        };
+    }
+    panels
 }
 
 /// Findings match `(path, words the message must contain)`, in order and number.
@@ -109,13 +125,14 @@ fn assert_findings(found: &[Finding], expected: &[(&str, &str)]) {
 fn classic_panels(service: &str, replica: &str, instance: &str) -> Vec<PanelConfig> {
     use BadWhen::{Above, Below};
     use Unit::*;
-    vec![
-        // Range 6 h over 300 points is 72 s, up to a multiple of the 30 s refresh: 90 s;
-        // $__rate_interval is max(90 s + 15 s scrape, 4 × 15 s) = 105 s.
+    let mut panels = vec![
+        // As Grafana computes it: range 6 h over the panel's 960 pixels (12 of 24 columns of
+        // 1920) is 22.5 s, rounded to 20 s; $__rate_interval is max(20 s + 15 s scrape,
+        // 4 × 15 s) = 1m.
         panel(
             "Request rate (payments)",
             &format!(
-                "sum by (pod) ( rate(app_requests_total{{service=\"{service}\", pod=~\".*\"}}[105s]) )"
+                "sum by (pod) ( rate(app_requests_total{{service=\"{service}\", pod=~\".*\"}}[1m]) )"
             ),
             PerSecond,
             None,
@@ -191,7 +208,7 @@ fn classic_panels(service: &str, replica: &str, instance: &str) -> Vec<PanelConf
         // shown escaped.
         panel(
             "Retries \\e[31m\\x00 per layer",
-            &format!("sum by (layer) (rate(app_retries_total{{service=\"{service}\"}}[90s]))"),
+            &format!("sum by (layer) (rate(app_retries_total{{service=\"{service}\"}}[20s]))"),
             Count,
             None,
             None,
@@ -218,7 +235,22 @@ fn classic_panels(service: &str, replica: &str, instance: &str) -> Vec<PanelConf
             Above,
             Some("{{pod}}"),
         ),
-    ]
+    ];
+    // Its rows: Traffic open, Details collapsed (only the panels inside it); the panels after
+    // the collapsed row are in none. Every panel keeps the dashboard's 30 s refresh.
+    let rows = [Some(("Traffic", false)); 5]
+        .into_iter()
+        .chain([Some(("Details", true))])
+        .chain([None; 4]);
+    for (p, row) in panels.iter_mut().zip(rows) {
+        p.shape = Shape {
+            row: row.map(|(r, _)| r.to_string()),
+            collapsed: row.is_some_and(|(_, c)| c),
+            every: Some(std::time::Duration::from_secs(30)),
+            max_points: None,
+        };
+    }
+    panels
 }
 
 /// The queries of the classic fixture that use variables, and the variables they use.
@@ -388,50 +420,54 @@ fn v1_resource_fixture() {
     let db = "(orders_db|billing_db)";
     assert_eq!(
         import.panels,
-        vec![
-            panel(
-                "Clients waiting on orders_db + billing_db · waiting",
-                &format!(
-                    "sum by (database) (pgbouncer_pools_client_waiting_connections{{database=~\"{db}\"}})"
+        shaped(
+            vec![
+                panel(
+                    "Clients waiting on orders_db + billing_db · waiting",
+                    &format!(
+                        "sum by (database) (pgbouncer_pools_client_waiting_connections{{database=~\"{db}\"}})"
+                    ),
+                    Unit::Count,
+                    Some(5.0),
+                    Some(20.0),
+                    BadWhen::Above,
+                    Some("{{database}} waiting"),
                 ),
-                Unit::Count,
-                Some(5.0),
-                Some(20.0),
-                BadWhen::Above,
-                Some("{{database}} waiting"),
-            ),
-            // Query B has its own unit and thresholds (a byFrameRefID override).
-            panel(
-                "Clients waiting on orders_db + billing_db · longest wait",
-                &format!(
-                    "max by (database) (pgbouncer_pools_client_maxwait_seconds{{database=~\"{db}\"}})"
+                // Query B has its own unit and thresholds (a byFrameRefID override).
+                panel(
+                    "Clients waiting on orders_db + billing_db · longest wait",
+                    &format!(
+                        "max by (database) (pgbouncer_pools_client_maxwait_seconds{{database=~\"{db}\"}})"
+                    ),
+                    Unit::Seconds,
+                    None,
+                    Some(1.0),
+                    BadWhen::Above,
+                    Some("{{database}} longest wait"),
                 ),
-                Unit::Seconds,
-                None,
-                Some(1.0),
-                BadWhen::Above,
-                Some("{{database}} longest wait"),
-            ),
-            panel(
-                "Mixed sources",
-                "sum(rate(pgbouncer_stats_queries_pooled_total[1m]))",
-                Unit::PerSecond,
-                None,
-                None,
-                BadWhen::Above,
-                None,
-            ),
-            // Percentage thresholds of min 0 .. max 40: red below 25 % is below 10.
-            panel(
-                "Free pool slots",
-                "min(pgbouncer_pools_server_idle_connections)",
-                Unit::Count,
-                None,
-                Some(10.0),
-                BadWhen::Below,
-                None,
-            ),
-        ]
+                panel(
+                    "Mixed sources",
+                    "sum(rate(pgbouncer_stats_queries_pooled_total[1m]))",
+                    Unit::PerSecond,
+                    None,
+                    None,
+                    BadWhen::Above,
+                    None,
+                ),
+                // Percentage thresholds of min 0 .. max 40: red below 25 % is below 10.
+                panel(
+                    "Free pool slots",
+                    "min(pgbouncer_pools_server_idle_connections)",
+                    Unit::Count,
+                    None,
+                    Some(10.0),
+                    BadWhen::Below,
+                    None,
+                ),
+            ],
+            &[],
+            60,
+        )
     );
     assert_findings(&import.warnings, &[]);
     assert_findings(
@@ -453,28 +489,33 @@ fn grafana_4_rows() {
     assert_eq!(import.model, Model::Classic);
     assert_eq!(
         import.panels,
-        vec![
-            // Range 3 h over 300 points is 36 s, up to a multiple of the 10 s refresh: 40 s.
-            // singlestat colours red, orange, green: bad below.
-            panel(
-                "Success ratio",
-                "sum(rate(app_requests_total{code!~\"5..\"}[40s])) / sum(rate(app_requests_total[40s]))",
-                Unit::Percent,
-                Some(0.99),
-                Some(0.95),
-                BadWhen::Below,
-                None,
-            ),
-            panel(
-                "Requests",
-                "(sum(rate(app_requests_total[1m])) * 60) / 60",
-                Unit::PerSecond,
-                None,
-                None,
-                BadWhen::Above,
-                Some("all"),
-            ),
-        ]
+        shaped(
+            vec![
+                // Range 3 h over the panel's 960 pixels is 11.25 s, rounded to 10 s, at least the
+                // 15 s scrape: 15 s (Grafana's rule).
+                // singlestat colours red, orange, green: bad below.
+                panel(
+                    "Success ratio",
+                    "sum(rate(app_requests_total{code!~\"5..\"}[15s])) / sum(rate(app_requests_total[15s]))",
+                    Unit::Percent,
+                    Some(0.99),
+                    Some(0.95),
+                    BadWhen::Below,
+                    None,
+                ),
+                panel(
+                    "Requests",
+                    "(sum(rate(app_requests_total[1m])) * 60) / 60",
+                    Unit::PerSecond,
+                    None,
+                    None,
+                    BadWhen::Above,
+                    Some("all"),
+                ),
+            ],
+            &[Some("Availability"), Some("Load")],
+            10,
+        )
     );
     assert_findings(&import.warnings, &[]);
     assert_findings(
@@ -505,28 +546,32 @@ fn v2_resource_fixture() {
     assert_eq!(import.title.as_deref(), Some("Database pools (V2)"));
     assert_eq!(
         import.panels,
-        vec![
-            // In layout order. Range 30 m over 300 points is 6 s, up to a multiple of the 30 s
-            // minimum interval: 30 s; $__rate_interval is max(30 + 30, 4 × 30) s = 2 m.
-            panel(
-                "Pool wait",
-                "(histogram_quantile(0.99, sum by (le) (rate(db_pool_wait_seconds_bucket{service=\"checkout\"}[2m])))) / 1000000",
-                Unit::Seconds,
-                None,
-                None,
-                BadWhen::Above,
-                Some("p99"),
-            ),
-            panel(
-                "Pool saturation",
-                "max by (pod) (db_pool_connections_in_use{service=\"checkout\", pod=~\"checkout-.+\"} / db_pool_connections_max{service=\"checkout\", pod=~\"checkout-.+\"})",
-                Unit::Percent,
-                Some(0.8),
-                Some(0.95),
-                BadWhen::Above,
-                Some("{{pod}}"),
-            ),
-        ]
+        shaped(
+            vec![
+                // In layout order. Range 30 m over 960 pixels is 1.9 s, rounded to 2 s, at least
+                // the 30 s minimum interval: 30 s; $__rate_interval is max(30 + 30, 4 × 30) s = 2 m.
+                panel(
+                    "Pool wait",
+                    "(histogram_quantile(0.99, sum by (le) (rate(db_pool_wait_seconds_bucket{service=\"checkout\"}[2m])))) / 1000000",
+                    Unit::Seconds,
+                    None,
+                    None,
+                    BadWhen::Above,
+                    Some("p99"),
+                ),
+                panel(
+                    "Pool saturation",
+                    "max by (pod) (db_pool_connections_in_use{service=\"checkout\", pod=~\"checkout-.+\"} / db_pool_connections_max{service=\"checkout\", pod=~\"checkout-.+\"})",
+                    Unit::Percent,
+                    Some(0.8),
+                    Some(0.95),
+                    BadWhen::Above,
+                    Some("{{pod}}"),
+                ),
+            ],
+            &[Some("Pools"), Some("Pools")],
+            15,
+        )
     );
     assert_findings(&import.warnings, &[]);
     assert_findings(
@@ -641,11 +686,11 @@ fn label_values_are_resolved_in_order_through_the_resolver() {
     let all = classic_panels("checkout", "checkout-0", "$instance");
     assert_eq!(
         all[0].query,
-        "sum by (pod) ( rate(app_requests_total{service=\"checkout\", pod=~\".*\"}[105s]) )"
+        "sum by (pod) ( rate(app_requests_total{service=\"checkout\", pod=~\".*\"}[1m]) )"
     );
     let mut expected = all.clone();
     expected[0].query =
-        "sum by (pod) ( rate(app_requests_total{service=\"checkout\", pod=~\"(checkout-1|checkout-0)\"}[105s]) )"
+        "sum by (pod) ( rate(app_requests_total{service=\"checkout\", pod=~\"(checkout-1|checkout-0)\"}[1m]) )"
             .into();
     assert_eq!(import.panels, converted(expected));
     let mut warnings = vec![

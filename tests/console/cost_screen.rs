@@ -24,17 +24,20 @@ use crate::support::tokio_clock::TokioClock;
 
 const PANELS: usize = 40;
 
-/// One request as the source saw it: the query, and the step when it was a range query.
+/// One request as the source saw it: the query, the step when it was a range query, and
+/// when (tokio's time since the console started).
 #[derive(Debug, Clone)]
 struct Asked {
     query: String,
     step: Option<f64>,
+    at: Duration,
 }
 
 /// The embedded source, counting what it is asked.
 struct Counting {
     inner: EmbeddedSource,
     asked: Arc<Mutex<Vec<Asked>>>,
+    started: tokio::time::Instant,
 }
 
 impl Source for Counting {
@@ -45,6 +48,7 @@ impl Source for Counting {
         self.asked.lock().unwrap().push(Asked {
             query: q.query.clone(),
             step: Some(q.step),
+            at: self.started.elapsed(),
         });
         self.inner.query_range(q)
     }
@@ -52,6 +56,7 @@ impl Source for Counting {
         self.asked.lock().unwrap().push(Asked {
             query: q.query.clone(),
             step: None,
+            at: self.started.elapsed(),
         });
         self.inner.query(q)
     }
@@ -81,6 +86,7 @@ fn panel(i: usize) -> PanelConfig {
         bad_when: BadWhen::Above,
         legend: None,
         signal: None,
+        shape: Default::default(),
     }
 }
 
@@ -110,22 +116,48 @@ fn source(base: DateTime<Utc>, jumps: usize) -> EmbeddedSource {
 /// The console at 100×30 (the compact form) for `secs` of tokio's time; the model as it ended
 /// and every request made.
 async fn run(secs: u64, jumps: usize) -> (Model, Vec<Asked>) {
+    let panels = (0..PANELS).map(panel).collect();
+    run_with(panels, secs, jumps, Vec::new()).await
+}
+
+/// [`run`] with these panels, typing each `(second, text)` of `typed` at its second (`\n`
+/// is Enter).
+async fn run_with(
+    panels: Vec<PanelConfig>,
+    secs: u64,
+    jumps: usize,
+    typed: Vec<(u64, &'static str)>,
+) -> (Model, Vec<Asked>) {
     let base = Utc::now();
     let asked = Arc::new(Mutex::new(Vec::new()));
     let counting = Arc::new(Counting {
         inner: source(base, jumps),
         asked: asked.clone(),
+        started: tokio::time::Instant::now(),
     });
-    let config = Config::default().with_panels((0..PANELS).map(panel).collect());
+    let config = Config::default().with_panels(panels);
     let mut model = Model::new(&config, Theme::fallback(), "counting".into(), base);
     (model.width, model.height) = (100, 30);
     model.declarable = true;
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
     let driver = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_secs(secs)).await;
-        let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
-        tx.unbounded_send(Ok(Event::Key(q))).unwrap();
+        let key = |code| Ok(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+        let mut now = 0;
+        for (at, text) in typed {
+            tokio::time::sleep(Duration::from_secs(at - now)).await;
+            now = at;
+            for c in text.chars() {
+                let code = if c == '\n' {
+                    KeyCode::Enter
+                } else {
+                    KeyCode::Char(c)
+                };
+                tx.unbounded_send(key(code)).unwrap();
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(secs - now)).await;
+        tx.unbounded_send(key(KeyCode::Char('q'))).unwrap();
         tx
     });
     let m = tokio::time::timeout(
@@ -228,4 +260,118 @@ async fn a_hidden_panels_crossing_is_still_recorded() {
         })
         .collect();
     assert_eq!(crossed, [format!("Signal {jumps}")], "{crossed:?}");
+}
+
+/// An imported dashboard's shape (issue 34 point 2): the panels of a collapsed row cost
+/// nothing (no request reads them, grouped or not) until `:row NAME` opens it, and then they
+/// are read at once; a panel whose dashboard refreshes every minute is asked once a minute,
+/// not every 5 s; a panel with `maxDataPoints` 20 asks for no more points than that.
+#[tokio::test(start_paused = true)]
+async fn a_collapsed_row_costs_nothing_until_opened_and_a_dashboards_cadence_holds() {
+    const OPENED_AT: u64 = 70;
+    let folded = 20..PANELS;
+    let mut panels: Vec<PanelConfig> = (0..PANELS).map(panel).collect();
+    for (i, p) in panels.iter_mut().enumerate() {
+        if folded.contains(&i) {
+            p.shape.row = Some("Deep dive".into());
+            p.shape.collapsed = true;
+        }
+    }
+    panels[0].shape.max_points = Some(20);
+    panels[1].shape.every = Some(Duration::from_secs(60));
+    let typed = vec![(OPENED_AT, ":row Deep dive\n")];
+    let (m, asked) = run_with(panels, 125, usize::MAX, typed).await;
+    assert!(
+        m.collapsed.is_empty(),
+        "the row was opened: {:?}",
+        m.collapsed
+    );
+    let opened = Duration::from_secs(OPENED_AT);
+    for i in folded {
+        let first = (asked.iter()).find(|a| reads(a, i)).map(|a| a.at);
+        let first = first.unwrap_or_else(|| panic!("panel {i} never read once opened"));
+        assert!(
+            first >= opened,
+            "panel {i} read at {first:?}, before its row was opened"
+        );
+        assert!(
+            first <= opened + Duration::from_secs(1),
+            "panel {i} first read at {first:?}: not at once"
+        );
+        assert_eq!(m.panels[i].current(), Some(i as f64), "panel {i}'s value");
+    }
+    // The chart's range asks for at most 20 points over the hour: steps of 180 s or more.
+    let steps: Vec<f64> = (asked.iter())
+        .filter(|a| reads(a, 0))
+        .filter_map(|a| a.step)
+        .collect();
+    assert!(
+        !steps.is_empty() && steps.iter().all(|s| *s >= 180.0),
+        "{steps:?}"
+    );
+    // Panel 1 (a row on screen) at its dashboard's minute: reads at 0, 60 and 120 s at most,
+    // where panel 2 beside it is read every 5 s.
+    let times = |i: usize| -> Vec<u64> {
+        (asked.iter())
+            .filter(|a| reads(a, i) || a.query == format!("topk(1, ({}))", query_of(i)))
+            .map(|a| a.at.as_secs())
+            .collect()
+    };
+    let (slow, usual) = (times(1), times(2));
+    assert!(
+        !slow.is_empty() && slow.windows(2).all(|w| w[1] - w[0] >= 59),
+        "panel 1 read at {slow:?}"
+    );
+    assert!(usual.len() >= 20, "panel 2 read at {usual:?}");
+}
+
+/// The collapsed row is on screen as one line naming it and what opens it; its panels are
+/// not, and `:row NAME` opens it (and collapses it again).
+#[test]
+fn a_collapsed_row_is_one_line_until_opened() {
+    let mut panels: Vec<PanelConfig> = (0..12).map(panel).collect();
+    for p in &mut panels[6..] {
+        p.shape.row = Some("Deep dive".into());
+        p.shape.collapsed = true;
+    }
+    let config = Config::default().with_panels(panels);
+    let mut m = Model::new(&config, Theme::fallback(), "t".into(), Utc::now());
+    (m.width, m.height) = (120, 40);
+    let screen = |m: &Model| crate::ui_snapshots::render(m).to_string();
+    let folded = screen(&m);
+    assert!(folded.contains("0 of 6 panels answered"), "{folded}");
+    assert!(
+        folded.contains("1 row collapsed, not queried: Deep dive (6)  (:row NAME opens one)"),
+        "{folded}"
+    );
+    assert!(
+        folded.contains("Signal 5") && !folded.contains("Signal 6"),
+        "{folded}"
+    );
+    let typed = |m: &mut Model, text: &str| {
+        for c in text.chars() {
+            let code = if c == '\n' {
+                KeyCode::Enter
+            } else {
+                KeyCode::Char(c)
+            };
+            let key = KeyEvent::new(code, KeyModifiers::NONE);
+            warroom::app::update(m, warroom::app::Msg::Key(key));
+        }
+    };
+    typed(&mut m, ":row Deep dive\n");
+    let open = screen(&m);
+    assert!(
+        open.contains("Signal 6") && !open.contains("row collapsed"),
+        "{open}"
+    );
+    typed(&mut m, ":row Deep dive\n");
+    let again = screen(&m);
+    assert!(
+        again.contains("row \"Deep dive\" collapsed: its 6 panel(s) are not queried")
+            && !again.contains("Signal 6"),
+        "{again}"
+    );
+    typed(&mut m, ":row Nope\n");
+    assert!(screen(&m).contains("no row \"Nope\""), "{}", screen(&m));
 }

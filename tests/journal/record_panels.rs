@@ -56,6 +56,7 @@ fn panel() -> PanelConfig {
         bad_when: BadWhen::Above,
         legend: None,
         signal: None,
+        shape: Default::default(),
     }
 }
 

@@ -140,6 +140,7 @@ mod tests {
             bad_when: Default::default(),
             legend: legend.map(String::from),
             signal: None,
+            shape: Default::default(),
         }
     }
 

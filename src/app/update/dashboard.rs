@@ -71,9 +71,9 @@ pub(super) fn key(model: &mut Model, action: Option<Action>) -> Vec<Effect> {
 }
 
 fn act(model: &mut Model, action: Action) {
-    let n = model.panels.len().max(1);
-    // Moving follows the order on screen (a run's panels first).
+    // Moving follows the order on screen (a run's panels first; collapsed rows left out).
     let order = model.panel_order();
+    let n = order.len().max(1);
     let pos = order.iter().position(|i| *i == model.selected).unwrap_or(0);
     let at = |p: usize| order.get(p).copied().unwrap_or(0);
     match action {

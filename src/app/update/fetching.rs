@@ -162,8 +162,9 @@ impl Due {
         let now = model.now;
         let early = chrono::Duration::from_std(crate::app::runtime::TICK / 2).unwrap_or_default();
         let wave = model.in_flight() > 0
-            || (model.panels.iter())
-                .any(|p| !p.busy() && p.next_due.is_none_or(|d| now + early >= d));
+            || (model.panels.iter().enumerate())
+                .filter(|(i, _)| !model.folded(*i))
+                .any(|(_, p)| !p.busy() && p.next_due.is_none_or(|d| now + early >= d));
         Due {
             now,
             early,
@@ -203,8 +204,12 @@ pub(crate) fn schedule(model: &mut Model) -> Vec<Effect> {
         let i = (model.selected + k) % n;
         let showing = model.cost.of(i);
         let p = &model.panels[i];
-        // A query with a variable without a value is never sent.
-        if p.busy() || p.unset.is_some() || model.cost.grouped.contains(&i) || !due.now(p.next_due)
+        // A query with a variable without a value is never sent, nor one in a collapsed row.
+        if p.busy()
+            || p.unset.is_some()
+            || model.folded(i)
+            || model.cost.grouped.contains(&i)
+            || !due.now(p.next_due)
         {
             continue;
         }
@@ -215,21 +220,28 @@ pub(crate) fn schedule(model: &mut Model) -> Vec<Effect> {
         let Some(pass) = model.source.health.admit(due.now) else {
             return effects;
         };
-        let every = match showing {
-            Showing::Hidden => hidden_every,
-            _ => refresh,
-        };
+        let every = every(
+            p,
+            if showing == Showing::Hidden {
+                hidden_every
+            } else {
+                refresh
+            },
+        );
         model.panels[i].next_due = Some(due.now + every);
         in_flight += 1;
         effects.push(fetch_one(model, i, showing, pass));
     }
-    effects.extend(fetch_groups(
-        model,
-        hidden,
-        in_flight,
-        due.now + hidden_every,
-    ));
+    effects.extend(fetch_groups(model, hidden, in_flight, hidden_every));
     effects
+}
+
+/// How often `p` is asked at the cadence `base`: an imported panel keeps its dashboard's
+/// refresh when that is slower.
+fn every(p: &crate::app::Panel, base: chrono::Duration) -> chrono::Duration {
+    (p.config.shape.every)
+        .and_then(|d| chrono::Duration::from_std(d).ok())
+        .map_or(base, |own| own.max(base))
 }
 
 /// What panel `i` is asked now: a range query when its grid has a new point (a chart's grid,
@@ -242,6 +254,18 @@ fn fetch_one(model: &mut Model, i: usize, showing: Showing, pass: Pass) -> Effec
             columns: crate::ui::layout::SPARKLINE_CELLS / POINTS_PER_COLUMN as u16,
             ..model.window()
         },
+    };
+    // No more points than the panel's own most (Grafana's maxDataPoints).
+    let window = match model.panels[i].config.shape.max_points {
+        Some(most) => Window {
+            columns: (window.columns).min(
+                u16::try_from(most / POINTS_PER_COLUMN as u32)
+                    .unwrap_or(u16::MAX)
+                    .max(1),
+            ),
+            ..window
+        },
+        None => window,
     };
     model.source.requests_sent += 1;
     let p = &mut model.panels[i];
@@ -286,7 +310,7 @@ fn fetch_groups(
     model: &mut Model,
     due: Vec<usize>,
     mut in_flight: usize,
-    next: DateTime<Utc>,
+    hidden_every: chrono::Duration,
 ) -> Vec<Effect> {
     let now_s = model.now.timestamp_millis() as f64 / 1000.0;
     let members = (due.iter())
@@ -313,7 +337,8 @@ fn fetch_groups(
         model.cost.groups += 1;
         for m in &members {
             model.cost.grouped.insert(m.panel);
-            model.panels[m.panel].next_due = Some(next);
+            let p = &mut model.panels[m.panel];
+            p.next_due = Some(model.now + every(p, hidden_every));
         }
         effects.push(Effect::FetchGroup {
             pass,

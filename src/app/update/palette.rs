@@ -1,6 +1,6 @@
 //! The command palette (`:`, as in k9s and vim): a dashboard action by its name (`export`,
 //! `declare`, `timeline`…, the names `[keys.*]` uses), or `runbook NAME`, `theme NAME`,
-//! `status NAME`, `severity NAME`. The candidates show as the command is typed; tab completes
+//! `status NAME`, `severity NAME`, `row NAME`. The candidates show as the command is typed; tab completes
 //! the word being typed as far as the candidates agree.
 
 use super::incident::{SEVERITIES, STATUSES};
@@ -12,8 +12,12 @@ use crate::keymap::{Action, Mode, TABLE};
 
 /// The commands that take a name, with what they do. `status` and `severity` are actions too:
 /// alone they open their dialog, with a name they set it at once.
-const WITH_NAME: [(&str, &str); 4] = [
+const WITH_NAME: [(&str, &str); 5] = [
     ("runbook ", "NAME: open that runbook's run dialog"),
+    (
+        "row ",
+        "NAME: open a collapsed row of the dashboard, or collapse an open one",
+    ),
     ("theme ", "NAME: switch to that theme for this session"),
     ("status", "the incident's status (status NAME sets it)"),
     (
@@ -30,6 +34,7 @@ const SHOWN: usize = 8;
 enum Command {
     Act(Action),
     Runbook(String),
+    Row(String),
     Theme(String),
     Status(crate::incident::event::Status),
     Severity(crate::incident::event::Severity),
@@ -71,6 +76,7 @@ fn names(model: &Model, head: &str) -> Vec<String> {
         "runbook" => (model.runbooks.entries.iter().flatten())
             .map(crate::runbook::catalog::Entry::name)
             .collect(),
+        "row" => model.rows().into_iter().map(|(row, ..)| row).collect(),
         "theme" => (crate::theme::BUILTIN.iter())
             .map(|(n, _)| n.to_string())
             .collect(),
@@ -185,6 +191,8 @@ fn parse(line: &str) -> Result<Command, String> {
         ("", _) => Err("type a command (tab lists them), or esc".into()),
         ("runbook", "") => Err(needs("runbook name")),
         ("runbook", name) => Ok(Command::Runbook(name.to_string())),
+        ("row", "") => Err(needs("row name")),
+        ("row", name) => Ok(Command::Row(name.to_string())),
         ("theme", "") => Err(needs("theme name")),
         ("theme", name) => Ok(Command::Theme(name.to_string())),
         ("status", s) if !s.is_empty() => s.parse().map(Command::Status).map_err(|e| e.to_string()),
@@ -206,6 +214,7 @@ pub(super) fn submit(model: &mut Model, d: &Dialog) -> Result<Vec<Effect>, Strin
         Command::Act(Action::Quit) => Ok(super::quit(model)),
         Command::Act(a) => Ok(super::dashboard::key(model, Some(a))),
         Command::Runbook(name) => runbook(model, &name),
+        Command::Row(name) => row(model, &name),
         Command::Theme(name) => {
             let Some(theme) = crate::theme::Theme::builtin(&name) else {
                 return Err(format!("no theme \"{name}\": tab lists the shipped ones"));
@@ -227,6 +236,37 @@ pub(super) fn submit(model: &mut Model, d: &Dialog) -> Result<Vec<Effect>, Strin
             Event::SeverityChanged { severity },
         )),
     }
+}
+
+/// `row NAME`: open the row when collapsed (its panels are queried at once), else collapse it
+/// (its panels are no longer queried).
+fn row(model: &mut Model, name: &str) -> Result<Vec<Effect>, String> {
+    let Some((row, n, collapsed)) = (model.rows().into_iter()).find(|(r, ..)| r == name) else {
+        return Err(match model.rows().is_empty() {
+            true => "this dashboard has no rows (an imported Grafana dashboard's rows)".into(),
+            false => format!("no row \"{name}\": tab lists them"),
+        });
+    };
+    let said = if collapsed {
+        model.collapsed.remove(&row);
+        for i in 0..model.panels.len() {
+            if model.panels[i].config.shape.row.as_deref() == Some(row.as_str()) {
+                model.panels[i].next_due = None;
+            }
+        }
+        format!("row \"{row}\" opened: its {n} panel(s) are queried from now on")
+    } else {
+        model.collapsed.insert(row.clone());
+        if model.folded(model.selected)
+            && let Some(first) = model.panel_order().first()
+        {
+            model.selected = *first;
+        }
+        format!("row \"{row}\" collapsed: its {n} panel(s) are not queried until it is opened")
+    };
+    model.dirty = true;
+    model.notify(said, false, Some(6));
+    Ok(super::schedule(model))
 }
 
 /// `runbook NAME`: the runbook pane with NAME selected, and its run dialog.

@@ -3,9 +3,9 @@
 //! older than Grafana 5, `templating.list[]`, `__inputs`, `refresh`, `time`.
 
 use super::json::{
-    Board, Display, Ds, FieldSettings, GraphThreshold, Input, SourcePanel, SourceTarget, Step,
-    Thresholds, VarKind, Variable, duration, flag, index, join, number, relative_range, strings,
-    text, type_name,
+    Board, Display, Ds, FieldSettings, GraphThreshold, Input, RowOf, SourcePanel, SourceTarget,
+    Step, Thresholds, VarKind, Variable, duration, flag, index, join, max_data_points, number,
+    relative_range, strings, text, type_name,
 };
 use super::{Finding, Model};
 use serde_json::{Value, json};
@@ -41,7 +41,7 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
         Some(Value::Array(panels)) => {
             let base = join(prefix, "panels");
             // Panels after an open row belong to it.
-            let mut row: Option<String> = None;
+            let mut row = RowOf::default();
             for (i, p) in panels.iter().enumerate() {
                 if let Some(title) = read_panel_or_row(&mut board, p, &index(&base, i), 0, &row) {
                     row = title;
@@ -65,7 +65,10 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
         let base = join(prefix, "rows");
         for (r, row) in rows.iter().enumerate() {
             let row_path = index(&base, r);
-            let title = text(row, "title").map(str::to_string);
+            let title = RowOf {
+                title: text(row, "title").map(str::to_string),
+                collapsed: flag(row, "collapse"),
+            };
             match row.get("panels") {
                 Some(Value::Array(panels)) => {
                     let base = join(&row_path, "panels");
@@ -87,21 +90,25 @@ pub(super) fn read(root: &Value, prefix: &str, model: Model) -> Board {
     board
 }
 
-/// Read one entry of a panel list under `row` (its title); for a row, `Some` of its title.
+/// Read one entry of a panel list under `row`; for a row, `Some` of the row the panels after
+/// it are in.
 fn read_panel_or_row(
     board: &mut Board,
     p: &Value,
     path: &str,
     depth: usize,
-    row: &Option<String>,
-) -> Option<Option<String>> {
+    row: &RowOf,
+) -> Option<RowOf> {
     if !board.admit(path) {
         return None;
     }
     if p.get("type").and_then(Value::as_str) == Some("row") {
         // A collapsed row holds its panels; an open one is followed by them. Rows do not nest
         // in Grafana, so a row inside a row is not followed.
-        let title = text(p, "title").map(str::to_string);
+        let title = RowOf {
+            title: text(p, "title").map(str::to_string),
+            collapsed: flag(p, "collapsed"),
+        };
         if let Some(other) = p.get("panels").filter(|c| !c.is_array() && !c.is_null()) {
             board.skip(
                 path,
@@ -127,10 +134,15 @@ fn read_panel_or_row(
                 read_panel_or_row(board, c, &index(&base, i), depth + 1, &title);
             }
         }
-        return Some(title);
+        // Panels after a collapsed row, not inside it, are shown: they are in no row (only
+        // the row's own are collapsed).
+        return Some(match title.collapsed {
+            true => RowOf::default(),
+            false => title,
+        });
     }
     let mut panel = read_panel(p, path);
-    panel.row = row.clone();
+    row.holds(&mut panel);
     board.panels.push(panel);
     None
 }
@@ -151,6 +163,10 @@ pub(super) fn read_panel(p: &Value, path: &str) -> SourcePanel {
         kind: text(p, "type").map(str::to_string),
         datasource: Ds::read(obj.get("datasource")),
         min_interval: text(p, "interval").map(str::to_string),
+        max_data_points: max_data_points(obj.get("maxDataPoints")),
+        grid_width: (obj.get("gridPos").and_then(|g| g.get("w")))
+            .and_then(Value::as_u64)
+            .map(|w| w.min(24) as u32),
         repeat: text(p, "repeat").map(str::to_string),
         repeat_of: match obj.get("repeatPanelId") {
             Some(Value::Number(n)) => Some(n.to_string()),

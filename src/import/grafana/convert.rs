@@ -13,7 +13,7 @@ use super::thresholds::{Levels, drawn, levels};
 use super::titles::{MAX_TITLE, clean_text, dedupe_titles, legend_template, panel_title, suffixes};
 use super::units::map_unit;
 use super::{Finding, ImportOptions, MAX_PANELS};
-use crate::config::panels::{BadWhen, PanelConfig};
+use crate::config::panels::{BadWhen, MAX_POINTS_LIMIT, PanelConfig, Shape};
 use crate::variables::Bindings;
 use crate::variables::interpolate::{Binding, Builtins, Mode, Outcome, interpolate, one_line};
 use crate::variables::promql::parse_promql;
@@ -34,10 +34,17 @@ const NOT_DATA: &[&str] = &[
 /// Panel types whose data are logs or traces, not time series.
 const LOGS_OR_TRACES: &[&str] = &["logs", "traces", "nodeGraph", "flamegraph"];
 
-/// The global variables' durations for one panel: `$__interval` is the range over 300
-/// points, rounded up to a whole multiple of the panel's resolution (its minimum interval,
-/// else the dashboard's refresh, else the scrape interval); `$__rate_interval` is Grafana's
-/// `max($__interval + scrape, 4 × scrape)`.
+/// Pixels across Grafana's 24-column grid on a common 1920-pixel screen: a panel's width is
+/// what Grafana asks points for when it sets no `maxDataPoints`.
+const SCREEN_PIXELS: u32 = 1920;
+/// The grid's columns; a panel without a `gridPos` is half of them wide.
+const GRID_COLUMNS: u32 = 24;
+
+/// The global variables' durations for one panel, as Grafana computes them
+/// (`rangeutil.calculateInterval`): `$__interval` is the range over the panel's resolution
+/// (its `maxDataPoints`, else its width in pixels), rounded to a clear increment
+/// ([`round_interval`]) and never below the panel's minimum interval (else the scrape
+/// interval); `$__rate_interval` is `max($__interval + scrape, 4 × scrape)`.
 fn builtins(panel: &SourcePanel, board: &Board, opts: &ImportOptions) -> Builtins {
     let min = panel
         .min_interval
@@ -47,19 +54,71 @@ fn builtins(panel: &SourcePanel, board: &Board, opts: &ImportOptions) -> Builtin
     let scrape = min
         .unwrap_or(opts.scrape_interval)
         .max(Duration::from_secs(1));
-    let resolution = min
-        .or(board.refresh)
-        .unwrap_or(opts.scrape_interval)
-        .max(Duration::from_secs(1))
-        .as_secs();
     let range = board.range.unwrap_or(opts.range);
-    let raw = range.as_secs().div_ceil(300).max(1);
-    let interval = Duration::from_secs(raw.div_ceil(resolution) * resolution);
+    let width = panel
+        .grid_width
+        .unwrap_or(GRID_COLUMNS / 2)
+        .clamp(1, GRID_COLUMNS);
+    let resolution = (panel.max_data_points).unwrap_or(SCREEN_PIXELS * width / GRID_COLUMNS);
+    let raw = range.as_millis() as f64 / f64::from(resolution.max(1));
+    let interval = Duration::from_millis(round_interval(raw)).max(scrape);
     let rate_interval = (interval + scrape).max(scrape * 4);
     Builtins {
         interval,
         rate_interval,
         range,
+    }
+}
+
+/// Grafana's `roundInterval`: an interval in milliseconds to the clear increment it shows.
+fn round_interval(ms: f64) -> u64 {
+    const STEPS: &[(f64, u64)] = &[
+        (15.0, 10),
+        (35.0, 20),
+        (75.0, 50),
+        (150.0, 100),
+        (350.0, 200),
+        (750.0, 500),
+        (1_500.0, 1_000),
+        (3_500.0, 2_000),
+        (7_500.0, 5_000),
+        (12_500.0, 10_000),
+        (17_500.0, 15_000),
+        (25_000.0, 20_000),
+        (45_000.0, 30_000),
+        (90_000.0, 60_000),
+        (210_000.0, 120_000),
+        (450_000.0, 300_000),
+        (750_000.0, 600_000),
+        (1_050_000.0, 900_000),
+        (1_500_000.0, 1_200_000),
+        (2_700_000.0, 1_800_000),
+        (5_400_000.0, 3_600_000),
+        (9_000_000.0, 7_200_000),
+        (16_200_000.0, 10_800_000),
+        (32_400_000.0, 21_600_000),
+        (86_400_000.0, 43_200_000),
+        (604_800_000.0, 86_400_000),
+        (1_814_400_000.0, 604_800_000),
+        (3_628_800_000.0, 2_592_000_000),
+    ];
+    (STEPS.iter())
+        .find(|(below, _)| ms < *below)
+        .map_or(31_536_000_000, |(_, step)| *step)
+}
+
+/// Where the panel sits and what it asks for, from its dashboard: its row (and whether that
+/// starts collapsed), the dashboard's refresh and the panel's `maxDataPoints`.
+fn shape(panel: &SourcePanel, board: &Board) -> Shape {
+    Shape {
+        row: panel
+            .row
+            .as_deref()
+            .map(clean_text)
+            .filter(|r| !r.is_empty()),
+        collapsed: panel.collapsed,
+        every: (board.refresh).map(|d| d.clamp(Duration::from_secs(1), Duration::from_secs(3600))),
+        max_points: (panel.max_data_points).map(|n| n.clamp(2, MAX_POINTS_LIMIT)),
     }
 }
 
@@ -340,6 +399,10 @@ fn convert_panel(
         {
             warnings.push(f);
         }
+        let config = PanelConfig {
+            shape: shape(panel, board),
+            ..config
+        };
         out.push((config, panel.row.clone()));
     }
 }
@@ -495,6 +558,7 @@ fn build<'b>(
         bad_when: lv.bad_when,
         legend,
         signal: None,
+        shape: Default::default(),
     };
     (config, notes, undrawn)
 }
@@ -518,4 +582,59 @@ fn describe(l: &Levels) -> String {
     };
     parts.push(side.to_string());
     format!(" ({})", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_round_as_grafana_rounds_them() {
+        // Grafana's own table (rangeutil.roundInterval): below 17.5 s is 15 s, below 25 s 20 s…
+        for (ms, want) in [
+            (11_250.0, 10_000),
+            (17_499.0, 15_000),
+            (22_500.0, 20_000),
+            (44_999.0, 30_000),
+            (89_999.0, 60_000),
+            (90_000.0, 120_000),
+            (5.0, 10),
+            (4e12, 31_536_000_000),
+        ] {
+            assert_eq!(round_interval(ms), want, "{ms} ms");
+        }
+    }
+
+    #[test]
+    fn max_data_points_then_the_panels_width_set_the_interval() {
+        let board = Board {
+            range: Some(Duration::from_secs(24 * 3600)),
+            ..Board::new(super::super::Model::Classic)
+        };
+        let opts = ImportOptions::default();
+        let mut panel = SourcePanel::default();
+        // 24 h over 960 pixels: 90 s, rounded to 2 m; $__rate_interval 2 m + 15 s.
+        let b = builtins(&panel, &board, &opts);
+        assert_eq!(b.interval, Duration::from_secs(120));
+        assert_eq!(b.rate_interval, Duration::from_secs(135));
+        // A full-width panel (1920 pixels): 45 s, rounded to 1 m.
+        panel.grid_width = Some(24);
+        assert_eq!(
+            builtins(&panel, &board, &opts).interval,
+            Duration::from_secs(60)
+        );
+        // maxDataPoints 100: 864 s, rounded to 15 m.
+        panel.max_data_points = Some(100);
+        assert_eq!(
+            builtins(&panel, &board, &opts).interval,
+            Duration::from_secs(900)
+        );
+        // Never below the panel's minimum interval.
+        panel.max_data_points = Some(10_000);
+        panel.min_interval = Some("30s".into());
+        assert_eq!(
+            builtins(&panel, &board, &opts).interval,
+            Duration::from_secs(30)
+        );
+    }
 }

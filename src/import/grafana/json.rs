@@ -323,6 +323,37 @@ pub(super) struct SourcePanel {
     pub skip: Option<Finding>,
     /// The title of the row (or V2 row or tab) the panel is in, if any.
     pub row: Option<String>,
+    /// Its row is collapsed: Grafana does not query it until the row is opened.
+    pub collapsed: bool,
+    /// `maxDataPoints` (V2 `queryOptions.maxDataPoints`): the most points a query asks for.
+    pub max_data_points: Option<u32>,
+    /// `gridPos.w`: its width in the grid's 24 columns.
+    pub grid_width: Option<u32>,
+}
+
+/// The row panels are read under: its title and whether it is collapsed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct RowOf {
+    pub title: Option<String>,
+    pub collapsed: bool,
+}
+
+impl RowOf {
+    /// Put a panel read under this row in it.
+    pub fn holds(&self, panel: &mut SourcePanel) {
+        panel.row = self.title.clone();
+        panel.collapsed = self.collapsed;
+    }
+}
+
+/// A positive whole `maxDataPoints` (Grafana ignores the rest).
+pub(super) fn max_data_points(v: Option<&Value>) -> Option<u32> {
+    let n = match v? {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    (n >= 1.0 && n.is_finite()).then(|| n.min(f64::from(u32::MAX)) as u32)
 }
 
 /// Panel options (not field settings) that decide whether Grafana draws thresholds.

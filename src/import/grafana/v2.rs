@@ -14,8 +14,8 @@
 use super::Model;
 use super::classic::{count_transformations, read_overrides};
 use super::json::{
-    Board, Display, Ds, FieldSettings, SourcePanel, SourceTarget, VarKind, Variable, duration,
-    flag, index, join, relative_range, strings, text, type_name,
+    Board, Display, Ds, FieldSettings, RowOf, SourcePanel, SourceTarget, VarKind, Variable,
+    duration, flag, index, join, max_data_points, relative_range, strings, text, type_name,
 };
 use serde_json::{Map, Value};
 
@@ -53,14 +53,14 @@ pub(super) fn read(spec: &Value) -> Board {
             return board;
         }
     };
-    let mut order: Vec<(String, Option<String>)> = Vec::new();
+    let mut order: Vec<(String, RowOf)> = Vec::new();
     if let Some(layout) = spec.get("layout") {
-        layout_order(layout, 0, &None, &mut order);
+        layout_order(layout, 0, &RowOf::default(), &mut order);
     }
     // Elements the layout does not place still count; they come last, by name.
     for name in elements.keys() {
         if !order.iter().any(|(n, _)| n == name) {
-            order.push((name.clone(), None));
+            order.push((name.clone(), RowOf::default()));
         }
     }
     let mut seen = std::collections::BTreeSet::new();
@@ -76,19 +76,15 @@ pub(super) fn read(spec: &Value) -> Board {
             break;
         }
         let mut panel = read_element(el, &path);
-        panel.row = row;
+        row.holds(&mut panel);
         board.panels.push(panel);
     }
     board
 }
 
-/// Element names in the order the layout shows them, with the title of their row or tab.
-fn layout_order(
-    layout: &Value,
-    depth: usize,
-    row: &Option<String>,
-    out: &mut Vec<(String, Option<String>)>,
-) {
+/// Element names in the order the layout shows them, with their row or tab (collapsed when a
+/// row around them is: `RowsLayoutRow`'s `collapse`).
+fn layout_order(layout: &Value, depth: usize, row: &RowOf, out: &mut Vec<(String, RowOf)>) {
     if depth > MAX_LAYOUT_DEPTH || out.len() > super::MAX_EXAMINED {
         return;
     }
@@ -109,10 +105,12 @@ fn layout_order(
                 out.push((name.to_string(), row.clone()));
             }
             if let Some(inner) = s.and_then(|s| s.get("layout")) {
-                let title = s
-                    .and_then(|s| text(s, "title"))
-                    .map(str::to_string)
-                    .or_else(|| row.clone());
+                let title = RowOf {
+                    title: (s.and_then(|s| text(s, "title")))
+                        .map(str::to_string)
+                        .or_else(|| row.title.clone()),
+                    collapsed: row.collapsed || s.is_some_and(|s| flag(s, "collapse")),
+                };
                 layout_order(inner, depth + 1, &title, out);
             }
         }
@@ -175,6 +173,9 @@ fn read_element(el: &Value, path: &str) -> SourcePanel {
             .and_then(|d| d.get("queryOptions"))
             .and_then(|q| text(q, "interval"))
             .map(str::to_string),
+        max_data_points: max_data_points(
+            (data.and_then(|d| d.get("queryOptions"))).and_then(|q| q.get("maxDataPoints")),
+        ),
         repeat: None,
         transformations: count_transformations(data.and_then(|d| d.get("transformations"))),
         ..SourcePanel::default()
