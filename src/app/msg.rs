@@ -54,6 +54,13 @@ pub enum Msg {
     /// What became of a run's executor lease across machines (refused, lost, not given back):
     /// said on the message line.
     Lease(String),
+    /// A run was not started: `by` holds the executor lease (it lapses `lapses_s` after its
+    /// holder stops renewing it); the run of `runbook` can be proposed to them.
+    LeaseBusy {
+        by: String,
+        runbook: String,
+        lapses_s: u64,
+    },
     /// The journal refused an event itself (see `JournalError::is_refusal`): said, but the
     /// journal is as durable as before.
     Refused(String),

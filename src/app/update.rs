@@ -254,6 +254,11 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             model.dirty = true;
         }
+        Msg::LeaseBusy {
+            by,
+            runbook,
+            lapses_s,
+        } => sharing::lease_busy(model, by, runbook, lapses_s),
         Msg::Lease(text) => {
             model.notify(crate::sanitize::line(&text).into_owned(), true, Some(20));
             model.dirty = true;

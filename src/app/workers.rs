@@ -212,6 +212,7 @@ pub fn spawn_all(
                     None => clock.clone(),
                 };
                 let lease = lease_for(services, &runbook);
+                let name = runbook.name.clone();
                 let (id, runner, tx2) = (run_id.clone(), setup.clone(), tx.clone());
                 let launch = move || {
                     super::workers::runbooks::start(
@@ -220,14 +221,13 @@ pub fn spawn_all(
                 };
                 match lease {
                     Some((engine, incident)) => {
-                        super::workers::runbooks::with_lease(
+                        let run = super::workers::runbooks::LeasedRun {
                             engine,
                             incident,
                             run_id,
-                            setup,
-                            tx.clone(),
-                            launch,
-                        );
+                            runbook: name,
+                        };
+                        super::workers::runbooks::with_lease(run, setup, tx.clone(), launch);
                     }
                     None => launch(),
                 }

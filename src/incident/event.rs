@@ -127,6 +127,15 @@ pub enum Event {
         idempotency_key: String,
         outcome: String,
     },
+    /// A responder asks the holder of the incident's executor lease (`to`, as the lease names
+    /// its holder) to run a runbook (issue 36): shared on the engine like every record, the
+    /// holder's console asks its operator, who runs it after their own confirmation.
+    RunProposed {
+        runbook: String,
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        variables: std::collections::BTreeMap<String, String>,
+        to: String,
+    },
     /// A change from GitHub: a deploy, a release, a merged pull request.
     Change {
         repo: String,
@@ -290,6 +299,22 @@ impl Event {
                 labels(l);
             }
             Event::RunbookRun { run: r, .. } => run(r),
+            Event::RunProposed {
+                runbook,
+                variables,
+                to,
+            } => {
+                one(runbook);
+                one(to);
+                *variables = std::mem::take(variables)
+                    .into_iter()
+                    .map(|(mut k, mut v)| {
+                        one(&mut k);
+                        one(&mut v);
+                        (k, v)
+                    })
+                    .collect();
+            }
             Event::RunbookStep {
                 run: r,
                 step,

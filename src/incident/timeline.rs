@@ -109,6 +109,20 @@ pub fn describe(event: &Event) -> String {
         } => {
             format!("Alert resolved: {name}{}", labels(l))
         }
+        Event::RunProposed {
+            runbook,
+            variables,
+            to,
+        } => {
+            let with: Vec<String> = variables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let with = match with.is_empty() {
+                true => String::new(),
+                false => format!(" with {}", with.join(", ")),
+            };
+            format!(
+                "Proposes running runbook {runbook}{with} to {to}, who holds the executor lease"
+            )
+        }
         Event::RunbookRun { run, state } => format!(
             "Runbook {} run {} {}",
             run.runbook,

@@ -268,8 +268,15 @@ async fn a_session_shares_records_as_they_are_written_and_merges_the_others() {
         tokio::spawn(session::run(s, rx, tx));
         (feed, news)
     };
-    // A starts with a backlog of 3 records; B with none.
-    let all = notes("ana", 5, 0);
+    // A starts with a backlog of 3 records; B with none. A's last record proposes a run to the
+    // lease's holder (issue 36): it reaches B as it was written.
+    let mut all = notes("ana", 5, 0);
+    let proposal = Event::RunProposed {
+        runbook: "pool-exhaustion".into(),
+        variables: [("service".to_string(), "planner-worker".to_string())].into(),
+        to: "bo on laptop".into(),
+    };
+    all[4].kind = proposal.clone();
     let (feed_a, mut news_a) = start("ana-1", all[..3].to_vec());
     let (_feed_b, mut news_b) = start("bo-2", Vec::new());
     let any = |f: fn(&News) -> bool| move |seen: &[News]| seen.iter().any(f);
@@ -292,6 +299,10 @@ async fn a_session_shares_records_as_they_are_written_and_merges_the_others() {
     };
     let seen = news_until(&mut news_b, |seen| seqs(seen).len() >= 5).await;
     assert_eq!(seqs(&seen), [1, 2, 3, 4, 5]);
+    assert!(
+        (seen.iter()).any(|n| matches!(n, News::Record(s) if s.record.kind == proposal)),
+        "{seen:?}"
+    );
     assert!(
         (seen.iter()).any(|n| matches!(
             n,
@@ -342,14 +353,15 @@ async fn a_session_without_its_engine_says_so_and_counts_what_waits() {
 }
 
 /// The console's side of the lease (`app::workers::runbooks::with_lease`): while bo holds it,
-/// a run asked for in ana's console never starts, ends "aborted" and says who holds it; once
+/// a run asked for in ana's console never starts, ends "aborted" and says who holds it (so it
+/// can be proposed to them); once
 /// bo gives it back, the run starts, and the lease is given back when the run is over.
 #[tokio::test]
 async fn the_console_starts_a_run_only_with_the_lease_and_gives_it_back_after() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use warroom::app::Msg;
-    use warroom::app::workers::runbooks::with_lease;
+    use warroom::app::workers::runbooks::{LeasedRun, with_lease};
     use warroom::share::lease::{ForRun, for_run};
     let Some(nats) = Nats::start() else { return };
     let engine = Engine::new(nats.url());
@@ -359,16 +371,15 @@ async fn the_console_starts_a_run_only_with_the_lease_and_gives_it_back_after() 
     let started = Arc::new(AtomicUsize::new(0));
     let ask = |tx| {
         let started = started.clone();
-        with_lease(
-            engine.clone(),
-            incident(),
-            "run-1".into(),
-            Default::default(),
-            tx,
-            move || {
-                started.fetch_add(1, Ordering::SeqCst);
-            },
-        );
+        let run = LeasedRun {
+            engine: engine.clone(),
+            incident: incident(),
+            run_id: "run-1".into(),
+            runbook: "hold".into(),
+        };
+        with_lease(run, Default::default(), tx, move || {
+            started.fetch_add(1, Ordering::SeqCst);
+        });
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     ask(tx);
@@ -386,7 +397,8 @@ async fn the_console_starts_a_run_only_with_the_lease_and_gives_it_back_after() 
         "{said:?}"
     );
     assert!(
-        matches!(&said[1], Msg::Lease(t) if t.contains("not run: bo on laptop holds")),
+        matches!(&said[1], Msg::LeaseBusy { by, runbook, lapses_s: 30 }
+            if by == "bo on laptop" && runbook == "hold"),
         "{said:?}"
     );
     assert_eq!(

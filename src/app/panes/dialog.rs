@@ -66,6 +66,11 @@ pub enum Purpose {
         seq: u64,
         what: crate::app::sharing::Proposed,
     },
+    /// A run was refused: `by` holds the executor lease; propose the run of `runbook` to them.
+    ProposeToLeaseHolder {
+        by: String,
+        runbook: String,
+    },
     /// Which dashboard variable to set (the choice is its index).
     PickVariable,
     /// The value of variable `index`: the choice is one of `choices`.

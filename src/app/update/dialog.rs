@@ -212,6 +212,9 @@ fn submit(model: &mut Model) -> Vec<Effect> {
             super::variables::chosen(model, *index, &picked)
         }
         Purpose::TakeOver => super::sharing::take_over_answered(model, d.selected().unwrap_or(1)),
+        Purpose::ProposeToLeaseHolder { by, runbook } => {
+            super::sharing::propose_to_lease_holder(model, by, runbook, d.selected() == Some(0))
+        }
         Purpose::Copy(items) => super::copy::chosen(model, items, d.selected().unwrap_or(0)),
         Purpose::Palette => match super::palette::submit(model, &d) {
             Ok(e) => e,

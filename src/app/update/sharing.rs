@@ -100,6 +100,7 @@ fn engine_news(model: &mut Model, news: crate::share::session::News) {
     match news {
         News::Record(shared) => {
             let r = shared.record;
+            proposed_to_us(model, &r);
             let at = model.others.partition_point(|o| o.time <= r.time);
             model.others.insert(at, r);
         }
@@ -189,11 +190,104 @@ fn ask(model: &mut Model, proposer: String, seq: u64, what: Proposed) {
     };
     let options = PROPOSAL.iter().map(|s| (*s).to_string()).collect();
     let dialog = Dialog::choose("A proposal".into(), text, options, 0, purpose);
+    show(model, dialog);
+}
+
+/// Open `dialog`, or queue it behind the one open.
+fn show(model: &mut Model, dialog: Dialog) {
     if model.dialog.is_none() {
         model.dialog = Some(dialog);
     } else {
         model.dialogs_waiting.push_back(dialog);
     }
+}
+
+/// How long a proposal shared on the engine is put to this console's operator: a responder
+/// joining later replays the stream, and old proposals are history, not questions.
+const PROPOSAL_FRESH_MINUTES: i64 = 5;
+
+/// A record another responder shared: a run proposed to this console's executor lease holder
+/// (this operator, on this host) is put to the operator, as a follower's proposal is.
+fn proposed_to_us(model: &mut Model, r: &crate::incident::Record) {
+    let crate::incident::Event::RunProposed {
+        runbook,
+        variables,
+        to,
+    } = &r.kind
+    else {
+        return;
+    };
+    let fresh = model.now - r.time < chrono::Duration::minutes(PROPOSAL_FRESH_MINUTES);
+    if *to != crate::share::lease::holder_name() || !fresh {
+        return;
+    }
+    model.notify(
+        format!("{} proposes running runbook \"{runbook}\"", r.actor),
+        false,
+        Some(30),
+    );
+    let run = RunProposal {
+        runbook: runbook.clone(),
+        variables: variables.clone(),
+    };
+    ask(model, r.actor.clone(), r.seq, Proposed::Run(run));
+}
+
+/// The choices when a run is refused because another responder holds the executor lease.
+pub const LEASE_BUSY: [&str; 2] = ["Propose the run to them", "Do not propose"];
+
+/// A run was not started: `by` holds the executor lease. Say so, and offer to propose the run
+/// to them (their console asks them; they run it after their own confirmation).
+pub fn lease_busy(model: &mut Model, by: String, runbook: String, lapses_s: u64) {
+    let by = crate::sanitize::line(&by).into_owned();
+    model.notify(
+        format!("not run: {by} holds the executor lease (one responder runs at a time)"),
+        true,
+        Some(20),
+    );
+    let text = vec![
+        format!(
+            "\"{runbook}\" was not run: {by} holds the incident's executor lease, and one responder runs at a time."
+        ),
+        format!(
+            "Propose it to them: their console asks them, and they run it after their own confirmation. Or run it after theirs: a lease lapses {lapses_s} s after its holder stops renewing it."
+        ),
+    ];
+    let options = LEASE_BUSY.iter().map(|s| (*s).to_string()).collect();
+    let purpose = Purpose::ProposeToLeaseHolder { by, runbook };
+    show(
+        model,
+        Dialog::choose("Executor lease held".into(), text, options, 0, purpose),
+    );
+    model.dirty = true;
+}
+
+/// The lease dialog was answered: the proposal is recorded (and so shared on the engine,
+/// where the lease holder's console picks it up), or nothing is.
+pub fn propose_to_lease_holder(
+    model: &mut Model,
+    by: &str,
+    runbook: &str,
+    propose: bool,
+) -> Vec<Effect> {
+    if !propose {
+        model.notify(format!("\"{runbook}\" not proposed"), false, Some(6));
+        return Vec::new();
+    }
+    model.notify(
+        format!("proposed \"{runbook}\" to {by}: their console asks them"),
+        false,
+        Some(15),
+    );
+    vec![Effect::Record {
+        source: crate::incident::Source::Operator,
+        actor: model.actor.clone(),
+        event: crate::incident::Event::RunProposed {
+            runbook: runbook.to_string(),
+            variables: Default::default(),
+            to: by.to_string(),
+        },
+    }]
 }
 
 /// The proposal's values this console takes (those of variables its runbook declares and

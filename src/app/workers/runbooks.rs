@@ -104,21 +104,35 @@ pub fn start(
     tokio::task::spawn_blocking(move || runtime.block_on(run));
 }
 
+/// A run that needs the executor lease: on which engine and incident, and which run.
+pub struct LeasedRun {
+    pub engine: crate::share::Engine,
+    pub incident: crate::incident::IncidentId,
+    pub run_id: String,
+    /// The runbook's name (a refused run can be proposed to the lease's holder).
+    pub runbook: String,
+}
+
 /// A run of a runbook that changes something, on an incident shared across machines: started
 /// by `launch` only once this console holds the incident's executor lease (one responder runs
 /// at a time), which is renewed while the run lasts and given back when it ends. Held by
-/// another responder: the run does not start and the console says who holds it. Lost during
+/// another responder: the run does not start, and the console says who holds it and offers to
+/// propose the run to them (`Msg::LeaseBusy`). Lost during
 /// the run (the engine out of reach past the lease's timeout): the run is aborted, no new
 /// action, since another responder may hold it by then.
 pub fn with_lease(
-    engine: crate::share::Engine,
-    incident: crate::incident::IncidentId,
-    run_id: String,
+    run: LeasedRun,
     setup: RunbookSetup,
     tx: mpsc::UnboundedSender<Msg>,
     launch: impl FnOnce() + Send + 'static,
 ) {
     use crate::share::lease::{ForRun, TIMEOUT, for_run};
+    let LeasedRun {
+        engine,
+        incident,
+        run_id,
+        runbook,
+    } = run;
     tokio::spawn(async move {
         let holder = crate::share::lease::holder_name();
         let refused = |text: String| {
@@ -131,12 +145,16 @@ pub fn with_lease(
         let held = match for_run(&engine, &incident, &holder).await {
             Ok(ForRun::Held(held)) => held,
             Ok(ForRun::Busy { by }) => {
-                return refused(format!(
-                    "not run: {by} holds the executor lease (one responder runs at a time); \
-                     propose it to them, or run it after theirs (a lease lapses {} s after its \
-                     holder stops renewing it)",
-                    TIMEOUT.as_secs()
-                ));
+                let _ = tx.send(Msg::RunEnded {
+                    run_id: run_id.clone(),
+                    outcome: RunOutcome::Aborted,
+                });
+                let _ = tx.send(Msg::LeaseBusy {
+                    by,
+                    runbook,
+                    lapses_s: TIMEOUT.as_secs(),
+                });
+                return;
             }
             Err(e) => return refused(format!("not run: the executor lease: {e}")),
         };

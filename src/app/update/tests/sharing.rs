@@ -380,3 +380,103 @@ fn the_engines_news_reach_the_bar_and_other_responders_records_the_timeline_by_t
     assert_eq!(times, [0, 9]);
     assert_eq!(m.timeline.len(), 1, "this console's journal stays its own");
 }
+
+/// Across machines (issue 36): a run refused because bo holds the executor lease offers to
+/// propose it to bo; proposing records a `RunProposed` to bo (shared on the engine like every
+/// record). On bo's console, that record from another responder is put to the operator as a
+/// proposal, accepted into the run dialog as a follower's is; one to someone else, or one
+/// replayed from long ago, is not.
+#[test]
+fn a_run_refused_by_the_lease_is_proposed_to_its_holder_whose_console_asks() {
+    use crate::share::session::News;
+    use crate::share::{Shared, WriterId};
+    let mut ana = with_incident();
+    update(
+        &mut ana,
+        Msg::LeaseBusy {
+            by: "bo on laptop".into(),
+            runbook: "pool-exhaustion".into(),
+            lapses_s: 30,
+        },
+    );
+    let d = ana.dialog.as_ref().expect("the lease dialog");
+    assert!(
+        matches!(&d.purpose, Purpose::ProposeToLeaseHolder { by, runbook }
+            if by == "bo on laptop" && runbook == "pool-exhaustion"),
+        "{d:?}"
+    );
+    let effects = update(&mut ana, code(KeyCode::Enter));
+    let proposal = effects.iter().find_map(|e| match e {
+        Effect::Record { event, .. } => Some(event.clone()),
+        _ => None,
+    });
+    let Some(event) = proposal else {
+        panic!("{effects:?}")
+    };
+    let Event::RunProposed { runbook, to, .. } = &event else {
+        panic!("{event:?}")
+    };
+    assert_eq!(
+        (runbook.as_str(), to.as_str()),
+        ("pool-exhaustion", "bo on laptop")
+    );
+    // Declining records nothing.
+    update(
+        &mut ana,
+        Msg::LeaseBusy {
+            by: "bo on laptop".into(),
+            runbook: "pool-exhaustion".into(),
+            lapses_s: 30,
+        },
+    );
+    update(&mut ana, code(KeyCode::Down));
+    let none = update(&mut ana, code(KeyCode::Enter));
+    assert!(
+        !none.iter().any(|e| matches!(e, Effect::Record { .. })),
+        "{none:?}"
+    );
+
+    // bo's console (this process plays bo: the proposal names this holder).
+    let here = crate::share::lease::holder_name();
+    let shared = |to: &str, minutes_ago: i64| {
+        let mut r = note(4, "ana", "");
+        r.kind = match &event {
+            Event::RunProposed {
+                runbook, variables, ..
+            } => Event::RunProposed {
+                runbook: runbook.clone(),
+                variables: variables.clone(),
+                to: to.into(),
+            },
+            _ => unreachable!(),
+        };
+        r.time = t0() - chrono::Duration::minutes(minutes_ago);
+        Msg::Share(ShareMsg::Engine(News::Record(Box::new(Shared {
+            writer: WriterId::parse("ana-1").unwrap(),
+            record: r,
+        }))))
+    };
+    let mut bo = with_incident();
+    update(
+        &mut bo,
+        Msg::RunbooksLoaded(crate::runbook::catalog::load(&[])),
+    );
+    update(&mut bo, shared("carol on desk", 0));
+    update(&mut bo, shared(&here, 30));
+    assert!(bo.dialog.is_none(), "{:?}", bo.dialog);
+    update(&mut bo, shared(&here, 0));
+    let d = bo.dialog.as_ref().expect("the proposal is put to bo");
+    assert!(
+        matches!(&d.purpose, Purpose::Proposal { proposer, .. } if proposer == "ana"),
+        "{d:?}"
+    );
+    let effects = update(&mut bo, code(KeyCode::Enter));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::PlanRunbook { runbook, .. }
+            if runbook.name == "pool-exhaustion")),
+        "accepting opens the run: {effects:?}"
+    );
+    assert_eq!(bo.others.len(), 3, "every shared record is on the timeline");
+}
