@@ -33,9 +33,7 @@ fn peak_of(
     let sustained = signals::sustained(snap, from, to, SUSTAINED);
     let last = signals::instants(snap, from, to).last().copied();
     let stayed = match (sustained, last, snap.warn.or(snap.crit)) {
-        (Some(s), Some(l), Some(w)) => signals::worst_at(snap, l).is_some_and(|v| {
-            signals::is_bad(snap, v, w) && (v - s).abs() <= 0.05 * s.abs().max(1e-9)
-        }),
+        (Some(s), Some(l), Some(w)) => held_to_the_end(snap, s, (l - SUSTAINED).max(from), l, w),
         _ => false,
     };
     Some(Peak {
@@ -46,6 +44,23 @@ fn peak_of(
         sustained_text: sustained.map(&text),
         sustained,
         stayed,
+    })
+}
+
+/// Whether `snap` never came back from its sustained level `s`: every reading of its last
+/// [`SUSTAINED`] seconds (`from`..`last`) past the warning threshold `w` and at `s` or beyond it
+/// (5 % short of it at most). Beyond it counts: a signal that rose further at the end still
+/// stayed; one caught at the top of a swing, back under `w` within those minutes, did not.
+fn held_to_the_end(snap: &PanelSnapshot, s: f64, from: f64, last: f64, w: f64) -> bool {
+    let tolerance = 0.05 * s.abs().max(1e-9);
+    let level = if snap.bad_below() {
+        s + tolerance
+    } else {
+        s - tolerance
+    };
+    signals::instants(snap, from, last).iter().all(|t| {
+        signals::worst_at(snap, *t)
+            .is_some_and(|v| signals::is_bad(snap, v, w) && signals::is_bad(snap, v, level))
     })
 }
 
@@ -183,6 +198,27 @@ mod tests {
             }],
             error: None,
         }
+    }
+
+    /// Held at 50 % for seven minutes, then higher still when the window ends: it rose and
+    /// stayed, though its last reading is 20 % above its sustained level. With one reading
+    /// back under its warning threshold in the last two minutes, it did not stay.
+    #[test]
+    fn a_signal_still_at_or_beyond_its_level_at_the_end_stayed() {
+        let reading = |i: usize| match i {
+            0..10 => 0.05,
+            10..50 => 0.5,
+            _ => 0.6,
+        };
+        let points: Vec<[f64; 2]> = (0..60).map(|i| [i as f64 * 10.0, reading(i)]).collect();
+        let s = snap("Error ratio", "error-ratio", "q", points.clone());
+        let p = peak_of(&s, (Some(0.0), Some(590.0)), chrono_tz::UTC, words::percent).unwrap();
+        assert_eq!((p.sustained, p.value, p.stayed), (Some(0.5), 0.6, true));
+        let mut dipped = points;
+        dipped[55][1] = 0.05;
+        let s = snap("Error ratio", "error-ratio", "q", dipped);
+        let p = peak_of(&s, (Some(0.0), Some(590.0)), chrono_tz::UTC, words::percent).unwrap();
+        assert!(!p.stayed, "back under its warning threshold at 550 s");
     }
 
     /// PgBouncer's query time "wait excluded" stays at 0.1 s while the clients wait 0.5 s more

@@ -4,7 +4,9 @@
 //! restart refused by its budget), then drafted by `warroom export`. Every figure the draft
 //! states is compared with the simulator's own record, which the game day reports at every
 //! scrape (so a change in the simulator's fidelity or the rehearsal clock moves both sides):
-//! the impact window, the failed and total user requests, the peak error ratio, each step's
+//! the impact window, the failed and total user requests, the peak error ratio, each peak's
+//! sustained level and momentary maximum from the panel snapshots' own points (and "stayed"
+//! only for a signal that never came back), each step's
 //! effect on the customers over the windows the draft read (user requests failing, the error
 //! ratio's median), which step the recovery is credited to (only one whose effect window holds
 //! it), no effect for a step that acted on nothing, every wrong move the scenario recorded
@@ -295,6 +297,203 @@ fn charts_end_with_the_record(p: &Played) {
     assert!(seen > 0, "{}: no chart", p.name);
 }
 
+/// How the draft writes a figure.
+type Rounding = fn(f64) -> String;
+
+/// The peaks the draft states: each one's key in the facts, the draft's rounding, and the name
+/// its sentence opens with (the pool's, in the customer impact and the root cause; the others
+/// are stated in the facts only).
+const PEAKS: [(&str, Rounding, Option<&str>); 3] = [
+    (
+        "pool_saturation",
+        warroom::postmortem::words::percent,
+        Some("Database connection-pool saturation"),
+    ),
+    ("error_ratio", warroom::postmortem::words::percent, None),
+    (
+        "retry_amplification",
+        |v| warroom::postmortem::words::number(v, 1),
+        None,
+    ),
+];
+
+/// How long a level must hold to be the peak's sustained level (issue 32 point 4).
+const HOLD_S: f64 = 120.0;
+
+/// One signal as the record holds it over the impact window, figures as the draft rounds them.
+#[derive(Debug)]
+struct RecordedPeak {
+    /// The momentary maximum.
+    max: String,
+    /// The highest level held for two minutes ([`held_level`]), if any was.
+    held: Option<String>,
+    /// The window's last reading was past the warning threshold.
+    still_bad: bool,
+    /// The window's last two minutes were all past the warning threshold and at or beyond the
+    /// level held: a signal that rose and stayed.
+    held_to_the_end: bool,
+}
+
+/// The readings of a panel's snapshot within `[from, to]` (unix seconds): at each instant any
+/// series has a point, the worst of the points there, turned so higher is worse.
+fn readings(
+    snap: &warroom::incident::snapshot::PanelSnapshot,
+    from: f64,
+    to: f64,
+) -> Vec<(f64, f64)> {
+    let sign = if snap.bad_below() { -1.0 } else { 1.0 };
+    let mut at: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
+    for p in snap.series.iter().flat_map(|s| &s.points) {
+        if p[0] >= from - 1e-6 && p[0] <= to + 1e-6 {
+            let v = at
+                .entry((p[0] * 1e3).round() as i64)
+                .or_insert(f64::NEG_INFINITY);
+            *v = v.max(sign * p[1]);
+        }
+    }
+    at.into_iter().map(|(t, v)| (t as f64 / 1e3, v)).collect()
+}
+
+/// The highest level some run of consecutive readings stays at or above from its first reading
+/// to one [`HOLD_S`] or more later: every level the record reached is tried, highest first.
+fn held_level(readings: &[(f64, f64)]) -> Option<f64> {
+    let mut levels: Vec<f64> = readings.iter().map(|r| r.1).collect();
+    levels.sort_by(|a, b| b.total_cmp(a));
+    levels.dedup();
+    levels.into_iter().find(|&level| {
+        let mut since: Option<f64> = None;
+        readings.iter().any(|&(t, v)| {
+            since = if v >= level { since.or(Some(t)) } else { None };
+            since.is_some_and(|s| t - s >= HOLD_S - 1e-6)
+        })
+    })
+}
+
+/// The panel titled `title` as the record holds it over the draft's impact window (to the
+/// record's end while the impact lasts), its figures written by `text`.
+fn recorded_peak(p: &Played, title: &str, text: Rounding) -> RecordedPeak {
+    let data = p._dir.path().join("data");
+    let store = warroom::incident::Store::new(&data);
+    let id = store.find(p.report["incident"].as_str().unwrap()).unwrap();
+    let snaps = warroom::incident::snapshot::read_all(&store.snapshots_dir(&id)).unwrap();
+    let snap = snaps
+        .iter()
+        .find(|s| s.title == title)
+        .unwrap_or_else(|| panic!("{}: no snapshot of {title}", p.name));
+    let unix = |t: f64| p.epoch.timestamp_millis() as f64 / 1e3 + t;
+    let impact = &p.facts["impact"];
+    let from = unix(p.secs(&impact["start"]["utc"]));
+    // The store still answers after the record's end: those are no readings.
+    let to = unix(match impact["end"]["utc"].is_string() {
+        true => p.secs(&impact["end"]["utc"]),
+        false => p.scrapes.last().unwrap().t,
+    });
+    let r = readings(snap, from, to);
+    let Some(&(end, last)) = r.last() else {
+        panic!("{}: no reading of {title} in the impact", p.name)
+    };
+    let sign = if snap.bad_below() { -1.0 } else { 1.0 };
+    let warn = snap.warn.or(snap.crit).map_or(f64::INFINITY, |w| sign * w);
+    let max = r.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+    let held = held_level(&r);
+    let tail = r.iter().filter(|x| x.0 >= end - HOLD_S - 1e-6);
+    let held_to_the_end = held.is_some_and(|h| {
+        r[0].0 <= end - HOLD_S + 1e-6 && tail.clone().all(|x| x.1 >= warn && x.1 >= h)
+    });
+    RecordedPeak {
+        max: text(sign * max),
+        held: held.map(|h| text(sign * h)),
+        still_bad: last >= warn,
+        held_to_the_end,
+    }
+}
+
+/// Issue 32 point 4, against the record: each peak the draft states is the highest level the
+/// panel's readings held for two minutes within the impact window, with the momentary maximum
+/// beside it (to the draft's rounding), both computed here from the snapshot's points; "for
+/// a moment" only when no level held that long; "and stayed there" only for a signal still
+/// past its warning threshold at the window's end, and always for one that held its level,
+/// past that threshold, through the window's last two minutes.
+fn peaks_against_the_record(p: &Played) {
+    for (key, text, sentence) in PEAKS {
+        let stated = &p.facts["signals"][key];
+        if stated.is_null() {
+            continue;
+        }
+        let truth = recorded_peak(p, stated["panel"].as_str().unwrap(), text);
+        let name = p.name;
+        println!("{name}: {key} in the record {truth:?}; the draft: {stated}");
+        assert_eq!(
+            stated["text"].as_str(),
+            Some(truth.max.as_str()),
+            "{name}: {key}"
+        );
+        let sustained = stated["sustained_text"].as_str();
+        assert_eq!(sustained, truth.held.as_deref(), "{name}: {key}");
+        let stayed = stated["stayed"].as_bool().unwrap();
+        assert!(!stayed || truth.still_bad, "{name}: {key} stayed: {stated}");
+        assert!(
+            stayed || !truth.held_to_the_end,
+            "{name}: {key} stayed: {stated}"
+        );
+        if let Some(opening) = sentence {
+            let said = peak_sentences(&p.md, opening);
+            assert!(!said.is_empty(), "{name}: no sentence for {opening}");
+            said.iter()
+                .for_each(|s| peak_sentence_against(name, s, &truth));
+        }
+    }
+}
+
+/// One sentence of the draft stating a peak, against the record's figures.
+fn peak_sentence_against(name: &str, s: &str, truth: &RecordedPeak) {
+    let figure = s
+        .split(' ')
+        .map(|w| w.trim_start_matches('('))
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()));
+    let beside = between(s, "momentary maximum ", ",");
+    let max = Some(truth.max.as_str());
+    if s.contains("for a moment") {
+        assert_eq!(truth.held, None, "{name}: a level held, {s:?}");
+        assert_eq!(figure, max, "{name}: the maximum: {s:?}");
+    } else {
+        assert_eq!(
+            figure,
+            truth.held.as_deref(),
+            "{name}: the level held: {s:?}"
+        );
+        assert!(
+            s.contains("two minutes or more") || s.contains("and stayed there"),
+            "{name}: a level not said to be held: {s:?}"
+        );
+        assert_eq!(beside.or(figure), max, "{name}: the maximum: {s:?}");
+    }
+    let stayed = s.contains("and stayed there");
+    assert!(
+        !stayed || truth.still_bad,
+        "{name}: back under its warning: {s:?}"
+    );
+    assert!(
+        stayed || !truth.held_to_the_end,
+        "{name}: it rose and stayed: {s:?}"
+    );
+}
+
+/// The draft's sentences that open with `opening`, each to the full stop that ends it (one
+/// followed by a space, a line's end or the draft's).
+fn peak_sentences(md: &str, opening: &str) -> Vec<String> {
+    md.match_indices(opening)
+        .map(|(i, _)| {
+            let rest = &md[i..];
+            let end = (rest.match_indices('.'))
+                .map(|(j, _)| j)
+                .find(|&j| rest[j + 1..].chars().next().is_none_or(char::is_whitespace))
+                .unwrap_or(rest.len());
+            rest[..end].to_string()
+        })
+        .collect()
+}
+
 /// The impact window from the simulator's record: the first scrape where its error ratio
 /// reached 5 %, and the scrape after the last one still above the way back (5 % less 5 %
 /// hysteresis); customers still waiting in a backlog past its level then keep it open until
@@ -339,6 +538,7 @@ fn check(p: &Played) {
     let f = &p.facts;
     nothing_dated_after_the_record(p);
     charts_end_with_the_record(p);
+    peaks_against_the_record(p);
     let (start, last_bad, recovered) = truth_window(p);
     let last_bad = last_bad - SCRAPE_S;
     let got_start = p.secs(&f["impact"]["start"]["utc"]);
