@@ -506,11 +506,17 @@ fn folded(input: &Input) -> Vec<Row> {
             continue;
         };
         if (input.standing)(lead) {
-            // Past both at once: say the worse one.
+            // Past both at once: say the worse one. "When the record began" comes after the
+            // opening: a first reading taken a moment before the incident's record was written
+            // would otherwise go above it, or below, by how busy the machine was.
             let worst = crit
                 .filter(|c| (c.at - lead.at).abs() <= TOGETHER)
                 .unwrap_or(lead);
-            rows.push(row(lead.at, standing_text(unit, worst), tz));
+            let opened = (input.events.iter())
+                .find(|(_, e)| matches!(e, Event::IncidentOpened { .. }))
+                .map(|(r, _)| r.time);
+            let at = opened.map_or(lead.at, |o| lead.at.max(o));
+            rows.push(row(at, standing_text(unit, worst), tz));
             continue;
         }
         let mut text = first_crossing_text(unit, panel, warn, crit, tz);
