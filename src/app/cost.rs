@@ -18,10 +18,18 @@ use std::time::Duration;
 
 /// Hidden panels' values are read no more often than this (nor more often than the refresh).
 pub const HIDDEN_MIN: Duration = Duration::from_secs(30);
+/// Nor less often than this: a hidden panel's crossing is recorded within it.
+pub const HIDDEN_MAX: Duration = Duration::from_secs(300);
 
-/// How often a hidden panel's latest value is read.
-pub fn hidden_every(refresh: Duration) -> Duration {
-    refresh.max(HIDDEN_MIN)
+/// How often a hidden panel's latest value is read, with `hidden` panels off screen and
+/// `shown` on it: hidden panels together are read at most half as often as the panels on
+/// screen are (each once every `hidden / (shown / 2)` refreshes), so what a big dashboard
+/// costs Prometheus follows the screen, not the dashboard; never more often than
+/// [`HIDDEN_MIN`], never less often than [`HIDDEN_MAX`].
+pub fn hidden_every(refresh: Duration, hidden: usize, shown: usize) -> Duration {
+    let per_refresh = (shown.max(1) as f64 / 2.0).max(1.0);
+    let every = refresh.mul_f64((hidden as f64 / per_refresh).max(1.0));
+    every.clamp(refresh.max(HIDDEN_MIN), HIDDEN_MAX.max(refresh))
 }
 
 /// The fetching side of what is on screen.
@@ -38,6 +46,8 @@ pub struct Cost {
     pub groups: usize,
     /// Requests sent by kind since start (counted by tests and the scale benchmark).
     pub sent: Sent,
+    /// How often hidden panels are read now ([`hidden_every`]; zero until the first schedule).
+    pub hidden_every: Duration,
 }
 
 /// Requests sent, by kind.
@@ -88,10 +98,14 @@ mod tests {
         let next = c.report(vec![Showing::Row, Showing::Chart, Showing::Row]);
         assert_eq!(next, [1, 2]);
         assert_eq!(c.of(0), Showing::Row);
-        assert_eq!(hidden_every(Duration::from_secs(5)), HIDDEN_MIN);
+        let five = Duration::from_secs(5);
+        assert_eq!(hidden_every(five, 12, 38), HIDDEN_MIN);
         assert_eq!(
-            hidden_every(Duration::from_secs(60)),
+            hidden_every(Duration::from_secs(60), 12, 38),
             Duration::from_secs(60)
         );
+        // 962 hidden beside 38 shown: 19 hidden reads a refresh, each panel every 253 s.
+        assert_eq!(hidden_every(five, 962, 38).as_secs(), 253);
+        assert_eq!(hidden_every(five, 5_000, 38), HIDDEN_MAX);
     }
 }

@@ -528,7 +528,21 @@ impl Model {
     /// The age of panel `i`'s value when it is too old to be called current (see
     /// [`Panel::value_age`]).
     pub fn value_age(&self, i: usize) -> Option<i64> {
-        (self.panels.get(i)).and_then(|p| p.value_age(self.now, self.refresh.as_secs() as i64))
+        (self.panels.get(i)).and_then(|p| p.value_age(self.now, self.cadence_secs(i)))
+    }
+
+    /// How often panel `i` is read now, in seconds: the refresh, its dashboard's own when that
+    /// is slower, the hidden panels' cadence while it is off screen. A value is stale only
+    /// past two of these.
+    pub fn cadence_secs(&self, i: usize) -> i64 {
+        let mut every = self.refresh;
+        if let Some(own) = self.panels.get(i).and_then(|p| p.config.shape.every) {
+            every = every.max(own);
+        }
+        if self.cost.of(i) == crate::ui::layout::Showing::Hidden {
+            every = every.max(self.cost.hidden_every);
+        }
+        every.as_secs() as i64
     }
 
     /// What panel `i` honestly shows: its own state, or the source's failure when the source
@@ -537,7 +551,7 @@ impl Model {
         let Some(p) = self.panels.get(i) else {
             return PanelState::Loading;
         };
-        let own = p.state(self.now, self.refresh.as_secs() as i64);
+        let own = p.state(self.now, self.cadence_secs(i));
         match (&own, self.source.health.state()) {
             (PanelState::Failing { .. }, _) => own,
             (_, HealthState::Down { since, reason, .. })

@@ -280,7 +280,7 @@ async fn a_collapsed_row_costs_nothing_until_opened_and_a_dashboards_cadence_hol
     panels[0].shape.max_points = Some(20);
     panels[1].shape.every = Some(Duration::from_secs(60));
     let typed = vec![(OPENED_AT, ":row Deep dive\n")];
-    let (m, asked) = run_with(panels, 125, usize::MAX, typed).await;
+    let (m, asked) = run_with(panels, 110, usize::MAX, typed).await;
     assert!(
         m.collapsed.is_empty(),
         "the row was opened: {:?}",
@@ -323,6 +323,8 @@ async fn a_collapsed_row_costs_nothing_until_opened_and_a_dashboards_cadence_hol
         "panel 1 read at {slow:?}"
     );
     assert!(usual.len() >= 20, "panel 2 read at {usual:?}");
+    // Read 50 s ago at a minute's cadence, its value is current, not stale.
+    assert_eq!(m.value_age(1), None, "{:?}", m.panel_state(1));
 }
 
 /// The collapsed row is on screen as one line naming it and what opens it; its panels are

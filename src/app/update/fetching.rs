@@ -190,8 +190,15 @@ pub(crate) fn schedule(model: &mut Model) -> Vec<Effect> {
         return effects;
     }
     let refresh = chrono::Duration::from_std(model.refresh).unwrap_or(chrono::Duration::seconds(5));
-    let hidden_every = chrono::Duration::from_std(crate::app::cost::hidden_every(model.refresh))
-        .unwrap_or(refresh);
+    let (mut shown, mut off) = (0, 0);
+    for i in (0..model.panels.len()).filter(|i| !model.folded(*i)) {
+        match model.cost.of(i) {
+            Showing::Hidden => off += 1,
+            _ => shown += 1,
+        }
+    }
+    model.cost.hidden_every = crate::app::cost::hidden_every(model.refresh, off, shown);
+    let hidden_every = chrono::Duration::from_std(model.cost.hidden_every).unwrap_or(refresh);
     let due = Due::of(model, refresh);
     let mut in_flight = model.in_flight();
     let n = model.panels.len();
