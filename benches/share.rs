@@ -56,6 +56,8 @@ mod child;
 mod figure;
 #[path = "../tests/support/nats.rs"]
 mod nats;
+#[path = "support/probe.rs"]
+mod probe;
 #[path = "../tests/support/procstat.rs"]
 mod procstat;
 #[path = "../tests/support/prometheus.rs"]
@@ -66,11 +68,8 @@ mod skip;
 use chrono::{DateTime, Utc};
 use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use ratatui::Terminal;
-use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
-use ratatui::buffer::Cell;
-use ratatui::layout::{Position, Size};
+use ratatui::backend::TestBackend;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -85,10 +84,11 @@ use warroom::config::Config;
 use warroom::incident::event::{Event, Severity};
 use warroom::incident::store::Role;
 use warroom::incident::{IncidentId, JournalWriter, Record, Source, Store};
-use warroom::metrics::{InstantQuery, QueryAnswer, RangeQuery, SourceError};
 use warroom::share::session::{self, News};
 use warroom::share::{Engine, WriterId};
 use warroom::theme::Theme;
+
+use probe::{Hanging, Probe, Wanted};
 
 /// Longest wait for one note to show on B.
 const NOTE_WAIT: Duration = Duration::from_secs(10);
@@ -104,79 +104,6 @@ fn env_usize(name: &str, default: usize) -> usize {
 
 // ---------------------------------------------------------------------------------------------
 // B's console: the real event loop on a test terminal that says when a text is on screen.
-
-struct Hanging;
-
-impl warroom::metrics::Source for Hanging {
-    fn describe(&self) -> String {
-        "hanging".into()
-    }
-    fn query_range(&self, _q: RangeQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn query(&self, _q: InstantQuery) -> BoxFuture<'static, Result<QueryAnswer, SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-    fn ready(&self) -> BoxFuture<'static, Result<(), SourceError>> {
-        Box::pin(futures::future::pending())
-    }
-}
-
-/// The text a probe waits for, and when a finished frame first showed it.
-type Wanted = Arc<Mutex<Option<(String, Option<Instant>)>>>;
-
-struct Probe {
-    inner: TestBackend,
-    wanted: Wanted,
-}
-
-impl Backend for Probe {
-    type Error = <TestBackend as Backend>::Error;
-    fn draw<'a, I: Iterator<Item = (u16, u16, &'a Cell)>>(
-        &mut self,
-        c: I,
-    ) -> Result<(), Self::Error> {
-        self.inner.draw(c)
-    }
-    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.hide_cursor()
-    }
-    fn show_cursor(&mut self) -> Result<(), Self::Error> {
-        self.inner.show_cursor()
-    }
-    fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
-        self.inner.get_cursor_position()
-    }
-    fn set_cursor_position<P: Into<Position>>(&mut self, p: P) -> Result<(), Self::Error> {
-        self.inner.set_cursor_position(p)
-    }
-    fn clear(&mut self) -> Result<(), Self::Error> {
-        self.inner.clear()
-    }
-    fn clear_region(&mut self, t: ClearType) -> Result<(), Self::Error> {
-        self.inner.clear_region(t)
-    }
-    fn size(&self) -> Result<Size, Self::Error> {
-        self.inner.size()
-    }
-    fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
-        self.inner.window_size()
-    }
-    fn flush(&mut self) -> Result<(), Self::Error> {
-        self.inner.flush()?;
-        if let Ok(mut w) = self.wanted.lock()
-            && let Some((text, seen @ None)) = w.as_mut()
-        {
-            let screen: String = (self.inner.buffer().content.iter())
-                .map(Cell::symbol)
-                .collect();
-            if screen.contains(text.as_str()) {
-                *seen = Some(Instant::now());
-            }
-        }
-        Ok(())
-    }
-}
 
 /// B's console on incident `id` of `store`, sharing through `engine`; `q` on the sender ends it.
 struct Console {
