@@ -391,14 +391,15 @@ fn a_run_refused_by_the_lease_is_proposed_to_its_holder_whose_console_asks() {
     use crate::share::session::News;
     use crate::share::{Shared, WriterId};
     let mut ana = with_incident();
-    update(
-        &mut ana,
-        Msg::LeaseBusy {
+    let refused = |m: &mut Model| {
+        let busy = Msg::LeaseBusy {
             by: "bo on laptop".into(),
             runbook: "pool-exhaustion".into(),
             lapses_s: 30,
-        },
-    );
+        };
+        update(m, busy)
+    };
+    refused(&mut ana);
     let d = ana.dialog.as_ref().expect("the lease dialog");
     assert!(
         matches!(&d.purpose, Purpose::ProposeToLeaseHolder { by, runbook }
@@ -421,14 +422,7 @@ fn a_run_refused_by_the_lease_is_proposed_to_its_holder_whose_console_asks() {
         ("pool-exhaustion", "bo on laptop")
     );
     // Declining records nothing.
-    update(
-        &mut ana,
-        Msg::LeaseBusy {
-            by: "bo on laptop".into(),
-            runbook: "pool-exhaustion".into(),
-            lapses_s: 30,
-        },
-    );
+    refused(&mut ana);
     update(&mut ana, code(KeyCode::Down));
     let none = update(&mut ana, code(KeyCode::Enter));
     assert!(
