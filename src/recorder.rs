@@ -5,7 +5,8 @@
 //! console can spawn too, all writing through one [`JournalWriter`]: the panel watch
 //! ([`panel_watch`]: the dashboard's queries, threshold crossings by the console's `Detector` rule),
 //! the alert intake ([`crate::alerts`]) and the GitHub changes intake
-//! ([`crate::github::intake`]). Each recorded event is one status line on stderr; logs go to
+//! ([`crate::github::intake`]). Shared through an engine ([`crate::share`]), it publishes the
+//! journal and follows the team's records; with nothing else configured it does that alone. Each recorded event is one status line on stderr; logs go to
 //! the log file. While it holds the incident it serves it ([`crate::incident::serve`]): the
 //! team's notes go through it. SIGINT or SIGTERM (a console taking over sends one) stops the
 //! parts after the append in hand, takes the panel snapshots that answer within the second,
@@ -59,9 +60,10 @@ pub enum RecorderError {
     #[error("the GitHub changes feed cannot be set up: {0}")]
     Github(#[from] crate::github::GithubError),
     #[error(
-        "nothing to record: no Prometheus, no Alertmanager and no GitHub repositories; pass \
-         --prometheus URL and/or --alertmanager URL, or set [prometheus] url / \
-         [alertmanager] url / [github] watch in warroom.toml"
+        "nothing to record: no Prometheus, no Alertmanager, no GitHub repositories and no \
+         engine to share through; pass --prometheus URL, --alertmanager URL and/or --share URL, \
+         or set [prometheus] url / [alertmanager] url / [github] watch / [share] url in \
+         warroom.toml"
     )]
     NothingToRecord,
     #[error("cannot start the journal writer of incident \"{id}\": {source}")]
@@ -72,8 +74,45 @@ pub enum RecorderError {
     },
 }
 
+/// The panels the recorder watches: the configured ones without variables at first, filled
+/// in by the panel part (discovered or with their variables resolved); the snapshots take them
+/// from here.
+type Watched = std::sync::Arc<std::sync::Mutex<Vec<crate::config::PanelConfig>>>;
+
+/// What the recorder records from, as the config names it.
+struct Sources {
+    client: Option<std::sync::Arc<crate::metrics::prometheus::PrometheusClient>>,
+    intake: Option<AlertIntake>,
+    changes: Option<ChangesIntake>,
+    panels: Watched,
+}
+
+impl Sources {
+    fn from_config(config: &Config) -> Result<Sources, RecorderError> {
+        let client = match config.prometheus.url {
+            Some(_) => Some(crate::metrics::from_config::client(config)?),
+            None => None,
+        };
+        // A panel using `[[variable]]`s joins once they are resolved (its template is never
+        // sent).
+        let vars = &config.variables;
+        let plain = (config.panels.iter()).filter(|p| !crate::config::variables::uses(p, vars));
+        Ok(Sources {
+            client,
+            intake: AlertIntake::from_config(config)?,
+            changes: changes_intake(config)?,
+            panels: std::sync::Arc::new(std::sync::Mutex::new(plain.cloned().collect())),
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.client.is_none() && self.intake.is_none() && self.changes.is_none()
+    }
+}
+
 /// Record incident `id` with what `config` names (its Prometheus, Alertmanager and GitHub
-/// repositories) until SIGINT or SIGTERM.
+/// repositories, and the team's records when it is shared through `engine`) until SIGINT or
+/// SIGTERM.
 pub async fn run(
     config: &Config,
     store: &Store,
@@ -86,22 +125,8 @@ pub async fn run(
     let tz = config.timezone;
     let store = store.clone();
     let id = store.find(id)?;
-    let client = match config.prometheus.url {
-        Some(_) => Some(crate::metrics::from_config::client(config)?),
-        None => None,
-    };
-    let metrics: Option<std::sync::Arc<dyn crate::metrics::Source>> =
-        client.clone().map(|c| c as _);
-    // No `[[panel]]`: the panels are what the Prometheus exports, found by the panel part
-    // itself (so alerts and changes are recorded meanwhile); the snapshots take them from here.
-    let discovering = client.is_some() && config.panels.is_empty();
-    // A panel using `[[variable]]`s joins once they are resolved (its template is never sent).
-    let vars = config.variables.clone();
-    let plain = (config.panels.iter()).filter(|p| !crate::config::variables::uses(p, &vars));
-    let panels = std::sync::Arc::new(std::sync::Mutex::new(plain.cloned().collect::<Vec<_>>()));
-    let intake = AlertIntake::from_config(config)?;
-    let changes = changes_intake(config)?;
-    if metrics.is_none() && intake.is_none() && changes.is_none() {
+    let sources = Sources::from_config(config)?;
+    if sources.is_empty() && engine.is_none() {
         return Err(RecorderError::NothingToRecord);
     }
     let (incident, recovery) = crate::incident::open::open_waiting(&store, &id, ROLE)?;
@@ -137,93 +162,15 @@ pub async fn run(
             None
         }
     };
-    // Shared through an engine: what it says goes to the status lines.
-    let mut shared = match engine {
-        Some(engine) => {
-            let url = engine.url.clone();
-            match crate::share::session::start(
-                engine,
-                &store,
-                &id,
-                &journal,
-                recovery.records.clone(),
-            ) {
-                Ok(rx) => {
-                    eprintln!("warroom record: sharing incident {id} through {url}");
-                    Some(rx)
-                }
-                Err(e) => {
-                    eprintln!("warning: not shared: {e}");
-                    None
-                }
-            }
-        }
-        None => None,
-    };
-    let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
-    let mut parts = Vec::new();
     let mut what = Vec::new();
-    let snapshot_source = metrics.clone();
-    if let (Some(source), Some(client)) = (metrics, client) {
-        let known = config.panels.len();
-        what.push(if discovering {
-            format!("the panels discovery finds on {}", source.describe())
-        } else {
-            format!("{known} panels from {}", source.describe())
-        });
-        let (journal, records, tx, shared) = (
-            journal.clone(),
-            recovery.records.clone(),
-            tx.clone(),
-            panels.clone(),
-        );
-        let refresh = config.refresh;
-        let configured = config.panels.clone();
-        parts.push(tokio::spawn(async move {
-            let found = if discovering {
-                match discovered_panels(&client, &tx).await {
-                    Some(p) => p,
-                    None => return,
-                }
-            } else {
-                with_variables(&client, configured, &vars).await
-            };
-            if let Ok(mut p) = shared.lock() {
-                *p = found.clone();
-            }
-            let watch = PanelWatch {
-                source,
-                panels: found,
-                refresh,
-                clock: std::sync::Arc::new(crate::clock::WallClock),
-            };
-            watch
-                .run(journal, records, tx, |r| Some(Report::Panel(r)))
-                .await;
-        }));
+    let shared = engine.and_then(|e| share(e, &store, &id, &journal, &recovery.records));
+    if let Some((_, url)) = &shared {
+        what.push(format!("the team's records, shared through {url}"));
     }
-    if let Some(intake) = intake {
-        let names: Vec<&str> = intake.sources().into_iter().map(source_name).collect();
-        what.push(format!("alerts from {}", names.join(" and ")));
-        parts.push(
-            intake.spawn(journal.clone(), &recovery.records, tx.clone(), |r| {
-                Some(Report::Alert(r))
-            }),
-        );
-    }
-    if let Some(changes) = changes {
-        let repos: Vec<String> = changes
-            .repos()
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect();
-        what.push(format!("changes in {}", repos.join(", ")));
-        parts.push(
-            changes.spawn(journal.clone(), &recovery.records, tx.clone(), |r| {
-                Some(Report::Changes(r))
-            }),
-        );
-    }
+    let snapshot_source = sources.client.clone();
+    let panels = sources.panels.clone();
+    let (tx, rx) = mpsc::unbounded_channel::<Report>();
+    let parts = spawn_parts(config, sources, &journal, &recovery.records, &tx, &mut what);
     drop(tx);
     tracing::info!(incident = %id, pid = std::process::id(), "recorder started");
     eprintln!(
@@ -231,20 +178,7 @@ pub async fn run(
         std::process::id(),
         what.join(", ")
     );
-    let signal = loop {
-        tokio::select! {
-            s = signals.next() => break s,
-            r = rx.recv() => match r {
-                Some(r) => status_line(&r, tz),
-                None => break "the end of its tasks",
-            },
-            n = async { shared.as_mut()?.recv().await }, if shared.is_some() => match n {
-                Some(crate::share::session::News::Record(_)) => {}
-                Some(n) => eprintln!("{n}"),
-                None => shared = None,
-            },
-        }
-    };
+    let (signal, rx) = until_stopped(&mut signals, rx, shared.map(|s| s.0), tz).await;
     let stopping = tokio::time::Instant::now();
     // Closing the channel stops the parts; each finishes the append it has in hand.
     drop(rx);
@@ -259,30 +193,10 @@ pub async fn run(
     }
     // Nobody records through this holder from here on.
     drop(serving);
-    // The panels over the incident so far, for the postmortem: what answers within the stop's
-    // second, so a hung Prometheus never keeps the lock.
-    let panels: Vec<crate::config::PanelConfig> =
-        panels.lock().map(|p| p.clone()).unwrap_or_default();
-    if let Some(source) = snapshot_source.filter(|_| !panels.is_empty()) {
-        let take = crate::postmortem::take_snapshots_until(
-            &store,
-            &id,
-            source.as_ref(),
-            &panels,
-            config.refresh.as_secs_f64().max(1.0),
-            stopping + SNAPSHOT_BY,
-        );
-        match tokio::time::timeout_at(stopping + SNAPSHOT_BY + STOP_WAIT, take).await {
-            Ok(Ok((n, of))) if n == of => eprintln!("warroom record: {n} panel snapshots written"),
-            Ok(Ok((n, of))) => eprintln!(
-                "warroom record: {n} of {of} panel snapshots written (the others did not answer \
-                 within the stop's second; `warroom export ID --prometheus URL` takes them later)"
-            ),
-            Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
-            Err(_) => {
-                eprintln!("warroom record: panel snapshots not taken within the stop's second");
-            }
-        }
+    if let Some(source) = snapshot_source {
+        let panels = panels.lock().map(|p| p.clone()).unwrap_or_default();
+        let every = config.refresh.as_secs_f64().max(1.0);
+        snapshots(&store, &id, source.as_ref(), &panels, every, stopping).await;
     }
     let stopped = journal
         .append(
@@ -300,6 +214,179 @@ pub async fn run(
     tracing::info!(incident = %id, signal, "recorder stopped");
     eprintln!("warroom record: stopped by {signal}; incident {id} released");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts sharing the incident through `engine`: its news, and the engine's address.
+fn share(
+    engine: crate::share::Engine,
+    store: &Store,
+    id: &crate::incident::IncidentId,
+    journal: &JournalWriter,
+    records: &[Record],
+) -> Option<(mpsc::UnboundedReceiver<crate::share::session::News>, String)> {
+    let url = engine.url.clone();
+    match crate::share::session::start(engine, store, id, journal, records.to_vec()) {
+        Ok(rx) => {
+            eprintln!("warroom record: sharing incident {id} through {url}");
+            Some((rx, url))
+        }
+        Err(e) => {
+            eprintln!("warning: not shared: {e}");
+            None
+        }
+    }
+}
+
+/// Spawns the recorder's parts (the panel watch, the alert intake, the changes intake) that
+/// `sources` has, each reporting on `tx`; says what each records in `what`.
+fn spawn_parts(
+    config: &Config,
+    sources: Sources,
+    journal: &JournalWriter,
+    records: &[Record],
+    tx: &mpsc::UnboundedSender<Report>,
+    what: &mut Vec<String>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut parts = Vec::new();
+    if let Some(client) = sources.client {
+        parts.push(panel_part(
+            config,
+            client,
+            sources.panels,
+            journal,
+            records,
+            tx,
+            what,
+        ));
+    }
+    if let Some(intake) = sources.intake {
+        let names: Vec<&str> = intake.sources().into_iter().map(source_name).collect();
+        what.push(format!("alerts from {}", names.join(" and ")));
+        parts.push(intake.spawn(journal.clone(), records, tx.clone(), |r| {
+            Some(Report::Alert(r))
+        }));
+    }
+    if let Some(changes) = sources.changes {
+        let repos: Vec<String> = changes
+            .repos()
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
+        what.push(format!("changes in {}", repos.join(", ")));
+        parts.push(changes.spawn(journal.clone(), records, tx.clone(), |r| {
+            Some(Report::Changes(r))
+        }));
+    }
+    parts
+}
+
+/// The panel watch: the configured panels (their variables resolved), or with no `[[panel]]`
+/// the panels discovery finds on the Prometheus (so alerts and changes are recorded meanwhile).
+fn panel_part(
+    config: &Config,
+    client: std::sync::Arc<crate::metrics::prometheus::PrometheusClient>,
+    watched: Watched,
+    journal: &JournalWriter,
+    records: &[Record],
+    tx: &mpsc::UnboundedSender<Report>,
+    what: &mut Vec<String>,
+) -> tokio::task::JoinHandle<()> {
+    let source: std::sync::Arc<dyn crate::metrics::Source> = client.clone();
+    let discovering = config.panels.is_empty();
+    what.push(if discovering {
+        format!("the panels discovery finds on {}", source.describe())
+    } else {
+        format!("{} panels from {}", config.panels.len(), source.describe())
+    });
+    let (journal, records, tx) = (journal.clone(), records.to_vec(), tx.clone());
+    let (refresh, configured) = (config.refresh, config.panels.clone());
+    let vars = config.variables.clone();
+    tokio::spawn(async move {
+        let found = if discovering {
+            match discovered_panels(&client, &tx).await {
+                Some(p) => p,
+                None => return,
+            }
+        } else {
+            with_variables(&client, configured, &vars).await
+        };
+        if let Ok(mut p) = watched.lock() {
+            *p = found.clone();
+        }
+        let watch = PanelWatch {
+            source,
+            panels: found,
+            refresh,
+            clock: std::sync::Arc::new(crate::clock::WallClock),
+        };
+        watch
+            .run(journal, records, tx, |r| Some(Report::Panel(r)))
+            .await;
+    })
+}
+
+/// Says each report and the sharing's news until a signal, or until every part has ended and
+/// nothing is shared; a recorder that shares goes on serving and sharing the incident until
+/// it is stopped. Returns what stopped it, and the reports' receiver (its closing stops the
+/// parts).
+async fn until_stopped(
+    signals: &mut crate::signals::Signals,
+    mut rx: mpsc::UnboundedReceiver<Report>,
+    mut shared: Option<mpsc::UnboundedReceiver<crate::share::session::News>>,
+    tz: chrono_tz::Tz,
+) -> (&'static str, mpsc::UnboundedReceiver<Report>) {
+    let mut reporting = true;
+    let signal = loop {
+        if !reporting && shared.is_none() {
+            break "the end of its tasks";
+        }
+        tokio::select! {
+            s = signals.next() => break s,
+            r = rx.recv(), if reporting => match r {
+                Some(r) => status_line(&r, tz),
+                None => reporting = false,
+            },
+            n = async { shared.as_mut()?.recv().await }, if shared.is_some() => match n {
+                Some(crate::share::session::News::Record(_)) => {}
+                Some(n) => eprintln!("{n}"),
+                None => shared = None,
+            },
+        }
+    };
+    (signal, rx)
+}
+
+/// Writes the panels' snapshots over the incident so far, for the postmortem: what answers
+/// within the stop's second (counted from `stopping`), so a hung Prometheus never keeps the
+/// lock.
+async fn snapshots(
+    store: &Store,
+    id: &crate::incident::IncidentId,
+    source: &crate::metrics::prometheus::PrometheusClient,
+    panels: &[crate::config::PanelConfig],
+    every: f64,
+    stopping: tokio::time::Instant,
+) {
+    if panels.is_empty() {
+        return;
+    }
+    let take = crate::postmortem::take_snapshots_until(
+        store,
+        id,
+        source,
+        panels,
+        every,
+        stopping + SNAPSHOT_BY,
+    );
+    match tokio::time::timeout_at(stopping + SNAPSHOT_BY + STOP_WAIT, take).await {
+        Ok(Ok((n, of))) if n == of => eprintln!("warroom record: {n} panel snapshots written"),
+        Ok(Ok((n, of))) => eprintln!(
+            "warroom record: {n} of {of} panel snapshots written (the others did not answer \
+             within the stop's second; `warroom export ID --prometheus URL` takes them later)"
+        ),
+        Ok(Err(e)) => eprintln!("warroom record: panel snapshots not taken: {e}"),
+        Err(_) => eprintln!("warroom record: panel snapshots not taken within the stop's second"),
+    }
 }
 
 /// The configured panels with their `[[variable]]`s resolved against `client` and filled in,

@@ -116,19 +116,21 @@ pub async fn everyone(engine: &Engine, store: &Store, id: &IncidentId) -> Result
         let Some(mut stream) = existing(&js, id).await? else {
             return Ok(view);
         };
-        let held = stream
+        let last = stream
             .info()
             .await
             .map_err(ShareError::engine)?
             .state
-            .messages;
-        let mut messages = Box::pin(follow(&stream, id).await?);
-        for _ in 0..held {
-            match messages.next().await {
-                Some(m) => {
-                    view.merge(m);
-                }
-                None => break,
+            .last_sequence;
+        if last == 0 {
+            return Ok(view);
+        }
+        let mut messages = Box::pin(follow(&stream, id, 0).await?);
+        while let Some(m) = messages.next().await {
+            let m = m?;
+            view.merge(m.shared);
+            if m.seq >= last {
+                break;
             }
         }
         Ok(view)

@@ -4,7 +4,7 @@
 //! is only read, and an engine out of reach only makes the backlog grow.
 
 use super::engine::{Engine, ShareError};
-use super::sync::{ensure_stream, follow, publish_backlog};
+use super::sync::{Followed, ensure_stream, follow, publish_backlog};
 use super::view::{Merged, View};
 use super::wire::{Refused, Shared, WriterId};
 use crate::incident::{IncidentId, Record};
@@ -16,6 +16,9 @@ use tokio::sync::{broadcast, mpsc};
 const ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// The pause before asking an engine out of reach again.
 const RETRY: Duration = Duration::from_secs(3);
+/// How long a follow may stay silent while the stream holds records past the last one it
+/// delivered before it is taken as lost (its consumer gone with a node) and started again.
+const STALLED: Duration = Duration::from_secs(6);
 
 /// What the sync reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +53,13 @@ struct Run {
     view: View,
     /// The highest sequence of ours the engine acknowledged.
     acked: u64,
+    /// The stream's sequence of the last message followed: a new follow starts past it.
+    followed: u64,
+    /// When the follow last delivered a message (or started).
+    heard: tokio::time::Instant,
+    /// When the last bounded question to the engine was asked: a pause after it waits only
+    /// what is left of [`RETRY`] (a question that timed out has waited long enough).
+    asked: std::sync::Mutex<tokio::time::Instant>,
     /// Writers seen when the first catch-up ended: later ones "join".
     caught_up: bool,
     /// The last status said (said again only when it changes).
@@ -59,12 +69,8 @@ struct Run {
 
 impl Run {
     fn unsent(&self) -> usize {
-        let acked = self.acked;
-        self.session
-            .records
-            .iter()
-            .filter(|r| r.seq > acked)
-            .count()
+        let records = &self.session.records;
+        records.len() - records.partition_point(|r| r.seq <= self.acked)
     }
 
     fn say(&self, n: News) -> bool {
@@ -97,13 +103,14 @@ impl Run {
         })
     }
 
-    /// Says the engine is out of reach and waits before the next try; false when nobody
-    /// listens any more.
+    /// Says the engine is out of reach and waits before the next try, [`RETRY`] after the last
+    /// question asked; false when nobody listens any more.
     async fn pause(&mut self, e: &ShareError) -> bool {
         if !self.out_of_reach(e) {
             return false;
         }
-        tokio::time::sleep(RETRY).await;
+        let since = self.asked.lock().map_or(Duration::ZERO, |a| a.elapsed());
+        tokio::time::sleep(RETRY.saturating_sub(since)).await;
         true
     }
 
@@ -153,6 +160,9 @@ pub async fn run(
     let mut run = Run {
         view: View::default(),
         acked: 0,
+        followed: 0,
+        heard: tokio::time::Instant::now(),
+        asked: std::sync::Mutex::new(tokio::time::Instant::now()),
         caught_up: false,
         last: None,
         news,
@@ -174,64 +184,116 @@ pub async fn run(
     let (id, replicas) = (run.session.incident.clone(), run.session.engine.replicas);
     loop {
         let reached = bounded(&run, ensure_stream(&js, &id, replicas)).await;
-        let stream = match reached {
+        let mut stream = match reached {
             Ok(s) => s,
             Err(e) if run.pause(&e).await => continue,
             Err(_) => return,
         };
-        let mut messages = match follow(&stream, &id).await {
+        let mut messages = match bounded(&run, follow(&stream, &id, run.followed)).await {
             Ok(m) => Box::pin(m),
             Err(e) if run.pause(&e).await => continue,
             Err(_) => return,
         };
-        let held = stream.cached_info().state.messages;
-        let mut read = 0u64;
-        run.caught_up = run.caught_up || held == 0;
-        let mut tick = tokio::time::interval(RETRY);
-        // Publish, follow and take new records until the engine fails us: then start over.
-        loop {
-            if run.unsent() > 0 {
-                let (w, records) = (&run.session.writer, &run.session.records);
-                match bounded(&run, publish_backlog(&js, &stream, &id, w, records)).await {
-                    Ok(_) => run.acked = records.last().map_or(0, |r| r.seq),
-                    Err(e) if run.pause(&e).await => break,
-                    Err(_) => return,
-                }
-            }
-            let connected =
-                js.client().connection_state() == async_nats::connection::State::Connected;
-            let said = if connected {
-                run.status()
-            } else {
-                run.out_of_reach(&ShareError::Unreachable {
-                    url: run.session.engine.url.clone(),
-                    reason: "not connected".into(),
-                })
-            };
-            if !said {
-                return;
-            }
-            tokio::select! {
-                r = feed.recv() => match r {
-                    Ok(record) => run.session.records.push(record),
-                    // Fell behind (thousands at once): the journal has them all.
-                    Err(broadcast::error::RecvError::Lagged(_)) => run.reread().await,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                },
-                m = messages.next() => match m {
-                    Some(m) => {
-                        read += 1;
-                        run.caught_up = run.caught_up || read >= held;
-                        if !run.merge(m) {
-                            return;
-                        }
-                    }
-                    None => break,
-                },
-                _ = tick.tick() => {}
-                () = run.news.closed() => return,
+        let held = stream.cached_info().state.last_sequence;
+        run.caught_up = run.caught_up || run.followed >= held;
+        run.heard = tokio::time::Instant::now();
+        match steps(&mut run, &js, &mut stream, &mut messages, &mut feed, held).await {
+            Step::Again => {}
+            Step::Stop => return,
+        }
+    }
+}
+
+/// What ends one follow.
+enum Step {
+    /// The engine failed us (or the follow stalled): connect and follow again.
+    Again,
+    /// Nobody listens any more, or the journal's feed closed.
+    Stop,
+}
+
+/// Publishes, follows and takes new records until the engine fails us.
+async fn steps(
+    run: &mut Run,
+    js: &async_nats::jetstream::Context,
+    stream: &mut async_nats::jetstream::stream::Stream,
+    messages: &mut (impl futures::Stream<Item = Result<Followed, ShareError>> + Unpin),
+    feed: &mut broadcast::Receiver<Record>,
+    held: u64,
+) -> Step {
+    let id = run.session.incident.clone();
+    let mut tick = tokio::time::interval(RETRY);
+    loop {
+        if run.unsent() > 0 {
+            let (w, records) = (&run.session.writer, &run.session.records);
+            match bounded(run, publish_backlog(js, stream, &id, w, records)).await {
+                Ok(_) => run.acked = records.last().map_or(0, |r| r.seq),
+                Err(e) if run.pause(&e).await => return Step::Again,
+                Err(_) => return Step::Stop,
             }
         }
+        let connected = js.client().connection_state() == async_nats::connection::State::Connected;
+        let said = if connected {
+            run.status()
+        } else {
+            run.out_of_reach(&ShareError::Unreachable {
+                url: run.session.engine.url.clone(),
+                reason: "not connected".into(),
+            })
+        };
+        if !said {
+            return Step::Stop;
+        }
+        tokio::select! {
+            r = feed.recv() => match r {
+                Ok(record) => run.session.records.push(record),
+                // Fell behind (thousands at once): the journal has them all.
+                Err(broadcast::error::RecvError::Lagged(_)) => run.reread().await,
+                Err(broadcast::error::RecvError::Closed) => return Step::Stop,
+            },
+            m = messages.next() => match m {
+                Some(Ok(m)) => {
+                    run.followed = m.seq;
+                    run.heard = tokio::time::Instant::now();
+                    run.caught_up = run.caught_up || m.seq >= held;
+                    if !run.merge(m.shared) {
+                        return Step::Stop;
+                    }
+                }
+                Some(Err(e)) => {
+                    return if run.pause(&e).await { Step::Again } else { Step::Stop };
+                }
+                None => return Step::Again,
+            },
+            _ = tick.tick() => {
+                if connected && run.heard.elapsed() >= STALLED && stalled(run, stream).await {
+                    return Step::Again;
+                }
+            }
+            () = run.news.closed() => return Step::Stop,
+        }
+    }
+}
+
+/// Whether the stream holds records past the last one the follow delivered, though it has been
+/// silent for [`STALLED`]: its consumer was lost (with the node it lived on) and nothing made
+/// it again. An engine that does not answer the question counts as a stall too. Asked on
+/// every tick while the follow stays silent: one small request every [`RETRY`].
+async fn stalled(run: &mut Run, stream: &mut async_nats::jetstream::stream::Stream) -> bool {
+    let asked = tokio::time::timeout(ANSWER_WAIT, stream.info()).await;
+    match asked {
+        Ok(Ok(info)) => {
+            let stalled = info.state.last_sequence > run.followed;
+            if stalled {
+                tracing::warn!(
+                    followed = run.followed,
+                    last = info.state.last_sequence,
+                    "the follow stalled: following again"
+                );
+            }
+            stalled
+        }
+        _ => true,
     }
 }
 
@@ -240,6 +302,9 @@ async fn bounded<T>(
     run: &Run,
     what: impl Future<Output = Result<T, ShareError>>,
 ) -> Result<T, ShareError> {
+    if let Ok(mut asked) = run.asked.lock() {
+        *asked = tokio::time::Instant::now();
+    }
     tokio::time::timeout(ANSWER_WAIT, what)
         .await
         .unwrap_or_else(|_| {

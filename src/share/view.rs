@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct View {
     records: BTreeMap<(DateTime<Utc>, WriterId, u64), Record>,
     seen: BTreeSet<(WriterId, u64)>,
+    /// The writers of `seen`, kept as they come (asked after every merge).
+    writers: BTreeSet<WriterId>,
     refused: Vec<Refused>,
 }
 
@@ -37,6 +39,9 @@ impl View {
         if !self.seen.insert((shared.writer.clone(), shared.record.seq)) {
             return Merged::Twice;
         }
+        if !self.writers.contains(&shared.writer) {
+            self.writers.insert(shared.writer.clone());
+        }
         let key = (shared.record.time, shared.writer, shared.record.seq);
         self.records.insert(key, shared.record);
         Merged::New
@@ -56,8 +61,8 @@ impl View {
     }
 
     /// The writers seen so far.
-    pub fn writers(&self) -> BTreeSet<&WriterId> {
-        self.seen.iter().map(|(w, _)| w).collect()
+    pub fn writers(&self) -> &BTreeSet<WriterId> {
+        &self.writers
     }
 
     /// The messages refused, in arrival order.

@@ -179,6 +179,19 @@ fn a_bad_url_or_an_unreachable_engine_is_said_in_one_line() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+/// A recorder with nothing to record names what it can record from, the engine among them (a
+/// recorder with `[share]` alone serves and shares the incident: `share_cluster` kills one).
+#[test]
+fn a_recorder_with_nothing_to_record_names_the_engine_among_what_to_pass() {
+    let (_root, a, _b) = machines();
+    let (id, _) = ok(&a, &["incident", "new", "--title", "x"]);
+    let err = fails(&a, &["record", id.trim()]);
+    assert!(
+        err.contains("nothing to record") && err.contains("--share URL"),
+        "{err}"
+    );
+}
+
 /// Hostile input on the real stream: a message that does not parse, one over the size a
 /// record may take, and a well-formed record published on one writer's subject claiming
 /// another's identity are each refused and reported by the responder that reads the stream,

@@ -47,40 +47,6 @@ fn responder(root: &Path, name: &str, url: &str) -> PathBuf {
     data
 }
 
-/// Waits (bounded) until the cluster's JetStream takes a stream replicated 3 times.
-async fn until_replicated_streams_are_taken(url: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let made = async {
-            let servers: Vec<&str> = url.split(',').collect();
-            let client = async_nats::connect(servers).await.ok()?;
-            let js = async_nats::jetstream::new(client);
-            js.get_or_create_stream(async_nats::jetstream::stream::Config {
-                name: "probe".into(),
-                subjects: vec!["probe.>".into()],
-                num_replicas: 3,
-                ..Default::default()
-            })
-            .await
-            .ok()?;
-            js.delete_stream("probe").await.ok()
-        };
-        if tokio::time::timeout(Duration::from_secs(5), made)
-            .await
-            .ok()
-            .flatten()
-            .is_some()
-        {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the cluster never took a stream of 3 replicas"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
 /// The notes of `id` as `data`'s responder sees the incident on the engine: text → count.
 fn notes_seen(data: &Path, id: &str) -> BTreeMap<String, usize> {
     let out = run(data, &["incident", "timeline", id, "--json"]);
@@ -132,15 +98,27 @@ fn write_notes(data: PathBuf, id: String, who: &'static str, done: Arc<AtomicUsi
     }
 }
 
-fn recorder(data: &Path, id: &str) -> Reaped {
+/// C's recorder (`[share]` alone in its config: it serves the incident and shares it), its
+/// stderr in `log`.
+fn recorder(data: &Path, id: &str, log: &Path) -> Reaped {
     Reaped(
         warroom(data)
             .args(["record", id])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
             .spawn()
             .unwrap(),
     )
+}
+
+/// Fails unless the recorder still runs and said it shares the incident (one with nothing to
+/// record exits at once, and killing it would prove nothing).
+fn still_sharing(recorder: &mut Reaped, log: &Path) {
+    let said = std::fs::read_to_string(log).unwrap_or_default();
+    assert!(
+        recorder.0.try_wait().unwrap().is_none() && said.contains("sharing incident"),
+        "C's recorder is not running: {said}"
+    );
 }
 
 /// Waits until `done` reaches `n` (bounded).
@@ -161,7 +139,7 @@ async fn three_responders_lose_nothing_and_double_nothing_through_a_node_and_a_k
         return;
     };
     let url = cluster.url();
-    until_replicated_streams_are_taken(&url).await;
+    cluster.until_replicated_streams_are_taken().await;
     let root = tempfile::tempdir().unwrap();
     let [a, b, c] = ["ana", "bo", "cy"].map(|n| responder(root.path(), n, &url));
     let id = ok(&a, &["incident", "new", "--title", "Pool exhausted"])
@@ -172,7 +150,9 @@ async fn three_responders_lose_nothing_and_double_nothing_through_a_node_and_a_k
         ok(data, &["incident", "note", &id, "joined"]);
     }
     // C's notes go through its recorder, which shares them.
-    let mut c_recorder = Some(recorder(&c, &id));
+    let logs = tempfile::tempdir().unwrap();
+    let (first_log, second_log) = (logs.path().join("first"), logs.path().join("second"));
+    let mut c_recorder = Some(recorder(&c, &id, &first_log));
 
     let counts: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::new(AtomicUsize::new(0))).collect();
     let writers: Vec<_> = [(&a, "ana"), (&b, "bo"), (&c, "cy")]
@@ -186,17 +166,22 @@ async fn three_responders_lose_nothing_and_double_nothing_through_a_node_and_a_k
     let faults = tokio::task::spawn_blocking({
         let counts = counts.clone();
         let (c, id) = (c.clone(), id.clone());
+        let (first_log, second_log) = (first_log.clone(), second_log.clone());
         move || {
             // A third of the way: a node is killed; two thirds: it comes back.
             until_written(&counts[0], NOTES / 3);
             cluster.nodes[1].stop();
             // Meanwhile C's recorder dies without a word and is started again.
             until_written(&counts[2], NOTES / 2);
-            drop(c_recorder.take());
+            let mut first = c_recorder.take().unwrap();
+            still_sharing(&mut first, &first_log);
+            drop(first);
             until_written(&counts[2], NOTES / 2 + 50);
-            let again = recorder(&c, &id);
+            let mut again = recorder(&c, &id, &second_log);
             until_written(&counts[0], 2 * NOTES / 3);
             cluster.nodes[1].restart();
+            until_written(&counts[2], NOTES);
+            still_sharing(&mut again, &second_log);
             (cluster, again)
         }
     });

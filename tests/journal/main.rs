@@ -26,4 +26,5 @@ mod record_real;
 mod record_takeover;
 mod record_variables;
 mod responders_socket;
+mod share_failover;
 mod share_nats;

@@ -38,13 +38,13 @@ async fn connect(nats: &Nats) -> jetstream::Context {
 /// Reads the stream from its start until `want` records are merged (bounded in time).
 async fn view_of(js: &jetstream::Context, want: usize) -> View {
     let stream = ensure_stream(js, &incident(), 1).await.unwrap();
-    let mut messages = Box::pin(follow(&stream, &incident()).await.unwrap());
+    let mut messages = Box::pin(follow(&stream, &incident(), 0).await.unwrap());
     let mut view = View::default();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while view.len() + view.refused().len() < want {
         match tokio::time::timeout_at(deadline, messages.next()).await {
             Ok(Some(m)) => {
-                view.merge(m);
+                view.merge(m.expect("a message of the stream").shared);
             }
             _ => break,
         }
@@ -159,6 +159,32 @@ async fn a_writer_cut_off_shares_its_notes_when_the_engine_returns() {
     assert_eq!(view.len(), 60);
     let seqs: Vec<u64> = view.records().map(|r| r.seq).collect();
     assert_eq!(seqs, (1..=60).collect::<Vec<_>>());
+}
+
+/// A backlog past the 5,000 publishes async-nats lets wait for their acknowledgement (a
+/// responder that wrote offline for a long incident) is shared whole, and at once: sent in one
+/// go, the 5,001st send would wait for good.
+#[tokio::test]
+async fn a_backlog_past_the_clients_pending_limit_is_shared_whole() {
+    let Some(nats) = Nats::start() else { return };
+    let js = connect(&nats).await;
+    let stream = ensure_stream(&js, &incident(), 1).await.unwrap();
+    let w = WriterId::parse("dee-4").unwrap();
+    let all = notes("dee", 12_007, 0);
+    let sent = tokio::time::timeout(
+        Duration::from_secs(60),
+        publish_backlog(&js, &stream, &incident(), &w, &all),
+    )
+    .await;
+    assert!(
+        matches!(sent, Ok(Ok(12_007))),
+        "the backlog of 12,007: {sent:?}"
+    );
+    let view = view_of(&js, 12_007).await;
+    assert_eq!(view.len(), 12_007);
+    // Past what the stream holds nothing is sent again.
+    let again = publish_backlog(&js, &stream, &incident(), &w, &all).await;
+    assert!(matches!(again, Ok(0)), "{again:?}");
 }
 
 #[tokio::test]
@@ -277,9 +303,11 @@ async fn a_session_shares_records_as_they_are_written_and_merges_the_others() {
         to: "bo on laptop".into(),
     };
     all[4].kind = proposal.clone();
-    let (feed_a, mut news_a) = start("ana-1", all[..3].to_vec());
-    let (_feed_b, mut news_b) = start("bo-2", Vec::new());
+    // B follows before A starts: A is then a responder who joins.
     let any = |f: fn(&News) -> bool| move |seen: &[News]| seen.iter().any(f);
+    let (_feed_b, mut news_b) = start("bo-2", Vec::new());
+    news_until(&mut news_b, any(|n| matches!(n, News::Shared { .. }))).await;
+    let (feed_a, mut news_a) = start("ana-1", all[..3].to_vec());
     news_until(
         &mut news_a,
         any(|n| matches!(n, News::Shared { unsent: 0, .. })),

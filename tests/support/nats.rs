@@ -137,3 +137,50 @@ impl Cluster {
             .join(",")
     }
 }
+
+impl Cluster {
+    /// Waits (bounded) until the cluster's JetStream takes a stream replicated 3 times (a
+    /// cluster just started has no meta leader yet).
+    pub async fn until_replicated_streams_are_taken(&self) {
+        let url = self.url();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let made = async {
+                let servers: Vec<&str> = url.split(',').collect();
+                let client = async_nats::connect(servers).await.ok()?;
+                let js = async_nats::jetstream::new(client);
+                js.get_or_create_stream(async_nats::jetstream::stream::Config {
+                    name: "probe".into(),
+                    subjects: vec!["probe.>".into()],
+                    num_replicas: 3,
+                    ..Default::default()
+                })
+                .await
+                .ok()?;
+                js.delete_stream("probe").await.ok()
+            };
+            if tokio::time::timeout(Duration::from_secs(5), made)
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the cluster never took a stream of 3 replicas"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// The node named `name` (`node-K`, as the cluster names them).
+    pub fn node(&mut self, name: &str) -> &mut Nats {
+        let k: usize = name
+            .strip_prefix("node-")
+            .and_then(|k| k.parse().ok())
+            .unwrap_or_else(|| panic!("not a node of this cluster: {name}"));
+        &mut self.nodes[k]
+    }
+}
