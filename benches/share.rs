@@ -26,10 +26,9 @@
 //!    every record of A as news (what B's console puts on its timeline). A's and B's syncs run
 //!    in this one process (two worker threads). One node and R3.
 //! 3. **Memory of a responder following a 100,000-record incident**: 100,000 records of A on
-//!    the stream (published with `share::sync::publish_backlog` in slices of 4,000: one call
-//!    with more than 5,000 records never returns, see `PUBLISH_SLICE`), then B's
-//!    `warroom record ID` (a real process, `[share]` in its config, an Alertmanager stub that
-//!    answers `[]` because a recorder needs something to record) follows it. Its peak resident
+//!    the stream (published with `share::sync::publish_backlog`, as a responder's sync sends
+//!    its backlog), then B's `warroom record ID` (a real process, `[share]` alone in its
+//!    config) follows it. Its peak resident
 //!    memory (`VmHWM` of /proc/PID/status) once caught up: the server's consumer has delivered
 //!    every record and the process's CPU time has not moved for 2 s (at most
 //!    `SHARE_FOLLOW_LIMIT` s). Beside it, the same recorder on a 1-record incident, and
@@ -41,13 +40,13 @@
 //! core count, and `figure` lines for `benches/all.sh`. Needs `nats-server` (`apt-get install
 //! nats-server`); without it the benchmark prints a SKIPPED line and ends.
 //!
-//! Run: `cargo bench --bench share` (about 30 minutes after the build on a 2-core machine, 17
-//! of them the 100,000-record follower: its sync merges each record in O(n), see
-//! benches/README.md). `SHARE_CASES` (a comma-separated subset of
+//! Run: `cargo bench --bench share` (see benches/README.md for how long each case takes).
+//! `SHARE_CASES` (a comma-separated subset of
 //! `one,three,down,rate,memory`), `SHARE_SAMPLES` (notes per case and way, default 250),
 //! `SHARE_BACKLOG` (default 20,000), `SHARE_RECORDS` (default 100,000) and
-//! `SHARE_FOLLOW_LIMIT` (seconds the follower may take, default 1,800) make a shorter run. The process holds SIGINT and SIGTERM (B's console does, as warroom
-//! does); `kill -9` stops it.
+//! `SHARE_FOLLOW_LIMIT` (seconds the follower may take, default 1,800) make a shorter run.
+//! The process holds SIGINT and SIGTERM (B's console does, as warroom does); `kill -9` stops
+//! it.
 
 #[allow(dead_code)]
 #[path = "../tests/support/child.rs"]
@@ -70,7 +69,7 @@ use crossterm::event::{Event as Input, KeyCode, KeyEvent, KeyModifiers};
 use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -673,31 +672,6 @@ async fn rate(url: &str, replicas: usize, backlog: usize, limit: Duration) -> Ra
 // ---------------------------------------------------------------------------------------------
 // 3. Memory of a follower.
 
-/// An Alertmanager that has no alerts: every request answered `[]`.
-fn alertmanager_stub() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut s) = conn else { continue };
-            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-            let mut buf = [0u8; 4096];
-            let mut got = Vec::new();
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                match s.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => got.extend_from_slice(&buf[..n]),
-                }
-            }
-            let _ = s.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\
-                  Connection: close\r\n\r\n[]",
-            );
-        }
-    });
-    port
-}
-
 struct Follow {
     records: u64,
     caught_up: Option<f64>,
@@ -735,14 +709,8 @@ async fn follower(
     last: u64,
     limit: Duration,
 ) -> Follow {
-    let am = alertmanager_stub();
     let child = warroom(bin, data)
-        .args([
-            "record",
-            &id.to_string(),
-            "--alertmanager",
-            &format!("http://127.0.0.1:{am}"),
-        ])
+        .args(["record", &id.to_string()])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(data.join("record.err")).expect("stderr"))
         .spawn()
@@ -830,9 +798,6 @@ fn replay(bin: &str, root: &Path, url: &str, id: &IncidentId) -> Replay {
     }
 }
 
-/// Records published at once when filling the stream for the follower.
-const PUBLISH_SLICE: usize = 4_000;
-
 /// A's `records` records on the engine, published as a responder's sync publishes its
 /// backlog; returns the incident and how long publishing took.
 async fn on_engine(url: &str, root: &Path, records: usize) -> (IncidentId, u64, f64) {
@@ -845,21 +810,11 @@ async fn on_engine(url: &str, root: &Path, records: usize) -> (IncidentId, u64, 
         .expect("stream");
     let t = Instant::now();
     eprintln!("share: publishing {} records of {id}", all.len());
-    // In slices under async-nats's 5,000 acknowledgements in flight: `publish_backlog` keeps
-    // every acknowledgement of a backlog until all are sent, so a larger one never finishes.
-    let mut sent = 0;
-    for end in (0..all.len())
-        .step_by(PUBLISH_SLICE)
-        .skip(1)
-        .chain([all.len()])
-    {
-        let publish =
-            warroom::share::sync::publish_backlog(&js, &stream, &id, &writer, &all[..end]);
-        sent += tokio::time::timeout(Duration::from_secs(60), publish)
-            .await
-            .expect("a slice published within 60 s")
-            .expect("publish");
-    }
+    let publish = warroom::share::sync::publish_backlog(&js, &stream, &id, &writer, &all);
+    let sent = tokio::time::timeout(Duration::from_secs(600), publish)
+        .await
+        .expect("the records published within 600 s")
+        .expect("publish");
     let took = t.elapsed().as_secs_f64();
     assert_eq!(sent, all.len());
     (id, all.len() as u64, took)
@@ -1102,7 +1057,7 @@ async fn main() {
     if let Some((publish_s, follow, idle, replayed)) = &memory {
         println!();
         println!(
-            "Filling the stream: {} records with share::sync::publish_backlog in slices of {PUBLISH_SLICE} (one node): {publish_s:.2} s ({:.0} records/s).",
+            "Filling the stream: {} records with share::sync::publish_backlog (one node): {publish_s:.2} s ({:.0} records/s).",
             follow.records,
             follow.records as f64 / publish_s
         );
