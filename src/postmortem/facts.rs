@@ -85,6 +85,18 @@ pub struct Peak {
     /// It was still at its sustained level (past its warning threshold) when the window
     /// ends: it rose and stayed.
     pub stayed: bool,
+    /// It went past its warning threshold and back again and again while the level it held
+    /// stayed short of it: neither its maximum nor that level alone says what happened.
+    pub swing: Option<Swing>,
+}
+
+/// A signal that swung between good and bad (a crash loop's instances up, its pool).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Swing {
+    /// The least bad reading of the window, as the draft writes it.
+    pub low_text: String,
+    /// How many times it went past its warning threshold.
+    pub times: usize,
 }
 
 /// Latency before the impact and at its peak.

@@ -1,7 +1,7 @@
 //! The figures the draft reads from the panel snapshots, in the facts' own types, and the list
 //! of those that could not be read and why.
 
-use super::facts::{Latency, Moment, Peak, Signals};
+use super::facts::{Latency, Moment, Peak, Signals, Swing};
 use super::signals::{self, Role};
 use super::words;
 use crate::incident::snapshot::{PanelSnapshot, SnapshotSeries};
@@ -21,6 +21,9 @@ fn from_secs(t: f64) -> DateTime<Utc> {
 
 /// How long a level must hold to be reported as the peak's sustained level.
 pub const SUSTAINED: f64 = 120.0;
+/// How many times a signal must go past its warning threshold, the level it held short of it,
+/// to be said to have swung.
+pub const SWINGS: usize = 3;
 
 fn peak_of(
     snap: &PanelSnapshot,
@@ -32,9 +35,14 @@ fn peak_of(
     let (from, to) = (window.0.unwrap_or(f64::MIN), window.1.unwrap_or(f64::MAX));
     let sustained = signals::sustained(snap, from, to, SUSTAINED);
     let last = signals::instants(snap, from, to).last().copied();
-    let stayed = match (sustained, last, snap.warn.or(snap.crit)) {
+    let warn = snap.warn.or(snap.crit);
+    let stayed = match (sustained, last, warn) {
         (Some(s), Some(l), Some(w)) => held_to_the_end(snap, s, (l - SUSTAINED).max(from), l, w),
         _ => false,
+    };
+    let swing = match (sustained, warn) {
+        (Some(s), Some(w)) if !signals::is_bad(snap, s, w) => swing(snap, from, to, w, &text),
+        _ => None,
     };
     Some(Peak {
         panel: snap.title.clone(),
@@ -44,6 +52,34 @@ fn peak_of(
         sustained_text: sustained.map(&text),
         sustained,
         stayed,
+        swing,
+    })
+}
+
+/// The swing of `snap` within `from..to` when it went past its warning threshold `w` (from
+/// back under it) [`SWINGS`] times or more, with its least bad reading.
+fn swing(
+    snap: &PanelSnapshot,
+    from: f64,
+    to: f64,
+    w: f64,
+    text: impl Fn(f64) -> String,
+) -> Option<Swing> {
+    let readings: Vec<f64> = (signals::instants(snap, from, to).iter())
+        .filter_map(|t| signals::worst_at(snap, *t))
+        .collect();
+    let mut times = 0;
+    let mut was_bad = false;
+    for v in &readings {
+        let bad = signals::is_bad(snap, *v, w);
+        times += usize::from(bad && !was_bad);
+        was_bad = bad;
+    }
+    let least = |a: f64, b: f64| if snap.bad_below() { a.max(b) } else { a.min(b) };
+    let low = readings.iter().copied().reduce(least)?;
+    (times >= SWINGS).then(|| Swing {
+        low_text: text(low),
+        times,
     })
 }
 

@@ -112,8 +112,15 @@ pub fn moved(unit: Unit, before: f64, after: f64) -> String {
 /// A peak as the draft tells it: the level held for two minutes or more with the momentary
 /// maximum beside it ("Pool saturation held at 89% for two minutes or more (momentary
 /// maximum 100%, 10:14)"), "rose to 100% and stayed there" for one that never came back, the
-/// maximum alone when no level held that long.
+/// maximum alone when no level held that long, and "swung between 0% and 100%" for one that
+/// went past its threshold and back again and again.
 pub fn peak(name: &str, p: &super::facts::Peak) -> String {
+    if let Some(swing) = &p.swing {
+        return format!(
+            "{name} swung between {} and {}, past its threshold {} times (the highest at {}).",
+            swing.low_text, p.text, swing.times, p.at.clock
+        );
+    }
     match (&p.sustained_text, p.stayed) {
         (Some(s), true) if *s == p.text => {
             format!("{name} rose to {s} ({}) and stayed there.", p.at.clock)

@@ -332,6 +332,9 @@ struct RecordedPeak {
     /// The window's last two minutes were all past the warning threshold and at or beyond the
     /// level held: a signal that rose and stayed.
     held_to_the_end: bool,
+    /// It went past its warning threshold (from under it) three times or more while the level
+    /// held stayed under it: its least bad reading and how many times.
+    swung: Option<(String, usize)>,
 }
 
 /// The readings of a panel's snapshot within `[from, to]` (unix seconds): at each instant any
@@ -400,11 +403,19 @@ fn recorded_peak(p: &Played, title: &str, text: Rounding) -> RecordedPeak {
     let held_to_the_end = held.is_some_and(|h| {
         r[0].0 <= end - HOLD_S + 1e-6 && tail.clone().all(|x| x.1 >= warn && x.1 >= h)
     });
+    let entries = (r.windows(2))
+        .filter(|w| w[0].1 < warn && w[1].1 >= warn)
+        .count()
+        + usize::from(r[0].1 >= warn);
+    let low = r.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+    let swung =
+        (held.is_some_and(|h| h < warn) && entries >= 3).then(|| (text(sign * low), entries));
     RecordedPeak {
         max: text(sign * max),
         held: held.map(|h| text(sign * h)),
         still_bad: last >= warn,
         held_to_the_end,
+        swung,
     }
 }
 
@@ -413,7 +424,9 @@ fn recorded_peak(p: &Played, title: &str, text: Rounding) -> RecordedPeak {
 /// beside it (to the draft's rounding), both computed here from the snapshot's points; "for
 /// a moment" only when no level held that long; "and stayed there" only for a signal still
 /// past its warning threshold at the window's end, and always for one that held its level,
-/// past that threshold, through the window's last two minutes.
+/// past that threshold, through the window's last two minutes; "swung between" its least bad
+/// reading and its maximum, and how many times it went past its threshold, for one that did
+/// three times or more while the level it held stayed short of it.
 fn peaks_against_the_record(p: &Played) {
     for (key, text, sentence) in PEAKS {
         let stated = &p.facts["signals"][key];
@@ -453,6 +466,18 @@ fn peak_sentence_against(name: &str, s: &str, truth: &RecordedPeak) {
         .find(|w| w.starts_with(|c: char| c.is_ascii_digit()));
     let beside = between(s, "momentary maximum ", ",");
     let max = Some(truth.max.as_str());
+    if let Some((low, times)) = &truth.swung {
+        let said = format!(
+            "swung between {low} and {}, past its threshold {times} times",
+            truth.max
+        );
+        assert!(
+            s.contains(&said),
+            "{name}: not said to swing ({said}): {s:?}"
+        );
+        return;
+    }
+    assert!(!s.contains("swung"), "{name}: said to swing: {s:?}");
     if s.contains("for a moment") {
         assert_eq!(truth.held, None, "{name}: a level held, {s:?}");
         assert_eq!(figure, max, "{name}: the maximum: {s:?}");
