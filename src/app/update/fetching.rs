@@ -239,6 +239,10 @@ pub(crate) fn schedule(model: &mut Model) -> Vec<Effect> {
         in_flight += 1;
         effects.push(fetch_one(model, i, showing, pass));
     }
+    // The longest waiting first, as many as the round's even spread allows now.
+    hidden.sort_by_key(|&i| model.panels[i].next_due);
+    let every = model.cost.hidden_every;
+    hidden.truncate(model.cost.spread.take(hidden.len(), off, every, model.now));
     effects.extend(fetch_groups(model, hidden, in_flight, hidden_every));
     effects
 }
@@ -342,6 +346,7 @@ fn fetch_groups(
         model.source.requests_sent += 1;
         model.cost.sent.group += 1;
         model.cost.groups += 1;
+        model.cost.spread.spend(members.len());
         for m in &members {
             model.cost.grouped.insert(m.panel);
             let p = &mut model.panels[m.panel];
