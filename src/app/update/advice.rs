@@ -22,7 +22,9 @@ pub fn tick(model: &mut Model) -> Vec<Effect> {
     let Some(entries) = &model.runbooks.entries else {
         return Vec::new();
     };
-    let runbooks = advisable(entries, model.rehearsal);
+    // A runbook whose symptom this source has no series of waits longer.
+    let mut runbooks = advisable(entries, model.rehearsal);
+    runbooks.retain(|rb| model.advice.judges(&rb.name, model.now));
     if runbooks.is_empty() {
         return Vec::new();
     }
@@ -50,8 +52,7 @@ pub fn advisable(
 
 /// A round came back: the headline shows it while it is fresh.
 pub fn advised(model: &mut Model, advice: Advice) {
-    model.advice.in_flight = false;
-    model.advice.latest = Some(advice);
+    model.advice.take(advice);
     model.dirty = true;
 }
 
@@ -93,6 +94,7 @@ mod tests {
             findings: vec![Finding {
                 runbook: "pool-exhaustion".into(),
                 verdict,
+                absent: false,
             }],
         })
     }
@@ -166,5 +168,55 @@ mod tests {
         (m.source.health).report(pass, Err(&error), m.now, &mut rand::rng());
         let said = line(&m);
         assert!(!said.contains("held back"), "{said}");
+    }
+
+    /// A runbook whose symptom this source has no series of (the PgBouncer runbooks on a
+    /// node-only Prometheus) is judged again only after 5 minutes; the others every 30 s.
+    #[test]
+    fn a_runbook_with_no_series_waits_five_minutes() {
+        let config =
+            crate::config::Config::default().with_panels(crate::metrics::presets::sim_panels());
+        let mut m = Model::new(&config, crate::theme::Theme::fallback(), "t".into(), t0());
+        m.rehearsal = true;
+        update(
+            &mut m,
+            Msg::RunbooksLoaded(crate::runbook::catalog::load(&[])),
+        );
+        let pass = m.source.health.admit(m.now).unwrap();
+        (m.source.health).report(pass, Ok(()), m.now, &mut rand::rng());
+        let asked = |m: &mut Model, at: DateTime<Utc>| -> Option<Vec<String>> {
+            update(m, Msg::Tick(at)).into_iter().find_map(|e| match e {
+                Effect::Advise(rbs) => Some(rbs.into_iter().map(|r| r.name).collect()),
+                _ => None,
+            })
+        };
+        let first = asked(&mut m, t0()).expect("a round");
+        assert!(first.contains(&"pool-exhaustion".to_string()), "{first:?}");
+        let none = |at| {
+            Msg::Advised(Advice {
+                at,
+                findings: Vec::new(),
+            })
+        };
+        update(
+            &mut m,
+            Msg::Advised(Advice {
+                at: t0(),
+                findings: vec![Finding {
+                    runbook: "pool-exhaustion".into(),
+                    verdict: Verdict::Not("its symptom is not known: no series".into()),
+                    absent: true,
+                }],
+            }),
+        );
+        let next = asked(&mut m, t0() + Duration::seconds(31));
+        assert!(
+            next.as_ref()
+                .is_none_or(|n| !n.contains(&"pool-exhaustion".to_string())),
+            "{next:?}"
+        );
+        update(&mut m, none(t0() + Duration::seconds(31)));
+        let later = asked(&mut m, t0() + Duration::seconds(301)).expect("a round");
+        assert!(later.contains(&"pool-exhaustion".to_string()), "{later:?}");
     }
 }

@@ -49,39 +49,44 @@ impl Evaluator {
     pub async fn round(&self, runbooks: &[Runbook]) -> Advice {
         let at = self.clock.now();
         let findings = futures::future::join_all(runbooks.iter().map(|rb| async move {
-            let verdict = match tokio::time::timeout(LIMIT, self.evaluate(rb, at)).await {
+            let (verdict, absent) = match tokio::time::timeout(LIMIT, self.evaluate(rb, at)).await {
                 Ok(v) => v,
-                Err(_) => Verdict::Not(format!(
-                    "its evaluation took longer than {}",
-                    humantime::format_duration(LIMIT)
-                )),
+                Err(_) => (
+                    Verdict::Not(format!(
+                        "its evaluation took longer than {}",
+                        humantime::format_duration(LIMIT)
+                    )),
+                    false,
+                ),
             };
             Finding {
                 runbook: rb.name.clone(),
                 verdict,
+                absent,
             }
         }))
         .await;
         Advice { at, findings }
     }
 
-    /// One runbook's verdict at `at`.
-    async fn evaluate(&self, rb: &Runbook, at: chrono::DateTime<chrono::Utc>) -> Verdict {
+    /// One runbook's verdict at `at`, and whether its symptom's query answered no series.
+    async fn evaluate(&self, rb: &Runbook, at: chrono::DateTime<chrono::Utc>) -> (Verdict, bool) {
+        let not = |why: String| (Verdict::Not(why), false);
         let Some(applies) = &rb.applies else {
-            return Verdict::Not("it declares no [applies]".into());
+            return not("it declares no [applies]".into());
         };
         if let Some(why) = applies.on.refused_here(self.sim.is_some()) {
-            return Verdict::Not(why.into());
+            return not(why.into());
         }
         let Some(symptom) = &applies.symptom else {
-            return Verdict::Not("it declares no symptom: never suggested".into());
+            return not("it declares no symptom: never suggested".into());
         };
         let (bound, resolved) = match self.setup.bind(rb) {
             Ok(b) => b,
-            Err(e) => return Verdict::Not(format!("its variables do not resolve: {e}")),
+            Err(e) => return not(format!("its variables do not resolve: {e}")),
         };
         if let Some(why) = self.wrong_move(&bound, &resolved.values) {
-            return Verdict::Not(why);
+            return not(why);
         }
         let now = at.timestamp_millis() as f64 / 1000.0;
         // Labels are said with the values shown (secrets masked).
@@ -93,7 +98,8 @@ impl Evaluator {
             judged: self.gate(symptom, &resolved.values, now).await,
         };
         if !matches!(symptom.judged, Judged::Holds(_)) {
-            return judge::verdict(&symptom, &[]);
+            let absent = symptom.judged == Judged::NoSeries;
+            return (judge::verdict(&symptom, &[]), absent);
         }
         let mut preconditions = Vec::new();
         for step in bound.preconditions() {
@@ -103,7 +109,7 @@ impl Evaluator {
                 judged: self.precondition(&bound, resolved.clone(), step, now).await,
             });
         }
-        judge::verdict(&symptom, &preconditions)
+        (judge::verdict(&symptom, &preconditions), false)
     }
 
     /// A gate's window read back and judged.

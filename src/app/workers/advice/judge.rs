@@ -13,6 +13,10 @@ pub const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(90);
 
 /// The least time between two evaluations of the same runbook, on the console's clock.
 pub const EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+/// How often a runbook whose symptom's query answered no series is judged again: this
+/// Prometheus has none of its metrics (a node-only Prometheus and the PgBouncer runbooks), and
+/// asking every [`EVERY`] would add reads Grafana never sends for the same dashboard.
+pub const ABSENT_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// A judgement of a symptom or a precondition: the reading that decided it, or why it is not
 /// known.
@@ -22,6 +26,8 @@ pub enum Judged {
     Fails(Reading),
     /// Not known: no data, not enough readings, a query error, a reading that cannot be judged.
     Unknown(String),
+    /// The query answered no series at all: the source has none of its metrics (or none now).
+    NoSeries,
 }
 
 /// The reading that decided a judgement.
@@ -111,7 +117,7 @@ pub fn judge_window(
         Err(e) => return Judged::Unknown(format!("the query failed: {e}")),
     };
     match (answer.series.len(), spec.expect) {
-        (0, _) => return Judged::Unknown("no series".into()),
+        (0, _) => return Judged::NoSeries,
         (n, Expect::One) if n > 1 => {
             return Judged::Unknown(format!("{n} series where one was expected"));
         }
@@ -176,6 +182,8 @@ pub enum Verdict {
 pub struct Finding {
     pub runbook: String,
     pub verdict: Verdict,
+    /// Its symptom's query answered no series: judged again only [`ABSENT_EVERY`].
+    pub absent: bool,
 }
 
 /// A runbook's verdict from its symptom and its preconditions (in order): a failed
@@ -191,6 +199,7 @@ pub fn verdict(symptom: &Part, preconditions: &[Part]) -> Verdict {
             ));
         }
         Judged::Unknown(s) => return Verdict::Not(format!("its symptom is not known: {s}")),
+        Judged::NoSeries => return Verdict::Not("its symptom is not known: no series".into()),
     };
     if let Some(held) = preconditions.iter().find_map(|p| match &p.judged {
         Judged::Fails(r) => Some(p.say(r, false)),
@@ -199,7 +208,8 @@ pub fn verdict(symptom: &Part, preconditions: &[Part]) -> Verdict {
         return Verdict::HeldBack(held);
     }
     if let Some((title, why)) = preconditions.iter().find_map(|p| match &p.judged {
-        Judged::Unknown(w) => Some((&p.name, w)),
+        Judged::Unknown(w) => Some((&p.name, w.as_str())),
+        Judged::NoSeries => Some((&p.name, "no series")),
         _ => None,
     }) {
         return Verdict::Not(format!("precondition \"{title}\" is not known: {why}"));
@@ -290,6 +300,8 @@ pub struct Board {
     pub asked: Option<DateTime<Utc>>,
     pub in_flight: bool,
     pub latest: Option<Advice>,
+    /// The runbooks whose symptom answered no series, and when.
+    pub absent: std::collections::BTreeMap<String, DateTime<Utc>>,
 }
 
 impl Board {
@@ -299,6 +311,27 @@ impl Board {
             && self
                 .asked
                 .is_none_or(|t| (now - t).to_std().unwrap_or_default() >= EVERY)
+    }
+
+    /// Whether runbook `name` is judged in a round at `now`: not while its symptom answered
+    /// no series within the last [`ABSENT_EVERY`].
+    pub fn judges(&self, name: &str, now: DateTime<Utc>) -> bool {
+        self.absent
+            .get(name)
+            .is_none_or(|t| (now - *t).to_std().unwrap_or_default() >= ABSENT_EVERY)
+    }
+
+    /// Takes a round's answer: the runbooks it found absent are set aside, the others back.
+    pub fn take(&mut self, advice: Advice) {
+        for f in &advice.findings {
+            if f.absent {
+                self.absent.insert(f.runbook.clone(), advice.at);
+            } else {
+                self.absent.remove(&f.runbook);
+            }
+        }
+        self.in_flight = false;
+        self.latest = Some(advice);
     }
 }
 
@@ -359,10 +392,11 @@ mod tests {
         assert!(matches!(judge_window(&g, &q, &nan), Judged::Unknown(_)));
         let err = Err(SourceError::Timeout(Duration::from_secs(1)));
         assert!(matches!(judge_window(&g, &q, &err), Judged::Unknown(w) if w.contains("failed")));
-        assert!(matches!(
+        // No series at all: the source has none of its metrics (set aside for a while).
+        assert_eq!(
             judge_window(&g, &q, &Ok(QueryAnswer::default())),
-            Judged::Unknown(_)
-        ));
+            Judged::NoSeries
+        );
     }
 
     #[test]
@@ -454,6 +488,7 @@ mod tests {
                 .map(|(n, v)| Finding {
                     runbook: n.to_string(),
                     verdict: v.clone(),
+                    absent: false,
                 })
                 .collect(),
         }
