@@ -280,38 +280,6 @@ fn incident_with(store: &Store, notes: usize) -> (IncidentId, Vec<Record>) {
     (id, all)
 }
 
-/// Waits (bounded) until the engine at `url` takes a stream of `replicas` replicas.
-async fn until_streams_are_taken(url: &str, replicas: usize) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let made = async {
-            let js = engine(url, replicas).connect().await.ok()?;
-            js.get_or_create_stream(async_nats::jetstream::stream::Config {
-                name: "probe".into(),
-                subjects: vec!["probe.>".into()],
-                num_replicas: replicas,
-                ..Default::default()
-            })
-            .await
-            .ok()?;
-            js.delete_stream("probe").await.ok()
-        };
-        if tokio::time::timeout(Duration::from_secs(5), made)
-            .await
-            .ok()
-            .flatten()
-            .is_some()
-        {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the engine at {url} never took a stream of {replicas} replica(s)"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
 /// Drains a sync's news, keeping the last status and counting records of others.
 struct Listener {
     records: Arc<Mutex<usize>>,
@@ -876,7 +844,7 @@ async fn main() {
     };
     let url1 = single.url();
     eprintln!("share: one node on {url1}");
-    until_streams_are_taken(&url1, 1).await;
+    nats::until_streams_are_taken(&url1, 1).await;
     let mut cluster = None;
     if run("three") || run("down") || run("rate") {
         let c = tokio::task::spawn_blocking(|| nats::Cluster::start(3))
@@ -884,7 +852,7 @@ async fn main() {
             .expect("start")
             .expect("nats-server");
         eprintln!("share: three nodes on {}", c.url());
-        until_streams_are_taken(&c.url(), 3).await;
+        nats::until_streams_are_taken(&c.url(), 3).await;
         cluster = Some(c);
     }
     let url3 = cluster.as_ref().map(nats::Cluster::url).unwrap_or_default();
@@ -952,7 +920,7 @@ async fn main() {
     if run("rate") {
         println!("records per second one responder shares ({backlog} records of backlog)");
         rates.push(("one node", rate(&url1, 1, backlog, limit).await));
-        until_streams_are_taken(&url3, 3).await;
+        nats::until_streams_are_taken(&url3, 3).await;
         rates.push(("three nodes, R3", rate(&url3, 3, backlog, limit).await));
     }
     drop(cluster);

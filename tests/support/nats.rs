@@ -138,41 +138,45 @@ impl Cluster {
     }
 }
 
-impl Cluster {
-    /// Waits (bounded) until the cluster's JetStream takes a stream replicated 3 times (a
-    /// cluster just started has no meta leader yet).
-    pub async fn until_replicated_streams_are_taken(&self) {
-        let url = self.url();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let made = async {
-                let servers: Vec<&str> = url.split(',').collect();
-                let client = async_nats::connect(servers).await.ok()?;
-                let js = async_nats::jetstream::new(client);
-                js.get_or_create_stream(async_nats::jetstream::stream::Config {
-                    name: "probe".into(),
-                    subjects: vec!["probe.>".into()],
-                    num_replicas: 3,
-                    ..Default::default()
-                })
-                .await
-                .ok()?;
-                js.delete_stream("probe").await.ok()
-            };
-            if tokio::time::timeout(Duration::from_secs(5), made)
-                .await
-                .ok()
-                .flatten()
-                .is_some()
-            {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the cluster never took a stream of 3 replicas"
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
+/// Waits (bounded) until the engine at `url` (comma-separated for a cluster) takes a stream of
+/// `replicas` replicas: a node or cluster just started has no JetStream leader yet.
+pub async fn until_streams_are_taken(url: &str, replicas: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let made = async {
+            let servers: Vec<&str> = url.split(',').collect();
+            let client = async_nats::connect(servers).await.ok()?;
+            let js = async_nats::jetstream::new(client);
+            js.get_or_create_stream(async_nats::jetstream::stream::Config {
+                name: "probe".into(),
+                subjects: vec!["probe.>".into()],
+                num_replicas: replicas,
+                ..Default::default()
+            })
+            .await
+            .ok()?;
+            js.delete_stream("probe").await.ok()
+        };
+        if tokio::time::timeout(Duration::from_secs(5), made)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+        {
+            return;
         }
+        assert!(
+            Instant::now() < deadline,
+            "the engine at {url} never took a stream of {replicas} replica(s)"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+impl Cluster {
+    /// Waits (bounded) until the cluster's JetStream takes a stream replicated 3 times.
+    pub async fn until_replicated_streams_are_taken(&self) {
+        until_streams_are_taken(&self.url(), 3).await;
     }
 
     /// The node named `name` (`node-K`, as the cluster names them).
