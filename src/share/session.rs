@@ -279,7 +279,7 @@ async fn steps(
 /// silent for [`STALLED`]: its consumer was lost (with the node it lived on) and nothing made
 /// it again. An engine that does not answer the question counts as a stall too. Asked on
 /// every tick while the follow stays silent: one small request every [`RETRY`].
-async fn stalled(run: &mut Run, stream: &mut async_nats::jetstream::stream::Stream) -> bool {
+async fn stalled(run: &Run, stream: &mut async_nats::jetstream::stream::Stream) -> bool {
     let asked = tokio::time::timeout(ANSWER_WAIT, stream.info()).await;
     match asked {
         Ok(Ok(info)) => {
