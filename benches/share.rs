@@ -287,10 +287,17 @@ struct Listener {
     /// Every status the sync said (not the records), with when.
     said: Arc<Mutex<Vec<(Instant, String)>>>,
     task: tokio::task::JoinHandle<()>,
+    /// The responder's presence: kept, as a console keeps it while it is open.
+    _leaving: warroom::share::presence::Handle,
 }
 
 impl Listener {
-    fn on(mut news: mpsc::UnboundedReceiver<News>) -> Listener {
+    fn on(
+        (mut news, leaving): (
+            mpsc::UnboundedReceiver<News>,
+            warroom::share::presence::Handle,
+        ),
+    ) -> Listener {
         let records = Arc::new(Mutex::new(0usize));
         let acked_at = Arc::new(Mutex::new(None));
         let said = Arc::new(Mutex::new(Vec::new()));
@@ -312,6 +319,7 @@ impl Listener {
             acked_at,
             said,
             task,
+            _leaving: leaving,
         }
     }
     fn records(&self) -> usize {

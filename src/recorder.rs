@@ -36,6 +36,8 @@ pub const ROLE: crate::incident::store::Role = crate::incident::store::Role::Rec
 /// How long the parts get to finish the append in hand once asked to stop (an append is one
 /// fsync; a part still waiting on a hung backend is cut off: it has nothing in hand).
 const STOP_WAIT: Duration = Duration::from_millis(250);
+/// How long a stopping recorder waits for the engine to take the record of its leaving.
+const LEAVE_WAIT: Duration = Duration::from_secs(1);
 /// When the panel snapshots must be in, counted from the signal: what answered by then is
 /// written, and the stop is recorded and the lock released well within a second.
 const SNAPSHOT_BY: Duration = Duration::from_millis(800);
@@ -163,9 +165,9 @@ pub async fn run(
         }
     };
     let mut what = Vec::new();
-    let shared = engine.and_then(|e| share(e, &store, &id, &journal, &recovery.records));
-    if let Some((_, url)) = &shared {
-        what.push(format!("the team's records, shared through {url}"));
+    let mut shared = engine.and_then(|e| share(e, &store, &id, &journal, &recovery.records));
+    if let Some(s) = &shared {
+        what.push(format!("the team's records, shared through {}", s.url));
     }
     let snapshot_source = sources.client.clone();
     let panels = sources.panels.clone();
@@ -178,7 +180,7 @@ pub async fn run(
         std::process::id(),
         what.join(", ")
     );
-    let (signal, rx) = until_stopped(&mut signals, rx, shared.map(|s| s.0), tz).await;
+    let (signal, rx) = until_stopped(&mut signals, rx, shared.as_mut(), tz).await;
     let stopping = tokio::time::Instant::now();
     // Closing the channel stops the parts; each finishes the append it has in hand.
     drop(rx);
@@ -210,25 +212,40 @@ pub async fn run(
     if let Err(e) = &stopped {
         eprintln!("warroom record: the stop could not be recorded: {e}");
     }
+    if let Some(s) = shared
+        && !s.leaving.leave(LEAVE_WAIT).await
+    {
+        eprintln!(
+            "warroom record: leaving the shared incident is recorded here; the engine takes it \
+             next time"
+        );
+    }
     drop(journal);
     tracing::info!(incident = %id, signal, "recorder stopped");
     eprintln!("warroom record: stopped by {signal}; incident {id} released");
     Ok(ExitCode::SUCCESS)
 }
 
-/// Starts sharing the incident through `engine`: its news, and the engine's address.
+/// A recorder's sharing: the sync's news, the handle to leave with, the engine's address.
+struct Sharing {
+    news: mpsc::UnboundedReceiver<crate::share::session::News>,
+    leaving: crate::share::presence::Handle,
+    url: String,
+}
+
+/// Starts sharing the incident through `engine`.
 fn share(
     engine: crate::share::Engine,
     store: &Store,
     id: &crate::incident::IncidentId,
     journal: &JournalWriter,
     records: &[Record],
-) -> Option<(mpsc::UnboundedReceiver<crate::share::session::News>, String)> {
+) -> Option<Sharing> {
     let url = engine.url.clone();
     match crate::share::session::start(engine, store, id, journal, records.to_vec()) {
-        Ok(rx) => {
+        Ok((news, leaving)) => {
             eprintln!("warroom record: sharing incident {id} through {url}");
-            Some((rx, url))
+            Some(Sharing { news, leaving, url })
         }
         Err(e) => {
             eprintln!("warning: not shared: {e}");
@@ -332,10 +349,13 @@ fn panel_part(
 async fn until_stopped(
     signals: &mut crate::signals::Signals,
     mut rx: mpsc::UnboundedReceiver<Report>,
-    mut shared: Option<mpsc::UnboundedReceiver<crate::share::session::News>>,
+    sharing: Option<&mut Sharing>,
     tz: chrono_tz::Tz,
 ) -> (&'static str, mpsc::UnboundedReceiver<Report>) {
     let mut reporting = true;
+    // The news stays open after the stop (the sync shares the leaving); only news that ended
+    // is let go.
+    let mut shared = sharing.map(|s| &mut s.news);
     let signal = loop {
         if !reporting && shared.is_none() {
             break "the end of its tasks";

@@ -14,11 +14,14 @@
 //! identity is refused ([`wire::Refused`]) and reported, never merged.
 //!
 //! The executor lease ([`lease`]) is a key in a JetStream key-value bucket, taken and renewed
-//! by compare-and-set on its revision and lost when its holder stops renewing it.
+//! by compare-and-set on its revision and lost when its holder stops renewing it. Who works
+//! the incident now ([`presence`]) is a beat in another bucket; joining, leaving and going
+//! silent are records of the timeline like any other.
 
 pub mod engine;
 pub mod lease;
 pub mod local;
+pub mod presence;
 pub mod session;
 pub mod sync;
 pub mod view;

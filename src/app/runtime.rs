@@ -23,6 +23,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 
+/// How long a closing console waits for the engine to take the record of its leaving.
+const LEAVE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The slow tick (the pacer's): `update` schedules refreshes on it too.
 pub use super::pacer::TICK;
 
@@ -228,6 +231,13 @@ pub async fn run_terminal(
                 },
             )
             .await;
+    }
+    if let Some(leaving) = services.leaving.get()
+        && !leaving.leave(LEAVE_WAIT).await
+    {
+        eprintln!(
+            "warroom: leaving the shared incident is recorded here; the engine takes it next time"
+        );
     }
     let code = match model.quit {
         Some(Quit::Signal(signal)) => crate::signals::exit_code(signal),
@@ -668,21 +678,21 @@ fn start_sharing(services: &Services, model: &Model, tx: &mpsc::UnboundedSender<
     let started =
         crate::share::session::start(engine.clone(), store, &id, journal, model.timeline.clone());
     let mut news = match started {
-        Ok(news) => news,
+        Ok((news, leaving)) => {
+            let _ = services.leaving.set(leaving);
+            news
+        }
         Err(e) => {
             let _ = tx.send(Msg::Recorded(Err(format!("not shared: {e}"))));
             return;
         }
     };
     let tx = tx.clone();
+    // The news is read until the sync ends, after the loop too: the sync goes on sharing
+    // until the console has left the incident.
     tokio::spawn(async move {
         while let Some(n) = news.recv().await {
-            if tx
-                .send(Msg::Share(super::sharing::ShareMsg::Engine(n)))
-                .is_err()
-            {
-                return;
-            }
+            let _ = tx.send(Msg::Share(super::sharing::ShareMsg::Engine(n)));
         }
     });
 }

@@ -63,6 +63,8 @@ pub struct Services {
     pub silences: Option<crate::alerts::silence::SilenceClient>,
     /// The engine the incident is shared through across machines, and the store it is in.
     pub engine: Option<(crate::share::Engine, crate::incident::Store)>,
+    /// Leaves the shared incident when the console closes (set once the sync starts).
+    pub leaving: Arc<std::sync::OnceLock<crate::share::presence::Handle>>,
 }
 
 impl Services {
@@ -83,6 +85,7 @@ impl Services {
             variables: None,
             silences: None,
             engine: None,
+            leaving: Arc::default(),
         }
     }
 }

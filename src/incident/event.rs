@@ -185,6 +185,30 @@ pub enum Event {
     },
     /// An Alertmanager silence of the incident made, extended or expired (issue 35).
     Silence(SilenceRecord),
+    /// A responder joined or left an incident shared through an engine (issue 36). The
+    /// record's actor is who recorded it: the responder itself, or for [`Presence::Silent`]
+    /// the responder that noticed.
+    Responder {
+        /// The responder's writer on the engine.
+        writer: String,
+        /// Who and where, as the lease names a holder ("ana on laptop-3").
+        who: String,
+        change: Presence,
+    },
+}
+
+/// How a responder's presence changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    /// Started working the shared incident (a console or a recorder with `--share`).
+    Joined,
+    /// Closed its console or stopped its recorder.
+    Left,
+    /// Not heard from for `seconds`: its machine slept, crashed or lost the network.
+    Silent { seconds: u64 },
+    /// Heard from again after it was recorded silent, `seconds` after its last word.
+    Back { seconds: u64 },
 }
 
 /// The simulator's own figures at the end of a rehearsal: the system side of the score.
@@ -367,6 +391,10 @@ impl Event {
             Event::IncidentUid { uid } => one(uid),
             Event::JournalNotice { message } => many_lines(message),
             Event::Silence(r) => *r = r.clone().sanitized(),
+            Event::Responder { writer, who, .. } => {
+                one(writer);
+                one(who);
+            }
             Event::SeverityChanged { .. }
             | Event::StatusChanged { .. }
             | Event::ImpactStart { .. }

@@ -179,8 +179,22 @@ pub fn describe(event: &Event) -> String {
         Event::JournalNotice { message } => format!("Journal: {message}"),
         Event::IncidentUid { uid } => format!("Global incident id: {uid}"),
         Event::Silence(s) => s.sentence(Tz::UTC),
+        Event::Responder { who, change, .. } => presence(who, *change),
     };
     sanitize::line(&text).into_owned()
+}
+
+/// A responder's presence in words: "ana on laptop-3 joined the shared incident".
+pub fn presence(who: &str, change: crate::incident::event::Presence) -> String {
+    use crate::incident::event::Presence;
+    match change {
+        Presence::Joined => format!("{who} joined the shared incident"),
+        Presence::Left => format!("{who} left the shared incident"),
+        Presence::Silent { seconds } => {
+            format!("{who} left the shared incident: not heard from for {seconds} s")
+        }
+        Presence::Back { seconds } => format!("{who} is back, {seconds} s after its last word"),
+    }
 }
 
 /// `at` in `tz`, with the zone's abbreviation; the date too when `with_date`.
@@ -272,6 +286,28 @@ pub fn render_table(records: &[Record], tz: Tz, describe: &dyn Fn(&Event) -> Str
 mod tests {
     use super::*;
     use crate::incident::event::{Severity, Source};
+
+    #[test]
+    fn a_responders_presence_reads_as_a_sentence_and_keeps_its_figure_in_the_journal() {
+        use crate::incident::event::Presence;
+        let silent = Event::Responder {
+            writer: "laptop-3-0a1b2c3d".into(),
+            who: "cy on laptop-3".into(),
+            change: Presence::Silent { seconds: 31 },
+        };
+        let json = serde_json::to_value(&silent).unwrap();
+        assert_eq!(
+            json["change"],
+            serde_json::json!({"silent": {"seconds": 31}})
+        );
+        assert_eq!(serde_json::from_value::<Event>(json).unwrap(), silent);
+        assert_eq!(
+            describe(&silent),
+            "cy on laptop-3 left the shared incident: not heard from for 31 s"
+        );
+        let joined = presence("ana on laptop-1", Presence::Joined);
+        assert_eq!(joined, "ana on laptop-1 joined the shared incident");
+    }
 
     fn rec(seq: u64, secs: i64, kind: Event) -> Record {
         Record {

@@ -327,6 +327,10 @@ fn record_rows(input: &Input, full: bool) -> Vec<Row> {
                 (r.time, format!("warroom was interrupted ({signal})."))
             }
             Event::Silence(s) => (r.time, words::closed(&s.sentence(tz))),
+            Event::Responder { who, change, .. } if full => (
+                r.time,
+                words::closed(&crate::incident::timeline::presence(who, *change)),
+            ),
             _ => continue,
         };
         let text = match ended {

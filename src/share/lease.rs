@@ -13,21 +13,31 @@ use std::time::Duration;
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 const KEY: &str = "executor";
 
-/// The incident's lease bucket, made by whoever comes first. Its stream is made here as the
-/// client's `create_key_value` makes it, because that call first asks for the account's info,
-/// whose answer from a 2.9 server the client cannot read.
+/// The incident's lease bucket, made by whoever comes first.
 pub async fn bucket(
     js: &jetstream::Context,
     incident: &IncidentId,
     timeout: Duration,
     replicas: usize,
 ) -> Result<kv::Store, ShareError> {
-    let name = format!("warroom-lease-{incident}");
+    kv_bucket(js, &format!("warroom-lease-{incident}"), timeout, replicas).await
+}
+
+/// A key-value bucket of one value per key whose entries age out after `max_age` (never when
+/// zero), made by whoever comes first. Its stream is made here as the client's
+/// `create_key_value` makes it, because that call first asks for the account's info, whose
+/// answer from a 2.9 server the client cannot read.
+pub(super) async fn kv_bucket(
+    js: &jetstream::Context,
+    name: &str,
+    max_age: Duration,
+    replicas: usize,
+) -> Result<kv::Store, ShareError> {
     js.get_or_create_stream(stream::Config {
         name: format!("KV_{name}"),
         subjects: vec![format!("$KV.{name}.>")],
         max_messages_per_subject: 1,
-        max_age: timeout,
+        max_age,
         allow_rollup: true,
         deny_delete: true,
         allow_direct: true,

@@ -4,13 +4,14 @@
 //! is only read, and an engine out of reach only makes the backlog grow.
 
 use super::engine::{Engine, ShareError};
+use super::presence;
 use super::sync::{Followed, ensure_stream, follow, publish_backlog};
 use super::view::{Merged, View};
 use super::wire::{Refused, Shared, WriterId};
 use crate::incident::{IncidentId, Record};
 use futures::StreamExt;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 
 /// How long one publish or stream question may take before the engine counts as out of reach.
 const ANSWER_WAIT: Duration = Duration::from_secs(5);
@@ -30,8 +31,9 @@ pub enum News {
     Unreachable { reason: String, unsent: usize },
     /// Another responder's record, merged once.
     Record(Box<Shared>),
-    /// A responder seen for the first time since this one started following.
-    Joined(WriterId),
+    /// Another responder joined, left or went silent (its record, in words), after this one
+    /// caught up with the incident's history.
+    Presence(String),
     /// A message on the stream that was refused (never merged).
     Refused(Refused),
 }
@@ -45,6 +47,9 @@ pub struct Session {
     pub records: Vec<Record>,
     /// The journal's file, read again when the feed falls behind.
     pub journal: std::path::PathBuf,
+    /// Who this responder is, to record its joining and leaving and to beat in the
+    /// incident's presence bucket (none: it only shares and follows records).
+    pub presence: Option<presence::Part>,
 }
 
 /// The sync's state between two steps.
@@ -60,8 +65,13 @@ struct Run {
     /// When the last bounded question to the engine was asked: a pause after it waits only
     /// what is left of [`RETRY`] (a question that timed out has waited long enough).
     asked: std::sync::Mutex<tokio::time::Instant>,
-    /// Writers seen when the first catch-up ended: later ones "join".
+    /// Whether the first follow reached the stream's end: presence records merged after it
+    /// are news.
     caught_up: bool,
+    /// How far the engine took this responder's records, for a leave to wait on.
+    acked_to: Option<watch::Sender<u64>>,
+    /// How many responders beat now (`None`: presence is not live; the writers seen count).
+    present: watch::Receiver<Option<usize>>,
     /// The last status said (said again only when it changes).
     last: Option<News>,
     news: mpsc::UnboundedSender<News>,
@@ -87,9 +97,11 @@ impl Run {
     }
 
     fn status(&mut self) -> bool {
-        // Every writer seen, and this one, which may not have written yet.
+        // Those beating now; else every writer seen, and this one, which may not have written
+        // yet.
         let writers = self.view.writers();
-        let responders = writers.len() + usize::from(!writers.contains(&self.session.writer));
+        let seen = writers.len() + usize::from(!writers.contains(&self.session.writer));
+        let responders = self.present.borrow().unwrap_or(seen);
         self.once(News::Shared {
             responders,
             unsent: self.unsent(),
@@ -125,10 +137,6 @@ impl Run {
 
     /// Merges one message of the stream; says what is new.
     fn merge(&mut self, m: Result<Shared, Refused>) -> bool {
-        let new_writer = match &m {
-            Ok(s) => !self.view.writers().contains(&s.writer),
-            Err(_) => false,
-        };
         let copy = m.clone();
         match self.view.merge(m) {
             Merged::New => {
@@ -136,8 +144,13 @@ impl Run {
                 if shared.writer == self.session.writer {
                     return true;
                 }
-                if new_writer && self.caught_up && !self.say(News::Joined(shared.writer.clone())) {
-                    return false;
+                if let crate::incident::Event::Responder { who, change, .. } = &shared.record.kind
+                    && self.caught_up
+                {
+                    let words = crate::incident::timeline::presence(who, *change);
+                    if !self.say(News::Presence(words)) {
+                        return false;
+                    }
                 }
                 self.say(News::Record(Box::new(shared))) && self.status()
             }
@@ -157,6 +170,9 @@ pub async fn run(
     mut feed: broadcast::Receiver<Record>,
     news: mpsc::UnboundedSender<News>,
 ) {
+    let mut session = session;
+    let part = session.presence.take();
+    let (present_tx, present) = watch::channel(None);
     let mut run = Run {
         view: View::default(),
         acked: 0,
@@ -164,10 +180,24 @@ pub async fn run(
         heard: tokio::time::Instant::now(),
         asked: std::sync::Mutex::new(tokio::time::Instant::now()),
         caught_up: false,
+        acked_to: None,
+        present,
         last: None,
         news,
         session,
     };
+    let mut beating = None;
+    if let Some(part) = part {
+        let me = &part.me;
+        me.record(
+            me.writer.as_str(),
+            &me.who,
+            crate::incident::event::Presence::Joined,
+        )
+        .await;
+        run.acked_to = Some(part.acked);
+        beating = Some((part.me, part.leave));
+    }
     for r in &run.session.records {
         run.view.merge(Ok(Shared {
             writer: run.session.writer.clone(),
@@ -182,6 +212,11 @@ pub async fn run(
         }
     };
     let (id, replicas) = (run.session.incident.clone(), run.session.engine.replicas);
+    // Presence lives as long as the sync: until its handle leaves, or the sync ends.
+    let _beating = beating.map(|(me, leave)| {
+        let task = presence::run(js.clone(), id.clone(), replicas, me, leave, present_tx);
+        AbortOnDrop(tokio::spawn(task))
+    });
     loop {
         let reached = bounded(&run, ensure_stream(&js, &id, replicas)).await;
         let mut stream = match reached {
@@ -201,6 +236,15 @@ pub async fn run(
             Step::Again => {}
             Step::Stop => return,
         }
+    }
+}
+
+/// A task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -227,7 +271,12 @@ async fn steps(
         if run.unsent() > 0 {
             let (w, records) = (&run.session.writer, &run.session.records);
             match bounded(run, publish_backlog(js, stream, &id, w, records)).await {
-                Ok(_) => run.acked = records.last().map_or(0, |r| r.seq),
+                Ok(_) => {
+                    run.acked = records.last().map_or(0, |r| r.seq);
+                    if let Some(to) = &run.acked_to {
+                        to.send_replace(run.acked);
+                    }
+                }
                 Err(e) if run.pause(&e).await => return Step::Again,
                 Err(_) => return Step::Stop,
             }
@@ -316,29 +365,38 @@ async fn bounded<T>(
 }
 
 /// Starts the sync of the incident `journal` writes (its `records` so far) on `engine`, as
-/// this machine's writer of it; its news arrive on the receiver returned.
+/// this machine's writer of it, and its presence (joining is recorded at once); its news arrive
+/// on the receiver returned, and the handle leaves the incident cleanly.
 pub fn start(
     engine: Engine,
     store: &crate::incident::Store,
     incident: &IncidentId,
     journal: &crate::incident::JournalWriter,
     records: Vec<Record>,
-) -> Result<mpsc::UnboundedReceiver<News>, ShareError> {
+) -> Result<(mpsc::UnboundedReceiver<News>, presence::Handle), ShareError> {
     let dir = store.dir(incident);
     let writer = WriterId::for_incident(&dir).map_err(|source| ShareError::File {
         path: dir.join("writer-id"),
         source,
     })?;
+    let (part, handle) = presence::pair(presence::Me {
+        journal: journal.clone(),
+        writer: writer.clone(),
+        who: super::lease::holder_name(),
+        actor: crate::incident::actor::current(),
+        timing: presence::Timing::default(),
+    });
     let session = Session {
         engine,
         incident: incident.clone(),
         writer,
         records,
         journal: store.journal_path(incident),
+        presence: Some(part),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(run(session, journal.subscribe(), tx));
-    Ok(rx)
+    Ok((rx, handle))
 }
 
 impl std::fmt::Display for News {
@@ -353,7 +411,7 @@ impl std::fmt::Display for News {
                 "not shared: {reason}; {unsent} record(s) kept here, shared when it is back"
             ),
             News::Record(s) => write!(f, "record #{} of {}", s.record.seq, s.writer),
-            News::Joined(w) => write!(f, "responder {w} joined the incident"),
+            News::Presence(words) => f.write_str(words),
             News::Refused(why) => write!(f, "refused a record on the engine: {why}"),
         }
     }

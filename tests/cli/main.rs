@@ -12,6 +12,7 @@ mod support {
     pub mod nats;
     pub mod prometheus;
     pub mod skip;
+    pub mod tmux;
 }
 
 mod errors;
@@ -30,4 +31,5 @@ mod runbook_plan;
 mod share_cli;
 mod share_cluster;
 mod share_lease;
+mod share_presence;
 mod silence_cli;

@@ -138,6 +138,7 @@ async fn console(store: &Store, id: &IncidentId, url: &str, want: usize) -> Mode
         variables: None,
         silences: None,
         engine: None,
+        leaving: Default::default(),
     };
     let (store2, id2) = (store.clone(), id.clone());
     // Several more polls of the same changes once they are recorded.

@@ -186,6 +186,7 @@ async fn console(
         variables: None,
         silences: None,
         engine: None,
+        leaving: Default::default(),
     };
     let (tx, rx) = mpsc::unbounded_channel();
     (

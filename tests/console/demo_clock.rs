@@ -122,6 +122,7 @@ async fn console(dir: &std::path::Path, wall: &ManualClock) -> (Console, Stage) 
         variables: None,
         silences: None,
         engine: None,
+        leaving: Default::default(),
         serve: false,
         follow: None,
     };

@@ -131,6 +131,7 @@ async fn console<F: Future<Output = Keys> + Send + 'static>(
         variables: None,
         silences: None,
         engine: None,
+        leaving: Default::default(),
     };
     run_console(model, services, 120, Duration::from_secs(40), drive).await
 }

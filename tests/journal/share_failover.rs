@@ -98,6 +98,7 @@ async fn a_follower_sees_notes_again_after_the_node_of_its_consumer_dies() {
         writer: WriterId::parse("bo-2").unwrap(),
         records: Vec::new(),
         journal: dir.path().join("bo.jsonl"),
+        presence: None,
     };
     tokio::spawn(session::run(b, feed, tx));
     let notes: Vec<Record> = (1..=2).map(note).collect();

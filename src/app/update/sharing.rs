@@ -94,7 +94,7 @@ pub fn report(model: &mut Model, msg: ShareMsg) -> Vec<Effect> {
 }
 
 /// What the sync with the engine says: its state for the status bar, another responder's
-/// record for the timeline (by time), a responder joining, a refused message.
+/// record for the timeline (by time), a responder joining or leaving, a refused message.
 fn engine_news(model: &mut Model, news: crate::share::session::News) {
     use crate::share::session::News;
     match news {
@@ -104,11 +104,7 @@ fn engine_news(model: &mut Model, news: crate::share::session::News) {
             let at = model.others.partition_point(|o| o.time <= r.time);
             model.others.insert(at, r);
         }
-        News::Joined(writer) => model.notify(
-            format!("responder {writer} joined the incident"),
-            false,
-            Some(15),
-        ),
+        News::Presence(words) => model.notify(words, false, Some(15)),
         News::Refused(why) => model.notify(
             format!("refused a record on the engine: {why}"),
             true,
