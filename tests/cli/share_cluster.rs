@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 const NOTES: usize = 1_000;
 
-fn warroom(data: &Path) -> Command {
+/// warroom on `data`'s machine, with its own config (`warroom.toml`, written by [`responder`]).
+pub(crate) fn warroom(data: &Path) -> Command {
     warroom_with(data, &data.join("warroom.toml"))
 }
 
@@ -25,7 +26,7 @@ fn run(data: &Path, args: &[&str]) -> Output {
     warroom(data).args(args).output().unwrap()
 }
 
-fn ok(data: &Path, args: &[&str]) -> String {
+pub(crate) fn ok(data: &Path, args: &[&str]) -> String {
     let out = run(data, args);
     assert!(
         out.status.success(),
@@ -35,13 +36,13 @@ fn ok(data: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A responder's machine: its data dir, with the cluster as its engine, 3 replicas.
-fn responder(root: &Path, name: &str, url: &str) -> PathBuf {
+/// A responder's machine: its data dir, with the engine at `url` keeping `replicas` copies.
+pub(crate) fn responder(root: &Path, name: &str, url: &str, replicas: usize) -> PathBuf {
     let data = root.join(name);
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(
         data.join("warroom.toml"),
-        format!("[share]\nurl = \"{url}\"\nreplicas = 3\n"),
+        format!("[share]\nurl = \"{url}\"\nreplicas = {replicas}\n"),
     )
     .unwrap();
     data
@@ -98,9 +99,9 @@ fn write_notes(data: PathBuf, id: String, who: &'static str, done: Arc<AtomicUsi
     }
 }
 
-/// C's recorder (`[share]` alone in its config: it serves the incident and shares it), its
+/// A responder's recorder (`[share]` alone in its config: it serves the incident and shares it), its
 /// stderr in `log`.
-fn recorder(data: &Path, id: &str, log: &Path) -> Reaped {
+pub(crate) fn recorder(data: &Path, id: &str, log: &Path) -> Reaped {
     Reaped(
         warroom(data)
             .args(["record", id])
@@ -141,7 +142,7 @@ async fn three_responders_lose_nothing_and_double_nothing_through_a_node_and_a_k
     let url = cluster.url();
     cluster.until_replicated_streams_are_taken().await;
     let root = tempfile::tempdir().unwrap();
-    let [a, b, c] = ["ana", "bo", "cy"].map(|n| responder(root.path(), n, &url));
+    let [a, b, c] = ["ana", "bo", "cy"].map(|n| responder(root.path(), n, &url, 3));
     let id = ok(&a, &["incident", "new", "--title", "Pool exhausted"])
         .trim()
         .to_string();

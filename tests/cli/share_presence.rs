@@ -5,55 +5,17 @@
 //! watch, and thawed it records that it is back; ana quits her console and records that she
 //! left. Every responder's view ends with the same entries, each once.
 
-use crate::share_cli::warroom_with;
+use crate::share_cluster::{ok, recorder, responder};
 use crate::support::child::Reaped;
 use crate::support::nats::Nats;
 use crate::support::tmux::Tmux;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Nothing listens on port 1: the console's panels say so; its presence is what is tested.
 const NOWHERE: &str = "http://127.0.0.1:1";
-
-/// A responder's machine: its data dir, the engine in its config.
-fn responder(root: &Path, name: &str, url: &str) -> PathBuf {
-    let data = root.join(name);
-    std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(
-        data.join("warroom.toml"),
-        format!("[share]\nurl = \"{url}\"\n"),
-    )
-    .unwrap();
-    data
-}
-
-fn warroom(data: &Path) -> Command {
-    warroom_with(data, &data.join("warroom.toml"))
-}
-
-fn ok(data: &Path, args: &[&str]) -> String {
-    let out = warroom(data).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn recorder(data: &Path, id: &str) -> Reaped {
-    let log = std::fs::File::create(data.join("recorder.err")).unwrap();
-    Reaped(
-        warroom(data)
-            .args(["record", id])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    )
-}
 
 fn signal(child: &Reaped, name: &str) {
     let pid = child.0.id().to_string();
@@ -130,7 +92,7 @@ fn joining_leaving_and_going_silent_are_on_every_responders_timeline_once() {
     let Some(nats) = Nats::start() else { return };
     let url = nats.url();
     let root = tempfile::tempdir().unwrap();
-    let [ana, bo, cy, dee] = ["ana", "bo", "cy", "dee"].map(|n| responder(root.path(), n, &url));
+    let [ana, bo, cy, dee] = ["ana", "bo", "cy", "dee"].map(|n| responder(root.path(), n, &url, 1));
     let id = ok(&ana, &["incident", "new", "--title", "Pool exhausted"])
         .trim()
         .to_string();
@@ -149,7 +111,12 @@ fn joining_leaving_and_going_silent_are_on_every_responders_timeline_once() {
     let Some(term) = Tmux::start(&console, 160, 48) else {
         return;
     };
-    let (b, c, _d) = (recorder(&bo, &id), recorder(&cy, &id), recorder(&dee, &id));
+    let log = |data: &Path| data.join("recorder.err");
+    let (b, c, _d) = (
+        recorder(&bo, &id, &log(&bo)),
+        recorder(&cy, &id, &log(&cy)),
+        recorder(&dee, &id, &log(&dee)),
+    );
     let everyone = ["ana", "bo", "cy", "dee"];
     until(&dee, &id, "all four join", Duration::from_secs(30), |s| {
         everyone.iter().all(|w| has(s, w, "joined") == 1)
