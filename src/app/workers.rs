@@ -108,235 +108,289 @@ pub fn spawn_all(
                 actor,
                 event,
             } => records.push((source, actor, event)),
-            Effect::Fetch {
+            query @ (Effect::Fetch { .. }
+            | Effect::FetchLatest { .. }
+            | Effect::FetchGroup { .. }) => spawn_fetch(query, services, tx, clock),
+            other => spawn_one(other, services, tx, clock),
+        }
+    }
+    record_in_order(records, services, tx);
+}
+
+/// A query for panels: a chart's range, a panel's latest value, or hidden panels' values
+/// read together; each answers as the message its effect names.
+fn spawn_fetch(
+    effect: Effect,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    match effect {
+        Effect::Fetch {
+            panel,
+            ticket,
+            pass,
+            query,
+            keep,
+        } => {
+            let fut = keeping_worst(services.source.query_range(query.clone()), keep);
+            spawn_query(fut, tx, clock, move |result, at| Msg::Answer {
                 panel,
                 ticket,
                 pass,
                 query,
-                keep,
-            } => {
-                let fut = keeping_worst(services.source.query_range(query.clone()), keep);
-                spawn_query(fut, tx, clock, move |result, at| Msg::Answer {
-                    panel,
-                    ticket,
-                    pass,
-                    query,
-                    result,
-                    at,
-                });
-            }
-            Effect::FetchLatest {
+                result,
+                at,
+            });
+        }
+        Effect::FetchLatest {
+            panel,
+            pass,
+            query,
+            keep,
+        } => {
+            let fut = keeping_worst(services.source.query(query), keep);
+            spawn_query(fut, tx, clock, move |result, at| Msg::Latest {
                 panel,
                 pass,
-                query,
-                keep,
-            } => {
-                let fut = keeping_worst(services.source.query(query), keep);
-                spawn_query(fut, tx, clock, move |result, at| Msg::Latest {
-                    panel,
-                    pass,
-                    result,
-                    at,
-                });
-            }
-            Effect::FetchGroup {
-                pass,
-                members,
-                query,
-            } => {
-                let panels = members.iter().map(|m| m.panel).collect();
-                let fut = services.source.query(query);
-                let fut = async move {
-                    // Split (and each panel's worst kept) in the blocking pool, off the loop.
-                    let answer = fut.await?;
-                    tokio::task::spawn_blocking(move || {
-                        crate::metrics::group::split(answer, &members)
-                    })
+                result,
+                at,
+            });
+        }
+        Effect::FetchGroup {
+            pass,
+            members,
+            query,
+        } => {
+            let panels = members.iter().map(|m| m.panel).collect();
+            let fut = services.source.query(query);
+            let fut = async move {
+                // Split (and each panel's worst kept) in the blocking pool, off the loop.
+                let answer = fut.await?;
+                tokio::task::spawn_blocking(move || crate::metrics::group::split(answer, &members))
                     .await
                     .map_err(|e| {
                         crate::metrics::SourceError::Malformed(format!(
                             "splitting the answer failed: {e}"
                         ))
                     })
-                };
-                spawn_query(fut, tx, clock, move |result, at| Msg::Group {
-                    pass,
-                    panels,
-                    result,
-                    at,
-                });
-            }
-            Effect::LoadRunbooks => {
-                let (tx, setup) = (tx.clone(), services.runbooks.clone());
-                tokio::task::spawn_blocking(move || {
-                    let entries = crate::runbook::catalog::load(&setup.dirs);
-                    let unresolved = crate::runbook::catalog::unresolved(&entries, &setup);
-                    let _ = tx.send(Msg::RunbooksUnresolved(unresolved));
-                    let _ = tx.send(Msg::RunbooksLoaded(entries));
-                });
-            }
-            Effect::PlanRunbook { runbook: rb, vars } => {
-                let (tx, mut setup, source, clock) = (
-                    tx.clone(),
-                    services.runbooks.clone(),
-                    services.source.clone(),
-                    clock.clone(),
-                );
-                setup.vars.extend(vars);
-                tokio::spawn(async move {
-                    let result =
-                        crate::runbook::setup::prepare_plan(&rb, &setup, source, clock).await;
-                    let _ = tx.send(Msg::Planned {
-                        name: rb.name.clone(),
-                        result,
-                    });
-                });
-            }
-            // A rehearsal's runs take every duration from its simulated clock, whatever
-            // clock the console shows (a real Prometheus's rehearsal shows the wall clock).
-            Effect::StartRun {
-                runbook,
-                run_id,
-                vars,
-                secrets,
-                resume,
-            } => {
-                let mut setup = services.runbooks.clone();
-                // The dialog's values win over every other source (later ones win); its
-                // secrets stand for their environment variables, for this run only.
-                setup.vars.extend(vars);
-                let typed = secrets
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.expose().to_string()));
-                setup.env.splice(0..0, typed);
-                let (source, journal) = (services.source.clone(), services.journal.clone());
-                let clock = match &services.rehearsal {
-                    Some(live) => Arc::new(live.clock()),
-                    None => clock.clone(),
-                };
-                let lease = lease_for(services, &runbook);
-                let name = runbook.name.clone();
-                let (id, runner, tx2) = (run_id.clone(), setup.clone(), tx.clone());
-                let launch = move || {
-                    super::workers::runbooks::start(
-                        &runbook, id, &runner, source, journal, clock, &tx2, resume,
-                    );
-                };
-                match lease {
-                    Some((engine, incident)) => {
-                        let run = super::workers::runbooks::LeasedRun {
-                            engine,
-                            incident,
-                            run_id,
-                            runbook: name,
-                        };
-                        super::workers::runbooks::with_lease(run, setup, tx.clone(), launch);
-                    }
-                    None => launch(),
+            };
+            spawn_query(fut, tx, clock, move |result, at| Msg::Group {
+                pass,
+                panels,
+                result,
+                at,
+            });
+        }
+        other => unreachable!("not a query: {other:?}"),
+    }
+}
+
+/// Every effect but a record or a query: runbooks, runs, the operator's answers, discovery,
+/// the rehearsal's pace, sharing, advice, silences, export and publishing.
+fn spawn_one(
+    effect: Effect,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    match effect {
+        Effect::Record { .. }
+        | Effect::Fetch { .. }
+        | Effect::FetchLatest { .. }
+        | Effect::FetchGroup { .. } => unreachable!("spawned by spawn_all"),
+        Effect::LoadRunbooks => {
+            let (tx, setup) = (tx.clone(), services.runbooks.clone());
+            tokio::task::spawn_blocking(move || {
+                let entries = crate::runbook::catalog::load(&setup.dirs);
+                let unresolved = crate::runbook::catalog::unresolved(&entries, &setup);
+                let _ = tx.send(Msg::RunbooksUnresolved(unresolved));
+                let _ = tx.send(Msg::RunbooksLoaded(entries));
+            });
+        }
+        Effect::PlanRunbook { runbook, vars } => plan_runbook(*runbook, vars, services, tx, clock),
+        start @ Effect::StartRun { .. } => start_run(start, services, tx, clock),
+        Effect::ControlRun { run_id, control } => {
+            services.runbooks.control(&run_id, control);
+        }
+        Effect::Answer { reply, answer } => reply.send(answer),
+        // Handled by the loop, which owns the terminal.
+        Effect::EditNote | Effect::Copy(_) => {}
+        // Handled by the loop, which owns the services it changes.
+        Effect::Declare { .. } => {
+            let _ = tx.send(Msg::Declared(Err(
+                "only the console's loop declares an incident".into(),
+            )));
+        }
+        Effect::ResolveVariables(vars) => resolve_variables(vars, services, tx),
+        Effect::Discover => {
+            let Some(client) = services.discovery.clone() else {
+                return;
+            };
+            let tx = tx.clone();
+            let now = clock.now().timestamp_millis() as f64 / 1000.0;
+            tokio::spawn(async move {
+                let _ = tx.send(Msg::Discovered(discover(&client, now).await));
+            });
+        }
+        Effect::Pace { running } => {
+            if let Some(live) = &services.rehearsal {
+                if running {
+                    live.pacer.resume();
+                } else {
+                    live.pacer.pause();
                 }
-            }
-            Effect::ControlRun { run_id, control } => {
-                services.runbooks.control(&run_id, control);
-            }
-            Effect::Answer { reply, answer } => reply.send(answer),
-            // Handled by the loop, which owns the terminal.
-            Effect::EditNote | Effect::Copy(_) => {}
-            // Handled by the loop, which owns the services it changes.
-            Effect::Declare { .. } => {
-                let _ = tx.send(Msg::Declared(Err(
-                    "only the console's loop declares an incident".into(),
-                )));
-            }
-            Effect::ResolveVariables(vars) => {
-                let tx = tx.clone();
-                let resolver = services.variables.clone();
-                tokio::spawn(async move {
-                    let opts = crate::app::panes::variables::Variables::options();
-                    let without = "this console has no Prometheus to look it up in";
-                    let (bindings, _) = crate::variables::resolve_dashboard(
-                        &vars,
-                        &opts,
-                        resolver.as_deref(),
-                        without,
-                    )
-                    .await;
-                    let _ = tx.send(Msg::VariablesResolved(Box::new(bindings)));
-                });
-            }
-            Effect::Discover => {
-                let tx = tx.clone();
-                let Some(client) = services.discovery.clone() else {
-                    continue;
-                };
-                let now = clock.now().timestamp_millis() as f64 / 1000.0;
-                tokio::spawn(async move {
-                    let _ = tx.send(Msg::Discovered(discover(&client, now).await));
-                });
-            }
-            Effect::Pace { running } => {
-                if let Some(live) = &services.rehearsal {
-                    if running {
-                        live.pacer.resume();
-                    } else {
-                        live.pacer.pause();
-                    }
-                }
-            }
-            Effect::Publish(target) => {
-                match services.github.as_ref().and_then(|g| g.publish.clone()) {
-                    Some(setup) => {
-                        publish::spawn(setup, Some(target), services.journal.clone(), tx.clone());
-                    }
-                    None => {
-                        let _ = tx.send(Msg::Published(publish::PublishReport::Failed {
-                            error: "publishing is not configured here".into(),
-                            retry_in: None,
-                        }));
-                    }
-                }
-            }
-            Effect::Propose { runbook } => match &services.follow {
-                Some(setup) => share::propose(setup, runbook, tx),
-                None => {
-                    let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::Proposed(Err(
-                        "this console holds the incident: run it here".into(),
-                    ))));
-                }
-            },
-            Effect::TakeOver => match &services.follow {
-                Some(setup) => share::take_over(setup, tx),
-                None => {
-                    let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::TookOver(Err(
-                        "this console follows no holder".into(),
-                    ))));
-                }
-            },
-            Effect::Advise(runbooks) => {
-                let evaluator = advice::Evaluator {
-                    setup: services.runbooks.clone(),
-                    source: services.source.clone(),
-                    clock: clock.clone(),
-                    sim: services.rehearsal.as_ref().map(|r| r.service.clone()),
-                };
-                advice::spawn(runbooks, evaluator, tx);
-            }
-            Effect::Silence(order) => silence::spawn(order, services.silences.clone(), tx),
-            Effect::Export(panels) => {
-                let tx = tx.clone();
-                let Some(setup) = services.export.clone() else {
-                    let _ = tx.send(Msg::Exported(Err("no incident is open".into())));
-                    continue;
-                };
-                let source = services.source.clone();
-                tokio::spawn(async move {
-                    let _ = tx.send(Msg::Exported(
-                        super::workers::export::run(setup, panels, source).await,
-                    ));
-                });
             }
         }
+        Effect::Publish(target) => match services.github.as_ref().and_then(|g| g.publish.clone()) {
+            Some(setup) => {
+                publish::spawn(setup, Some(target), services.journal.clone(), tx.clone());
+            }
+            None => {
+                let _ = tx.send(Msg::Published(publish::PublishReport::Failed {
+                    error: "publishing is not configured here".into(),
+                    retry_in: None,
+                }));
+            }
+        },
+        Effect::Propose { runbook } => match &services.follow {
+            Some(setup) => share::propose(setup, runbook, tx),
+            None => {
+                let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::Proposed(Err(
+                    "this console holds the incident: run it here".into(),
+                ))));
+            }
+        },
+        Effect::TakeOver => match &services.follow {
+            Some(setup) => share::take_over(setup, tx),
+            None => {
+                let _ = tx.send(Msg::Share(crate::app::sharing::ShareMsg::TookOver(Err(
+                    "this console follows no holder".into(),
+                ))));
+            }
+        },
+        Effect::Advise(runbooks) => {
+            let evaluator = advice::Evaluator {
+                setup: services.runbooks.clone(),
+                source: services.source.clone(),
+                clock: clock.clone(),
+                sim: services.rehearsal.as_ref().map(|r| r.service.clone()),
+            };
+            advice::spawn(runbooks, evaluator, tx);
+        }
+        Effect::Silence(order) => silence::spawn(order, services.silences.clone(), tx),
+        Effect::Export(panels) => export_draft(panels, services, tx),
     }
-    record_in_order(records, services, tx);
+}
+
+/// Prepare `rb`'s plan with `vars` over every other source; answers as `Msg::Planned`.
+fn plan_runbook(
+    rb: crate::runbook::model::Runbook,
+    vars: Vec<(String, String)>,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    let (tx, mut setup, source, clock) = (
+        tx.clone(),
+        services.runbooks.clone(),
+        services.source.clone(),
+        clock.clone(),
+    );
+    setup.vars.extend(vars);
+    tokio::spawn(async move {
+        let result = crate::runbook::setup::prepare_plan(&rb, &setup, source, clock).await;
+        let _ = tx.send(Msg::Planned {
+            name: rb.name.clone(),
+            result,
+        });
+    });
+}
+
+/// Start a run (under the incident's executor lease when it is shared and the runbook changes
+/// something). A rehearsal's runs take every duration from its simulated clock, whatever
+/// clock the console shows (a real Prometheus's rehearsal shows the wall clock).
+fn start_run(
+    effect: Effect,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+    clock: &Arc<dyn Clock>,
+) {
+    let Effect::StartRun {
+        runbook,
+        run_id,
+        vars,
+        secrets,
+        resume,
+    } = effect
+    else {
+        unreachable!("start_run takes Effect::StartRun");
+    };
+    let mut setup = services.runbooks.clone();
+    // The dialog's values win over every other source (later ones win); its
+    // secrets stand for their environment variables, for this run only.
+    setup.vars.extend(vars);
+    let typed = secrets
+        .iter()
+        .map(|(k, v)| (k.clone(), v.expose().to_string()));
+    setup.env.splice(0..0, typed);
+    let (source, journal) = (services.source.clone(), services.journal.clone());
+    let clock = match &services.rehearsal {
+        Some(live) => Arc::new(live.clock()),
+        None => clock.clone(),
+    };
+    let lease = lease_for(services, &runbook);
+    let name = runbook.name.clone();
+    let (id, runner, tx2) = (run_id.clone(), setup.clone(), tx.clone());
+    let launch = move || {
+        runbooks::start(&runbook, id, &runner, source, journal, clock, &tx2, resume);
+    };
+    match lease {
+        Some((engine, incident)) => {
+            let run = runbooks::LeasedRun {
+                engine,
+                incident,
+                run_id,
+                runbook: name,
+            };
+            runbooks::with_lease(run, setup, tx.clone(), launch);
+        }
+        None => launch(),
+    }
+}
+
+/// Resolve the dashboard's variables; answers as `Msg::VariablesResolved`.
+fn resolve_variables(
+    vars: Vec<crate::variables::Variable>,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+) {
+    let tx = tx.clone();
+    let resolver = services.variables.clone();
+    tokio::spawn(async move {
+        let opts = crate::app::panes::variables::Variables::options();
+        let without = "this console has no Prometheus to look it up in";
+        let (bindings, _) =
+            crate::variables::resolve_dashboard(&vars, &opts, resolver.as_deref(), without).await;
+        let _ = tx.send(Msg::VariablesResolved(Box::new(bindings)));
+    });
+}
+
+/// Export the postmortem draft of the open incident; answers as `Msg::Exported`.
+fn export_draft(
+    panels: Vec<crate::config::PanelConfig>,
+    services: &Services,
+    tx: &mpsc::UnboundedSender<Msg>,
+) {
+    let tx = tx.clone();
+    let Some(setup) = services.export.clone() else {
+        let _ = tx.send(Msg::Exported(Err("no incident is open".into())));
+        return;
+    };
+    let source = services.source.clone();
+    tokio::spawn(async move {
+        let _ = tx.send(Msg::Exported(export::run(setup, panels, source).await));
+    });
 }
 
 /// Append `records` to the journal one after the other in one task; each answers as
