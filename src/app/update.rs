@@ -72,75 +72,13 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.runbooks.unresolved = unresolved;
             model.dirty = true;
         }
-        Msg::RunbooksLoaded(mut entries) => {
-            let rehearsal = model.rehearsal;
-            let unresolved = &model.runbooks.unresolved;
-            crate::runbook::catalog::Entry::here_first_resolved(
-                &mut entries,
-                rehearsal,
-                unresolved,
-            );
-            let n = entries.len();
-            model.runbooks.entries = Some(entries);
-            model.runbooks.selected = model.runbooks.selected.min(n.saturating_sub(1));
-            model.dirty = true;
-        }
-        Msg::Planned { name, result } => {
-            match model.runbooks.plan.as_mut().filter(|p| p.name == name) {
-                Some(p) => match result {
-                    Ok(plan) => {
-                        p.lines = Some(Ok(plan.lines));
-                        p.batches = plan.batches;
-                        p.titles = plan.titles;
-                        p.values = plan.values;
-                        runbooks::plan_ready(model, &name);
-                    }
-                    Err(e) => {
-                        p.lines = Some(Err(crate::sanitize::line(&e).into_owned()));
-                        runbooks::plan_ready(model, &name);
-                    }
-                },
-                None => {
-                    if let Err(e) = result {
-                        model.notify(format!("runbook \"{name}\": {e}"), true, Some(10));
-                    }
-                }
-            }
-            model.dirty = true;
-        }
-        Msg::Run { record, journaled } => {
-            if let Some(run) = model
-                .runbooks
-                .run
-                .as_mut()
-                .filter(|r| r.run_id == record.run_id)
-            {
-                run.apply(&record);
-            }
-            if let Some(r) = journaled {
-                model.add_record(*r);
-            }
-            model.dirty = true;
-        }
+        Msg::RunbooksLoaded(entries) => runbooks::loaded(model, entries),
+        Msg::Planned { name, result } => runbooks::planned(model, name, result),
+        Msg::Run { record, journaled } => runbooks::run_event(model, &record, journaled),
         Msg::Journaled(r) => model.add_record(*r),
         Msg::Share(m) => return sharing::report(model, m),
         Msg::RunEnded { run_id, outcome } => {
-            let mut effects = runbooks::drop_questions(model, &run_id);
-            if let Some(run) = model.runbooks.run.as_mut().filter(|r| r.run_id == run_id) {
-                if run.outcome.is_none() {
-                    run.outcome = Some(outcome);
-                }
-                let word = match outcome {
-                    crate::runbook::report::RunOutcome::Succeeded => "succeeded",
-                    crate::runbook::report::RunOutcome::DryRun => "ended its dry run",
-                    crate::runbook::report::RunOutcome::Failed => "failed",
-                    crate::runbook::report::RunOutcome::Aborted => "was aborted (R resumes it)",
-                };
-                let text = format!("runbook \"{}\" {word}", run.runbook);
-                let warn = outcome != crate::runbook::report::RunOutcome::Succeeded;
-                model.notify(text, warn, Some(15));
-            }
-            model.dirty = true;
+            let mut effects = runbooks::ended(model, &run_id, outcome);
             effects.extend(schedule(model));
             return effects;
         }
@@ -148,22 +86,7 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             run_id,
             question,
             reply,
-        } => {
-            model.dirty = true;
-            let known = model
-                .runbooks
-                .run
-                .as_ref()
-                .is_some_and(|r| r.run_id == run_id && !r.finished());
-            if !known {
-                // Nobody here started that run: the answer is no.
-                return vec![Effect::Answer {
-                    reply,
-                    answer: super::workers::operator::Answer::Confirmed(false),
-                }];
-            }
-            return runbooks::ask(model, run_id, question, reply);
-        }
+        } => return runbooks::ask(model, run_id, question, reply),
         Msg::EditorClosed(result) => {
             model.dirty = true;
             return incident::editor_closed(model, result);
@@ -207,53 +130,8 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
         msg @ (Msg::Answer { .. } | Msg::Latest { .. } | Msg::Group { .. } | Msg::Showing(_)) => {
             return fetching::landed(model, msg);
         }
-        Msg::Exported(result) => {
-            if let Ok((path, _)) = &result {
-                model.exported = Some(path.clone());
-            }
-            match result {
-                Ok((path, findings)) if findings.is_empty() => {
-                    model.lint.clear();
-                    model.notify(
-                        format!("exported {path}; the lint found nothing"),
-                        false,
-                        Some(30),
-                    );
-                }
-                // The findings are what to fix before publishing: listed one key away (the
-                // keys stay where they are: `q` after `E` still quits).
-                // The first is said at once, in the message.
-                Ok((path, findings)) => {
-                    let n = findings.len();
-                    let m = model.keymap.hint(Mode::Dashboard, Action::Messages);
-                    let first = crate::sanitize::line(&findings[0]).into_owned();
-                    let text = match n {
-                        1 => format!("exported {path}; lint: {first}"),
-                        _ => format!(
-                            "exported {path}; lint: {first} (and {} more: {m} lists them)",
-                            n - 1
-                        ),
-                    };
-                    model.lint = findings;
-                    model.notify(text, false, Some(30));
-                }
-                Err(e) => model.notify(format!("export failed: {e}"), true, Some(30)),
-            }
-            model.dirty = true;
-        }
-        Msg::Recorded(result) => {
-            model.recording = model.recording.saturating_sub(1);
-            match result {
-                Ok(record) => {
-                    model.add_record(record);
-                    model.journal_error = None;
-                }
-                Err(e) => {
-                    model.journal_error = Some(crate::sanitize::line(&e).into_owned());
-                }
-            }
-            model.dirty = true;
-        }
+        Msg::Exported(result) => incident::exported(model, result),
+        Msg::Recorded(result) => incident::recorded(model, result),
         Msg::LeaseBusy {
             by,
             runbook,
@@ -263,15 +141,7 @@ fn apply(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.notify(crate::sanitize::line(&text).into_owned(), true, Some(20));
             model.dirty = true;
         }
-        Msg::Refused(error) => {
-            model.recording = model.recording.saturating_sub(1);
-            model.notify(
-                format!("not recorded: {}", crate::sanitize::line(&error)),
-                true,
-                Some(10),
-            );
-            model.dirty = true;
-        }
+        Msg::Refused(error) => incident::refused(model, &error),
         Msg::Changes(report) => changes::report(model, report),
         Msg::Published(report) => publish::report(model, report),
         Msg::Declared(result) => return incident::declared(model, result),

@@ -501,3 +501,57 @@ fn pick<T: PartialEq + Copy + std::fmt::Display>(
         purpose,
     )
 }
+
+/// The export finished: where the draft is and what the lint found (the first finding said at
+/// once, all of them one key away), or why it failed.
+pub fn exported(model: &mut Model, result: Result<(String, Vec<String>), String>) {
+    use crate::keymap::Mode;
+    if let Ok((path, _)) = &result {
+        model.exported = Some(path.clone());
+    }
+    match result {
+        Ok((path, findings)) if findings.is_empty() => {
+            model.lint.clear();
+            let text = format!("exported {path}; the lint found nothing");
+            model.notify(text, false, Some(30));
+        }
+        // The keys stay where they are: `q` after `E` still quits.
+        Ok((path, findings)) => {
+            let n = findings.len();
+            let m = model.keymap.hint(Mode::Dashboard, Action::Messages);
+            let first = crate::sanitize::line(&findings[0]).into_owned();
+            let text = match n {
+                1 => format!("exported {path}; lint: {first}"),
+                _ => format!(
+                    "exported {path}; lint: {first} (and {} more: {m} lists them)",
+                    n - 1
+                ),
+            };
+            model.lint = findings;
+            model.notify(text, false, Some(30));
+        }
+        Err(e) => model.notify(format!("export failed: {e}"), true, Some(30)),
+    }
+    model.dirty = true;
+}
+
+/// The journal took a record (the timeline shows it), or could not (the status bar says why).
+pub fn recorded(model: &mut Model, result: Result<crate::incident::Record, String>) {
+    model.recording = model.recording.saturating_sub(1);
+    match result {
+        Ok(record) => {
+            model.add_record(record);
+            model.journal_error = None;
+        }
+        Err(e) => model.journal_error = Some(crate::sanitize::line(&e).into_owned()),
+    }
+    model.dirty = true;
+}
+
+/// The journal refused a record (it was not written): said on the message line.
+pub fn refused(model: &mut Model, error: &str) {
+    model.recording = model.recording.saturating_sub(1);
+    let text = format!("not recorded: {}", crate::sanitize::line(error));
+    model.notify(text, true, Some(10));
+    model.dirty = true;
+}

@@ -642,6 +642,15 @@ pub fn ask(
     question: Question,
     reply: super::super::workers::operator::Reply,
 ) -> Vec<Effect> {
+    model.dirty = true;
+    let known = (model.runbooks.run.as_ref()).is_some_and(|r| r.run_id == run_id && !r.finished());
+    if !known {
+        // Nobody here started that run: the answer is no.
+        return vec![Effect::Answer {
+            reply,
+            answer: Answer::Confirmed(false),
+        }];
+    }
     let d = match question {
         Question::Confirm(c) => {
             if let Some(r) = model.runbooks.run.as_mut() {
@@ -682,4 +691,84 @@ pub fn ask(
         model.dialogs_waiting.push_back(d);
     }
     Vec::new()
+}
+
+/// The runbook list was (re)loaded: those that apply here first, the selection kept in range.
+pub fn loaded(model: &mut Model, mut entries: Vec<crate::runbook::catalog::Entry>) {
+    let rehearsal = model.rehearsal;
+    let unresolved = &model.runbooks.unresolved;
+    crate::runbook::catalog::Entry::here_first_resolved(&mut entries, rehearsal, unresolved);
+    let n = entries.len();
+    model.runbooks.entries = Some(entries);
+    model.runbooks.selected = model.runbooks.selected.min(n.saturating_sub(1));
+    model.dirty = true;
+}
+
+/// A plan is ready, or cannot be made: shown in the plan pane when it is still the one asked
+/// for; otherwise a failure is said on the message line.
+pub fn planned(
+    model: &mut Model,
+    name: String,
+    result: Result<crate::runbook::setup::Plan, String>,
+) {
+    match model.runbooks.plan.as_mut().filter(|p| p.name == name) {
+        Some(p) => {
+            match result {
+                Ok(plan) => {
+                    p.lines = Some(Ok(plan.lines));
+                    p.batches = plan.batches;
+                    p.titles = plan.titles;
+                    p.values = plan.values;
+                }
+                Err(e) => p.lines = Some(Err(crate::sanitize::line(&e).into_owned())),
+            }
+            plan_ready(model, &name);
+        }
+        None => {
+            if let Err(e) = result {
+                model.notify(format!("runbook \"{name}\": {e}"), true, Some(10));
+            }
+        }
+    }
+    model.dirty = true;
+}
+
+/// A run's transition: the run pane follows it, and the timeline takes its journal record.
+pub fn run_event(
+    model: &mut Model,
+    record: &crate::runbook::report::RunRecord,
+    journaled: Option<Box<crate::incident::Record>>,
+) {
+    if let Some(run) = (model.runbooks.run.as_mut()).filter(|r| r.run_id == record.run_id) {
+        run.apply(record);
+    }
+    if let Some(r) = journaled {
+        model.add_record(*r);
+    }
+    model.dirty = true;
+}
+
+/// A run's task ended: its questions go, and its outcome is said on the message line.
+pub fn ended(
+    model: &mut Model,
+    run_id: &str,
+    outcome: crate::runbook::report::RunOutcome,
+) -> Vec<Effect> {
+    use crate::runbook::report::RunOutcome;
+    let effects = drop_questions(model, run_id);
+    if let Some(run) = model.runbooks.run.as_mut().filter(|r| r.run_id == run_id) {
+        if run.outcome.is_none() {
+            run.outcome = Some(outcome);
+        }
+        let word = match outcome {
+            RunOutcome::Succeeded => "succeeded",
+            RunOutcome::DryRun => "ended its dry run",
+            RunOutcome::Failed => "failed",
+            RunOutcome::Aborted => "was aborted (R resumes it)",
+        };
+        let text = format!("runbook \"{}\" {word}", run.runbook);
+        model.notify(text, outcome != RunOutcome::Succeeded, Some(15));
+    }
+    model.dirty = true;
+    effects
 }
