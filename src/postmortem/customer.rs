@@ -174,19 +174,59 @@ pub fn compute(
     notes: &[String],
     tz: Tz,
 ) -> Customer {
+    let span = Span {
+        board,
+        from: secs(start),
+        to: end.map(secs).unwrap_or(f64::MAX),
+        tz,
+    };
     let mut c = Customer::default();
-    let from = secs(start);
-    let to = end.map(secs).unwrap_or(f64::MAX);
-    let clock = |t: f64| words::clock(instant(t), tz);
-    let mut bullets = Vec::new();
+    // Each part adds its figures and its bullet, in the order the list reads.
+    span.failed_requests(&mut c);
+    span.worst_failures(&mut c, peaks);
+    span.amplification(&mut c, peaks);
+    span.duplicates(&mut c);
+    span.acquire_timeouts(&mut c);
+    span.backlog(&mut c, drained_record);
+    span.capacity(&mut c, planned_windows);
+    span.pool_saturation(&mut c, peaks);
+    if let Some(l) = &peaks.latency {
+        c.bullets.extend(super::phrases::latency_rose(l));
+    }
+    // The notes are sentences already (facts::seeded_notes).
+    c.bullets.extend(notes.iter().cloned());
+    c.headline = headline(c.worst_minute.as_ref(), peaks);
+    c
+}
 
-    if let Some((made, failed)) = requests(board, from, to.min(f64::MAX)) {
+/// The impact window as the snapshots read it (Unix seconds, `to` unbounded while the impact
+/// lasts), with the board and the timezone every figure is read and written with.
+struct Span<'a> {
+    board: &'a Board<'a>,
+    from: f64,
+    to: f64,
+    tz: Tz,
+}
+
+impl Span<'_> {
+    /// "07:18": how a bullet dates snapshot instant `t`.
+    fn clock(&self, t: f64) -> String {
+        words::clock(instant(t), self.tz)
+    }
+
+    /// User requests made and failed in the window, and the share that failed: the list's
+    /// first bullet, from the counters rather than attempts.
+    fn failed_requests(&self, c: &mut Customer) {
+        let tz = self.tz;
+        let Some((made, failed)) = requests(self.board, self.from, self.to.min(f64::MAX)) else {
+            return;
+        };
         c.requests = Some(figure(made, words::number(made, 0), None, tz));
         c.failed = Some(figure(failed, words::number(failed, 0), None, tz));
         if made > 0.0 {
             let share = failed / made;
             c.failed_share = Some(figure(share, words::percent(share), None, tz));
-            bullets.push(format!(
+            c.bullets.push(format!(
                 "{} of {} user requests failed ({}).",
                 words::number(failed, 0),
                 words::number(made, 0),
@@ -194,56 +234,92 @@ pub fn compute(
             ));
         }
     }
-    if let Some((share, t)) = worst_minute(board, from, to) {
-        c.worst_minute = Some(figure(share, words::percent(share), Some(instant(t)), tz));
-        if share > 0.0 {
-            bullets.push(format!(
-                "In the worst minute ({}), {} of user requests failed.",
-                clock(t),
-                words::percent(share)
+
+    /// The worst minute's share of user requests failing; without the counters, the share of
+    /// attempts failing at the peak, said to count retries.
+    fn worst_failures(&self, c: &mut Customer, peaks: &Signals) {
+        if let Some((share, t)) = worst_minute(self.board, self.from, self.to) {
+            c.worst_minute = Some(figure(
+                share,
+                words::percent(share),
+                Some(instant(t)),
+                self.tz,
+            ));
+            if share > 0.0 {
+                c.bullets.push(format!(
+                    "In the worst minute ({}), {} of user requests failed.",
+                    self.clock(t),
+                    words::percent(share)
+                ));
+            }
+        } else if let Some(e) = &peaks.error_ratio
+            && e.value > 0.0
+        {
+            c.bullets.push(format!(
+                "At the peak, approximately {} of attempts failed, retries included ({}).",
+                e.text, e.at.clock
             ));
         }
-    } else if let Some(e) = &peaks.error_ratio
-        && e.value > 0.0
-    {
-        bullets.push(format!(
-            "At the peak, approximately {} of attempts failed, retries included ({}).",
-            e.text, e.at.clock
-        ));
     }
-    if let Some(a) = &peaks.retry_amplification
-        && board
-            .role(Role::RetryAmplification)
-            .is_some_and(|s| moved(s, from, to).is_some())
-    {
-        bullets.push(super::phrases::amplification(a));
+
+    /// How many attempts each request made at the peak, when retry amplification moved past
+    /// its level.
+    fn amplification(&self, c: &mut Customer, peaks: &Signals) {
+        if let Some(a) = &peaks.retry_amplification
+            && self
+                .board
+                .role(Role::RetryAmplification)
+                .is_some_and(|s| moved(s, self.from, self.to).is_some())
+        {
+            c.bullets.push(super::phrases::amplification(a));
+        }
     }
-    if let Some(d) = board
-        .fact(fact::DUPLICATES)
-        .and_then(|s| signals::increase(s, from, to))
-        .filter(|d| *d >= 1.0)
-    {
-        c.duplicates = Some(figure(d, words::number(d, 0), None, tz));
-        bullets.push(format!(
-            "{} duplicate {} written.",
-            words::number(d, 0),
-            if d.round() == 1.0 {
-                "submission was"
-            } else {
-                "submissions were"
-            }
-        ));
+
+    /// Duplicate submissions written in the window, when there was at least one.
+    fn duplicates(&self, c: &mut Customer) {
+        if let Some(d) = self
+            .board
+            .fact(fact::DUPLICATES)
+            .and_then(|s| signals::increase(s, self.from, self.to))
+            .filter(|d| *d >= 1.0)
+        {
+            c.duplicates = Some(figure(d, words::number(d, 0), None, self.tz));
+            c.bullets.push(format!(
+                "{} duplicate {} written.",
+                words::number(d, 0),
+                if d.round() == 1.0 {
+                    "submission was"
+                } else {
+                    "submissions were"
+                }
+            ));
+        }
     }
-    if let Some(n) = board
-        .fact(fact::ACQUIRE_TIMEOUTS)
-        .and_then(|s| signals::increase(s, from, to))
-        .filter(|n| *n >= 1.0)
-    {
-        c.acquire_timeouts = Some(figure(n, words::number(n, 0), None, tz));
+
+    /// Requests that gave up waiting for a database connection, when at least one did (a
+    /// figure for the other sections; no bullet of its own).
+    fn acquire_timeouts(&self, c: &mut Customer) {
+        if let Some(n) = self
+            .board
+            .fact(fact::ACQUIRE_TIMEOUTS)
+            .and_then(|s| signals::increase(s, self.from, self.to))
+            .filter(|n| *n >= 1.0)
+        {
+            c.acquire_timeouts = Some(figure(n, words::number(n, 0), None, self.tz));
+        }
     }
-    if let Some(q) = board.role(Role::QueueDepth)
-        && let Some((peak, at)) = moved(q, from, f64::MAX)
-    {
+
+    /// The backlog, when the queue-depth panel moved past its level from the impact's start
+    /// on: its peak, when it drained (the record's moment `drained_record` winning over the
+    /// snapshot's readings) and how fast, or what was still waiting at the end.
+    fn backlog(&self, c: &mut Customer, drained_record: Option<DateTime<Utc>>) {
+        let tz = self.tz;
+        let Some(q) = self.board.role(Role::QueueDepth) else {
+            return;
+        };
+        let Some((peak, at)) = moved(q, self.from, f64::MAX) else {
+            return;
+        };
         let warn = q.warn.or(q.crit).unwrap_or(0.0);
         let after: Vec<f64> = signals::instants(q, at, f64::MAX);
         let drained = drained_record.map(secs).filter(|t| *t > at).or_else(|| {
@@ -258,7 +334,7 @@ pub fn compute(
         let last = signals::instants(q, at, f64::MAX).last().copied();
         let rate = drained.and_then(|t| drain_rate(q, peak, at, t));
         let b = Backlog {
-            queue: queue.clone(),
+            queue,
             peak: figure(peak, words::number(peak, 0), Some(instant(at)), tz),
             drained: drained.map(|t| Moment::new(instant(t), tz)),
             drain_time: drained.map(|t| words::between_minutes(instant(at), instant(t))),
@@ -269,7 +345,14 @@ pub fn compute(
                 _ => None,
             },
         };
-        let name = match &queue {
+        c.bullets.push(self.backlog_bullet(&b, warn, at));
+        c.backlog = Some(b);
+    }
+
+    /// The backlog's bullet: its peak at `at`, then how it drained below `warn` or that it
+    /// had not.
+    fn backlog_bullet(&self, b: &Backlog, warn: f64, at: f64) -> String {
+        let name = match &b.queue {
             Some(q) => format!("The {q} backlog"),
             None => "The backlog".into(),
         };
@@ -291,24 +374,30 @@ pub fn compute(
             ),
             _ => "and had not drained by the end of the record".into(),
         };
-        bullets.push(format!(
+        format!(
             "{name} peaked at {} waiting ({}) {tail}.",
             b.peak.text,
-            clock(at)
-        ));
-        c.backlog = Some(b);
+            self.clock(at)
+        )
     }
-    if let Some(cap) = board.role(Role::Capacity)
-        && let Some((low, at)) = moved(cap, from, to)
-    {
-        c.lowest_capacity = Some(figure(low, words::percent(low), Some(instant(at)), tz));
+
+    /// The lowest share of instances serving, when capacity fell past its level, said to be
+    /// the plan's when it fell during one of our batch restarts (`planned_windows`).
+    fn capacity(&self, c: &mut Customer, planned_windows: &[(DateTime<Utc>, DateTime<Utc>)]) {
+        let Some(cap) = self.board.role(Role::Capacity) else {
+            return;
+        };
+        let Some((low, at)) = moved(cap, self.from, self.to) else {
+            return;
+        };
+        c.lowest_capacity = Some(figure(low, words::percent(low), Some(instant(at)), self.tz));
         let during = planned_windows
             .iter()
             .any(|(a, b)| instant(at) >= *a && instant(at) <= *b);
-        bullets.push(format!(
+        c.bullets.push(format!(
             "Capacity fell to {} of instances serving ({}){}.",
             words::percent(low),
-            clock(at),
+            self.clock(at),
             if during {
                 ", during the planned batch restart"
             } else {
@@ -316,28 +405,30 @@ pub fn compute(
             }
         ));
     }
-    if let Some(p) = &peaks.pool_saturation
-        && board
-            .role(Role::PoolSaturation)
-            .is_some_and(|s| moved(s, from, to).is_some())
-    {
-        bullets.push(super::phrases::peak(
-            "Database connection-pool saturation",
-            p,
-        ));
+
+    /// The connection pool's peak saturation, when it moved past its level.
+    fn pool_saturation(&self, c: &mut Customer, peaks: &Signals) {
+        if let Some(p) = &peaks.pool_saturation
+            && self
+                .board
+                .role(Role::PoolSaturation)
+                .is_some_and(|s| moved(s, self.from, self.to).is_some())
+        {
+            c.bullets.push(super::phrases::peak(
+                "Database connection-pool saturation",
+                p,
+            ));
+        }
     }
-    if let Some(l) = &peaks.latency {
-        bullets.extend(super::phrases::latency_rose(l));
-    }
-    // The notes are sentences already (facts::seeded_notes).
-    bullets.extend(notes.iter().cloned());
-    // The headline: from the users' failures when the counters tell them, else the attempts.
-    let share = c
-        .worst_minute
-        .as_ref()
+}
+
+/// The headline: from the users' failures when the counters tell them (`worst_minute`), else
+/// the attempts.
+fn headline(worst_minute: Option<&Figure>, peaks: &Signals) -> Option<Headline> {
+    let share = worst_minute
         .map(|f| f.value)
         .or(peaks.error_ratio.as_ref().map(|e| e.value));
-    c.headline = share.map(|s| {
+    share.map(|s| {
         if s >= 0.5 {
             Headline::Major
         } else if s >= 0.05 {
@@ -345,9 +436,7 @@ pub fn compute(
         } else {
             Headline::Degraded
         }
-    });
-    c.bullets = bullets;
-    c
+    })
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::words;
 use crate::incident::event::{Event, Status, Tag};
 use crate::incident::record::Record;
 use crate::incident::snapshot::PanelSnapshot;
-use crate::incident::summary::summarize;
+use crate::incident::summary::{Summary, summarize};
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -296,207 +296,21 @@ fn standing(board: &Board, c: &Crossing) -> bool {
 
 /// Computes the facts of incident `id` from `evidence`, the timeline in `mode`.
 pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts {
-    let records = evidence.records;
-    let summary = summarize(records);
-    let events = timeline::effective(records);
-    let board = Board::new(evidence.panels, evidence.facts);
-    let crossings = timeline::crossings(&events, &|p| board.bad_above(p));
-    let last = records.last().map_or(DateTime::<Utc>::MIN_UTC, |r| r.time);
-    let error_panel = board.role(Role::ErrorRatio);
-    let steps = steps::runs(&events);
-    let planned = effects::planned(&steps, &crossings, &board, last);
-    // While our own batch restarts ran, capacity was down by plan.
-    let planned_windows: Vec<(DateTime<Utc>, DateTime<Utc>)> = steps
-        .iter()
-        .filter(|s| s.batch() && !s.acted_on.is_empty())
-        .map(|s| (s.started, s.until(last) + Duration::seconds(90)))
-        .collect();
-    let is_standing = |c: &Crossing| standing(&board, c);
-
-    let w = impact::window(
-        &summary,
-        &crossings,
-        error_panel.map(|s| s.title.as_str()),
-        board.role(Role::QueueDepth).map(|s| s.title.as_str()),
-    );
-    let (start, end) = (w.start, w.end);
-    let impact = start.map(|s| Impact {
-        start: Moment::new(s, tz),
-        end: end.map(|e| Moment::new(e, tz)),
-        duration: end.map(|e| words::between_minutes(s, e)),
-        source: w.source.into(),
-        signal_start: w.signal_start.map(|t| Moment::new(t, tz)),
-        signal_end: w.signal_end.as_ref().map(|e| Moment::new(e.0, tz)),
-    });
-    let impact_panel = w.start_panel.clone();
-
-    let with_data: Vec<&PanelSnapshot> = board.panels().collect();
-    let (peaks, mut missing) = figures::compute(evidence.panels, &with_data, start, end, tz);
-    if impact.is_none() {
-        missing.push(
-            "the impact window (no threshold crossing and no impact start in the journal)".into(),
-        );
-    }
-    let notes = seeded_notes(&summary);
-    if !evidence.panels.is_empty()
-        && board
-            .fact(crate::incident::snapshot::fact::USER_REQUESTS)
-            .is_none()
-    {
-        missing.push(
-            "failed and total user requests (no snapshot of the user-request counter \
-             `app_logical_requests_total`): the impact counts attempts, retries included"
-                .into(),
-        );
-    }
-
-    let end_crossing = w
-        .end_back
-        .as_ref()
-        .filter(|_| summary.impact_end.is_none())
-        .and_then(|b| back_crossing(&crossings, b));
-    let unit = |p: &str| board.unit(p);
-    let rows = timeline::rows(
-        &timeline::Input {
-            events: &events,
-            crossings: &crossings,
-            steps: &steps,
-            planned: &planned,
-            impact: start.map(|s| ImpactMarks {
-                start: s,
-                start_panel: if summary.impact_start.is_none() {
-                    impact_panel.clone()
-                } else {
-                    None
-                },
-                end,
-                end_crossing: end_crossing.clone(),
-            }),
-            unit: &unit,
-            standing: &is_standing,
-            last,
-            tz,
-        },
-        mode,
-    );
-
-    let name = |p: &str| board.name(p);
-    // The steps that acted, for telling a signal a step made bad from a cause.
-    let acted: Vec<(DateTime<Utc>, String)> = steps
-        .iter()
-        .filter(|s| s.acting() && !s.manual() && !s.did_nothing())
-        .map(|s| (s.started, s.title.clone()))
-        .collect();
-    let detection = detection::compute(&detection::Input {
-        events: &events,
-        crossings: &crossings,
-        planned: &planned,
-        standing: &is_standing,
-        impact_start: start,
-        impact_panel: if summary.impact_start.is_none() {
-            impact_panel.as_deref()
-        } else {
-            None
-        },
-        opened: summary.opened_at,
-        acted: &acted,
-        panels: evidence.panels,
-        rules: evidence.rules,
-        name: &name,
-        tz,
-    });
-
-    // The steps taken: everything that acts, and manual steps (a person's check).
-    let chosen: Vec<usize> = (0..steps.len())
-        .filter(|i| steps[*i].acting() || steps[*i].manual())
-        .collect();
-    let responses = effects::responses(&effects::Input {
-        steps: &steps,
-        chosen: &chosen,
-        planned: &planned,
-        board: &board,
-        // The recovery a step is credited with is the errors' end, not a backlog's drain.
-        impact: start.map(|s| (s, w.errors_end, impact_panel.as_deref())),
-        events: &events,
-        last,
-        tz,
-    });
-    let resolution: Vec<Mitigation> = chosen
-        .iter()
-        .enumerate()
-        .map(|(n, &i)| mitigation(&steps[i], i, n, &planned, &responses, last, tz))
-        .collect();
-
-    // The record's moment the backlog was back under its level, when that ended the impact.
-    let backlog_back = w
-        .end_back
-        .as_ref()
-        .filter(|b| board.role(Role::QueueDepth).is_some_and(|q| q.title == b.1))
-        .map(|b| b.0);
-    let customer = match start {
-        Some(s) => customer::compute(
-            &board,
-            &peaks,
-            (s, end),
-            backlog_back,
-            &planned_windows,
-            &notes.impact,
-            tz,
-        ),
-        None => Customer::default(),
-    };
-
-    let recovery = w.signal_end.as_ref().map(|back| {
-        let crossing = back_crossing(&crossings, back).filter(|_| summary.impact_end.is_none());
-        recovery(&board, crossing.as_ref(), &responses, back, tz)
-    });
-
-    let filed: Vec<String> = summary.actions.iter().map(|a| a.action.clone()).collect();
-    let any_alert = events
-        .iter()
-        .any(|(_, e)| matches!(e, Event::AlertFiring { .. }));
-    let suggestions = suggest::compute(&suggest::Input {
-        board: &board,
-        peaks: &peaks,
-        customer: &customer,
-        detection: &detection,
-        steps: &steps,
-        crossings: &crossings,
-        planned: &planned,
-        planned_windows: &planned_windows,
-        rules_known: evidence.rules.is_some(),
-        any_alert,
-        actions: &filed,
-        tz,
-    });
-
-    let actions: Vec<Action> = summary
-        .actions
-        .iter()
-        .map(|a| Action {
-            id: a.id.clone(),
-            action: a.action.clone(),
-            owner: a.owner.clone(),
-            priority: a.priority.map(|p| p.to_string()),
-            due: a.due.map(|d| d.format("%B %-d, %Y").to_string()),
-        })
-        .collect();
-
-    let restart_loop = suggestions.iter().any(|s| s.pattern == "restart-loop");
-    let charts = super::chart::chosen(&board, restart_loop)
-        .into_iter()
-        .map(|s| ChartRef {
-            title: s.title.clone(),
-            slug: s.slug.clone(),
-            path: format!("charts/{}.svg", s.slug),
-        })
-        .collect();
-
-    let utc = tz == chrono_tz::UTC;
-    let time_words = if utc { "UTC" } else { "local time" }.to_string();
-    let stages = status_stages(&summary, &events, start, &crossings, tz);
+    let cx = Context::new(*evidence, tz);
+    let summary = &cx.summary;
+    let impact = cx.impact();
+    let (peaks, missing) = cx.figures();
+    let notes = seeded_notes(summary);
+    let detection = cx.detection();
+    let (resolution, responses) = cx.steps_taken();
+    let customer = cx.customer(&peaks, &notes.impact);
+    let recovery = cx.signal_recovery(&responses);
+    let suggestions = cx.suggestions(&peaks, &customer, &detection);
+    let actions = cx.actions();
+    let charts = cx.charts(&suggestions);
+    let time_words = time_words(tz);
     let status_page = status::compute(&status::Input {
-        stages: &stages,
+        stages: &status_stages(summary, &cx.events, cx.window.start, &cx.crossings, tz),
         severity: summary.severity,
         services: &status::public(&summary.services, evidence.public_names),
         impact: impact.as_ref(),
@@ -507,25 +321,6 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         notes: &notes,
         actions: &actions,
     });
-
-    let date_at = start
-        .or(summary.opened_at)
-        .or(records.first().map(|r| r.time));
-    let duration = match (start, end) {
-        (Some(s), Some(e)) => Some(words::between_minutes(s, e)),
-        _ => summary
-            .opened_at
-            .zip(summary.resolved_at)
-            .map(|(o, r)| words::between_minutes(o, r)),
-    };
-    let causes: Vec<prose::Cause> = timeline::causes(&events)
-        .into_iter()
-        .map(|c| prose::Cause {
-            at: Moment::new(c.at, tz),
-            what: c.what,
-            before_impact: None,
-        })
-        .collect();
     let mut facts = Facts {
         incident: id.to_string(),
         title: summary.title.clone(),
@@ -534,20 +329,16 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         status: summary.status.map(title_case),
         services: summary.services.clone(),
         timezone: tz.name().to_string(),
-        times_note: if utc {
-            "All times are in UTC.".into()
-        } else {
-            format!("All times are local ({}).", tz.name())
-        },
+        times_note: times_note(tz),
         time_words,
-        date: date_at.map(|d| words::date(d, tz)),
-        duration,
+        date: cx.date(),
+        duration: cx.duration(),
         opened: summary.opened_at.map(|t| Moment::new(t, tz)),
         resolved: summary.resolved_at.map(|t| Moment::new(t, tz)),
         impact,
         signals: peaks,
         customer,
-        timeline: rows,
+        timeline: cx.timeline(mode),
         timeline_mode: mode,
         detection,
         resolution,
@@ -561,12 +352,370 @@ pub fn compute_from(id: &str, evidence: &Evidence, tz: Tz, mode: Mode) -> Facts 
         missing,
         prose: Prose::default(),
     };
-    let after = w
-        .signal_end
-        .as_ref()
-        .and_then(|(at, _)| recovered_after(&board, &facts.responses, *at));
-    facts.prose = prose::compute(&facts, &causes, after);
+    facts.prose = cx.prose(&facts);
     facts
+}
+
+/// "UTC" or "local time": what follows a time range in the draft.
+fn time_words(tz: Tz) -> String {
+    let words = if tz == chrono_tz::UTC {
+        "UTC"
+    } else {
+        "local time"
+    };
+    words.to_string()
+}
+
+/// "All times are in UTC." or "All times are local (Europe/London).": the draft's note on
+/// its times.
+fn times_note(tz: Tz) -> String {
+    if tz == chrono_tz::UTC {
+        "All times are in UTC.".into()
+    } else {
+        format!("All times are local ({}).", tz.name())
+    }
+}
+
+/// What every part of the facts is read from, computed once: the journal's summary and its
+/// events as corrected, the snapshots, the threshold crossings, the steps and the impact
+/// window.
+struct Context<'a> {
+    evidence: Evidence<'a>,
+    tz: Tz,
+    summary: Summary,
+    events: Vec<(&'a Record, &'a Event)>,
+    board: Board<'a>,
+    crossings: Vec<Crossing>,
+    /// The journal's last record: where a step that never ended stops.
+    last: DateTime<Utc>,
+    steps: Vec<StepRun>,
+    /// What our own steps did to the signals by plan.
+    planned: Vec<timeline::Planned>,
+    /// While our own batch restarts ran (and 90 s after), capacity was down by plan.
+    planned_windows: Vec<(DateTime<Utc>, DateTime<Utc>)>,
+    window: impact::Window,
+}
+
+impl<'a> Context<'a> {
+    /// Reads the journal and the snapshots once, for every part of the facts.
+    fn new(evidence: Evidence<'a>, tz: Tz) -> Context<'a> {
+        let records = evidence.records;
+        let summary = summarize(records);
+        let events = timeline::effective(records);
+        let board = Board::new(evidence.panels, evidence.facts);
+        let crossings = timeline::crossings(&events, &|p| board.bad_above(p));
+        let last = records.last().map_or(DateTime::<Utc>::MIN_UTC, |r| r.time);
+        let steps = steps::runs(&events);
+        let planned = effects::planned(&steps, &crossings, &board, last);
+        // While our own batch restarts ran, capacity was down by plan.
+        let planned_windows = steps
+            .iter()
+            .filter(|s| s.batch() && !s.acted_on.is_empty())
+            .map(|s| (s.started, s.until(last) + Duration::seconds(90)))
+            .collect();
+        let window = impact::window(
+            &summary,
+            &crossings,
+            board.role(Role::ErrorRatio).map(|s| s.title.as_str()),
+            board.role(Role::QueueDepth).map(|s| s.title.as_str()),
+        );
+        Context {
+            evidence,
+            tz,
+            summary,
+            events,
+            board,
+            crossings,
+            last,
+            steps,
+            planned,
+            planned_windows,
+            window,
+        }
+    }
+
+    /// The impact window as the draft writes it, when it has a start.
+    fn impact(&self) -> Option<Impact> {
+        let (w, tz) = (&self.window, self.tz);
+        w.start.map(|s| Impact {
+            start: Moment::new(s, tz),
+            end: w.end.map(|e| Moment::new(e, tz)),
+            duration: w.end.map(|e| words::between_minutes(s, e)),
+            source: w.source.into(),
+            signal_start: w.signal_start.map(|t| Moment::new(t, tz)),
+            signal_end: w.signal_end.as_ref().map(|e| Moment::new(e.0, tz)),
+        })
+    }
+
+    /// The peaks over the impact window, and what could not be computed (no impact window, no
+    /// user-request counter), so the draft says so rather than guess.
+    fn figures(&self) -> (Signals, Vec<String>) {
+        let (panels, board, w) = (self.evidence.panels, &self.board, &self.window);
+        let with_data: Vec<&PanelSnapshot> = board.panels().collect();
+        let (peaks, mut missing) = figures::compute(panels, &with_data, w.start, w.end, self.tz);
+        if w.start.is_none() {
+            missing.push(
+                "the impact window (no threshold crossing and no impact start in the journal)"
+                    .into(),
+            );
+        }
+        if !panels.is_empty()
+            && board
+                .fact(crate::incident::snapshot::fact::USER_REQUESTS)
+                .is_none()
+        {
+            missing.push(
+                "failed and total user requests (no snapshot of the user-request counter \
+                 `app_logical_requests_total`): the impact counts attempts, retries included"
+                    .into(),
+            );
+        }
+        (peaks, missing)
+    }
+
+    /// The panel whose crossing began the impact, when the signals set its start (a person's
+    /// start names no panel).
+    fn start_panel(&self) -> Option<&str> {
+        if self.summary.impact_start.is_none() {
+            self.window.start_panel.as_deref()
+        } else {
+            None
+        }
+    }
+
+    /// The timeline rows in `mode`, the impact's start and end marked on them (by the
+    /// crossings that set them, when the signals did).
+    fn timeline(&self, mode: Mode) -> Vec<Row> {
+        let w = &self.window;
+        let end_crossing = w
+            .end_back
+            .as_ref()
+            .filter(|_| self.summary.impact_end.is_none())
+            .and_then(|b| back_crossing(&self.crossings, b));
+        timeline::rows(
+            &timeline::Input {
+                events: &self.events,
+                crossings: &self.crossings,
+                steps: &self.steps,
+                planned: &self.planned,
+                impact: w.start.map(|s| ImpactMarks {
+                    start: s,
+                    start_panel: self.start_panel().map(str::to_string),
+                    end: w.end,
+                    end_crossing,
+                }),
+                unit: &|p: &str| self.board.unit(p),
+                standing: &|c: &Crossing| standing(&self.board, c),
+                last: self.last,
+                tz: self.tz,
+            },
+            mode,
+        )
+    }
+
+    /// How the incident was noticed: the leading signal, the first alert and the first person
+    /// to act, a signal a step made bad told apart from a cause.
+    fn detection(&self) -> Detection {
+        // The steps that acted, for telling a signal a step made bad from a cause.
+        let acted: Vec<(DateTime<Utc>, String)> = self
+            .steps
+            .iter()
+            .filter(|s| s.acting() && !s.manual() && !s.did_nothing())
+            .map(|s| (s.started, s.title.clone()))
+            .collect();
+        detection::compute(&detection::Input {
+            events: &self.events,
+            crossings: &self.crossings,
+            planned: &self.planned,
+            standing: &|c: &Crossing| standing(&self.board, c),
+            impact_start: self.window.start,
+            impact_panel: self.start_panel(),
+            opened: self.summary.opened_at,
+            acted: &acted,
+            panels: self.evidence.panels,
+            rules: self.evidence.rules,
+            name: &|p: &str| self.board.name(p),
+            tz: self.tz,
+        })
+    }
+
+    /// The steps taken (everything that acts, and manual steps: a person's check) in the order
+    /// they started, and the responses they form with what each did.
+    fn steps_taken(&self) -> (Vec<Mitigation>, Vec<Response>) {
+        let (steps, w) = (&self.steps, &self.window);
+        let chosen: Vec<usize> = (0..steps.len())
+            .filter(|i| steps[*i].acting() || steps[*i].manual())
+            .collect();
+        let responses = effects::responses(&effects::Input {
+            steps,
+            chosen: &chosen,
+            planned: &self.planned,
+            board: &self.board,
+            // The recovery a step is credited with is the errors' end, not a backlog's drain.
+            impact: w.start.map(|s| (s, w.errors_end, w.start_panel.as_deref())),
+            events: &self.events,
+            last: self.last,
+            tz: self.tz,
+        });
+        let resolution = chosen
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| {
+                mitigation(
+                    &steps[i],
+                    i,
+                    n,
+                    &self.planned,
+                    &responses,
+                    self.last,
+                    self.tz,
+                )
+            })
+            .collect();
+        (resolution, responses)
+    }
+
+    /// The customer impact over the impact window (none without a start), the backlog's drain
+    /// dated as the record saw it when that ended the impact.
+    fn customer(&self, peaks: &Signals, notes: &[String]) -> Customer {
+        let w = &self.window;
+        // The record's moment the backlog was back under its level, when that ended the impact.
+        let backlog_back = w
+            .end_back
+            .as_ref()
+            .filter(|b| {
+                self.board
+                    .role(Role::QueueDepth)
+                    .is_some_and(|q| q.title == b.1)
+            })
+            .map(|b| b.0);
+        match w.start {
+            Some(s) => customer::compute(
+                &self.board,
+                peaks,
+                (s, w.end),
+                backlog_back,
+                &self.planned_windows,
+                notes,
+                self.tz,
+            ),
+            None => Customer::default(),
+        }
+    }
+
+    /// The recovery as the signals show it, when they came back, and the response credited
+    /// with it.
+    fn signal_recovery(&self, responses: &[Response]) -> Option<Recovery> {
+        self.window.signal_end.as_ref().map(|back| {
+            let crossing =
+                back_crossing(&self.crossings, back).filter(|_| self.summary.impact_end.is_none());
+            recovery(&self.board, crossing.as_ref(), responses, back, self.tz)
+        })
+    }
+
+    /// The corrective actions the data points to, less those an action item already filed
+    /// covers.
+    fn suggestions(
+        &self,
+        peaks: &Signals,
+        customer: &Customer,
+        detection: &Detection,
+    ) -> Vec<Suggestion> {
+        let filed: Vec<String> = self
+            .summary
+            .actions
+            .iter()
+            .map(|a| a.action.clone())
+            .collect();
+        let any_alert = self
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::AlertFiring { .. }));
+        suggest::compute(&suggest::Input {
+            board: &self.board,
+            peaks,
+            customer,
+            detection,
+            steps: &self.steps,
+            crossings: &self.crossings,
+            planned: &self.planned,
+            planned_windows: &self.planned_windows,
+            rules_known: self.evidence.rules.is_some(),
+            any_alert,
+            actions: &filed,
+            tz: self.tz,
+        })
+    }
+
+    /// The action items filed in the journal, as the draft's table rows.
+    fn actions(&self) -> Vec<Action> {
+        self.summary
+            .actions
+            .iter()
+            .map(|a| Action {
+                id: a.id.clone(),
+                action: a.action.clone(),
+                owner: a.owner.clone(),
+                priority: a.priority.map(|p| p.to_string()),
+                due: a.due.map(|d| d.format("%B %-d, %Y").to_string()),
+            })
+            .collect()
+    }
+
+    /// The charts written beside the draft: the panels that moved, and memory per instance
+    /// when a restart loop is suggested.
+    fn charts(&self, suggestions: &[Suggestion]) -> Vec<ChartRef> {
+        let restart_loop = suggestions.iter().any(|s| s.pattern == "restart-loop");
+        super::chart::chosen(&self.board, restart_loop)
+            .into_iter()
+            .map(|s| ChartRef {
+                title: s.title.clone(),
+                slug: s.slug.clone(),
+                path: format!("charts/{}.svg", s.slug),
+            })
+            .collect()
+    }
+
+    /// The incident's date: the impact's start, else its opening, else the first record.
+    fn date(&self) -> Option<String> {
+        let date_at = self.window.start.or(self.summary.opened_at).or(self
+            .evidence
+            .records
+            .first()
+            .map(|r| r.time));
+        date_at.map(|d| words::date(d, self.tz))
+    }
+
+    /// How long it lasted: the impact window when it has both ends, else opened to resolved.
+    fn duration(&self) -> Option<String> {
+        match (self.window.start, self.window.end) {
+            (Some(s), Some(e)) => Some(words::between_minutes(s, e)),
+            _ => self
+                .summary
+                .opened_at
+                .zip(self.summary.resolved_at)
+                .map(|(o, r)| words::between_minutes(o, r)),
+        }
+    }
+
+    /// The judgement sections' sentences, built from `facts`, the causes the journal recorded
+    /// and what the recovery came after.
+    fn prose(&self, facts: &Facts) -> Prose {
+        let causes: Vec<prose::Cause> = timeline::causes(&self.events)
+            .into_iter()
+            .map(|c| prose::Cause {
+                at: Moment::new(c.at, self.tz),
+                what: c.what,
+                before_impact: None,
+            })
+            .collect();
+        let after = self
+            .window
+            .signal_end
+            .as_ref()
+            .and_then(|(at, _)| recovered_after(&self.board, &facts.responses, *at));
+        prose::compute(facts, &causes, after)
+    }
 }
 
 /// The crossing that brought `back`'s panel back at its instant (the critical level's, else
