@@ -45,20 +45,7 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             title,
             severity,
             share,
-        } => {
-            let severity = match severity {
-                Some(s) => s.parse::<Severity>()?,
-                None => Severity::Sev3,
-            };
-            let title = title.unwrap_or_else(|| "Untitled incident".into());
-            let id = store.create(Utc::now())?;
-            let (mut incident, _) = open(&store, &id)?;
-            append(&mut incident, Event::IncidentOpened { title, severity })?;
-            append(&mut incident, Event::new_incident_uid())?;
-            drop(incident);
-            writeln!(out, "{id}")?;
-            share_after(ctx, &id.to_string(), &share).await?;
-        }
+        } => create(ctx, title, severity, &share, &mut out).await?,
         IncidentCmd::List { share } => match ctx.engine(&share)? {
             Some(engine) => list_shared(&store, &engine, &mut out).await?,
             None => list(&store, tz, &mut out)?,
@@ -111,26 +98,8 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             .await?;
         }
         IncidentCmd::Services { id, services, via } => {
-            let services: Vec<String> = services
-                .iter()
-                .flat_map(|s| s.split(','))
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
-            if services.is_empty() {
-                bail!(
-                    "name at least one service, e.g. `warroom incident services {id} planner-api`"
-                );
-            }
-            record(
-                ctx,
-                &id,
-                Event::ServicesChanged { services },
-                &via,
-                &mut out,
-                tz,
-            )
-            .await?;
+            let event = services_changed(&id, &services)?;
+            record(ctx, &id, event, &via, &mut out, tz).await?;
         }
         IncidentCmd::Action {
             id,
@@ -140,44 +109,11 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             due,
             via,
         } => {
-            let action = text.join(" ");
-            if action.trim().is_empty() {
-                bail!("the action item is empty; say what must be done after the incident id");
-            }
-            let priority = priority.map(|p| p.parse::<Priority>()).transpose()?;
-            let due = due
-                .map(|d| {
-                    NaiveDate::parse_from_str(d.trim(), "%Y-%m-%d").map_err(|_| {
-                        eyre!(
-                            "due date \"{}\" is not a date; write it as YYYY-MM-DD",
-                            sanitize::line(&d)
-                        )
-                    })
-                })
-                .transpose()?;
-            // The id is handed out where every writer's records meet: the journal.
-            let event = Event::ActionItem {
-                id: String::new(),
-                action,
-                owner,
-                priority,
-                due,
-            };
+            let event = action_item(&text, owner, priority, due)?;
             record(ctx, &id, event, &via, &mut out, tz).await?;
         }
         IncidentCmd::Impact { id, edge, at, via } => {
-            let at = match at {
-                Some(text) => parse_local_time(&text, tz)?,
-                None => Utc::now(),
-            };
-            let event = match edge.trim() {
-                "start" | "started" => Event::ImpactStart { at },
-                "end" | "ended" => Event::ImpactEnd { at },
-                other => bail!(
-                    "\"{}\" is not an edge of the impact; write `start` or `end`",
-                    sanitize::line(other)
-                ),
-            };
+            let event = impact_edge(&edge, at.as_deref(), tz)?;
             record(ctx, &id, event, &via, &mut out, tz).await?;
         }
         IncidentCmd::Correct {
@@ -187,36 +123,142 @@ pub async fn run(ctx: &Context, cmd: IncidentCmd) -> Result<ExitCode> {
             text,
             via,
         } => {
-            let text = text.join(" ");
-            let replacement = (!text.trim().is_empty()).then(|| Box::new(Event::note(text)));
-            let event = Event::Correction {
-                supersedes: seq,
-                reason,
-                replacement,
-            };
+            let event = correction(seq, reason, &text);
             record(ctx, &id, event, &via, &mut out, tz).await?;
         }
         IncidentCmd::Timeline { id, json, share } => {
-            let (records, torn) = timeline_records(ctx, &id, &share).await?;
-            if json {
-                for r in &records {
-                    out.write_all(&r.encode()?)?;
-                }
-            } else {
-                let table = render_table(&records, tz, &crate::runbook::journal::describe);
-                out.write_all(table.as_bytes())?;
-            }
-            if let Some(torn) = torn {
-                eprintln!(
-                    "warning: the journal's last line ({} bytes at line {}) is torn ({}); it is \
-                     not shown and will be set aside when the incident is next written.",
-                    torn.len, torn.line, torn.reason
-                );
-            }
+            timeline(ctx, &id, json, &share, tz, &mut out).await?;
         }
         IncidentCmd::Stress { id, count } => stress(&store, &id, count, &mut out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `incident new`: a new incident with its title and severity (SEV-3 unless given), its id on
+/// `out`; with an engine, shared after.
+async fn create(
+    ctx: &Context,
+    title: Option<String>,
+    severity: Option<String>,
+    share: &ShareArgs,
+    out: &mut impl Write,
+) -> Result<()> {
+    let severity = match severity {
+        Some(s) => s.parse::<Severity>()?,
+        None => Severity::Sev3,
+    };
+    let title = title.unwrap_or_else(|| "Untitled incident".into());
+    let store = &ctx.store;
+    let id = store.create(Utc::now())?;
+    let (mut incident, _) = open(store, &id)?;
+    append(&mut incident, Event::IncidentOpened { title, severity })?;
+    append(&mut incident, Event::new_incident_uid())?;
+    drop(incident);
+    writeln!(out, "{id}")?;
+    share_after(ctx, &id.to_string(), share).await
+}
+
+/// `incident services`: the services named, split at commas, blanks dropped; at least one.
+fn services_changed(id: &str, services: &[String]) -> Result<Event> {
+    let services: Vec<String> = services
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if services.is_empty() {
+        bail!("name at least one service, e.g. `warroom incident services {id} planner-api`");
+    }
+    Ok(Event::ServicesChanged { services })
+}
+
+/// `incident action`: an action item; its id is handed out where every writer's records
+/// meet, the journal.
+fn action_item(
+    text: &[String],
+    owner: Option<String>,
+    priority: Option<String>,
+    due: Option<String>,
+) -> Result<Event> {
+    let action = text.join(" ");
+    if action.trim().is_empty() {
+        bail!("the action item is empty; say what must be done after the incident id");
+    }
+    let priority = priority.map(|p| p.parse::<Priority>()).transpose()?;
+    let due = due
+        .map(|d| {
+            NaiveDate::parse_from_str(d.trim(), "%Y-%m-%d").map_err(|_| {
+                eyre!(
+                    "due date \"{}\" is not a date; write it as YYYY-MM-DD",
+                    sanitize::line(&d)
+                )
+            })
+        })
+        .transpose()?;
+    Ok(Event::ActionItem {
+        id: String::new(),
+        action,
+        owner,
+        priority,
+        due,
+    })
+}
+
+/// `incident impact`: where the impact started or ended, at `at` (local time) or now.
+fn impact_edge(edge: &str, at: Option<&str>, tz: Tz) -> Result<Event> {
+    let at = match at {
+        Some(text) => parse_local_time(text, tz)?,
+        None => Utc::now(),
+    };
+    Ok(match edge.trim() {
+        "start" | "started" => Event::ImpactStart { at },
+        "end" | "ended" => Event::ImpactEnd { at },
+        other => bail!(
+            "\"{}\" is not an edge of the impact; write `start` or `end`",
+            sanitize::line(other)
+        ),
+    })
+}
+
+/// `incident correct`: record `seq` superseded for `reason`, by a note of `text` when there
+/// is one (a retraction when there is none).
+fn correction(seq: u64, reason: String, text: &[String]) -> Event {
+    let text = text.join(" ");
+    let replacement = (!text.trim().is_empty()).then(|| Box::new(Event::note(text)));
+    Event::Correction {
+        supersedes: seq,
+        reason,
+        replacement,
+    }
+}
+
+/// `incident timeline`: the records as a table (or JSON lines), and a warning for a torn
+/// last line.
+async fn timeline(
+    ctx: &Context,
+    id: &str,
+    json: bool,
+    share: &ShareArgs,
+    tz: Tz,
+    out: &mut impl Write,
+) -> Result<()> {
+    let (records, torn) = timeline_records(ctx, id, share).await?;
+    if json {
+        for r in &records {
+            out.write_all(&r.encode()?)?;
+        }
+    } else {
+        let table = render_table(&records, tz, &crate::runbook::journal::describe);
+        out.write_all(table.as_bytes())?;
+    }
+    if let Some(torn) = torn {
+        eprintln!(
+            "warning: the journal's last line ({} bytes at line {}) is torn ({}); it is \
+             not shown and will be set aside when the incident is next written.",
+            torn.len, torn.line, torn.reason
+        );
+    }
+    Ok(())
 }
 
 /// Records `event` (see [`write_one`]) and says so on `out`; with an engine, joins an
