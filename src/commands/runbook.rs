@@ -86,74 +86,8 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
     let config = ctx.config_or_default();
     let mut out = std::io::stdout().lock();
     match cmd {
-        RunbookCmd::List(d) => {
-            let catalog = catalog_of(&d, &config);
-            for e in &catalog.entries {
-                match e {
-                    catalog::Entry::Ready(r) => {
-                        let first = r.description.lines().next().unwrap_or("");
-                        let mutating = r.steps.iter().filter(|s| s.mutating).count();
-                        writeln!(
-                            out,
-                            "{:<28} {:>2} steps ({mutating} mutating)  {}  [{}]",
-                            r.name,
-                            r.steps.len(),
-                            crate::sanitize::line(first),
-                            catalog::origin(r)
-                        )?;
-                    }
-                    catalog::Entry::Broken { file, error } => {
-                        let head = error.lines().next().unwrap_or_default();
-                        writeln!(out, "BROKEN {}  {head}", crate::sanitize::line(file))?;
-                    }
-                }
-            }
-            for (name, replaced) in &catalog.replaced {
-                if *replaced == Origin::Shipped {
-                    writeln!(
-                        out,
-                        "note: {name} is your own; it replaces the built-in one"
-                    )?;
-                } else {
-                    writeln!(out, "note: {name} replaces the one in {replaced}")?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        RunbookCmd::Check { files, dir } => {
-            let loaded = if files.is_empty() {
-                match check_dirs(&dir, &config) {
-                    Ok(l) => l,
-                    Err(e) => return usage(&e),
-                }
-            } else {
-                load::load_files(&files)
-            };
-            for (_, d) in &loaded.broken {
-                writeln!(out, "{d}")?;
-            }
-            // A config variable no runbook declares is likely a typo: said, not fatal.
-            if let Ok(cfg) = ctx.config() {
-                let every: Vec<Runbook> = catalog_of(&dir, cfg).runbooks().cloned().collect();
-                for name in crate::runbook::setup::undeclared(&cfg.runbook_vars, &every) {
-                    writeln!(
-                        out,
-                        "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
-                    )?;
-                }
-            }
-            writeln!(
-                out,
-                "{} runbook(s) ok, {} broken",
-                loaded.runbooks.len(),
-                loaded.broken.len()
-            )?;
-            Ok(if loaded.broken.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        RunbookCmd::List(d) => list(&mut out, &catalog_of(&d, &config)),
+        RunbookCmd::Check { files, dir } => check(&mut out, ctx, &config, &files, &dir),
         RunbookCmd::Plan(RunbookNamed { name, dir, vars }) => {
             match plan_of(&catalog_of(&dir, &config), &config, &name, &vars) {
                 Ok(text) => write!(out, "{text}")?,
@@ -190,6 +124,85 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
             run_one(name, dir, vars, opts, config, &ctx.data_dir).await
         }
     }
+}
+
+/// `runbook list`: every runbook of `catalog`, one a line, broken ones said, then which of
+/// them replace another.
+fn list(out: &mut impl Write, catalog: &Catalog) -> color_eyre::Result<ExitCode> {
+    for e in &catalog.entries {
+        match e {
+            catalog::Entry::Ready(r) => {
+                let first = r.description.lines().next().unwrap_or("");
+                let mutating = r.steps.iter().filter(|s| s.mutating).count();
+                writeln!(
+                    out,
+                    "{:<28} {:>2} steps ({mutating} mutating)  {}  [{}]",
+                    r.name,
+                    r.steps.len(),
+                    crate::sanitize::line(first),
+                    catalog::origin(r)
+                )?;
+            }
+            catalog::Entry::Broken { file, error } => {
+                let head = error.lines().next().unwrap_or_default();
+                writeln!(out, "BROKEN {}  {head}", crate::sanitize::line(file))?;
+            }
+        }
+    }
+    for (name, replaced) in &catalog.replaced {
+        if *replaced == Origin::Shipped {
+            writeln!(
+                out,
+                "note: {name} is your own; it replaces the built-in one"
+            )?;
+        } else {
+            writeln!(out, "note: {name} replaces the one in {replaced}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `runbook check`: `files`, else the runbook directories, loaded and every broken one said;
+/// exit status 1 when one is broken.
+fn check(
+    out: &mut impl Write,
+    ctx: &Context,
+    config: &Config,
+    files: &[std::path::PathBuf],
+    dir: &RunbookDirArgs,
+) -> color_eyre::Result<ExitCode> {
+    let loaded = if files.is_empty() {
+        match check_dirs(dir, config) {
+            Ok(l) => l,
+            Err(e) => return usage(&e),
+        }
+    } else {
+        load::load_files(files)
+    };
+    for (_, d) in &loaded.broken {
+        writeln!(out, "{d}")?;
+    }
+    // A config variable no runbook declares is likely a typo: said, not fatal.
+    if let Ok(cfg) = ctx.config() {
+        let every: Vec<Runbook> = catalog_of(dir, cfg).runbooks().cloned().collect();
+        for name in crate::runbook::setup::undeclared(&cfg.runbook_vars, &every) {
+            writeln!(
+                out,
+                "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "{} runbook(s) ok, {} broken",
+        loaded.runbooks.len(),
+        loaded.broken.len()
+    )?;
+    Ok(if loaded.broken.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// A usage error: said on stderr, exit status 2.
