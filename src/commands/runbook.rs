@@ -18,7 +18,7 @@ use crate::runbook::plan;
 use crate::runbook::progress::Progress;
 use crate::runbook::report::{IntentStore, JsonlFile, JsonlIntents, RunOutcome, RunSink, Tee};
 use crate::runbook::setup::RunbookSetup;
-use crate::runbook::vars::Purpose;
+use crate::runbook::vars::{Purpose, Resolved};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -86,74 +86,8 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
     let config = ctx.config_or_default();
     let mut out = std::io::stdout().lock();
     match cmd {
-        RunbookCmd::List(d) => {
-            let catalog = catalog_of(&d, &config);
-            for e in &catalog.entries {
-                match e {
-                    catalog::Entry::Ready(r) => {
-                        let first = r.description.lines().next().unwrap_or("");
-                        let mutating = r.steps.iter().filter(|s| s.mutating).count();
-                        writeln!(
-                            out,
-                            "{:<28} {:>2} steps ({mutating} mutating)  {}  [{}]",
-                            r.name,
-                            r.steps.len(),
-                            crate::sanitize::line(first),
-                            catalog::origin(r)
-                        )?;
-                    }
-                    catalog::Entry::Broken { file, error } => {
-                        let head = error.lines().next().unwrap_or_default();
-                        writeln!(out, "BROKEN {}  {head}", crate::sanitize::line(file))?;
-                    }
-                }
-            }
-            for (name, replaced) in &catalog.replaced {
-                if *replaced == Origin::Shipped {
-                    writeln!(
-                        out,
-                        "note: {name} is your own; it replaces the built-in one"
-                    )?;
-                } else {
-                    writeln!(out, "note: {name} replaces the one in {replaced}")?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        RunbookCmd::Check { files, dir } => {
-            let loaded = if files.is_empty() {
-                match check_dirs(&dir, &config) {
-                    Ok(l) => l,
-                    Err(e) => return usage(&e),
-                }
-            } else {
-                load::load_files(&files)
-            };
-            for (_, d) in &loaded.broken {
-                writeln!(out, "{d}")?;
-            }
-            // A config variable no runbook declares is likely a typo: said, not fatal.
-            if let Ok(cfg) = ctx.config() {
-                let every: Vec<Runbook> = catalog_of(&dir, cfg).runbooks().cloned().collect();
-                for name in crate::runbook::setup::undeclared(&cfg.runbook_vars, &every) {
-                    writeln!(
-                        out,
-                        "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
-                    )?;
-                }
-            }
-            writeln!(
-                out,
-                "{} runbook(s) ok, {} broken",
-                loaded.runbooks.len(),
-                loaded.broken.len()
-            )?;
-            Ok(if loaded.broken.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        RunbookCmd::List(d) => list(&mut out, &catalog_of(&d, &config)),
+        RunbookCmd::Check { files, dir } => check(&mut out, ctx, &config, &files, &dir),
         RunbookCmd::Plan(RunbookNamed { name, dir, vars }) => {
             match plan_of(&catalog_of(&dir, &config), &config, &name, &vars) {
                 Ok(text) => write!(out, "{text}")?,
@@ -192,6 +126,85 @@ pub async fn run(ctx: &Context, cmd: RunbookCmd) -> color_eyre::Result<ExitCode>
     }
 }
 
+/// `runbook list`: every runbook of `catalog`, one a line, broken ones said, then which of
+/// them replace another.
+fn list(out: &mut impl Write, catalog: &Catalog) -> color_eyre::Result<ExitCode> {
+    for e in &catalog.entries {
+        match e {
+            catalog::Entry::Ready(r) => {
+                let first = r.description.lines().next().unwrap_or("");
+                let mutating = r.steps.iter().filter(|s| s.mutating).count();
+                writeln!(
+                    out,
+                    "{:<28} {:>2} steps ({mutating} mutating)  {}  [{}]",
+                    r.name,
+                    r.steps.len(),
+                    crate::sanitize::line(first),
+                    catalog::origin(r)
+                )?;
+            }
+            catalog::Entry::Broken { file, error } => {
+                let head = error.lines().next().unwrap_or_default();
+                writeln!(out, "BROKEN {}  {head}", crate::sanitize::line(file))?;
+            }
+        }
+    }
+    for (name, replaced) in &catalog.replaced {
+        if *replaced == Origin::Shipped {
+            writeln!(
+                out,
+                "note: {name} is your own; it replaces the built-in one"
+            )?;
+        } else {
+            writeln!(out, "note: {name} replaces the one in {replaced}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `runbook check`: `files`, else the runbook directories, loaded and every broken one said;
+/// exit status 1 when one is broken.
+fn check(
+    out: &mut impl Write,
+    ctx: &Context,
+    config: &Config,
+    files: &[std::path::PathBuf],
+    dir: &RunbookDirArgs,
+) -> color_eyre::Result<ExitCode> {
+    let loaded = if files.is_empty() {
+        match check_dirs(dir, config) {
+            Ok(l) => l,
+            Err(e) => return usage(&e),
+        }
+    } else {
+        load::load_files(files)
+    };
+    for (_, d) in &loaded.broken {
+        writeln!(out, "{d}")?;
+    }
+    // A config variable no runbook declares is likely a typo: said, not fatal.
+    if let Ok(cfg) = ctx.config() {
+        let every: Vec<Runbook> = catalog_of(dir, cfg).runbooks().cloned().collect();
+        for name in crate::runbook::setup::undeclared(&cfg.runbook_vars, &every) {
+            writeln!(
+                out,
+                "note: [runbooks.vars] \"{name}\" is declared by none of these runbooks; it is ignored (a typo?)"
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "{} runbook(s) ok, {} broken",
+        loaded.runbooks.len(),
+        loaded.broken.len()
+    )?;
+    Ok(if loaded.broken.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 /// A usage error: said on stderr, exit status 2.
 fn usage(msg: &str) -> color_eyre::Result<ExitCode> {
     eprintln!("warroom runbook: {msg}");
@@ -208,6 +221,8 @@ struct RunOpts {
     engine: Option<crate::share::Engine>,
 }
 
+/// Runs runbook `name` as `warroom runbook run` was asked to: bound, planned, then run under
+/// the executor lease when the incident is shared.
 async fn run_one(
     name: String,
     dir: RunbookDirArgs,
@@ -224,154 +239,36 @@ async fn run_one(
         resume,
         engine,
     } = opts;
-    let catalog = catalog_of(&dir, config);
-    let Some(rb) = catalog.find(&name) else {
-        return usage(&not_found(&catalog, &name));
+    let (bound, resolved, source) = match bind_run(config, &dir, &name, &overrides, dry_run) {
+        Ok(b) => b,
+        Err(e) => return usage(&e),
     };
-    // Durations that name a variable take the run's value.
-    let (bound, resolved) =
-        match RunbookSetup::from_config(config).bind_given(rb, &overrides, Purpose::Run) {
-            Ok(b) => b,
-            Err(e) => return usage(&e),
-        };
     let rb = &bound;
     // `--prometheus` is already in the config (the context applied it).
     let _ = prometheus;
-    let source = match crate::metrics::from_config::optional(config) {
-        Ok(s) => s,
-        Err(e) => return usage(&e.to_string()),
-    };
-    let needs_source = rb.steps.iter().any(|s| s.kind.uses_metrics());
-    if needs_source && source.is_none() && !dry_run {
-        return usage("this runbook has gates: pass --prometheus URL (e.g. http://127.0.0.1:9090)");
-    }
     let started = chrono::Utc::now();
     let runs = data_dir.join("runs");
-    // With an incident, the run is recorded on its timeline (and takes its lock: one writer).
-    let journal = match &incident {
-        Some(id) if !dry_run => match open_journal(data_dir, id) {
-            Ok(j) => Some(j),
-            Err(e) => return usage(&e),
-        },
-        _ => None,
+    let (journal, _serving) = match open_for_run(data_dir, incident.as_deref(), dry_run) {
+        Ok(j) => j,
+        Err(e) => return usage(&e),
     };
-    // The team records through this run while it holds the incident: a note during a long
-    // run goes through its socket instead of waiting for the lock.
-    let _serving = journal.as_ref().and_then(|(writer, _)| {
-        crate::incident::serve::serve(writer.clone(), None, Default::default())
-            .inspect_err(|e| {
-                eprintln!("warning: {e}; other responders cannot record during this run");
-            })
-            .ok()
-    });
-    let operator: Arc<dyn Operator> = if yes {
-        Arc::new(AssumeYes)
-    } else {
-        Arc::new(LineOperator::stdio())
+    let operator = operator(yes);
+    let at = start_point(rb, &runs, journal.as_ref(), resume, started, &*operator);
+    let (run_id, from) = match at.await {
+        Ok(Some(at)) => at,
+        Ok(None) => return Ok(ExitCode::from(RunOutcome::Aborted.exit_code())),
+        Err(e) => return usage(&e),
     };
-    let resume = match resume {
-        Some(id) if id.is_empty() => {
-            let last = journal.as_ref().and_then(|(_, records)| {
-                crate::runbook::journal::unfinished_runs(records)
-                    .into_iter()
-                    .rev()
-                    .find(|r| r.runbook == rb.name)
-            });
-            match last {
-                Some(r) => Some(r.run_id),
-                None => {
-                    return usage(&format!(
-                        "no unfinished run of \"{}\" to resume{}; pass --resume RUN_ID (the id is on the run's first line)",
-                        rb.name,
-                        if journal.is_some() {
-                            " in this incident"
-                        } else {
-                            " (without --incident, name the run)"
-                        }
-                    ));
-                }
-            }
-        }
-        other => other,
-    };
-    let (run_id, from) = match &resume {
-        None => (rb.run_id(started), None),
-        Some(id) => match resume_at(rb, &runs, journal.as_ref(), id, operator.as_ref()).await {
-            Ok(Some(at)) => (id.clone(), Some(at)),
-            Ok(None) => return Ok(ExitCode::from(RunOutcome::Aborted.exit_code())),
-            Err(e) => return usage(&e),
-        },
-    };
-    let backoff = crate::backoff::Backoff::default();
     // The plan first, always: the operator sees every request and command before anything runs.
-    let mut targets = BTreeMap::new();
-    if let Some(src) = &source {
-        let probe = crate::runbook::launch::executor(
-            rb,
-            resolved.clone(),
-            Some(src.clone()),
-            &run_id,
-            Arc::new(crate::clock::WallClock),
-        )?;
-        targets = crate::runbook::launch::probe_targets(&probe).await;
-    }
-    print!("{}", plan::render(rb, &resolved, &targets, &backoff));
-    println!();
+    print_plan(rb, &resolved, source.as_ref(), &run_id).await?;
     // Across machines, one responder runs at a time: the lease before the first action.
     let lease = match executor_lease(engine.as_ref(), incident.as_deref(), rb, dry_run).await {
         Ok(l) => l,
         Err(code) => return Ok(code),
     };
-    // The durable record first: a line on screen says a transition is recorded, so it is
-    // printed only once the journal (or the run's file) holds it.
-    let mut sinks: Vec<Box<dyn RunSink>> = Vec::new();
-    let intents: Arc<dyn IntentStore> = match &journal {
-        Some((writer, records)) => {
-            sinks.push(Box::new(JournalSink::new(
-                writer.clone(),
-                RunRef {
-                    run_id: run_id.clone(),
-                    runbook: rb.name.clone(),
-                    hash: rb.hash.clone(),
-                },
-            )));
-            Arc::new(JournalIntents::new(writer.clone(), &run_id, records))
-        }
-        None => {
-            if !dry_run {
-                sinks.push(Box::new(JsonlFile::open(
-                    &runs.join(format!("{run_id}.jsonl")),
-                )?));
-            }
-            Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?)
-        }
-    };
-    let progress: Box<dyn RunSink> = Box::new(Progress);
+    let (sink, intents) = run_records(journal.as_ref(), rb, &run_id, &runs, dry_run)?;
     let writer = journal.map(|(w, _)| w);
-    let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
-    let control_tx = Arc::new(control_tx);
-    let abort = control_tx.clone();
-    // SIGINT or SIGTERM: no new action; the run records the interruption and ends.
-    let interrupted = writer.clone();
-    let mut signals = crate::signals::Signals::new();
-    tokio::spawn(async move {
-        let signal = signals.next().await;
-        // Recorded first (bounded), so the timeline shows the signal before the run's end.
-        if let Some(w) = interrupted {
-            let event = crate::incident::event::Event::Interrupted {
-                signal: signal.into(),
-            };
-            let append = w.append(Source::System, "warroom", event);
-            match tokio::time::timeout(std::time::Duration::from_secs(2), append).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => {
-                    eprintln!("warroom runbook: the interruption could not be recorded: {e}");
-                }
-                Err(_) => eprintln!("warroom runbook: recording the interruption timed out"),
-            }
-        }
-        let _ = control_tx.send(Control::Abort);
-    });
+    let (abort, control) = control_on_signal(writer.clone());
     let mut exec = crate::runbook::launch::executor(
         rb,
         resolved,
@@ -379,7 +276,7 @@ async fn run_one(
         &run_id,
         Arc::new(crate::clock::WallClock),
     )?;
-    exec.sink = Arc::new(Tee(sinks.into_iter().chain([progress]).collect()));
+    exec.sink = Arc::new(sink);
     exec.intents = intents;
     exec.operator = operator;
     exec.control = control;
@@ -395,6 +292,210 @@ async fn run_one(
         share_run(engine, data_dir, id).await;
     }
     Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// The operator who confirms each step: with `--yes`, every step is confirmed; else the
+/// terminal asks.
+fn operator(yes: bool) -> Arc<dyn Operator> {
+    if yes {
+        Arc::new(AssumeYes)
+    } else {
+        Arc::new(LineOperator::stdio())
+    }
+}
+
+/// A runbook bound for a run: its variables resolved, and the source its gates read.
+type BoundRun = (Runbook, Resolved, Option<Arc<dyn crate::metrics::Source>>);
+
+/// Runbook `name` of the catalog bound to `overrides` for a run, with the source its gates
+/// read; or the usage error that stops it.
+fn bind_run(
+    config: &Config,
+    dir: &RunbookDirArgs,
+    name: &str,
+    overrides: &[String],
+    dry_run: bool,
+) -> Result<BoundRun, String> {
+    let catalog = catalog_of(dir, config);
+    let rb = catalog
+        .find(name)
+        .ok_or_else(|| not_found(&catalog, name))?;
+    // Durations that name a variable take the run's value.
+    let (bound, resolved) =
+        RunbookSetup::from_config(config).bind_given(rb, overrides, Purpose::Run)?;
+    let source = crate::metrics::from_config::optional(config).map_err(|e| e.to_string())?;
+    let needs_source = bound.steps.iter().any(|s| s.kind.uses_metrics());
+    if needs_source && source.is_none() && !dry_run {
+        return Err(
+            "this runbook has gates: pass --prometheus URL (e.g. http://127.0.0.1:9090)".into(),
+        );
+    }
+    Ok((bound, resolved, source))
+}
+
+/// The journal of `incident` for a run that is recorded (not a dry run), with the socket the
+/// team records through while the run holds it; or why it cannot be opened.
+fn open_for_run(
+    data_dir: &Path,
+    incident: Option<&str>,
+    dry_run: bool,
+) -> Result<(Option<OpenJournal>, Option<crate::incident::serve::Serving>), String> {
+    // With an incident, the run is recorded on its timeline (and takes its lock: one writer).
+    let journal = match incident {
+        Some(id) if !dry_run => Some(open_journal(data_dir, id)?),
+        _ => None,
+    };
+    // The team records through this run while it holds the incident: a note during a long
+    // run goes through its socket instead of waiting for the lock.
+    let serving = journal.as_ref().and_then(|(writer, _)| {
+        crate::incident::serve::serve(writer.clone(), None, Default::default())
+            .inspect_err(|e| {
+                eprintln!("warning: {e}; other responders cannot record during this run");
+            })
+            .ok()
+    });
+    Ok((journal, serving))
+}
+
+/// The run's id and the step it starts at: a new run from its first step, or run `resume`
+/// where it stopped (an empty id names the last unfinished run of `rb` in the journal);
+/// `Ok(None)` when the operator aborts at an in-doubt step.
+async fn start_point(
+    rb: &Runbook,
+    runs: &Path,
+    journal: Option<&OpenJournal>,
+    resume: Option<String>,
+    started: chrono::DateTime<chrono::Utc>,
+    operator: &dyn Operator,
+) -> Result<Option<(String, Option<usize>)>, String> {
+    let resume = match resume {
+        Some(id) if id.is_empty() => {
+            let last = journal.and_then(|(_, records)| {
+                crate::runbook::journal::unfinished_runs(records)
+                    .into_iter()
+                    .rev()
+                    .find(|r| r.runbook == rb.name)
+            });
+            match last {
+                Some(r) => Some(r.run_id),
+                None => {
+                    return Err(format!(
+                        "no unfinished run of \"{}\" to resume{}; pass --resume RUN_ID (the id is on the run's first line)",
+                        rb.name,
+                        if journal.is_some() {
+                            " in this incident"
+                        } else {
+                            " (without --incident, name the run)"
+                        }
+                    ));
+                }
+            }
+        }
+        other => other,
+    };
+    Ok(match resume {
+        None => Some((rb.run_id(started), None)),
+        Some(id) => resume_at(rb, runs, journal, &id, operator)
+            .await?
+            .map(|at| (id, Some(at))),
+    })
+}
+
+/// Prints the plan of `rb`: every request and command as it will be sent, with the batch
+/// targets `source` gives now.
+async fn print_plan(
+    rb: &Runbook,
+    resolved: &Resolved,
+    source: Option<&Arc<dyn crate::metrics::Source>>,
+    run_id: &str,
+) -> color_eyre::Result<()> {
+    let backoff = crate::backoff::Backoff::default();
+    let mut targets = BTreeMap::new();
+    if let Some(src) = source {
+        let probe = crate::runbook::launch::executor(
+            rb,
+            resolved.clone(),
+            Some(src.clone()),
+            run_id,
+            Arc::new(crate::clock::WallClock),
+        )?;
+        targets = crate::runbook::launch::probe_targets(&probe).await;
+    }
+    print!("{}", plan::render(rb, resolved, &targets, &backoff));
+    println!();
+    Ok(())
+}
+
+/// Where run `run_id` records its transitions and intents: the incident's journal when there
+/// is one, else its own file under `runs` (none for a dry run) and the shared intents file;
+/// the transitions then go to the screen.
+fn run_records(
+    journal: Option<&OpenJournal>,
+    rb: &Runbook,
+    run_id: &str,
+    runs: &Path,
+    dry_run: bool,
+) -> color_eyre::Result<(Tee, Arc<dyn IntentStore>)> {
+    // The durable record first: a line on screen says a transition is recorded, so it is
+    // printed only once the journal (or the run's file) holds it.
+    let mut sinks: Vec<Box<dyn RunSink>> = Vec::new();
+    let intents: Arc<dyn IntentStore> = match journal {
+        Some((writer, records)) => {
+            sinks.push(Box::new(JournalSink::new(
+                writer.clone(),
+                RunRef {
+                    run_id: run_id.to_string(),
+                    runbook: rb.name.clone(),
+                    hash: rb.hash.clone(),
+                },
+            )));
+            Arc::new(JournalIntents::new(writer.clone(), run_id, records))
+        }
+        None => {
+            if !dry_run {
+                sinks.push(Box::new(JsonlFile::open(
+                    &runs.join(format!("{run_id}.jsonl")),
+                )?));
+            }
+            Arc::new(JsonlIntents::open(&runs.join("intents.jsonl"))?)
+        }
+    };
+    let progress: Box<dyn RunSink> = Box::new(Progress);
+    Ok((Tee(sinks.into_iter().chain([progress]).collect()), intents))
+}
+
+/// The run's control: the sender that aborts it and the receiver its executor watches. On
+/// SIGINT or SIGTERM the run takes no new action; the interruption is recorded in `writer`'s
+/// journal and the run ends.
+fn control_on_signal(
+    writer: Option<JournalWriter>,
+) -> (
+    Arc<tokio::sync::watch::Sender<Control>>,
+    tokio::sync::watch::Receiver<Control>,
+) {
+    let (control_tx, control) = tokio::sync::watch::channel(Control::Run);
+    let control_tx = Arc::new(control_tx);
+    let abort = control_tx.clone();
+    let mut signals = crate::signals::Signals::new();
+    tokio::spawn(async move {
+        let signal = signals.next().await;
+        // Recorded first (bounded), so the timeline shows the signal before the run's end.
+        if let Some(w) = writer {
+            let event = crate::incident::event::Event::Interrupted {
+                signal: signal.into(),
+            };
+            let append = w.append(Source::System, "warroom", event);
+            match tokio::time::timeout(std::time::Duration::from_secs(2), append).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    eprintln!("warroom runbook: the interruption could not be recorded: {e}");
+                }
+                Err(_) => eprintln!("warroom runbook: recording the interruption timed out"),
+            }
+        }
+        let _ = control_tx.send(Control::Abort);
+    });
+    (abort, control)
 }
 
 /// The executor lease of the shared incident, for a run that changes something: `None` when

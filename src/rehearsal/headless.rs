@@ -8,7 +8,7 @@ use super::clock::{at, epoch};
 use super::error::RehearsalError;
 use super::plays::{self, Play};
 use super::recording::Recording;
-use super::stage::{Scrape, Stage, StageSpec};
+use super::stage::{Pacer, Scrape, Stage, StageSpec};
 use crate::runbook::executor::Control;
 use crate::runbook::report::RunOutcome;
 use crate::sim::Scenario;
@@ -101,9 +101,65 @@ pub async fn run(
     let config = config.clone();
     let scenario =
         Scenario::load(&args.scenario).map_err(|d| RehearsalError::Scenario(d.to_string()))?;
+    let schedule = schedule_of(&scenario, &args.plays)?;
+    let name = scenario.name.clone();
+    let title = scenario.title.clone();
+    let duration = scenario.duration_s;
+    let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
+    let stage = Stage::start(StageSpec {
+        scenario,
+        seed: args.seed,
+        speed: args.speed,
+        epoch,
+        listen: args.listen.as_deref(),
+        retention: args.retention,
+    })
+    .await?;
+    let end = match args.run_for {
+        Some(d) => stage.start_at + d.as_secs_f64(),
+        None => duration.max(stage.start_at),
+    };
+    announce(&stage, config.timezone, &name, args.speed, end, &schedule);
+
+    // The rehearsal is an incident, recorded in simulated time like the demo's.
+    let recording =
+        Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &title).await?;
+    eprintln!(
+        "warroom gameday: recording incident {} in simulated time",
+        recording.id
+    );
+    let stage_url = stage.url();
+    let source = runbooks_source(&config, args.prometheus.as_deref(), &stage, &stage_url)?;
+    let setup = super::runbooks::setup(&config, &stage_url, &stage.service_label);
+    let clock: crate::clock::SharedClock = Arc::new(stage.clock());
+    let pacer = stage.pacer();
+    pacer.set_end(end);
+    let cast = Cast {
+        setup: &setup,
+        source: &source,
+        writer: &recording.writer,
+        clock: &clock,
+        stage: &stage,
+        tz: config.timezone,
+    };
+    // Each play waits on the simulated clock for its moment, so it starts at its simulated
+    // second at any speed.
+    let plays: Vec<PlayTask> = (schedule.iter())
+        .map(|(t, p)| cast.play(&p.runbook, *t, end))
+        .collect();
+    let progress = start_progress(&stage, config.timezone);
+    until_end(&pacer).await;
+    progress.abort();
+    let reports = stop_plays(plays).await;
+    let report = finish(&args, &name, &config, data_dir, &stage, recording, reports).await?;
+    drop(stage);
+    Ok(report)
+}
+
+/// The plays of `given` (`RUNBOOK@WHEN`) at their simulated seconds, earliest first.
+fn schedule_of(scenario: &Scenario, given: &[String]) -> Result<Vec<(f64, Play)>, RehearsalError> {
     // `seed` stands for the seed incident's own response, at its moments.
-    let plays = args
-        .plays
+    let plays = given
         .iter()
         .flat_map(|p| match p.as_str() {
             "seed" => scenario.response.clone(),
@@ -122,37 +178,34 @@ pub async fn run(
         schedule.push((t, p));
     }
     schedule.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let name = scenario.name.clone();
-    let title = scenario.title.clone();
-    let duration = scenario.duration_s;
-    let epoch = epoch(&scenario.start_clock, config.timezone, Utc::now());
-    let stage = Stage::start(StageSpec {
-        scenario,
-        seed: args.seed,
-        speed: args.speed,
-        epoch,
-        listen: args.listen.as_deref(),
-        retention: args.retention,
-    })
-    .await?;
-    let end = match args.run_for {
-        Some(d) => stage.start_at + d.as_secs_f64(),
-        None => duration.max(stage.start_at),
-    };
-    let clock_text = |t: f64| {
-        at(stage.epoch, t)
-            .with_timezone(&config.timezone)
-            .format("%H:%M:%S")
-            .to_string()
-    };
+    Ok(schedule)
+}
+
+/// Simulated second `t` of the rehearsal on `epoch` as a wall-clock time in `tz`.
+fn clock_text(epoch: DateTime<Utc>, tz: chrono_tz::Tz, t: f64) -> String {
+    at(epoch, t)
+        .with_timezone(&tz)
+        .format("%H:%M:%S")
+        .to_string()
+}
+
+/// Says on stderr what is rehearsed, when and where, and which plays fall outside it.
+fn announce(
+    stage: &Stage,
+    tz: chrono_tz::Tz,
+    name: &str,
+    speed: f64,
+    end: f64,
+    schedule: &[(f64, Play)],
+) {
+    let clock_text = |t: f64| clock_text(stage.epoch, tz, t);
     eprintln!(
-        "warroom gameday: {name} at {}x from {} to {}, rehearsal on {}",
-        args.speed,
+        "warroom gameday: {name} at {speed}x from {} to {}, rehearsal on {}",
         clock_text(stage.start_at),
         clock_text(end),
         stage.url()
     );
-    for (t, p) in &schedule {
+    for (t, p) in schedule {
         if *t < stage.start_at || *t > end {
             eprintln!(
                 "warroom gameday: {} at {} is outside the rehearsal and will not run",
@@ -161,18 +214,17 @@ pub async fn run(
             );
         }
     }
+}
 
-    // The rehearsal is an incident, recorded in simulated time like the demo's.
-    let recording =
-        Recording::start(data_dir, args.incident.as_deref(), &config, &stage, &title).await?;
-    let recording_id = recording.id.clone();
-    eprintln!(
-        "warroom gameday: recording incident {} in simulated time",
-        recording.id
-    );
-    // Gates and targets read the real Prometheus when there is one, else the embedded store.
-    let stage_url = stage.url();
-    let source: Arc<dyn crate::metrics::Source> = match &args.prometheus {
+/// What gates and targets read: the real Prometheus when there is one, else the embedded
+/// store.
+fn runbooks_source(
+    config: &crate::config::Config,
+    prometheus: Option<&str>,
+    stage: &Stage,
+    stage_url: &str,
+) -> Result<Arc<dyn crate::metrics::Source>, RehearsalError> {
+    Ok(match prometheus {
         Some(url) => {
             eprintln!("warroom gameday: runbooks read {url}; it must scrape {stage_url}/metrics");
             let mut c = config.clone();
@@ -180,40 +232,49 @@ pub async fn run(
             crate::metrics::from_config::from_config(&c)?
         }
         None => Arc::new(stage.store.clone()),
-    };
-    let setup = super::runbooks::setup(&config, &stage_url, &stage.service_label);
-    let clock: crate::clock::SharedClock = Arc::new(stage.clock());
-    let pacer = stage.pacer();
-    pacer.set_end(end);
-    // Each play waits on the simulated clock for its moment, so it starts at its simulated
-    // second at any speed.
-    let mut plays: Vec<PlayTask> = Vec::new();
-    for (t, p) in &schedule {
+    })
+}
+
+/// What every play runs with: the rehearsal's runbook setup, source, journal and clocks.
+struct Cast<'a> {
+    setup: &'a crate::runbook::setup::RunbookSetup,
+    source: &'a Arc<dyn crate::metrics::Source>,
+    writer: &'a crate::incident::writer::JournalWriter,
+    clock: &'a crate::clock::SharedClock,
+    stage: &'a Stage,
+    tz: chrono_tz::Tz,
+}
+
+impl Cast<'_> {
+    /// Schedules `runbook` at simulated second `t` (it never starts when `t` falls outside the
+    /// rehearsal, which ends at `end`).
+    fn play(&self, runbook: &str, t: f64, end: f64) -> PlayTask {
         let report = Arc::new(Mutex::new(PlayReport {
-            runbook: p.runbook.clone(),
-            at_s: *t,
+            runbook: runbook.to_string(),
+            at_s: t,
             started_at_s: None,
             outcome: None,
             exit_code: None,
         }));
         let control = Arc::new(Mutex::new(None));
-        let runs = *t >= stage.start_at && *t <= end;
+        let runs = t >= self.stage.start_at && t <= end;
         let handle = runs.then(|| {
             let (report, control) = (report.clone(), control.clone());
-            let (setup, source, writer) = (setup.clone(), source.clone(), recording.writer.clone());
-            let (clock, time, tz) = (clock.clone(), stage.time.clone(), config.timezone);
-            let (runbook, epoch, t) = (p.runbook.clone(), stage.epoch, *t);
+            let (setup, source, writer) =
+                (self.setup.clone(), self.source.clone(), self.writer.clone());
+            let (clock, time, tz) = (self.clock.clone(), self.stage.time.clone(), self.tz);
+            let (runbook, epoch) = (runbook.to_string(), self.stage.epoch);
             tokio::spawn(async move {
                 time.sleep_until(t).await;
                 let now = time.now();
-                let stamp = at(epoch, now).with_timezone(&tz).format("%H:%M:%S");
+                let stamp = clock_text(epoch, tz, now);
                 eprintln!("[{stamp}] play: {runbook}");
                 lock(&report).started_at_s = Some(now);
                 match plays::start(&runbook, &setup, source, writer, clock, tz) {
                     Ok(r) => {
                         *lock(&control) = Some(r.control.clone());
                         let outcome = r.task.await.unwrap_or(RunOutcome::Failed);
-                        let stamp = at(epoch, time.now()).with_timezone(&tz).format("%H:%M:%S");
+                        let stamp = clock_text(epoch, tz, time.now());
                         eprintln!("[{stamp}] {runbook} ended: {}", outcome.word());
                         let mut rep = lock(&report);
                         rep.outcome = Some(outcome.word().to_string());
@@ -228,26 +289,32 @@ pub async fn run(
                 }
             })
         });
-        plays.push(PlayTask {
+        PlayTask {
             report,
             control,
             handle,
-        });
+        }
     }
-    let progress = {
-        let (time, epoch, tz) = (stage.time.clone(), stage.epoch, config.timezone);
-        let store = stage.store.clone();
-        let start = stage.start_at;
-        tokio::spawn(async move {
-            let mut next = start + PROGRESS_S;
-            loop {
-                time.sleep_until(next).await;
-                let stamp = at(epoch, time.now()).with_timezone(&tz).format("%H:%M:%S");
-                eprintln!("[{stamp}] {}", progress_line(&store));
-                next += PROGRESS_S;
-            }
-        })
-    };
+}
+
+/// Starts the progress line on stderr, every [`PROGRESS_S`] simulated seconds.
+fn start_progress(stage: &Stage, tz: chrono_tz::Tz) -> tokio::task::JoinHandle<()> {
+    let (time, epoch) = (stage.time.clone(), stage.epoch);
+    let store = stage.store.clone();
+    let start = stage.start_at;
+    tokio::spawn(async move {
+        let mut next = start + PROGRESS_S;
+        loop {
+            time.sleep_until(next).await;
+            let stamp = clock_text(epoch, tz, time.now());
+            eprintln!("[{stamp}] {}", progress_line(&store));
+            next += PROGRESS_S;
+        }
+    })
+}
+
+/// Waits for the rehearsal's end, or for a signal, which pauses it where it is.
+async fn until_end(pacer: &Pacer) {
     let mut signals = crate::signals::Signals::new();
     tokio::select! {
         _ = pacer.ended() => {}
@@ -256,8 +323,11 @@ pub async fn run(
             pacer.pause();
         }
     }
-    progress.abort();
-    // Runbooks still running are stopped between actions, as an operator's abort would.
+}
+
+/// Each play's report, once runbooks still running are stopped between actions, as an
+/// operator's abort would.
+async fn stop_plays(plays: Vec<PlayTask>) -> Vec<PlayReport> {
     let mut reports = Vec::new();
     for play in plays {
         if let Some(handle) = play.handle
@@ -282,8 +352,23 @@ pub async fn run(
         let report = lock(&play.report).clone();
         reports.push(report);
     }
+    reports
+}
+
+/// Ends the recording and reports the rehearsal on `stage`: its score, the team's response
+/// (read back from the journal), each play's outcome and the simulator's own record.
+async fn finish(
+    args: &Options,
+    name: &str,
+    config: &crate::config::Config,
+    data_dir: &std::path::Path,
+    stage: &Stage,
+    recording: Recording,
+    plays: Vec<PlayReport>,
+) -> Result<Report, RehearsalError> {
+    let recording_id = recording.id.clone();
     let incident = recording.id.to_string();
-    let snapshots = recording.finish(&config, &stage).await?;
+    let snapshots = recording.finish(config, stage).await?;
     let response = match crate::incident::Store::new(data_dir).read(&recording_id) {
         Ok(journal) => super::score::response(&journal.records),
         Err(e) => {
@@ -294,15 +379,15 @@ pub async fn run(
     let simulated_to_s = stage.now();
     let score = stage.service.with_sim(|s| s.score().clone());
     let (store_series, store_samples) = stage.store.size();
-    let report = Report {
-        scenario: name.clone(),
+    Ok(Report {
+        scenario: name.to_string(),
         seed: args.seed,
         speed: args.speed,
         simulated_from_s: stage.start_at,
         simulated_to_s,
         score,
         response,
-        plays: reports,
+        plays,
         incident,
         snapshots,
         store_series,
@@ -310,9 +395,7 @@ pub async fn run(
         peak_rss_bytes: peak_rss_bytes(),
         simulator: stage.scrapes.lock().map(|s| s.clone()).unwrap_or_default(),
         epoch: stage.epoch,
-    };
-    drop(stage);
-    Ok(report)
+    })
 }
 
 /// The signals a rehearsal is judged by, from the embedded store (the same queries as the
