@@ -9,8 +9,9 @@
 //! key `gone.<writer>.<session>.<epoch>` (a compare-and-set on "no entry"). A responder that
 //! beats again after such a claim records that it is back and beats with the next epoch.
 //!
-//! An observer judges others only while its own beats come back through its watch, so a watch
-//! that stalled (its consumer lost with a node) never reads as everyone gone.
+//! An observer judges the others only when its own beat comes back through its watch (the
+//! watch delivers in order, so all put before it has arrived): a watch that stalled (its
+//! consumer lost with a node) or a responder starved of CPU never reads as everyone gone.
 
 use super::engine::ShareError;
 use super::wire::WriterId;
@@ -251,15 +252,20 @@ async fn live(
                 if !beat(me, store, here).await || !peers.watching(me.timing) {
                     return false;
                 }
-                for (writer, peer, silent) in peers.silent(me.timing) {
-                    if claim(me, store, &writer, &peer, silent).await {
-                        peers.claimed(&writer);
-                    }
-                }
                 let _ = present.send(Some(peers.present(me.timing)));
             }
             entry = watch.next() => match entry {
-                Some(Ok(entry)) => peers.heard(&entry, &here.beat),
+                // Our own beat is back: the watch has delivered all that was put before it,
+                // so whoever is still unheard of is silent, not late in the watch.
+                Some(Ok(entry)) => {
+                    if peers.heard(&entry, &here.beat) {
+                        for (writer, peer, silent) in peers.silent(me.timing) {
+                            if claim(me, store, &writer, &peer, silent).await {
+                                peers.claimed(&writer);
+                            }
+                        }
+                    }
+                }
                 Some(Err(e)) => {
                     tracing::warn!(%e, "presence: the watch failed");
                     return false;
@@ -367,29 +373,31 @@ impl Peers {
     }
 
     /// Takes one entry of the watch; a key or beat that does not parse is refused (logged).
-    fn heard(&mut self, entry: &kv::Entry, ours: &Beat) {
+    /// True when it is this responder's own beat come back (the time to judge the others).
+    fn heard(&mut self, entry: &kv::Entry, ours: &Beat) -> bool {
         let writer = entry.key.strip_prefix("beat.").unwrap_or_default();
         if WriterId::parse(writer).is_err() {
             tracing::warn!(key = %crate::sanitize::line(&entry.key), "presence: a key that names no writer");
-            return;
+            return false;
         }
         if entry.operation != kv::Operation::Put {
             // Left cleanly: its own record says so.
             self.others.remove(writer);
-            return;
+            return false;
         }
         let beat = (entry.value.len() <= MAX_BEAT)
             .then(|| serde_json::from_slice::<Beat>(&entry.value).ok())
             .flatten();
         let Some(mut beat) = beat else {
             tracing::warn!(writer, "presence: a beat that does not parse was refused");
-            return;
+            return false;
         };
         if writer == self.me {
-            if beat.session == self.session && beat.epoch <= ours.epoch {
+            let echo = beat.session == self.session && beat.epoch <= ours.epoch;
+            if echo {
                 self.echo = Some(Instant::now());
             }
-            return;
+            return echo;
         }
         beat.who = crate::sanitize::line(&beat.who).into_owned();
         let now = Instant::now();
@@ -406,6 +414,7 @@ impl Peers {
                 self.others.insert(writer.to_owned(), peer);
             }
         }
+        false
     }
 
     /// Whether the watch is live: this responder's own beats come back through it. A watch
@@ -415,15 +424,10 @@ impl Peers {
         since < timing.away
     }
 
-    /// The others silent for `timing.away` and not claimed yet, while this responder's own
-    /// beat came back lately (else it is this one's watch that is silent, not them).
+    /// The others silent for `timing.away` and not claimed yet. Asked only when this
+    /// responder's own beat has just come back (else it could be this one's watch that is
+    /// silent, not them).
     fn silent(&self, timing: Timing) -> Vec<(String, Beat, u64)> {
-        let live = self
-            .echo
-            .is_some_and(|e| e.elapsed() <= timing.beat * 3 / 2);
-        if !live {
-            return Vec::new();
-        }
         (self.others.iter())
             .filter(|(_, p)| !p.claimed && p.heard.elapsed() >= timing.away)
             .map(|(w, p)| (w.clone(), p.beat.clone(), p.heard.elapsed().as_secs()))
