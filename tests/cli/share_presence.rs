@@ -65,6 +65,23 @@ fn has(entries: &[Entry], whose: &str, change: &str) -> usize {
         .count()
 }
 
+/// The last lines of every responder's logs under `root`, to tell why a view fell short.
+fn logs(root: &Path) -> String {
+    let mut said = String::new();
+    for name in ["ana", "bo", "cy", "dee"] {
+        for file in ["warroom.log", "console.log", "recorder.err"] {
+            let path = root.join(name).join(file);
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(15)..];
+            if !tail.is_empty() {
+                said += &format!("--- {name}/{file}\n{}\n", tail.join("\n"));
+            }
+        }
+    }
+    said
+}
+
 /// Polls `data`'s view until `done` holds (bounded); returns the last view.
 fn until(
     data: &Path,
@@ -81,7 +98,8 @@ fn until(
         }
         assert!(
             Instant::now() < deadline,
-            "{what}: the view holds {seen:#?}"
+            "{what}: the view holds {seen:#?}\n{}",
+            logs(data.parent().unwrap())
         );
         std::thread::sleep(Duration::from_millis(500));
     }
