@@ -275,14 +275,15 @@ impl Span<'_> {
         }
     }
 
+    /// How many times fact `name` counted up in the window, when at least once.
+    fn counted(&self, name: &str) -> Option<f64> {
+        let series = self.board.fact(name)?;
+        signals::increase(series, self.from, self.to).filter(|n| *n >= 1.0)
+    }
+
     /// Duplicate submissions written in the window, when there was at least one.
     fn duplicates(&self, c: &mut Customer) {
-        if let Some(d) = self
-            .board
-            .fact(fact::DUPLICATES)
-            .and_then(|s| signals::increase(s, self.from, self.to))
-            .filter(|d| *d >= 1.0)
-        {
+        if let Some(d) = self.counted(fact::DUPLICATES) {
             c.duplicates = Some(figure(d, words::number(d, 0), None, self.tz));
             c.bullets.push(format!(
                 "{} duplicate {} written.",
@@ -299,12 +300,7 @@ impl Span<'_> {
     /// Requests that gave up waiting for a database connection, when at least one did (a
     /// figure for the other sections; no bullet of its own).
     fn acquire_timeouts(&self, c: &mut Customer) {
-        if let Some(n) = self
-            .board
-            .fact(fact::ACQUIRE_TIMEOUTS)
-            .and_then(|s| signals::increase(s, self.from, self.to))
-            .filter(|n| *n >= 1.0)
-        {
+        if let Some(n) = self.counted(fact::ACQUIRE_TIMEOUTS) {
             c.acquire_timeouts = Some(figure(n, words::number(n, 0), None, self.tz));
         }
     }
